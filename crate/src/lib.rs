@@ -1,0 +1,16 @@
+//! Transformer Playground core: a tiny transformer whose CPU forward pass is the
+//! specification, with WebGPU kernels, generation and a trainer built on the same types.
+//!
+//! Shape letters (used in every comment): B batch, T target length, S source/key length,
+//! C = d_model, H heads, D = d_head, F = d_ff, V vocab, L layers.
+
+pub mod checkpoint;
+pub mod config;
+pub mod error;
+pub mod model;
+pub mod tensor;
+pub mod tokenizer;
+
+pub use config::ModelConfig;
+pub use error::{Error, Result};
+pub use tokenizer::Tokenizer;

@@ -1,0 +1,1 @@
+//! Model parameters and the forward pass.

@@ -1,0 +1,181 @@
+//! A small row-major f32 tensor with shape checks, and the one matrix product the
+//! model needs, routed through nalgebra (whose matrixmultiply backend has a wasm SIMD kernel).
+
+use nalgebra::DMatrixView;
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+impl Tensor {
+    pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Result<Self> {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::Other(format!(
+                "tensor of shape {shape:?} needs {n} values, got {}",
+                data.len()
+            )));
+        }
+        Ok(Tensor { shape, data })
+    }
+
+    pub fn zeros(shape: &[usize]) -> Self {
+        Tensor { shape: shape.to_vec(), data: vec![0.0; shape.iter().product()] }
+    }
+
+    pub fn numel(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Size of the last dimension (1 for a scalar).
+    pub fn cols(&self) -> usize {
+        self.shape.last().copied().unwrap_or(1)
+    }
+
+    /// Number of rows when viewed as a matrix [numel / cols, cols].
+    pub fn rows(&self) -> usize {
+        self.numel() / self.cols().max(1)
+    }
+
+    pub fn row(&self, i: usize) -> &[f32] {
+        let c = self.cols();
+        &self.data[i * c..(i + 1) * c]
+    }
+
+    pub fn row_mut(&mut self, i: usize) -> &mut [f32] {
+        let c = self.cols();
+        &mut self.data[i * c..(i + 1) * c]
+    }
+
+    /// Largest absolute element-wise difference; shapes must match.
+    pub fn max_abs_diff(&self, other: &Tensor) -> f32 {
+        assert_eq!(self.shape, other.shape, "max_abs_diff of different shapes");
+        max_abs_diff(&self.data, &other.data)
+    }
+}
+
+/// Largest absolute element-wise difference of two equally long slices.
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "max_abs_diff of different lengths");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// `out = a · wᵀ`: a is (M, K) row-major, w is (N, K) row-major (a PyTorch `Linear`
+/// weight), out is (M, N) row-major.
+///
+/// nalgebra is column-major: a row-major (M, K) buffer read column-major with
+/// strides (row stride K, column stride 1) is exactly the matrix A, so no copy is made.
+pub fn matmul_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    assert_eq!(a.len(), m * k, "matmul_nt: a is not (M, K)");
+    assert_eq!(w.len(), n * k, "matmul_nt: w is not (N, K)");
+    let mut out = vec![0.0f32; m * n];
+    if m == 0 || n == 0 {
+        return out;
+    }
+    if k == 0 {
+        return out;
+    }
+    let a_view = DMatrixView::from_slice_with_strides(a, m, k, k, 1); // (M, K)
+    let wt_view = DMatrixView::from_slice_with_strides(w, k, n, 1, k); // (K, N) = wᵀ
+    let prod = a_view * wt_view; // (M, N), column-major
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = prod[(i, j)];
+        }
+    }
+    out
+}
+
+/// `out = a · b`: a is (M, K), b is (K, N), both row-major; out (M, N) row-major.
+pub fn matmul_nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    assert_eq!(a.len(), m * k, "matmul_nn: a is not (M, K)");
+    assert_eq!(b.len(), k * n, "matmul_nn: b is not (K, N)");
+    let mut out = vec![0.0f32; m * n];
+    if m == 0 || n == 0 || k == 0 {
+        return out;
+    }
+    let a_view = DMatrixView::from_slice_with_strides(a, m, k, k, 1); // (M, K)
+    let b_view = DMatrixView::from_slice_with_strides(b, k, n, n, 1); // (K, N)
+    let prod = a_view * b_view;
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = prod[(i, j)];
+        }
+    }
+    out
+}
+
+/// `out = aᵀ · b`: a is (K, M), b is (K, N), both row-major; out (M, N) row-major.
+/// The shape of a weight gradient: dW = dYᵀ · X.
+pub fn matmul_tn(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
+    assert_eq!(a.len(), k * m, "matmul_tn: a is not (K, M)");
+    assert_eq!(b.len(), k * n, "matmul_tn: b is not (K, N)");
+    let mut out = vec![0.0f32; m * n];
+    if m == 0 || n == 0 || k == 0 {
+        return out;
+    }
+    let at_view = DMatrixView::from_slice_with_strides(a, m, k, 1, m); // (M, K) = aᵀ
+    let b_view = DMatrixView::from_slice_with_strides(b, k, n, n, 1); // (K, N)
+    let prod = at_view * b_view;
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = prod[(i, j)];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+        let mut out = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                out[i * n + j] = (0..k).map(|p| a[i * k + p] * w[j * k + p]).sum();
+            }
+        }
+        out
+    }
+
+    fn ramp(n: usize, s: f32) -> Vec<f32> {
+        (0..n).map(|i| ((i as f32) * s).sin()).collect()
+    }
+
+    #[test]
+    fn matmul_variants_agree_with_the_triple_loop() {
+        for &(m, k, n) in &[(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 32, 96)] {
+            let a = ramp(m * k, 0.37);
+            let w = ramp(n * k, 0.11);
+            let want = naive_nt(&a, &w, m, k, n);
+            assert!(max_abs_diff(&matmul_nt(&a, &w, m, k, n), &want) < 1e-5);
+            // b = wᵀ as a (K, N) row-major buffer
+            let mut b = vec![0.0; k * n];
+            for j in 0..n {
+                for p in 0..k {
+                    b[p * n + j] = w[j * k + p];
+                }
+            }
+            assert!(max_abs_diff(&matmul_nn(&a, &b, m, k, n), &want) < 1e-5);
+            // at = aᵀ as a (K, M) buffer
+            let mut at = vec![0.0; k * m];
+            for i in 0..m {
+                for p in 0..k {
+                    at[p * m + i] = a[i * k + p];
+                }
+            }
+            assert!(max_abs_diff(&matmul_tn(&at, &b, k, m, n), &want) < 1e-5);
+        }
+    }
+
+    #[test]
+    fn tensor_new_checks_the_element_count() {
+        assert!(Tensor::new(vec![2, 3], vec![0.0; 5]).is_err());
+        assert_eq!(Tensor::new(vec![2, 3], vec![0.0; 6]).unwrap().rows(), 2);
+    }
+}
