@@ -1,7 +1,5 @@
-//! A small row-major f32 tensor with shape checks, and the one matrix product the
-//! model needs, routed through nalgebra (whose matrixmultiply backend has a wasm SIMD kernel).
-
-use nalgebra::DMatrixView;
+//! A small row-major f32 tensor with shape checks, and the matrix products the model
+//! needs, on matrixmultiply (nalgebra's backend, with a wasm SIMD kernel).
 
 use crate::error::{Error, Result};
 
@@ -64,49 +62,54 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
+/// The one general matrix product everything else calls: `out (M, N) = A (M, K) · B (K, N)`,
+/// where A and B are read through strides (row stride, column stride) so that transposed
+/// operands need no copy. matrixmultiply is the kernel nalgebra uses for large matrices;
+/// it is called directly because nalgebra's small-matrix path mishandles strided views.
+#[allow(clippy::too_many_arguments)]
+fn gemm(a: &[f32], a_strides: (usize, usize), b: &[f32], b_strides: (usize, usize), m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    if m == 0 || n == 0 || k == 0 {
+        return out;
+    }
+    let last = |(rs, cs): (usize, usize), rows: usize, cols: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(last(a_strides, m, k) < a.len() && last(b_strides, k, n) < b.len(), "gemm: operand too short");
+    // SAFETY: the assert above proves every strided index of A (M, K) and B (K, N) is in
+    // bounds, and `out` is a fresh contiguous (M, N) buffer with row stride N.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            a_strides.0 as isize,
+            a_strides.1 as isize,
+            b.as_ptr(),
+            b_strides.0 as isize,
+            b_strides.1 as isize,
+            0.0,
+            out.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+    out
+}
+
 /// `out = a · wᵀ`: a is (M, K) row-major, w is (N, K) row-major (a PyTorch `Linear`
 /// weight), out is (M, N) row-major.
-///
-/// nalgebra is column-major: a row-major (M, K) buffer read column-major with
-/// strides (row stride K, column stride 1) is exactly the matrix A, so no copy is made.
 pub fn matmul_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), m * k, "matmul_nt: a is not (M, K)");
     assert_eq!(w.len(), n * k, "matmul_nt: w is not (N, K)");
-    let mut out = vec![0.0f32; m * n];
-    if m == 0 || n == 0 {
-        return out;
-    }
-    if k == 0 {
-        return out;
-    }
-    let a_view = DMatrixView::from_slice_with_strides(a, m, k, k, 1); // (M, K)
-    let wt_view = DMatrixView::from_slice_with_strides(w, k, n, 1, k); // (K, N) = wᵀ
-    let prod = a_view * wt_view; // (M, N), column-major
-    for i in 0..m {
-        for j in 0..n {
-            out[i * n + j] = prod[(i, j)];
-        }
-    }
-    out
+    gemm(a, (k, 1), w, (1, k), m, k, n)
 }
 
 /// `out = a · b`: a is (M, K), b is (K, N), both row-major; out (M, N) row-major.
 pub fn matmul_nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), m * k, "matmul_nn: a is not (M, K)");
     assert_eq!(b.len(), k * n, "matmul_nn: b is not (K, N)");
-    let mut out = vec![0.0f32; m * n];
-    if m == 0 || n == 0 || k == 0 {
-        return out;
-    }
-    let a_view = DMatrixView::from_slice_with_strides(a, m, k, k, 1); // (M, K)
-    let b_view = DMatrixView::from_slice_with_strides(b, k, n, n, 1); // (K, N)
-    let prod = a_view * b_view;
-    for i in 0..m {
-        for j in 0..n {
-            out[i * n + j] = prod[(i, j)];
-        }
-    }
-    out
+    gemm(a, (k, 1), b, (n, 1), m, k, n)
 }
 
 /// `out = aᵀ · b`: a is (K, M), b is (K, N), both row-major; out (M, N) row-major.
@@ -114,19 +117,7 @@ pub fn matmul_nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32>
 pub fn matmul_tn(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), k * m, "matmul_tn: a is not (K, M)");
     assert_eq!(b.len(), k * n, "matmul_tn: b is not (K, N)");
-    let mut out = vec![0.0f32; m * n];
-    if m == 0 || n == 0 || k == 0 {
-        return out;
-    }
-    let at_view = DMatrixView::from_slice_with_strides(a, m, k, 1, m); // (M, K) = aᵀ
-    let b_view = DMatrixView::from_slice_with_strides(b, k, n, n, 1); // (K, N)
-    let prod = at_view * b_view;
-    for i in 0..m {
-        for j in 0..n {
-            out[i * n + j] = prod[(i, j)];
-        }
-    }
-    out
+    gemm(a, (1, m), b, (n, 1), m, k, n)
 }
 
 #[cfg(test)]

@@ -1,1 +1,364 @@
-//! Model parameters and the forward pass.
+//! The model's parameters, laid out as the checkpoint contract names them (docs/model.md),
+//! and the forward pass built from the ops in this folder.
+//!
+//! Every parameter has exactly one name; [`Model::visit_params`] walks them in a fixed
+//! order, and the checkpoint loader, the saver and the trainer all use that walk, so the
+//! names can never drift apart.
+
+pub mod attention;
+pub mod embedding;
+pub mod ffn;
+pub mod forward;
+pub mod norm;
+pub mod position;
+
+pub use forward::{AttnSite, AttnTrace, ForwardOptions, HeadRef, Mode, Trace};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
+use crate::tensor::Tensor;
+use crate::tokenizer::Tokenizer;
+
+/// One attention sublayer (self- or cross-attention).
+#[derive(Clone, Debug)]
+pub struct AttentionParams {
+    /// (3C, C): rows W_Q, W_K, W_V. With `share_qk` the W_K rows mirror W_Q.
+    pub in_proj_weight: Tensor,
+    /// (3C)
+    pub in_proj_bias: Tensor,
+    /// (C, C)
+    pub out_proj_weight: Tensor,
+    /// (C)
+    pub out_proj_bias: Tensor,
+    /// (H, D): the `w` of additive scoring.
+    pub additive_v: Option<Tensor>,
+    /// (2K+1, D): Shaw relative key vectors, shared by the heads.
+    pub rel_k: Option<Tensor>,
+    /// (2K+1, D): Shaw relative value vectors.
+    pub rel_v: Option<Tensor>,
+}
+
+/// LayerNorm or BatchNorm parameters.
+#[derive(Clone, Debug)]
+pub struct NormParams {
+    /// (C) γ
+    pub weight: Tensor,
+    /// (C) β
+    pub bias: Tensor,
+    /// (C) BatchNorm only.
+    pub running_mean: Option<Tensor>,
+    /// (C) BatchNorm only.
+    pub running_var: Option<Tensor>,
+}
+
+/// One encoder or decoder layer.
+#[derive(Clone, Debug)]
+pub struct LayerParams {
+    pub self_attn: AttentionParams,
+    /// Decoder layers of an encoder-decoder model only.
+    pub cross_attn: Option<AttentionParams>,
+    /// (F, C)
+    pub linear1_weight: Tensor,
+    /// (F)
+    pub linear1_bias: Tensor,
+    /// (C, F)
+    pub linear2_weight: Tensor,
+    /// (C)
+    pub linear2_bias: Tensor,
+    /// norm1, norm2 (, norm3 with cross-attention); empty when `norm = none`.
+    pub norms: Vec<NormParams>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StackParams {
+    pub layers: Vec<LayerParams>,
+    /// `encoder.norm` / `decoder.norm` (a LayerNorm).
+    pub final_norm: Option<NormParams>,
+}
+
+#[derive(Clone, Debug)]
+pub enum HeadParams {
+    /// Token-level head, (V, C) and optional (V); `None` weight means tied to `embed.weight`.
+    Lm { weight: Option<Tensor>, bias: Option<Tensor> },
+    /// Classifier reading position 0: (num_classes, C) and (num_classes).
+    Classifier { weight: Tensor, bias: Tensor },
+}
+
+/// A whole model: config, tokenizer and every parameter.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub config: ModelConfig,
+    pub tokenizer: Tokenizer,
+    /// (V, C)
+    pub embed: Tensor,
+    /// (max_len, C), learned positions only.
+    pub pos_embed: Option<Tensor>,
+    pub encoder: Option<StackParams>,
+    pub decoder: Option<StackParams>,
+    pub head: HeadParams,
+}
+
+/// What a parameter is, so the loader and the trainer can treat kinds differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Trained by gradient descent.
+    Trained,
+    /// BatchNorm running statistics: stored, updated in train mode, never given a gradient.
+    Buffer,
+}
+
+/// One walk over the parameters, instantiated for `&` and `&mut`.
+macro_rules! walk {
+    ($m:expr, $f:expr, $($r:tt)*) => {{
+        use $crate::model::ParamKind::{Buffer, Trained};
+        let m = $m;
+        let f = $f;
+        f("embed.weight", & $($r)* m.embed, Trained);
+        if let Some(p) = & $($r)* m.pos_embed {
+            f("pos_embed.weight", p, Trained);
+        }
+        for (prefix, stack) in [("encoder", & $($r)* m.encoder), ("decoder", & $($r)* m.decoder)] {
+            let Some(stack) = stack else { continue };
+            for (i, layer) in (& $($r)* stack.layers).into_iter().enumerate() {
+                let lp = format!("{prefix}.layers.{i}");
+                let attns = [("self_attn", Some(& $($r)* layer.self_attn)), ("multihead_attn", Option::from(& $($r)* layer.cross_attn))];
+                for (an, a) in attns {
+                    let Some(a) = a else { continue };
+                    let ap = format!("{lp}.{an}");
+                    f(&format!("{ap}.in_proj_weight"), & $($r)* a.in_proj_weight, Trained);
+                    f(&format!("{ap}.in_proj_bias"), & $($r)* a.in_proj_bias, Trained);
+                    f(&format!("{ap}.out_proj.weight"), & $($r)* a.out_proj_weight, Trained);
+                    f(&format!("{ap}.out_proj.bias"), & $($r)* a.out_proj_bias, Trained);
+                    if let Some(t) = & $($r)* a.additive_v {
+                        f(&format!("{ap}.additive_v"), t, Trained);
+                    }
+                    if let Some(t) = & $($r)* a.rel_k {
+                        f(&format!("{ap}.rel_k.weight"), t, Trained);
+                    }
+                    if let Some(t) = & $($r)* a.rel_v {
+                        f(&format!("{ap}.rel_v.weight"), t, Trained);
+                    }
+                }
+                f(&format!("{lp}.linear1.weight"), & $($r)* layer.linear1_weight, Trained);
+                f(&format!("{lp}.linear1.bias"), & $($r)* layer.linear1_bias, Trained);
+                f(&format!("{lp}.linear2.weight"), & $($r)* layer.linear2_weight, Trained);
+                f(&format!("{lp}.linear2.bias"), & $($r)* layer.linear2_bias, Trained);
+                for (n, norm) in (& $($r)* layer.norms).into_iter().enumerate() {
+                    let np = format!("{lp}.norm{}", n + 1);
+                    f(&format!("{np}.weight"), & $($r)* norm.weight, Trained);
+                    f(&format!("{np}.bias"), & $($r)* norm.bias, Trained);
+                    if let Some(t) = & $($r)* norm.running_mean {
+                        f(&format!("{np}.running_mean"), t, Buffer);
+                    }
+                    if let Some(t) = & $($r)* norm.running_var {
+                        f(&format!("{np}.running_var"), t, Buffer);
+                    }
+                }
+            }
+            if let Some(norm) = & $($r)* stack.final_norm {
+                f(&format!("{prefix}.norm.weight"), & $($r)* norm.weight, Trained);
+                f(&format!("{prefix}.norm.bias"), & $($r)* norm.bias, Trained);
+            }
+        }
+        match & $($r)* m.head {
+            $crate::model::HeadParams::Lm { weight, bias } => {
+                if let Some(t) = weight {
+                    f("lm_head.weight", t, Trained);
+                }
+                if let Some(t) = bias {
+                    f("lm_head.bias", t, Trained);
+                }
+            }
+            $crate::model::HeadParams::Classifier { weight, bias } => {
+                f("classifier.weight", weight, Trained);
+                f("classifier.bias", bias, Trained);
+            }
+        }
+    }};
+}
+
+impl Model {
+    /// A model whose every tensor has the right shape and is zero (norm γ and running
+    /// variances are one). The checkpoint loader fills it; `init` randomises it.
+    pub fn zeros(config: ModelConfig, tokenizer: Tokenizer) -> Model {
+        let c = config.d_model;
+        let z = |shape: &[usize]| Tensor::zeros(shape);
+        let norm = |bn: bool| NormParams {
+            weight: Tensor::new(vec![c], vec![1.0; c]).unwrap(),
+            bias: z(&[c]),
+            running_mean: bn.then(|| z(&[c])),
+            running_var: bn.then(|| Tensor::new(vec![c], vec![1.0; c]).unwrap()),
+        };
+        let attn = |self_attn: bool| AttentionParams {
+            in_proj_weight: z(&[3 * c, c]),
+            in_proj_bias: z(&[3 * c]),
+            out_proj_weight: z(&[c, c]),
+            out_proj_bias: z(&[c]),
+            additive_v: (config.score == Score::Additive).then(|| z(&[config.n_heads, config.d_head()])),
+            rel_k: (self_attn && config.pos_encoding == PosEncoding::Relative)
+                .then(|| z(&[2 * config.relative_max_distance + 1, config.d_head()])),
+            rel_v: (self_attn && config.pos_encoding == PosEncoding::Relative)
+                .then(|| z(&[2 * config.relative_max_distance + 1, config.d_head()])),
+        };
+        let layer = |cross: bool| LayerParams {
+            self_attn: attn(true),
+            cross_attn: cross.then(|| attn(false)),
+            linear1_weight: z(&[config.d_ff, c]),
+            linear1_bias: z(&[config.d_ff]),
+            linear2_weight: z(&[c, config.d_ff]),
+            linear2_bias: z(&[c]),
+            norms: match config.norm {
+                Norm::None => vec![],
+                n => (0..if cross { 3 } else { 2 }).map(|_| norm(n == Norm::BatchNorm)).collect(),
+            },
+        };
+        let stack = |n: usize, cross: bool| StackParams {
+            layers: (0..n).map(|_| layer(cross)).collect(),
+            final_norm: config.final_norm.then(|| norm(false)),
+        };
+        let encoder = (config.encoder_layers() > 0).then(|| stack(config.encoder_layers(), false));
+        let decoder = (config.decoder_layers() > 0)
+            .then(|| stack(config.decoder_layers(), config.arch == Arch::EncoderDecoder));
+        let head = if config.is_classifier() {
+            HeadParams::Classifier { weight: z(&[config.num_classes, c]), bias: z(&[config.num_classes]) }
+        } else if config.tie_embeddings {
+            HeadParams::Lm { weight: None, bias: None }
+        } else {
+            HeadParams::Lm { weight: Some(z(&[config.vocab_size, c])), bias: Some(z(&[config.vocab_size])) }
+        };
+        Model {
+            embed: z(&[config.vocab_size, c]),
+            pos_embed: (config.pos_encoding == PosEncoding::Learned).then(|| z(&[config.max_len, c])),
+            encoder,
+            decoder,
+            head,
+            config,
+            tokenizer,
+        }
+    }
+
+    /// A freshly initialised model for training: Xavier-uniform matrices (as PyTorch's
+    /// `nn.Transformer._reset_parameters`), N(0, 1/C)-scaled embeddings, zero biases,
+    /// unit norms. Same seed → same weights.
+    pub fn init(config: ModelConfig, tokenizer: Tokenizer, seed: u64) -> Model {
+        let mut model = Model::zeros(config, tokenizer);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let c = model.config.d_model as f32;
+        model.visit_params_mut(&mut |name, t, kind| {
+            if kind == ParamKind::Buffer || t.shape.len() != 2 {
+                return;
+            }
+            let (fan_out, fan_in) = (t.shape[0] as f32, t.shape[1] as f32);
+            let bound = if name == "embed.weight" || name == "pos_embed.weight" {
+                // Embeddings are multiplied by √C: keep their product near unit size.
+                (3.0 / c).sqrt()
+            } else if name.ends_with("rel_k.weight") || name.ends_with("rel_v.weight") || name.ends_with("additive_v") {
+                (3.0 / fan_in).sqrt()
+            } else {
+                (6.0 / (fan_in + fan_out)).sqrt()
+            };
+            for x in t.data.iter_mut() {
+                *x = (rng.random::<f32>() * 2.0 - 1.0) * bound;
+            }
+        });
+        model.sync_shared_qk();
+        model
+    }
+
+    /// With `share_qk`, copy the W_Q rows (and b_Q) over the W_K rows so the stored
+    /// tensors say what the model computes.
+    pub fn sync_shared_qk(&mut self) {
+        if !self.config.share_qk {
+            return;
+        }
+        let c = self.config.d_model;
+        let fix = |a: &mut AttentionParams| {
+            let (q, k) = a.in_proj_weight.data.split_at_mut(c * c);
+            k[..c * c].copy_from_slice(q);
+            let (qb, kb) = a.in_proj_bias.data.split_at_mut(c);
+            kb[..c].copy_from_slice(qb);
+        };
+        for stack in [&mut self.encoder, &mut self.decoder].into_iter().flatten() {
+            for l in &mut stack.layers {
+                fix(&mut l.self_attn);
+                if let Some(x) = &mut l.cross_attn {
+                    fix(x);
+                }
+            }
+        }
+    }
+
+    /// Walk every stored tensor with its checkpoint name, in a fixed order.
+    pub fn visit_params(&self, f: &mut dyn FnMut(&str, &Tensor, ParamKind)) {
+        walk!(self, f,);
+    }
+
+    /// Walk every stored tensor mutably with its checkpoint name, in the same order.
+    pub fn visit_params_mut(&mut self, f: &mut dyn FnMut(&str, &mut Tensor, ParamKind)) {
+        walk!(self, f, mut);
+    }
+
+    /// Number of trained values (running statistics excluded).
+    pub fn param_count(&self) -> usize {
+        let mut n = 0;
+        self.visit_params(&mut |_, t, k| {
+            if k == ParamKind::Trained {
+                n += t.numel()
+            }
+        });
+        n
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(m: &Model) -> Vec<String> {
+        let mut v = vec![];
+        m.visit_params(&mut |n, _, _| v.push(n.to_string()));
+        v
+    }
+
+    #[test]
+    fn parameter_names_follow_pytorch() {
+        let tok = Tokenizer::char_level("abcdefgh");
+        let cfg = ModelConfig::preset("seq2seq-nano", tok.vocab_size()).unwrap();
+        let n = names(&Model::zeros(cfg, tok));
+        for want in [
+            "embed.weight",
+            "encoder.layers.0.self_attn.in_proj_weight",
+            "encoder.layers.1.linear2.bias",
+            "decoder.layers.0.multihead_attn.out_proj.weight",
+            "decoder.layers.1.norm3.bias",
+            "lm_head.weight",
+        ] {
+            assert!(n.iter().any(|x| x == want), "missing {want} in {n:?}");
+        }
+        assert!(!n.iter().any(|x| x.starts_with("encoder.norm")), "no final norm in this preset");
+    }
+
+    #[test]
+    fn param_count_matches_config_formula() {
+        let tok = Tokenizer::char_level("abcdefghijkl");
+        for p in crate::config::PRESETS {
+            let cfg = ModelConfig::preset(p, tok.vocab_size()).unwrap();
+            let m = Model::zeros(cfg.clone(), tok.clone());
+            assert_eq!(m.param_count(), cfg.param_count(), "preset {p}");
+        }
+    }
+
+    #[test]
+    fn init_is_reproducible_from_the_seed() {
+        let tok = Tokenizer::char_level("abcdefgh");
+        let cfg = ModelConfig::preset("gpt-pico", tok.vocab_size()).unwrap();
+        let a = Model::init(cfg.clone(), tok.clone(), 7);
+        let b = Model::init(cfg.clone(), tok.clone(), 7);
+        let c = Model::init(cfg, tok, 8);
+        assert_eq!(a.embed, b.embed);
+        assert_ne!(a.embed, c.embed);
+    }
+}
