@@ -21,10 +21,18 @@ fn bad(msg: impl Into<String>) -> Error {
 pub fn load(bytes: &[u8]) -> Result<Model> {
     let (_, meta) = SafeTensors::read_metadata(bytes)
         .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
-    let st = SafeTensors::deserialize(bytes).map_err(|e| bad(format!("not a safetensors file ({e})")))?;
-    let info = meta.metadata().as_ref().ok_or_else(|| bad("no metadata: expected `config` and `tokenizer` entries"))?;
-    let config_json = info.get("config").ok_or_else(|| bad("metadata has no `config` entry"))?;
-    let tokenizer_json = info.get("tokenizer").ok_or_else(|| bad("metadata has no `tokenizer` entry"))?;
+    let st = SafeTensors::deserialize(bytes)
+        .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
+    let info = meta
+        .metadata()
+        .as_ref()
+        .ok_or_else(|| bad("no metadata: expected `config` and `tokenizer` entries"))?;
+    let config_json = info
+        .get("config")
+        .ok_or_else(|| bad("metadata has no `config` entry"))?;
+    let tokenizer_json = info
+        .get("tokenizer")
+        .ok_or_else(|| bad("metadata has no `tokenizer` entry"))?;
     let config = ModelConfig::from_json(config_json)?;
     let tokenizer = Tokenizer::from_json(tokenizer_json)?;
     if tokenizer.vocab_size() != config.vocab_size {
@@ -49,28 +57,47 @@ pub fn load(bytes: &[u8]) -> Result<Model> {
     if let Some(e) = first_err {
         return Err(e);
     }
-    let mut extra: Vec<String> = st.names().into_iter().filter(|n| !expected.contains(*n)).map(|n| n.to_string()).collect();
+    let mut extra: Vec<String> = st
+        .names()
+        .into_iter()
+        .filter(|n| !expected.contains(*n))
+        .map(|n| n.to_string())
+        .collect();
     if !extra.is_empty() {
         extra.sort();
-        return Err(bad(format!("unexpected tensor `{}` for this config", extra.join("`, `"))));
+        return Err(bad(format!(
+            "unexpected tensor `{}` for this config",
+            extra.join("`, `")
+        )));
     }
     model.sync_shared_qk();
     Ok(model)
 }
 
 fn fill(st: &SafeTensors, name: &str, t: &mut Tensor) -> Result<()> {
-    let view = st.tensor(name).map_err(|_| bad(format!("missing tensor `{name}` (shape {:?})", t.shape)))?;
+    let view = st
+        .tensor(name)
+        .map_err(|_| bad(format!("missing tensor `{name}` (shape {:?})", t.shape)))?;
     if view.dtype() != Dtype::F32 {
-        return Err(bad(format!("tensor `{name}` is {:?}, expected F32", view.dtype())));
+        return Err(bad(format!(
+            "tensor `{name}` is {:?}, expected F32",
+            view.dtype()
+        )));
     }
     if view.shape() != t.shape.as_slice() {
-        return Err(bad(format!("tensor `{name}` has shape {:?}, expected {:?}", view.shape(), t.shape)));
+        return Err(bad(format!(
+            "tensor `{name}` has shape {:?}, expected {:?}",
+            view.shape(),
+            t.shape
+        )));
     }
     for (dst, chunk) in t.data.iter_mut().zip(view.data().chunks_exact(4)) {
         *dst = f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
     }
     if let Some(i) = t.data.iter().position(|x| !x.is_finite()) {
-        return Err(bad(format!("tensor `{name}` holds a non-finite value at index {i}")));
+        return Err(bad(format!(
+            "tensor `{name}` holds a non-finite value at index {i}"
+        )));
     }
     Ok(())
 }
@@ -99,7 +126,8 @@ pub fn save(model: &Model) -> Result<Vec<u8>> {
 
 /// Read a checkpoint file.
 pub fn load_file(path: &std::path::Path) -> Result<Model> {
-    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
     load(&bytes).map_err(|e| match e {
         Error::Checkpoint(m) => bad(format!("{}: {m}", path.display())),
         other => other,
@@ -108,7 +136,8 @@ pub fn load_file(path: &std::path::Path) -> Result<Model> {
 
 /// Write a checkpoint file.
 pub fn save_file(model: &Model, path: &std::path::Path) -> Result<()> {
-    std::fs::write(path, save(model)?).map_err(|e| bad(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, save(model)?)
+        .map_err(|e| bad(format!("cannot write {}: {e}", path.display())))
 }
 
 #[cfg(test)]
@@ -118,7 +147,11 @@ mod tests {
 
     fn model(preset: &str) -> Model {
         let tok = Tokenizer::char_level("abcdefgh");
-        Model::init(ModelConfig::preset(preset, tok.vocab_size()).unwrap(), tok, 1)
+        Model::init(
+            ModelConfig::preset(preset, tok.vocab_size()).unwrap(),
+            tok,
+            1,
+        )
     }
 
     /// Rebuild a checkpoint with one tensor dropped, renamed or reshaped.
@@ -127,12 +160,25 @@ mod tests {
         m.visit_params(&mut |n, t, _| {
             if let Some((name, shape)) = edit(n, &t.shape) {
                 let len: usize = shape.iter().product();
-                let bytes: Vec<u8> = t.data.iter().cycle().take(len).flat_map(|x| x.to_le_bytes()).collect();
+                let bytes: Vec<u8> = t
+                    .data
+                    .iter()
+                    .cycle()
+                    .take(len)
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
                 tensors.push((name, shape, bytes));
             }
         });
-        let views: Vec<_> =
-            tensors.iter().map(|(n, s, b)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), b).unwrap())).collect();
+        let views: Vec<_> = tensors
+            .iter()
+            .map(|(n, s, b)| {
+                (
+                    n.clone(),
+                    TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
+                )
+            })
+            .collect();
         let meta = HashMap::from([
             ("config".to_string(), m.config.to_json()),
             ("tokenizer".to_string(), m.tokenizer.to_json()),
@@ -161,20 +207,33 @@ mod tests {
     #[test]
     fn missing_tensor_is_named() {
         let m = model("gpt-nano");
-        let bytes = tamper(&m, |n, s| (n != "decoder.layers.1.linear1.bias").then(|| (n.to_string(), s.to_vec())));
+        let bytes = tamper(&m, |n, s| {
+            (n != "decoder.layers.1.linear1.bias").then(|| (n.to_string(), s.to_vec()))
+        });
         let e = err(&bytes);
-        assert!(e.contains("missing tensor `decoder.layers.1.linear1.bias`"), "{e}");
+        assert!(
+            e.contains("missing tensor `decoder.layers.1.linear1.bias`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn extra_tensor_is_named() {
         let m = model("gpt-nano");
         let bytes = tamper(&m, |n, s| {
-            Some(if n == "embed.weight" { ("embed.weight".into(), s.to_vec()) } else { (n.to_string(), s.to_vec()) })
+            Some(if n == "embed.weight" {
+                ("embed.weight".into(), s.to_vec())
+            } else {
+                (n.to_string(), s.to_vec())
+            })
         });
         assert!(load(&bytes).is_ok());
         let bytes = tamper(&m, |n, s| {
-            Some(if n == "lm_head.bias" { ("lm_head.bias_extra".into(), s.to_vec()) } else { (n.to_string(), s.to_vec()) })
+            Some(if n == "lm_head.bias" {
+                ("lm_head.bias_extra".into(), s.to_vec())
+            } else {
+                (n.to_string(), s.to_vec())
+            })
         });
         let e = err(&bytes);
         // lm_head.bias is now missing, which is reported first
@@ -190,10 +249,22 @@ mod tests {
     fn misshaped_tensor_is_named() {
         let m = model("gpt-nano");
         let bytes = tamper(&m, |n, s| {
-            Some((n.to_string(), if n == "decoder.layers.0.self_attn.in_proj_weight" { vec![96, 31] } else { s.to_vec() }))
+            Some((
+                n.to_string(),
+                if n == "decoder.layers.0.self_attn.in_proj_weight" {
+                    vec![96, 31]
+                } else {
+                    s.to_vec()
+                },
+            ))
         });
         let e = err(&bytes);
-        assert!(e.contains("`decoder.layers.0.self_attn.in_proj_weight` has shape [96, 31], expected [96, 32]"), "{e}");
+        assert!(
+            e.contains(
+                "`decoder.layers.0.self_attn.in_proj_weight` has shape [96, 31], expected [96, 32]"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

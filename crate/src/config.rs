@@ -182,7 +182,13 @@ impl ModelConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, why: String| Err(Error::Config(format!("{field}: {why}")));
         if self.vocab_size < 4 {
-            return bad("vocab_size", format!("must be at least 4 (pad, bos, eos, unk), got {}", self.vocab_size));
+            return bad(
+                "vocab_size",
+                format!(
+                    "must be at least 4 (pad, bos, eos, unk), got {}",
+                    self.vocab_size
+                ),
+            );
         }
         if self.d_model == 0 {
             return bad("d_model", "must be positive".into());
@@ -193,7 +199,10 @@ impl ModelConfig {
         if self.d_model % self.n_heads != 0 {
             return bad(
                 "n_heads",
-                format!("d_model ({}) is not divisible by n_heads ({})", self.d_model, self.n_heads),
+                format!(
+                    "d_model ({}) is not divisible by n_heads ({})",
+                    self.d_model, self.n_heads
+                ),
             );
         }
         if self.d_ff == 0 {
@@ -203,19 +212,34 @@ impl ModelConfig {
             return bad("max_len", "must be positive".into());
         }
         if self.pos_encoding == PosEncoding::Sinusoidal && self.d_model % 2 != 0 {
-            return bad("d_model", format!("sinusoidal positions need an even d_model, got {}", self.d_model));
+            return bad(
+                "d_model",
+                format!(
+                    "sinusoidal positions need an even d_model, got {}",
+                    self.d_model
+                ),
+            );
         }
         if self.pos_encoding == PosEncoding::Rope && self.d_head() % 2 != 0 {
             return bad(
                 "pos_encoding",
-                format!("rope rotates pairs of dimensions and needs an even d_head, got {}", self.d_head()),
+                format!(
+                    "rope rotates pairs of dimensions and needs an even d_head, got {}",
+                    self.d_head()
+                ),
             );
         }
         if self.pos_encoding == PosEncoding::Relative && self.relative_max_distance == 0 {
-            return bad("relative_max_distance", "must be positive for relative positions".into());
+            return bad(
+                "relative_max_distance",
+                "must be positive for relative positions".into(),
+            );
         }
         if !(0.0..1.0).contains(&self.dropout) {
-            return bad("dropout", format!("must be in [0, 1), got {}", self.dropout));
+            return bad(
+                "dropout",
+                format!("must be in [0, 1), got {}", self.dropout),
+            );
         }
         match self.arch {
             Arch::EncoderOnly | Arch::DecoderOnly => {
@@ -231,22 +255,37 @@ impl ModelConfig {
             }
             Arch::EncoderDecoder => {
                 if self.n_encoder_layers == 0 {
-                    return bad("n_encoder_layers", "must be positive for encoder_decoder".into());
+                    return bad(
+                        "n_encoder_layers",
+                        "must be positive for encoder_decoder".into(),
+                    );
                 }
                 if self.n_decoder_layers == 0 {
-                    return bad("n_decoder_layers", "must be positive for encoder_decoder".into());
+                    return bad(
+                        "n_decoder_layers",
+                        "must be positive for encoder_decoder".into(),
+                    );
                 }
                 if self.n_layers != 0 {
-                    return bad("n_layers", "encoder_decoder models use n_encoder_layers and n_decoder_layers".into());
+                    return bad(
+                        "n_layers",
+                        "encoder_decoder models use n_encoder_layers and n_decoder_layers".into(),
+                    );
                 }
             }
         }
         if self.num_classes > 0 {
             if self.arch != Arch::EncoderOnly {
-                return bad("num_classes", "only encoder_only models can be classifiers".into());
+                return bad(
+                    "num_classes",
+                    "only encoder_only models can be classifiers".into(),
+                );
             }
             if self.tie_embeddings {
-                return bad("tie_embeddings", "a classifier has no LM head to tie".into());
+                return bad(
+                    "tie_embeddings",
+                    "a classifier has no LM head to tie".into(),
+                );
             }
         }
         Ok(())
@@ -255,7 +294,8 @@ impl ModelConfig {
     /// Total number of trained parameters (what a checkpoint holds, running stats excluded).
     pub fn param_count(&self) -> usize {
         let (c, f, v, d) = (self.d_model, self.d_ff, self.vocab_size, self.d_head());
-        let attn = 4 * c * c + 4 * c
+        let attn = 4 * c * c
+            + 4 * c
             + match self.score {
                 Score::Additive => self.n_heads * d,
                 _ => 0,
@@ -264,7 +304,8 @@ impl ModelConfig {
                 PosEncoding::Relative => 2 * (2 * self.relative_max_distance + 1) * d,
                 _ => 0,
             };
-        let cross = 4 * c * c + 4 * c
+        let cross = 4 * c * c
+            + 4 * c
             + match self.score {
                 Score::Additive => self.n_heads * d,
                 _ => 0,
@@ -273,11 +314,23 @@ impl ModelConfig {
         let norm = if self.norm == Norm::None { 0 } else { 2 * c };
         let enc = self.encoder_layers() * (attn + ffn + 2 * norm);
         let dec = self.decoder_layers()
-            * (attn + ffn + 2 * norm + if self.arch == Arch::EncoderDecoder { cross + norm } else { 0 });
-        let stacks = usize::from(self.encoder_layers() > 0) + usize::from(self.decoder_layers() > 0);
+            * (attn
+                + ffn
+                + 2 * norm
+                + if self.arch == Arch::EncoderDecoder {
+                    cross + norm
+                } else {
+                    0
+                });
+        let stacks =
+            usize::from(self.encoder_layers() > 0) + usize::from(self.decoder_layers() > 0);
         let final_norm = if self.final_norm { stacks * 2 * c } else { 0 };
         let embed = v * c;
-        let pos = if self.pos_encoding == PosEncoding::Learned { self.max_len * c } else { 0 };
+        let pos = if self.pos_encoding == PosEncoding::Learned {
+            self.max_len * c
+        } else {
+            0
+        };
         let head = if self.is_classifier() {
             self.num_classes * c + self.num_classes
         } else if self.tie_embeddings {
@@ -317,9 +370,18 @@ impl ModelConfig {
             // A decoder-only language model: the default of the playground.
             "gpt-nano" => base,
             // Even smaller: one layer, two heads; fast enough for gradient checks.
-            "gpt-pico" => ModelConfig { d_model: 16, n_heads: 2, d_ff: 32, n_layers: 1, ..base },
+            "gpt-pico" => ModelConfig {
+                d_model: 16,
+                n_heads: 2,
+                d_ff: 32,
+                n_layers: 1,
+                ..base
+            },
             // A bidirectional encoder for tagging / classification.
-            "encoder-nano" => ModelConfig { arch: Arch::EncoderOnly, ..base },
+            "encoder-nano" => ModelConfig {
+                arch: Arch::EncoderOnly,
+                ..base
+            },
             // The 2017 paper's layout at toy size: post-LN, ReLU.
             "seq2seq-nano" => ModelConfig {
                 arch: Arch::EncoderDecoder,
@@ -385,7 +447,9 @@ mod tests {
     fn unknown_key_is_rejected_by_name() {
         let mut v: serde_json::Value = serde_json::from_str(&nano().to_json()).unwrap();
         v["n_hedas"] = 4.into();
-        let e = ModelConfig::from_json(&v.to_string()).unwrap_err().to_string();
+        let e = ModelConfig::from_json(&v.to_string())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("n_hedas"), "{e}");
     }
 
@@ -393,50 +457,84 @@ mod tests {
     fn unknown_enum_value_is_rejected_by_name() {
         let mut v: serde_json::Value = serde_json::from_str(&nano().to_json()).unwrap();
         v["pos_encoding"] = "xpos".into();
-        let e = ModelConfig::from_json(&v.to_string()).unwrap_err().to_string();
+        let e = ModelConfig::from_json(&v.to_string())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("xpos"), "{e}");
     }
 
     #[test]
     fn heads_must_divide_width() {
-        let c = ModelConfig { n_heads: 5, ..nano() };
+        let c = ModelConfig {
+            n_heads: 5,
+            ..nano()
+        };
         let e = why(&c);
-        assert!(e.starts_with("n_heads") && e.contains("not divisible"), "{e}");
+        assert!(
+            e.starts_with("n_heads") && e.contains("not divisible"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rope_needs_even_head_dim() {
-        let c = ModelConfig { d_model: 12, n_heads: 4, pos_encoding: PosEncoding::Rope, ..nano() };
+        let c = ModelConfig {
+            d_model: 12,
+            n_heads: 4,
+            pos_encoding: PosEncoding::Rope,
+            ..nano()
+        };
         let e = why(&c);
-        assert!(e.starts_with("pos_encoding") && e.contains("even d_head"), "{e}");
+        assert!(
+            e.starts_with("pos_encoding") && e.contains("even d_head"),
+            "{e}"
+        );
     }
 
     #[test]
     fn layer_counts_match_the_architecture() {
-        let c = ModelConfig { n_layers: 0, ..nano() };
+        let c = ModelConfig {
+            n_layers: 0,
+            ..nano()
+        };
         assert!(why(&c).starts_with("n_layers"));
-        let c = ModelConfig { n_encoder_layers: 2, ..nano() };
+        let c = ModelConfig {
+            n_encoder_layers: 2,
+            ..nano()
+        };
         assert!(why(&c).starts_with("n_encoder_layers"));
         let s = ModelConfig::preset("seq2seq-nano", 40).unwrap();
-        let c = ModelConfig { n_decoder_layers: 0, ..s };
+        let c = ModelConfig {
+            n_decoder_layers: 0,
+            ..s
+        };
         assert!(why(&c).starts_with("n_decoder_layers"));
     }
 
     #[test]
     fn classifier_only_for_encoders() {
-        let c = ModelConfig { num_classes: 2, ..nano() };
+        let c = ModelConfig {
+            num_classes: 2,
+            ..nano()
+        };
         assert!(why(&c).starts_with("num_classes"));
     }
 
     #[test]
     fn dropout_range_is_checked() {
-        let c = ModelConfig { dropout: 1.0, ..nano() };
+        let c = ModelConfig {
+            dropout: 1.0,
+            ..nano()
+        };
         assert!(why(&c).starts_with("dropout"));
     }
 
     #[test]
     fn vocabulary_must_hold_specials() {
-        let c = ModelConfig { vocab_size: 3, ..nano() };
+        let c = ModelConfig {
+            vocab_size: 3,
+            ..nano()
+        };
         assert!(why(&c).starts_with("vocab_size"));
     }
 }

@@ -14,3 +14,9 @@ pub mod tokenizer;
 pub use config::ModelConfig;
 pub use error::{Error, Result};
 pub use tokenizer::Tokenizer;
+pub mod backend;
+pub mod generate;
+pub mod tasks;
+pub mod train;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;

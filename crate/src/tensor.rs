@@ -22,7 +22,10 @@ impl Tensor {
     }
 
     pub fn zeros(shape: &[usize]) -> Self {
-        Tensor { shape: shape.to_vec(), data: vec![0.0; shape.iter().product()] }
+        Tensor {
+            shape: shape.to_vec(),
+            data: vec![0.0; shape.iter().product()],
+        }
     }
 
     pub fn numel(&self) -> usize {
@@ -59,7 +62,10 @@ impl Tensor {
 /// Largest absolute element-wise difference of two equally long slices.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "max_abs_diff of different lengths");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 /// The one general matrix product everything else calls: `out (M, N) = A (M, K) · B (K, N)`,
@@ -67,13 +73,25 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 /// operands need no copy. matrixmultiply is the kernel nalgebra uses for large matrices;
 /// it is called directly because nalgebra's small-matrix path mishandles strided views.
 #[allow(clippy::too_many_arguments)]
-fn gemm(a: &[f32], a_strides: (usize, usize), b: &[f32], b_strides: (usize, usize), m: usize, k: usize, n: usize) -> Vec<f32> {
+fn gemm(
+    a: &[f32],
+    a_strides: (usize, usize),
+    b: &[f32],
+    b_strides: (usize, usize),
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Vec<f32> {
     let mut out = vec![0.0f32; m * n];
     if m == 0 || n == 0 || k == 0 {
         return out;
     }
-    let last = |(rs, cs): (usize, usize), rows: usize, cols: usize| (rows - 1) * rs + (cols - 1) * cs;
-    assert!(last(a_strides, m, k) < a.len() && last(b_strides, k, n) < b.len(), "gemm: operand too short");
+    let last =
+        |(rs, cs): (usize, usize), rows: usize, cols: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(
+        last(a_strides, m, k) < a.len() && last(b_strides, k, n) < b.len(),
+        "gemm: operand too short"
+    );
     // SAFETY: the assert above proves every strided index of A (M, K) and B (K, N) is in
     // bounds, and `out` is a fresh contiguous (M, N) buffer with row stride N.
     unsafe {

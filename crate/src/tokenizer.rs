@@ -46,7 +46,12 @@ pub struct Tokenizer {
 impl Tokenizer {
     pub fn new(spec: TokenizerSpec) -> Result<Self> {
         let n = spec.tokens.len();
-        for (name, id) in [("pad", spec.pad), ("bos", spec.bos), ("eos", spec.eos), ("unk", spec.unk)] {
+        for (name, id) in [
+            ("pad", spec.pad),
+            ("bos", spec.bos),
+            ("eos", spec.eos),
+            ("unk", spec.unk),
+        ] {
             if id as usize >= n {
                 return Err(Error::Checkpoint(format!(
                     "tokenizer: {name} id {id} is outside the vocabulary of {n} tokens"
@@ -56,7 +61,9 @@ impl Tokenizer {
         let mut index = HashMap::with_capacity(n);
         for (i, t) in spec.tokens.iter().enumerate() {
             if index.insert(t.clone(), i as u32).is_some() {
-                return Err(Error::Checkpoint(format!("tokenizer: token {t:?} appears twice")));
+                return Err(Error::Checkpoint(format!(
+                    "tokenizer: token {t:?} appears twice"
+                )));
             }
         }
         Ok(Tokenizer { spec, index })
@@ -86,7 +93,14 @@ impl Tokenizer {
     }
 
     fn from_tokens(kind: TokenizerKind, tokens: Vec<String>) -> Self {
-        let spec = TokenizerSpec { kind, tokens, pad: 0, bos: 1, eos: 2, unk: 3 };
+        let spec = TokenizerSpec {
+            kind,
+            tokens,
+            pad: 0,
+            bos: 1,
+            eos: 2,
+            unk: 3,
+        };
         Self::new(spec).expect("built-in vocabularies are valid")
     }
 
@@ -116,13 +130,16 @@ impl Tokenizer {
     pub fn encode(&self, text: &str) -> Encoded {
         let mut ids = Vec::new();
         let mut unknown = Vec::new();
-        let mut push = |piece: &str, ids: &mut Vec<u32>| {
-            match self.index.get(piece).copied().filter(|&id| !self.is_special(id)) {
-                Some(id) => ids.push(id),
-                None => {
-                    unknown.push((ids.len(), piece.to_string()));
-                    ids.push(self.spec.unk);
-                }
+        let mut push = |piece: &str, ids: &mut Vec<u32>| match self
+            .index
+            .get(piece)
+            .copied()
+            .filter(|&id| !self.is_special(id))
+        {
+            Some(id) => ids.push(id),
+            None => {
+                unknown.push((ids.len(), piece.to_string()));
+                ids.push(self.spec.unk);
             }
         };
         match self.spec.kind {

@@ -1,1 +1,33 @@
-fn main() {}
+//! `cargo xtask serve | test | build | bench`: the project's few commands, in Rust so a
+//! fresh machine needs nothing but cargo to run them.
+
+mod bench;
+mod build;
+mod serve;
+mod test;
+mod util;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = &args[args.len().min(1)..];
+    let result = match args.first().map(String::as_str) {
+        Some("serve") => serve::run(rest),
+        Some("test") => test::run(rest),
+        Some("build") => build::run(rest),
+        Some("bench") => bench::run(rest),
+        _ => {
+            eprintln!("usage: cargo xtask <serve | test | build | bench>");
+            eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1");
+            eprintln!(
+                "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests"
+            );
+            eprintln!("  build   build the wasm engine and the page into www/dist");
+            eprintln!("  bench   print speed and size figures (native and browser)");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("xtask: {e}");
+        std::process::exit(1);
+    }
+}

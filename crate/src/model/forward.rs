@@ -47,7 +47,9 @@ pub struct HeadRef {
 pub enum Mode {
     Eval,
     /// Dropout masks are drawn from a ChaCha8 generator seeded with `seed`.
-    Train { seed: u64 },
+    Train {
+        seed: u64,
+    },
 }
 
 /// Run-time switches of one forward pass: everything that needs no retraining.

@@ -81,7 +81,10 @@ pub struct StackParams {
 #[derive(Clone, Debug)]
 pub enum HeadParams {
     /// Token-level head, (V, C) and optional (V); `None` weight means tied to `embed.weight`.
-    Lm { weight: Option<Tensor>, bias: Option<Tensor> },
+    Lm {
+        weight: Option<Tensor>,
+        bias: Option<Tensor>,
+    },
     /// Classifier reading position 0: (num_classes, C) and (num_classes).
     Classifier { weight: Tensor, bias: Tensor },
 }
@@ -196,7 +199,8 @@ impl Model {
             in_proj_bias: z(&[3 * c]),
             out_proj_weight: z(&[c, c]),
             out_proj_bias: z(&[c]),
-            additive_v: (config.score == Score::Additive).then(|| z(&[config.n_heads, config.d_head()])),
+            additive_v: (config.score == Score::Additive)
+                .then(|| z(&[config.n_heads, config.d_head()])),
             rel_k: (self_attn && config.pos_encoding == PosEncoding::Relative)
                 .then(|| z(&[2 * config.relative_max_distance + 1, config.d_head()])),
             rel_v: (self_attn && config.pos_encoding == PosEncoding::Relative)
@@ -211,7 +215,9 @@ impl Model {
             linear2_bias: z(&[c]),
             norms: match config.norm {
                 Norm::None => vec![],
-                n => (0..if cross { 3 } else { 2 }).map(|_| norm(n == Norm::BatchNorm)).collect(),
+                n => (0..if cross { 3 } else { 2 })
+                    .map(|_| norm(n == Norm::BatchNorm))
+                    .collect(),
             },
         };
         let stack = |n: usize, cross: bool| StackParams {
@@ -222,15 +228,25 @@ impl Model {
         let decoder = (config.decoder_layers() > 0)
             .then(|| stack(config.decoder_layers(), config.arch == Arch::EncoderDecoder));
         let head = if config.is_classifier() {
-            HeadParams::Classifier { weight: z(&[config.num_classes, c]), bias: z(&[config.num_classes]) }
+            HeadParams::Classifier {
+                weight: z(&[config.num_classes, c]),
+                bias: z(&[config.num_classes]),
+            }
         } else if config.tie_embeddings {
-            HeadParams::Lm { weight: None, bias: None }
+            HeadParams::Lm {
+                weight: None,
+                bias: None,
+            }
         } else {
-            HeadParams::Lm { weight: Some(z(&[config.vocab_size, c])), bias: Some(z(&[config.vocab_size])) }
+            HeadParams::Lm {
+                weight: Some(z(&[config.vocab_size, c])),
+                bias: Some(z(&[config.vocab_size])),
+            }
         };
         Model {
             embed: z(&[config.vocab_size, c]),
-            pos_embed: (config.pos_encoding == PosEncoding::Learned).then(|| z(&[config.max_len, c])),
+            pos_embed: (config.pos_encoding == PosEncoding::Learned)
+                .then(|| z(&[config.max_len, c])),
             encoder,
             decoder,
             head,
@@ -254,7 +270,10 @@ impl Model {
             let bound = if name == "embed.weight" || name == "pos_embed.weight" {
                 // Embeddings are multiplied by √C: keep their product near unit size.
                 (3.0 / c).sqrt()
-            } else if name.ends_with("rel_k.weight") || name.ends_with("rel_v.weight") || name.ends_with("additive_v") {
+            } else if name.ends_with("rel_k.weight")
+                || name.ends_with("rel_v.weight")
+                || name.ends_with("additive_v")
+            {
                 (3.0 / fan_in).sqrt()
             } else {
                 (6.0 / (fan_in + fan_out)).sqrt()
@@ -312,7 +331,6 @@ impl Model {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,7 +356,10 @@ mod tests {
         ] {
             assert!(n.iter().any(|x| x == want), "missing {want} in {n:?}");
         }
-        assert!(!n.iter().any(|x| x.starts_with("encoder.norm")), "no final norm in this preset");
+        assert!(
+            !n.iter().any(|x| x.starts_with("encoder.norm")),
+            "no final norm in this preset"
+        );
     }
 
     #[test]

@@ -1,0 +1,1 @@
+//! Backends: the CPU reference and the WebGPU kernels, switched at run time.

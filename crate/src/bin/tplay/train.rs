@@ -1,0 +1,10 @@
+//! `tplay train`
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> tplay::Result<()> {
+    Err(tplay::Error::Other(
+        "`tplay train` is not available in this build".into(),
+    ))
+}

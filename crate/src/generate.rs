@@ -1,0 +1,1 @@
+//! Generation: prefill, KV cache, decoding strategies.

@@ -1,0 +1,1 @@
+//! Seeded toy tasks with held-out splits and accuracy metrics.

@@ -1,0 +1,1 @@
+//! Training: backward passes, Adam, the Noam schedule, the trainer.

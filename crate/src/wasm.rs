@@ -1,0 +1,1 @@
+//! The thin wasm-bindgen boundary.
