@@ -9,7 +9,7 @@ use safetensors::SafeTensors;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
-use crate::model::Model;
+use crate::model::{HeadParams, Model};
 use crate::tensor::Tensor;
 use crate::tokenizer::Tokenizer;
 
@@ -43,6 +43,14 @@ pub fn load(bytes: &[u8]) -> Result<Model> {
         )));
     }
     let mut model = Model::zeros(config, tokenizer);
+    // `lm_head.bias` is optional (docs/model.md): follow the file.
+    if let HeadParams::Lm { bias, .. } = &mut model.head {
+        if !st.names().contains(&"lm_head.bias") {
+            *bias = None;
+        } else if bias.is_none() {
+            *bias = Some(Tensor::zeros(&[model.config.vocab_size]));
+        }
+    }
     let mut expected = BTreeSet::new();
     let mut first_err: Option<Error> = None;
     model.visit_params_mut(&mut |name, t, _| {
@@ -220,29 +228,49 @@ mod tests {
     #[test]
     fn extra_tensor_is_named() {
         let m = model("gpt-nano");
-        let bytes = tamper(&m, |n, s| {
-            Some(if n == "embed.weight" {
-                ("embed.weight".into(), s.to_vec())
-            } else {
-                (n.to_string(), s.to_vec())
+        let renamed = |from: &'static str, to: &'static str| {
+            tamper(&m, move |n, s| {
+                Some((
+                    if n == from {
+                        to.to_string()
+                    } else {
+                        n.to_string()
+                    },
+                    s.to_vec(),
+                ))
             })
-        });
-        assert!(load(&bytes).is_ok());
-        let bytes = tamper(&m, |n, s| {
-            Some(if n == "lm_head.bias" {
-                ("lm_head.bias_extra".into(), s.to_vec())
-            } else {
-                (n.to_string(), s.to_vec())
-            })
-        });
-        let e = err(&bytes);
-        // lm_head.bias is now missing, which is reported first
-        assert!(e.contains("`lm_head.bias`"), "{e}");
+        };
+        let e = err(&renamed(
+            "decoder.layers.0.linear1.bias",
+            "decoder.layers.0.linear1.bias_extra",
+        ));
+        assert!(
+            e.contains("missing tensor `decoder.layers.0.linear1.bias`"),
+            "{e}"
+        );
+        // lm_head.bias is optional, so renaming it leaves one unexpected tensor.
+        let e = err(&renamed("lm_head.bias", "lm_head.bias_extra"));
+        assert!(e.contains("unexpected tensor `lm_head.bias_extra`"), "{e}");
         let mut m2 = m.clone();
         m2.pos_embed = Some(Tensor::zeros(&[64, 32]));
-        let bytes = save(&m2).unwrap();
-        let e = err(&bytes);
+        let e = err(&save(&m2).unwrap());
         assert!(e.contains("unexpected tensor `pos_embed.weight`"), "{e}");
+    }
+
+    #[test]
+    fn lm_head_bias_is_optional() {
+        let mut m = model("gpt-pico");
+        if let HeadParams::Lm { bias, .. } = &mut m.head {
+            *bias = None;
+        }
+        let back = load(&save(&m).unwrap()).unwrap();
+        assert!(matches!(
+            back.head,
+            HeadParams::Lm {
+                bias: None,
+                weight: Some(_)
+            }
+        ));
     }
 
     #[test]

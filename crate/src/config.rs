@@ -291,7 +291,8 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// Total number of trained parameters (what a checkpoint holds, running stats excluded).
+    /// Total number of trained parameters (running stats excluded) of a model built with
+    /// `Model::init`, whose untied LM head has a bias (a checkpoint may omit it).
     pub fn param_count(&self) -> usize {
         let (c, f, v, d) = (self.d_model, self.d_ff, self.vocab_size, self.d_head());
         let attn = 4 * c * c
