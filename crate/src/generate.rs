@@ -1,1 +1,0 @@
-//! Generation: prefill, KV cache, decoding strategies.

@@ -1,0 +1,424 @@
+//! Decoding strategies over one logits vector: greedy, temperature, top-k, top-p.
+//!
+//! A sampling step goes, in this order (as most libraries do):
+//!
+//! 1. **temperature** τ: `p_i ∝ exp((l_i − max l) / τ)`. τ = 1 leaves the model's
+//!    distribution alone, τ < 1 sharpens it, τ > 1 flattens it, and τ = 0 is greedy.
+//! 2. **top-k**: keep the k most probable tokens (ties broken towards the lower id), zero
+//!    the rest, renormalise.
+//! 3. **top-p** (nucleus): sort what is left by probability (ties towards the lower id)
+//!    and keep the smallest prefix whose mass reaches p; zero the rest, renormalise.
+//! 4. **draw**: one uniform number u ∈ [0, 1) from the caller's generator; the token is
+//!    the first, in id order, whose cumulative probability exceeds u.
+//!
+//! Every probability is computed in f64 so that the filters do not depend on the order
+//! in which f32 rounding happens to fall.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Mass comparisons in top-p allow this much rounding: a prefix whose mass is within
+/// `TOP_P_TOLERANCE` of p counts as reaching p, so that `[0.5, 0.3, 0.2]` with p = 0.8
+/// keeps two tokens, not three, whatever the rounding of 0.5 + 0.3.
+pub const TOP_P_TOLERANCE: f64 = 1e-6;
+
+/// The knobs of sampling. `temperature = 0` means greedy; `None` filters are off.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sampling {
+    /// τ ≥ 0.
+    pub temperature: f32,
+    /// Keep only the k most probable tokens (k ≥ 1).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    /// Keep the smallest set of most probable tokens whose mass reaches p (0 < p ≤ 1).
+    #[serde(default)]
+    pub top_p: Option<f32>,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            temperature: 1.0,
+            top_k: None,
+            top_p: None,
+        }
+    }
+}
+
+impl Sampling {
+    /// Reject values no distribution can be built from, naming the knob.
+    pub fn validate(&self) -> Result<()> {
+        if !self.temperature.is_finite() || self.temperature < 0.0 {
+            return Err(Error::Input(format!(
+                "temperature must be a finite number ≥ 0, got {}",
+                self.temperature
+            )));
+        }
+        if self.top_k == Some(0) {
+            return Err(Error::Input("top_k must be at least 1, got 0".into()));
+        }
+        if let Some(p) = self.top_p {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(Error::Input(format!("top_p must be in (0, 1], got {p}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when this configuration always picks the most probable token.
+    pub fn is_greedy(&self) -> bool {
+        self.temperature == 0.0 || self.top_k == Some(1)
+    }
+}
+
+/// Fail on NaN or +∞ logits (a broken model), naming the first bad position.
+/// −∞ is allowed: it is how a token is forbidden.
+pub fn check_logits(logits: &[f32]) -> Result<()> {
+    if logits.is_empty() {
+        return Err(Error::Input(
+            "logits are empty: the vocabulary has no tokens".into(),
+        ));
+    }
+    if let Some(i) = logits
+        .iter()
+        .position(|x| x.is_nan() || *x == f32::INFINITY)
+    {
+        return Err(Error::Other(format!(
+            "logit of token {i} is {}: the model produced a value no distribution can use",
+            logits[i]
+        )));
+    }
+    if logits.iter().all(|x| *x == f32::NEG_INFINITY) {
+        return Err(Error::Other(
+            "every logit is −∞: no token can be chosen".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The most probable token; ties go to the lowest id.
+pub fn argmax(logits: &[f32]) -> Result<u32> {
+    check_logits(logits)?;
+    let mut best = 0;
+    for (i, &x) in logits.iter().enumerate() {
+        if x > logits[best] {
+            best = i;
+        }
+    }
+    Ok(best as u32)
+}
+
+/// `softmax(l / τ)` over the whole vocabulary, in f64. τ must be > 0.
+pub fn softmax_with_temperature(logits: &[f32], temperature: f64) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    // (l − max) ≤ 0, so dividing by a tiny τ gives −huge or 0, never ∞ − ∞.
+    let e: Vec<f64> = logits
+        .iter()
+        .map(|&l| ((l as f64 - max) / temperature).exp())
+        .collect(); // (V)
+    let z: f64 = e.iter().sum();
+    e.into_iter().map(|x| x / z).collect() // (V)
+}
+
+/// The model's own distribution, `softmax(l)` (τ = 1), as f32 for display.
+pub fn softmax(logits: &[f32]) -> Vec<f32> {
+    softmax_with_temperature(logits, 1.0)
+        .into_iter()
+        .map(|p| p as f32)
+        .collect() // (V)
+}
+
+/// `log softmax(l)` in f64: the per-token log-probabilities beam search adds up.
+pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let lse = max
+        + logits
+            .iter()
+            .map(|&l| (l as f64 - max).exp())
+            .sum::<f64>()
+            .ln();
+    logits.iter().map(|&l| l as f64 - lse).collect() // (V)
+}
+
+/// Token ids ordered by decreasing probability, ties towards the lower id.
+pub fn rank(probs: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..probs.len()).collect();
+    // Stable sort on the probability alone keeps equal ones in id order.
+    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+    order
+}
+
+/// Keep the `k` most probable tokens (ties towards the lower id) and renormalise.
+pub fn top_k_filter(probs: &mut [f64], k: usize) {
+    if k >= probs.len() {
+        return;
+    }
+    for &i in &rank(probs)[k..] {
+        probs[i] = 0.0;
+    }
+    renormalise(probs);
+}
+
+/// Keep the smallest set of most probable tokens whose mass reaches `p` (within
+/// [`TOP_P_TOLERANCE`]) and renormalise. Ties are taken towards the lower id, so with
+/// four tokens of 0.25 and p = 0.5 tokens 0 and 1 stay. Tokens of probability 0 are
+/// never kept, so p = 1 keeps exactly the tokens that can occur.
+pub fn top_p_filter(probs: &mut [f64], p: f64) {
+    let total: f64 = probs.iter().sum();
+    let mut mass = 0.0;
+    let mut reached = false;
+    for i in rank(probs) {
+        if reached || probs[i] == 0.0 {
+            probs[i] = 0.0;
+            continue;
+        }
+        mass += probs[i] / total;
+        reached = mass >= p - TOP_P_TOLERANCE;
+    }
+    renormalise(probs);
+}
+
+fn renormalise(probs: &mut [f64]) {
+    let z: f64 = probs.iter().sum();
+    if z > 0.0 {
+        probs.iter_mut().for_each(|p| *p /= z);
+    }
+}
+
+/// The distribution a sampling step draws from, over the whole vocabulary (filtered
+/// tokens have probability 0). Greedy configurations give a one-hot vector.
+pub fn sampling_distribution(logits: &[f32], s: &Sampling) -> Result<Vec<f64>> {
+    s.validate()?;
+    check_logits(logits)?;
+    if s.temperature == 0.0 {
+        let mut one_hot = vec![0.0; logits.len()]; // (V)
+        one_hot[argmax(logits)? as usize] = 1.0;
+        return Ok(one_hot);
+    }
+    let mut probs = softmax_with_temperature(logits, s.temperature as f64); // (V)
+    if let Some(k) = s.top_k {
+        top_k_filter(&mut probs, k);
+    }
+    if let Some(p) = s.top_p {
+        top_p_filter(&mut probs, p as f64);
+    }
+    Ok(probs)
+}
+
+/// Draw one token from `probs` (which need not sum exactly to one) with one uniform
+/// number from `rng`: the first token, in id order, whose cumulative mass exceeds u.
+pub fn draw<R: RngExt + ?Sized>(probs: &[f64], rng: &mut R) -> u32 {
+    let total: f64 = probs.iter().sum();
+    let u = rng.random::<f64>() * total;
+    let mut cum = 0.0;
+    let mut last = 0;
+    for (i, &p) in probs.iter().enumerate() {
+        if p <= 0.0 {
+            continue;
+        }
+        cum += p;
+        last = i;
+        if u < cum {
+            return i as u32;
+        }
+    }
+    // u landed on the rounding gap at the very top: the last possible token.
+    last as u32
+}
+
+/// One sampling step: greedy configurations take the argmax without consuming a random
+/// number, anything else draws from [`sampling_distribution`].
+pub fn choose<R: RngExt + ?Sized>(logits: &[f32], s: &Sampling, rng: &mut R) -> Result<u32> {
+    s.validate()?;
+    if s.is_greedy() {
+        return argmax(logits);
+    }
+    let probs = sampling_distribution(logits, s)?; // (V)
+    Ok(draw(&probs, rng))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn ln(p: &[f64]) -> Vec<f32> {
+        p.iter().map(|&x| x.ln() as f32).collect()
+    }
+
+    fn kept(probs: &[f64]) -> Vec<usize> {
+        (0..probs.len()).filter(|&i| probs[i] > 0.0).collect()
+    }
+
+    #[test]
+    fn argmax_takes_the_lowest_id_among_ties() {
+        assert_eq!(argmax(&[0.0, 3.0, 1.0, 3.0]).unwrap(), 1);
+        assert_eq!(argmax(&[f32::NEG_INFINITY, -1.0]).unwrap(), 1);
+    }
+
+    #[test]
+    fn nan_logits_are_an_error_naming_the_token() {
+        let e = argmax(&[0.0, f32::NAN]).unwrap_err().to_string();
+        assert!(e.contains("token 1"), "{e}");
+        assert!(check_logits(&[f32::NEG_INFINITY; 3]).is_err());
+        assert!(check_logits(&[]).is_err());
+    }
+
+    #[test]
+    fn softmax_of_known_logits() {
+        // ln 1, ln 2, ln 5 → 1/8, 2/8, 5/8
+        let p = softmax_with_temperature(&ln(&[1.0, 2.0, 5.0]), 1.0);
+        for (a, b) in p.iter().zip([0.125, 0.25, 0.625]) {
+            assert!((a - b).abs() < 1e-7, "{p:?}");
+        }
+        // τ = 2 takes square roots before normalising: 1, √2, √5.
+        let p = softmax_with_temperature(&ln(&[1.0, 2.0, 5.0]), 2.0);
+        let z = 1.0 + 2f64.sqrt() + 5f64.sqrt();
+        for (a, b) in p.iter().zip([1.0 / z, 2f64.sqrt() / z, 5f64.sqrt() / z]) {
+            assert!((a - b).abs() < 1e-7, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn log_softmax_is_log_of_softmax() {
+        let l = [0.3f32, -1.2, 2.5, 0.0];
+        let lp = log_softmax(&l);
+        let p = softmax_with_temperature(&l, 1.0);
+        for (a, b) in lp.iter().zip(&p) {
+            assert!((a - b.ln()).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn tiny_temperature_is_one_hot_on_the_argmax() {
+        let l = [1.0f32, 1.001, 0.5];
+        let p = softmax_with_temperature(&l, 1e-30);
+        assert_eq!(p, vec![0.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn top_k_keeps_k_tokens_with_ties_to_the_lower_id() {
+        let mut p = vec![0.1, 0.3, 0.3, 0.3];
+        top_k_filter(&mut p, 2);
+        assert_eq!(kept(&p), vec![1, 2]);
+        assert!((p[1] - 0.5).abs() < 1e-12 && (p[2] - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn top_p_keeps_the_smallest_prefix_reaching_p() {
+        // 0.5 alone < 0.8; 0.5 + 0.3 reaches 0.8: two tokens.
+        let mut p = vec![0.2, 0.5, 0.3];
+        top_p_filter(&mut p, 0.8);
+        assert_eq!(kept(&p), vec![1, 2]);
+        assert!((p[1] - 0.625).abs() < 1e-12 && (p[2] - 0.375).abs() < 1e-12);
+        // Just above 0.8 needs the third.
+        let mut p = vec![0.2, 0.5, 0.3];
+        top_p_filter(&mut p, 0.81);
+        assert_eq!(kept(&p), vec![0, 1, 2]);
+        // A p below the top token's mass keeps that token alone.
+        let mut p = vec![0.2, 0.5, 0.3];
+        top_p_filter(&mut p, 0.1);
+        assert_eq!(kept(&p), vec![1]);
+    }
+
+    #[test]
+    fn top_p_ties_are_taken_towards_the_lower_id() {
+        let mut p = vec![0.25; 4];
+        top_p_filter(&mut p, 0.5);
+        assert_eq!(kept(&p), vec![0, 1]);
+        let mut p = vec![0.1, 0.3, 0.3, 0.3];
+        top_p_filter(&mut p, 0.35);
+        assert_eq!(kept(&p), vec![1, 2]);
+    }
+
+    #[test]
+    fn top_p_of_one_keeps_every_possible_token_and_no_impossible_one() {
+        let mut p = vec![0.1, 0.0, 0.2, 0.7];
+        top_p_filter(&mut p, 1.0);
+        assert_eq!(kept(&p), vec![0, 2, 3]);
+        // Ten tokens of 0.1 do not sum to exactly 1.0 in floating point; all ten stay.
+        let mut p = vec![0.1; 10];
+        top_p_filter(&mut p, 1.0);
+        assert_eq!(kept(&p).len(), 10);
+    }
+
+    #[test]
+    fn filters_apply_temperature_then_top_k_then_top_p() {
+        // Model probabilities 0.4, 0.3, 0.2, 0.1. Top-k 3 → 4/9, 3/9, 2/9; top-p 0.7 then
+        // needs 4/9 + 3/9 = 7/9 ≥ 0.7: tokens 0 and 1, renormalised to 4/7, 3/7.
+        let l = ln(&[0.4, 0.3, 0.2, 0.1]);
+        let s = Sampling {
+            temperature: 1.0,
+            top_k: Some(3),
+            top_p: Some(0.7),
+        };
+        let p = sampling_distribution(&l, &s).unwrap();
+        assert_eq!(kept(&p), vec![0, 1]);
+        assert!((p[0] - 4.0 / 7.0).abs() < 1e-6 && (p[1] - 3.0 / 7.0).abs() < 1e-6);
+        // The order matters: top-p 0.5 on the model's distribution keeps 0.4 + 0.3 (two
+        // tokens), but after top-k 2 token 0 alone has 4/7 ≥ 0.5.
+        let s = Sampling {
+            temperature: 1.0,
+            top_k: None,
+            top_p: Some(0.5),
+        };
+        assert_eq!(kept(&sampling_distribution(&l, &s).unwrap()), vec![0, 1]);
+        let s = Sampling {
+            temperature: 1.0,
+            top_k: Some(2),
+            top_p: Some(0.5),
+        };
+        assert_eq!(kept(&sampling_distribution(&l, &s).unwrap()), vec![0]);
+    }
+
+    #[test]
+    fn draw_follows_the_cumulative_distribution() {
+        // Empirical frequencies of 20 000 draws match the distribution to 1.5 %.
+        let probs = [0.0, 0.5, 0.2, 0.0, 0.3];
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut counts = [0usize; 5];
+        for _ in 0..20_000 {
+            counts[draw(&probs, &mut rng) as usize] += 1;
+        }
+        assert_eq!((counts[0], counts[3]), (0, 0));
+        for i in [1, 2, 4] {
+            let f = counts[i] as f64 / 20_000.0;
+            assert!((f - probs[i]).abs() < 0.015, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_knobs_are_named() {
+        let bad = |s: Sampling| s.validate().unwrap_err().to_string();
+        let base = Sampling::default();
+        assert!(bad(Sampling {
+            temperature: -1.0,
+            ..base
+        })
+        .contains("temperature"));
+        assert!(bad(Sampling {
+            temperature: f32::NAN,
+            ..base
+        })
+        .contains("temperature"));
+        assert!(bad(Sampling {
+            top_k: Some(0),
+            ..base
+        })
+        .contains("top_k"));
+        assert!(bad(Sampling {
+            top_p: Some(0.0),
+            ..base
+        })
+        .contains("top_p"));
+        assert!(bad(Sampling {
+            top_p: Some(1.5),
+            ..base
+        })
+        .contains("top_p"));
+    }
+}
