@@ -1,6 +1,7 @@
 //! Generation: decoding strategies, beam search, and the streaming step API.
 
 pub mod beam;
+pub mod clock;
 pub mod flops;
 pub mod sampling;
 
