@@ -4,6 +4,8 @@ pub mod beam;
 pub mod clock;
 pub mod flops;
 pub mod sampling;
+pub mod step;
 
 pub use beam::{BeamAdvance, BeamSearch, Ending, Hypothesis, LengthPenalty};
 pub use sampling::Sampling;
+pub use step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
