@@ -1,0 +1,781 @@
+//! The GPU device, its error handling, buffers, and the recorder that turns a list of
+//! kernel launches into one command encoder, one submission and one readback.
+//!
+//! `GpuContext::new` takes a device someone else created (wgpu's `hello_compute` style), so
+//! tests and the browser can hand it theirs; [`request_device`] is the usual way to get one.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use wgpu::util::DeviceExt;
+
+use super::kernels::{kernel_needs, Kernel, PipelineKey};
+use crate::error::{Error, Result};
+
+/// Counters of GPU round trips since the context was made, so benchmarks and tests can
+/// check that a forward pass submits once and reads back once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuStats {
+    /// `queue.submit` calls.
+    pub submissions: u64,
+    /// Buffers mapped for reading (each is one GPU → CPU transfer the caller waits for).
+    pub readbacks: u64,
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+}
+
+impl GpuStats {
+    /// Counts that happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &GpuStats) -> GpuStats {
+        GpuStats {
+            submissions: self.submissions - earlier.submissions,
+            readbacks: self.readbacks - earlier.readbacks,
+            dispatches: self.dispatches - earlier.dispatches,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    submissions: AtomicU64,
+    readbacks: AtomicU64,
+    dispatches: AtomicU64,
+}
+
+/// What the device told us asynchronously: loss, and errors outside any error scope.
+#[derive(Default)]
+struct DeviceState {
+    lost: Mutex<Option<String>>,
+    uncaptured: Mutex<Vec<String>>,
+}
+
+struct Inner {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: wgpu::Limits,
+    adapter_name: String,
+    state: Arc<DeviceState>,
+    counters: Counters,
+    layouts: HashMap<Kernel, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
+    modules: Mutex<HashMap<Kernel, wgpu::ShaderModule>>,
+    pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
+    /// 16 zero bytes bound where a kernel's optional input is switched off.
+    dummy: wgpu::Buffer,
+}
+
+/// A WebGPU device ready to run the model's kernels. Cheap to clone (shared inside).
+#[derive(Clone)]
+pub struct GpuContext {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuContext({})", self.inner.adapter_name)
+    }
+}
+
+/// Ask the platform for a GPU: the browser's WebGPU, or natively Vulkan (the backends can
+/// be narrowed with the `WGPU_BACKEND` environment variable, e.g. `WGPU_BACKEND=vulkan`).
+/// Returns the adapter's name with the device. Fails with a plain-words `Error::Gpu` when
+/// there is no adapter or it cannot run the kernels, so the caller can use the CPU.
+pub async fn request_device() -> Result<(wgpu::Device, wgpu::Queue, String)> {
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| {
+            Error::Gpu(format!(
+                "no WebGPU/Vulkan adapter found ({e}); the CPU backend works everywhere. \
+                 In a browser, WebGPU needs a recent Chrome/Edge (or a flag elsewhere); \
+                 natively, install a Vulkan driver (lavapipe: `mesa-vulkan-drivers`)"
+            ))
+        })?;
+    let info = adapter.get_info();
+    let name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+    let limits = adapter.limits();
+    check_limits(&limits, &name)?;
+    let (device, queue) = adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some("tplay"),
+            required_features: wgpu::Features::empty(),
+            // Everything the adapter offers: the model is checked against these limits.
+            required_limits: limits,
+            memory_hints: wgpu::MemoryHints::Performance,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| Error::Gpu(format!("the adapter {name} refused to open a device: {e}")))?;
+    Ok((device, queue, name))
+}
+
+/// Refuse a device whose limits are below what the kernels were written for.
+fn check_limits(l: &wgpu::Limits, name: &str) -> Result<()> {
+    let need = kernel_needs();
+    let checks = [
+        (
+            "storage buffers per shader stage",
+            l.max_storage_buffers_per_shader_stage,
+            need.storage_buffers,
+        ),
+        (
+            "uniform buffers per shader stage",
+            l.max_uniform_buffers_per_shader_stage,
+            need.uniform_buffers,
+        ),
+        (
+            "bindings per bind group",
+            l.max_bindings_per_bind_group,
+            need.bindings,
+        ),
+        (
+            "invocations per workgroup",
+            l.max_compute_invocations_per_workgroup,
+            need.invocations,
+        ),
+        (
+            "workgroup size x",
+            l.max_compute_workgroup_size_x,
+            need.workgroup_x,
+        ),
+        (
+            "workgroup size y",
+            l.max_compute_workgroup_size_y,
+            need.workgroup_y,
+        ),
+        (
+            "bytes of workgroup storage",
+            l.max_compute_workgroup_storage_size,
+            need.workgroup_storage,
+        ),
+    ];
+    for (what, have, need) in checks {
+        if have < need {
+            return Err(Error::Gpu(format!(
+                "the GPU {name} allows {have} {what}, the kernels need {need}; use the CPU backend"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl GpuContext {
+    /// Wrap a device: check its limits, install the error and device-loss handlers (so no
+    /// GPU failure ever panics), and build the bind-group layouts of every kernel.
+    /// `name` describes the adapter in messages.
+    pub fn new(device: wgpu::Device, queue: wgpu::Queue, name: &str) -> Result<GpuContext> {
+        let limits = device.limits();
+        check_limits(&limits, name)?;
+        let state = Arc::new(DeviceState::default());
+        {
+            let s = state.clone();
+            // Without a handler wgpu panics on an uncaptured error; record it instead.
+            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                if let Ok(mut v) = s.uncaptured.lock() {
+                    v.push(e.to_string());
+                }
+            }));
+            let s = state.clone();
+            device.set_device_lost_callback(move |reason, msg| {
+                if let Ok(mut l) = s.lost.lock() {
+                    *l = Some(format!("{reason:?}: {msg}"));
+                }
+            });
+        }
+        let layouts = Kernel::ALL
+            .iter()
+            .map(|&k| {
+                let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(k.name()),
+                    entries: &k.layout_entries(),
+                });
+                let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some(k.name()),
+                    bind_group_layouts: &[Some(&bgl)],
+                    immediate_size: 0,
+                });
+                (k, (bgl, pl))
+            })
+            .collect();
+        let dummy = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("unused input"),
+            contents: &[0u8; 16],
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        Ok(GpuContext {
+            inner: Arc::new(Inner {
+                device,
+                queue,
+                limits,
+                adapter_name: name.to_string(),
+                state,
+                counters: Counters::default(),
+                layouts,
+                modules: Mutex::new(HashMap::new()),
+                pipelines: Mutex::new(HashMap::new()),
+                dummy,
+            }),
+        })
+    }
+
+    /// [`request_device`] then [`GpuContext::new`]: the whole way from nothing to a
+    /// context, or an `Error::Gpu` saying why not.
+    pub async fn request() -> Result<GpuContext> {
+        let (device, queue, name) = request_device().await?;
+        GpuContext::new(device, queue, &name)
+    }
+
+    /// Natively, [`GpuContext::request`] driven to completion on this thread — what the
+    /// CLI calls for `--backend gpu`.
+    #[cfg(all(not(target_arch = "wasm32"), feature = "cli"))]
+    pub fn new_native_blocking() -> Result<GpuContext> {
+        pollster::block_on(GpuContext::request())
+    }
+
+    /// The adapter's name, backend and type, e.g. "llvmpipe (Vulkan, Cpu)".
+    pub fn adapter_name(&self) -> &str {
+        &self.inner.adapter_name
+    }
+
+    pub fn device(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.inner.limits
+    }
+
+    /// Submissions, readbacks and dispatches so far.
+    pub fn stats(&self) -> GpuStats {
+        let c = &self.inner.counters;
+        GpuStats {
+            submissions: c.submissions.load(Ordering::Relaxed),
+            readbacks: c.readbacks.load(Ordering::Relaxed),
+            dispatches: c.dispatches.load(Ordering::Relaxed),
+        }
+    }
+
+    /// `Err` once the device is gone: every later call fails the same way.
+    fn check_alive(&self) -> Result<()> {
+        if let Some(why) = self.inner.state.lost.lock().ok().and_then(|l| l.clone()) {
+            return Err(Error::Gpu(format!(
+                "the GPU device was lost ({why}); switch to the CPU backend or make a new GPU context"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The largest storage buffer one binding may see, in bytes.
+    fn max_binding_bytes(&self) -> u64 {
+        let l = &self.inner.limits;
+        (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size)
+    }
+
+    /// Refuse a buffer the device cannot bind, naming it.
+    pub fn check_buffer_size(&self, what: &str, elements: usize) -> Result<()> {
+        let bytes = elements as u64 * 4;
+        let max = self.max_binding_bytes();
+        if bytes > max {
+            return Err(Error::Gpu(format!(
+                "{what} needs {bytes} bytes but this GPU binds at most {max} bytes per buffer \
+                 (max_storage_buffer_binding_size); use a smaller model or batch, or the CPU backend"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A storage buffer holding `data` (f32), readable by kernels and copyable.
+    pub fn upload(&self, what: &str, data: &[f32]) -> Result<GpuBuffer> {
+        self.upload_bytes(what, bytemuck::cast_slice(data), data.len())
+    }
+
+    /// A storage buffer holding `data` (u32: token ids, flags).
+    pub fn upload_u32(&self, what: &str, data: &[u32]) -> Result<GpuBuffer> {
+        self.upload_bytes(what, bytemuck::cast_slice(data), data.len())
+    }
+
+    fn upload_bytes(&self, what: &str, bytes: &[u8], len: usize) -> Result<GpuBuffer> {
+        self.check_buffer_size(what, len)?;
+        // A binding may not be empty: an empty tensor still gets one (unused) element.
+        let padded;
+        let contents = if bytes.is_empty() {
+            padded = [0u8; 4];
+            &padded[..]
+        } else {
+            bytes
+        };
+        let buffer = self
+            .inner
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(what),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+            });
+        Ok(GpuBuffer { buffer, len })
+    }
+
+    /// An uninitialised (zeroed) storage buffer of `len` elements for kernel outputs.
+    pub fn zeros(&self, what: &str, len: usize) -> Result<GpuBuffer> {
+        self.check_buffer_size(what, len)?;
+        let buffer = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(what),
+            size: (len.max(1) * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(GpuBuffer { buffer, len })
+    }
+
+    pub(super) fn dummy(&self) -> &wgpu::Buffer {
+        &self.inner.dummy
+    }
+
+    pub(super) fn bind_group_layout(&self, k: Kernel) -> &wgpu::BindGroupLayout {
+        &self.inner.layouts[&k].0
+    }
+
+    /// The compute pipeline of a kernel specialised by its `override` constants, compiled
+    /// once per context.
+    pub(super) fn pipeline(&self, key: &PipelineKey) -> wgpu::ComputePipeline {
+        let mut pipelines = self
+            .inner
+            .pipelines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = pipelines.get(key) {
+            return p.clone();
+        }
+        let module = {
+            let mut modules = self.inner.modules.lock().unwrap_or_else(|p| p.into_inner());
+            modules
+                .entry(key.kernel)
+                .or_insert_with(|| {
+                    self.inner
+                        .device
+                        .create_shader_module(wgpu::ShaderModuleDescriptor {
+                            label: Some(key.kernel.name()),
+                            source: wgpu::ShaderSource::Wgsl(key.kernel.source().into()),
+                        })
+                })
+                .clone()
+        };
+        let constants: Vec<(&str, f64)> =
+            key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
+        let pipeline =
+            self.inner
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(key.kernel.name()),
+                    layout: Some(&self.inner.layouts[&key.kernel].1),
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                });
+        pipelines.insert(key.clone(), pipeline.clone());
+        pipeline
+    }
+
+    /// Start recording a batch of kernel launches. Recording is synchronous; everything
+    /// recorded runs in one command encoder at [`Recorder::finish`].
+    pub fn recorder(&self) -> Result<Recorder> {
+        self.check_alive()?;
+        let scope = self
+            .inner
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = self
+            .inner
+            .device
+            .push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        Ok(Recorder {
+            ctx: self.clone(),
+            ops: Vec::new(),
+            read_len: 0,
+            scopes: Some((oom, scope)),
+        })
+    }
+}
+
+/// A storage buffer of `len` f32 (or u32) elements on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuBuffer {
+    pub(super) buffer: wgpu::Buffer,
+    len: usize,
+}
+
+impl GpuBuffer {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Where one requested readback lands in the single staging buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadSlot {
+    start: usize,
+    len: usize,
+}
+
+enum Op {
+    Dispatch {
+        pipeline: wgpu::ComputePipeline,
+        bind_group: wgpu::BindGroup,
+        groups: (u32, u32),
+    },
+    /// Copy `len` elements of `src` from `offset` into the staging buffer at `dst`.
+    Read {
+        src: wgpu::Buffer,
+        offset: usize,
+        dst: usize,
+        len: usize,
+    },
+}
+
+/// Kernel launches and readbacks of one GPU round trip. Dispatches run in the order they
+/// were recorded (each dispatch sees the writes of the ones before it); a read copies the
+/// buffer as it is at that point of the sequence.
+pub struct Recorder {
+    ctx: GpuContext,
+    ops: Vec<Op>,
+    /// Elements of the staging buffer requested so far.
+    read_len: usize,
+    /// (out-of-memory, validation) error scopes around the whole recording.
+    scopes: Option<(wgpu::ErrorScopeGuard, wgpu::ErrorScopeGuard)>,
+}
+
+impl Recorder {
+    pub fn ctx(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Record one dispatch of `groups` workgroups (a 1-D count laid on a 2-D grid when it
+    /// exceeds the per-dimension limit; the kernels rebuild the index from
+    /// `num_workgroups`).
+    pub(super) fn dispatch(
+        &mut self,
+        key: PipelineKey,
+        uniform: &[u8],
+        storage: &[&wgpu::Buffer],
+        groups: u32,
+    ) -> Result<()> {
+        let grid = self.grid(groups)?;
+        self.dispatch_2d(key, uniform, storage, grid)
+    }
+
+    /// Record one dispatch with an explicit (x, y) workgroup grid.
+    pub(super) fn dispatch_2d(
+        &mut self,
+        key: PipelineKey,
+        uniform: &[u8],
+        storage: &[&wgpu::Buffer],
+        (gx, gy): (u32, u32),
+    ) -> Result<()> {
+        let max = self.ctx.inner.limits.max_compute_workgroups_per_dimension;
+        if gx > max || gy > max {
+            return Err(Error::Gpu(format!(
+                "{} needs a {gx} × {gy} grid of workgroups; this GPU allows {max} per dimension",
+                key.kernel.name()
+            )));
+        }
+        if gx == 0 || gy == 0 {
+            return Ok(());
+        }
+        let device = &self.ctx.inner.device;
+        let ubuf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(key.kernel.name()),
+            contents: uniform,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: ubuf.as_entire_binding(),
+        }];
+        for (i, b) in storage.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.as_entire_binding(),
+            });
+        }
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(key.kernel.name()),
+            layout: self.ctx.bind_group_layout(key.kernel),
+            entries: &entries,
+        });
+        let pipeline = self.ctx.pipeline(&key);
+        self.ops.push(Op::Dispatch {
+            pipeline,
+            bind_group,
+            groups: (gx, gy),
+        });
+        Ok(())
+    }
+
+    /// Lay `groups` workgroups on a 2-D grid within the per-dimension limit.
+    fn grid(&self, groups: u32) -> Result<(u32, u32)> {
+        let max = self
+            .ctx
+            .inner
+            .limits
+            .max_compute_workgroups_per_dimension
+            .max(1);
+        if groups <= max {
+            Ok((groups, 1))
+        } else {
+            Ok((max, groups.div_ceil(max)))
+        }
+    }
+
+    /// Ask for `len` elements of `buf` from element `offset`, as they are now.
+    pub fn read(&mut self, buf: &GpuBuffer, offset: usize, len: usize) -> Result<ReadSlot> {
+        if offset + len > buf.len {
+            return Err(Error::Gpu(format!(
+                "read of {len} elements at {offset} from a buffer of {} elements",
+                buf.len
+            )));
+        }
+        let slot = ReadSlot {
+            start: self.read_len,
+            len,
+        };
+        self.ops.push(Op::Read {
+            src: buf.buffer.clone(),
+            offset,
+            dst: self.read_len,
+            len,
+        });
+        self.read_len += len;
+        Ok(slot)
+    }
+
+    /// Ask for the whole of `buf`.
+    pub fn read_all(&mut self, buf: &GpuBuffer) -> Result<ReadSlot> {
+        self.read(buf, 0, buf.len)
+    }
+
+    /// Encode everything, submit once, and read every requested slot back through one
+    /// staging buffer (one map). Any validation error, out-of-memory, map failure or lost
+    /// device comes back as `Error::Gpu`.
+    ///
+    /// The submission happens now; the returned future waits for the results (it holds
+    /// nothing tied to this thread, so it may be sent elsewhere).
+    pub fn finish(mut self) -> impl Future<Output = Result<Readback>> {
+        let ctx = self.ctx.clone();
+        let staging = (self.read_len > 0).then(|| {
+            ctx.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback"),
+                size: (self.read_len * 4) as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        let ops = std::mem::take(&mut self.ops);
+        encode_and_submit(&ctx, ops, staging.as_ref());
+
+        // Pop the error scopes now, synchronously, on the thread that pushed them; their
+        // results are awaited below.
+        let (oom, validation) = self.scopes.take().expect("scopes are taken once, here");
+        let oom = oom.pop();
+        let validation = validation.pop();
+        drop(self);
+
+        let mapped = staging.as_ref().map(|st| {
+            ctx.inner.counters.readbacks.fetch_add(1, Ordering::Relaxed);
+            let (future, done) = oneshot();
+            st.slice(..)
+                .map_async(wgpu::MapMode::Read, move |r| done(r));
+            future
+        });
+        // Natively nothing progresses unless the device is polled; in the browser there is
+        // no poll and the map completes through the event loop.
+        #[cfg(not(target_arch = "wasm32"))]
+        let polled = ctx
+            .inner
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")));
+        #[cfg(target_arch = "wasm32")]
+        let polled: Result<()> = Ok(());
+
+        async move {
+            polled?;
+            if let Some(e) = validation.await {
+                return Err(Error::Gpu(format!("a kernel launch was rejected: {e}")));
+            }
+            if let Some(e) = oom.await {
+                return Err(Error::Gpu(format!("the GPU ran out of memory: {e}")));
+            }
+            ctx.check_alive()?;
+            let mut data = Vec::new();
+            if let (Some(st), Some(mapped)) = (&staging, mapped) {
+                mapped.await.map_err(|e| {
+                    Error::Gpu(format!("reading results back from the GPU failed: {e}"))
+                })?;
+                {
+                    let view = st.slice(..).get_mapped_range().map_err(|e| {
+                        Error::Gpu(format!("reading the mapped results failed: {e}"))
+                    })?;
+                    data = bytemuck::pod_collect_to_vec::<u8, f32>(&view);
+                }
+                st.unmap();
+            }
+            let uncaptured: Vec<String> = ctx
+                .inner
+                .state
+                .uncaptured
+                .lock()
+                .map(|mut v| std::mem::take(&mut *v))
+                .unwrap_or_default();
+            if !uncaptured.is_empty() {
+                return Err(Error::Gpu(format!(
+                    "the GPU reported: {}",
+                    uncaptured.join("; ")
+                )));
+            }
+            Ok(Readback { data })
+        }
+    }
+}
+
+/// Replay the recorded operations into one command encoder and submit it.
+fn encode_and_submit(ctx: &GpuContext, ops: Vec<Op>, staging: Option<&wgpu::Buffer>) {
+    let inner = &ctx.inner;
+    let mut encoder = inner
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("tplay"),
+        });
+    let mut dispatches = 0u64;
+    let mut ops = ops.into_iter().peekable();
+    while let Some(op) = ops.next() {
+        match op {
+            Op::Dispatch {
+                pipeline,
+                bind_group,
+                groups,
+            } => {
+                // Consecutive dispatches share one compute pass; WebGPU runs them in order
+                // and makes each one's writes visible to the next.
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: None,
+                });
+                let mut next = Some((pipeline, bind_group, groups));
+                while let Some((p, bg, (gx, gy))) = next.take() {
+                    pass.set_pipeline(&p);
+                    pass.set_bind_group(0, &bg, &[]);
+                    pass.dispatch_workgroups(gx, gy, 1);
+                    dispatches += 1;
+                    if matches!(ops.peek(), Some(Op::Dispatch { .. })) {
+                        if let Some(Op::Dispatch {
+                            pipeline,
+                            bind_group,
+                            groups,
+                        }) = ops.next()
+                        {
+                            next = Some((pipeline, bind_group, groups));
+                        }
+                    }
+                }
+            }
+            Op::Read {
+                src,
+                offset,
+                dst,
+                len,
+            } => {
+                if let Some(st) = staging {
+                    encoder.copy_buffer_to_buffer(
+                        &src,
+                        (offset * 4) as u64,
+                        st,
+                        (dst * 4) as u64,
+                        Some((len * 4) as u64),
+                    );
+                }
+            }
+        }
+    }
+    inner.queue.submit([encoder.finish()]);
+    inner.counters.submissions.fetch_add(1, Ordering::Relaxed);
+    inner
+        .counters
+        .dispatches
+        .fetch_add(dispatches, Ordering::Relaxed);
+}
+
+/// The values read back by one [`Recorder::finish`].
+#[derive(Debug)]
+pub struct Readback {
+    data: Vec<f32>,
+}
+
+impl Readback {
+    /// The f32 values of one slot.
+    pub fn f32(&self, slot: ReadSlot) -> &[f32] {
+        &self.data[slot.start..slot.start + slot.len]
+    }
+}
+
+/// A one-value channel whose receiving end is a future: the bridge from wgpu's
+/// `map_async` callback to `async` code, with no executor of its own.
+type Shared<T> = Arc<Mutex<(Option<T>, Option<Waker>)>>;
+
+struct OneShot<T> {
+    shared: Shared<T>,
+}
+
+fn oneshot<T: Send + 'static>() -> (OneShot<T>, impl FnOnce(T) + Send + 'static) {
+    let shared: Shared<T> = Arc::new(Mutex::new((None, None)));
+    let tx = shared.clone();
+    let send = move |v: T| {
+        let waker = {
+            let mut s = tx.lock().unwrap_or_else(|p| p.into_inner());
+            s.0 = Some(v);
+            s.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    };
+    (OneShot { shared }, send)
+}
+
+impl<T> Future for OneShot<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        match s.0.take() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                s.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}

@@ -1,0 +1,778 @@
+//! The WGSL kernels (one file each in `shaders/`), named in one enum, and one launch
+//! function per kernel that checks its arguments and records a dispatch.
+//!
+//! Each launch mirrors one CPU function of `model::*`; `crate/tests/gpu_kernels.rs` runs
+//! both on the same inputs. Kernels are specialised with WGSL `override` constants (set
+//! when the pipeline is created) and a uniform block of sizes, never by editing source.
+
+use bytemuck::{Pod, Zeroable};
+
+use super::context::{GpuBuffer, Recorder};
+use crate::config::Activation;
+use crate::error::{Error, Result};
+
+/// Every compute kernel of the GPU backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// `shaders/matmul.wgsl`: C = A·Wᵀ + b, tiled in workgroup memory.
+    Matmul,
+    /// `shaders/activation.wgsl`: ReLU / GELU in place.
+    Activation,
+    /// `shaders/add.wgsl`: x += y (residual connections).
+    Add,
+    /// `shaders/layer_norm.wgsl`: one workgroup per row.
+    LayerNorm,
+    /// `shaders/batch_norm.wgsl`: eval mode, running statistics.
+    BatchNorm,
+    /// `shaders/embedding.wgsl`: gather, scale, add absolute positions.
+    Embedding,
+    /// `shaders/rope.wgsl`: rotary positions on q and k, in place.
+    Rope,
+    /// `shaders/attention_scores.wgsl`: scores with masks and position biases.
+    AttentionScores,
+    /// `shaders/softmax.wgsl`: masked softmax, fully masked rows give zeros.
+    Softmax,
+    /// `shaders/attention_values.wgsl`: probability-weighted values, heads merged.
+    AttentionValues,
+}
+
+/// How a binding is used; binding 0 is always the kernel's uniform block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bind {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+
+use Bind::{Read, ReadWrite, Uniform};
+
+impl Kernel {
+    pub const ALL: [Kernel; 10] = [
+        Kernel::Matmul,
+        Kernel::Activation,
+        Kernel::Add,
+        Kernel::LayerNorm,
+        Kernel::BatchNorm,
+        Kernel::Embedding,
+        Kernel::Rope,
+        Kernel::AttentionScores,
+        Kernel::Softmax,
+        Kernel::AttentionValues,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Matmul => "matmul",
+            Kernel::Activation => "activation",
+            Kernel::Add => "add",
+            Kernel::LayerNorm => "layer_norm",
+            Kernel::BatchNorm => "batch_norm",
+            Kernel::Embedding => "embedding",
+            Kernel::Rope => "rope",
+            Kernel::AttentionScores => "attention_scores",
+            Kernel::Softmax => "softmax",
+            Kernel::AttentionValues => "attention_values",
+        }
+    }
+
+    /// The WGSL source, compiled into the library.
+    pub fn source(self) -> &'static str {
+        match self {
+            Kernel::Matmul => include_str!("../../../../shaders/matmul.wgsl"),
+            Kernel::Activation => include_str!("../../../../shaders/activation.wgsl"),
+            Kernel::Add => include_str!("../../../../shaders/add.wgsl"),
+            Kernel::LayerNorm => include_str!("../../../../shaders/layer_norm.wgsl"),
+            Kernel::BatchNorm => include_str!("../../../../shaders/batch_norm.wgsl"),
+            Kernel::Embedding => include_str!("../../../../shaders/embedding.wgsl"),
+            Kernel::Rope => include_str!("../../../../shaders/rope.wgsl"),
+            Kernel::AttentionScores => include_str!("../../../../shaders/attention_scores.wgsl"),
+            Kernel::Softmax => include_str!("../../../../shaders/softmax.wgsl"),
+            Kernel::AttentionValues => include_str!("../../../../shaders/attention_values.wgsl"),
+        }
+    }
+
+    /// The bindings of `@group(0)`, in binding order (they match the shader headers).
+    fn binds(self) -> &'static [Bind] {
+        match self {
+            Kernel::Matmul => &[Uniform, Read, Read, Read, ReadWrite],
+            Kernel::Activation => &[Uniform, ReadWrite],
+            Kernel::Add => &[Uniform, Read, ReadWrite],
+            Kernel::LayerNorm => &[Uniform, Read, Read, Read, ReadWrite],
+            Kernel::BatchNorm => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+            Kernel::Embedding => &[Uniform, Read, Read, Read, ReadWrite],
+            Kernel::Rope => &[Uniform, Read, ReadWrite],
+            Kernel::AttentionScores => &[Uniform, Read, Read, Read, Read, Read, Read, ReadWrite],
+            Kernel::Softmax => &[Uniform, Read, ReadWrite],
+            Kernel::AttentionValues => &[Uniform, Read, Read, Read, Read, ReadWrite],
+        }
+    }
+
+    /// Explicit bind-group layout entries (with `layout: None` wgpu would drop bindings a
+    /// specialisation does not use, and the bind group would no longer match).
+    pub(super) fn layout_entries(self) -> Vec<wgpu::BindGroupLayoutEntry> {
+        self.binds()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match b {
+                        Uniform => wgpu::BufferBindingType::Uniform,
+                        Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect()
+    }
+}
+
+/// What the kernels need of a device; `GpuContext::new` refuses a device below this.
+pub(super) struct KernelNeeds {
+    /// Most storage buffers of one kernel (attention_scores).
+    pub storage_buffers: u32,
+    pub uniform_buffers: u32,
+    pub bindings: u32,
+    /// matmul's 16 × 16 workgroup.
+    pub invocations: u32,
+    pub workgroup_x: u32,
+    pub workgroup_y: u32,
+    /// matmul's two 16 × 16 f32 tiles.
+    pub workgroup_storage: u32,
+}
+
+pub(super) fn kernel_needs() -> KernelNeeds {
+    let storage = Kernel::ALL
+        .iter()
+        .map(|k| k.binds().iter().filter(|b| **b != Uniform).count())
+        .max()
+        .unwrap_or(0);
+    let bindings = Kernel::ALL
+        .iter()
+        .map(|k| k.binds().len())
+        .max()
+        .unwrap_or(0);
+    KernelNeeds {
+        storage_buffers: storage as u32,
+        uniform_buffers: 1,
+        bindings: bindings as u32,
+        invocations: 256,
+        workgroup_x: 64,
+        workgroup_y: 16,
+        workgroup_storage: 2 * 16 * 16 * 4,
+    }
+}
+
+/// A kernel with its `override` constants: one compiled pipeline each.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PipelineKey {
+    pub kernel: Kernel,
+    /// (name, value); booleans are 0 / 1.
+    pub constants: Vec<(&'static str, u32)>,
+}
+
+impl PipelineKey {
+    fn plain(kernel: Kernel) -> Self {
+        PipelineKey {
+            kernel,
+            constants: vec![],
+        }
+    }
+}
+
+/// Threads per workgroup of the element-wise kernels.
+const WG: usize = 64;
+
+fn groups_for(n: usize) -> Result<u32> {
+    u32::try_from(n.div_ceil(WG))
+        .map_err(|_| Error::Gpu(format!("{n} elements are too many for one dispatch")))
+}
+
+fn u(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::Gpu(format!("{what} = {n} does not fit in 32 bits")))
+}
+
+/// An argument check: the kernel would read or write element `needed - 1` of `buf`.
+fn need(buf: &GpuBuffer, needed: usize, what: &str) -> Result<()> {
+    if needed > buf.len() {
+        return Err(Error::Gpu(format!(
+            "{what} holds {} elements, the kernel needs {needed}",
+            buf.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Rows of a buffer: row r starts at element `r · stride + col`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    pub buf: &'a GpuBuffer,
+    pub stride: usize,
+    pub col: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// A plain row-major (R, width) buffer.
+    pub fn dense(buf: &'a GpuBuffer, width: usize) -> Self {
+        Rows {
+            buf,
+            stride: width,
+            col: 0,
+        }
+    }
+
+    /// Elements needed to hold `rows` rows of `width` columns.
+    fn extent(&self, rows: usize, width: usize) -> usize {
+        if rows == 0 || width == 0 {
+            0
+        } else {
+            (rows - 1) * self.stride + self.col + width
+        }
+    }
+}
+
+/// Arguments of [`Recorder::matmul`]: `out (M, N) = a (M, K) · w (N, K)ᵀ + bias (N)`.
+#[derive(Clone, Copy, Debug)]
+pub struct MatmulArgs<'a> {
+    /// (M, K) rows.
+    pub a: Rows<'a>,
+    /// (N, K) row-major from element `w_offset`.
+    pub w: &'a GpuBuffer,
+    pub w_offset: usize,
+    /// (N) from element `b_offset`, or no bias.
+    pub bias: Option<&'a GpuBuffer>,
+    pub b_offset: usize,
+    /// (M, N) rows, written.
+    pub out: Rows<'a>,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct MatmulParams {
+    m: u32,
+    n: u32,
+    k: u32,
+    a_offset: u32,
+    a_stride: u32,
+    w_offset: u32,
+    b_offset: u32,
+    c_offset: u32,
+    c_stride: u32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CountParams {
+    n: u32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct RowParams {
+    rows: u32,
+    width: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct EmbeddingParams {
+    rows: u32,
+    t_len: u32,
+    c: u32,
+    pos0: u32,
+    scale: f32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct RopeParams {
+    rows: u32,
+    t_len: u32,
+    stride: u32,
+    col: u32,
+    n_heads: u32,
+    d_head: u32,
+    pos0: u32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ScoreParams {
+    batch: u32,
+    n_heads: u32,
+    t_len: u32,
+    s_len: u32,
+    d_head: u32,
+    q_stride: u32,
+    q_col: u32,
+    k_stride: u32,
+    k_col: u32,
+    pos0: u32,
+    causal: u32,
+    padding: u32,
+    pad_id: u32,
+    rel_max: u32,
+    scale: f32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ValueParams {
+    batch: u32,
+    n_heads: u32,
+    t_len: u32,
+    s_len: u32,
+    d_head: u32,
+    v_stride: u32,
+    v_col: u32,
+    pos0: u32,
+    rel_max: u32,
+    _pad: [u32; 3],
+}
+
+/// Sizes shared by the attention kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttnDims {
+    /// B
+    pub batch: usize,
+    /// H
+    pub n_heads: usize,
+    /// T: queries per sequence.
+    pub t_len: usize,
+    /// S: keys per sequence.
+    pub s_len: usize,
+    /// D
+    pub d_head: usize,
+    /// Absolute position of query 0 (the cache length in a cached decoding step).
+    pub pos0: usize,
+}
+
+/// Arguments of [`Recorder::attention_scores`].
+#[derive(Clone, Copy, Debug)]
+pub struct ScoreArgs<'a> {
+    /// (B·T) query rows; head h at columns `col + h·D ..`.
+    pub q: Rows<'a>,
+    /// (B·S) key rows; head h at columns `col + h·D ..`.
+    pub k: Rows<'a>,
+    /// (B, S) u32: the token behind each key.
+    pub key_tokens: &'a GpuBuffer,
+    /// (2K+1, D) Shaw relative keys, with K = `rel_max`.
+    pub rel_k: Option<&'a GpuBuffer>,
+    pub rel_max: usize,
+    /// (H) ALiBi slopes.
+    pub alibi_slopes: Option<&'a GpuBuffer>,
+    /// (H, D) `additive_v`: present for additive scoring, absent for dot products.
+    pub additive_v: Option<&'a GpuBuffer>,
+    /// Multiplier of dot-product scores (1/√D or 1).
+    pub scale: f32,
+    pub causal: bool,
+    pub padding: bool,
+    pub pad_id: u32,
+    /// (B, H, T, S), written; masked entries hold `MASKED`.
+    pub out: &'a GpuBuffer,
+    pub dims: AttnDims,
+}
+
+/// Arguments of [`Recorder::attention_values`].
+#[derive(Clone, Copy, Debug)]
+pub struct ValueArgs<'a> {
+    /// (B, H, T, S)
+    pub probs: &'a GpuBuffer,
+    /// (B·S) value rows; head h at columns `col + h·D ..`.
+    pub v: Rows<'a>,
+    /// (2K+1, D) Shaw relative values, with K = `rel_max`.
+    pub rel_v: Option<&'a GpuBuffer>,
+    pub rel_max: usize,
+    /// (H) u32: non-zero for an ablated head.
+    pub ablate: &'a GpuBuffer,
+    /// (B·T, C) with C = H·D, written.
+    pub out: &'a GpuBuffer,
+    pub dims: AttnDims,
+}
+
+/// The value attention_scores.wgsl writes for a masked score (WGSL has no −∞; see the
+/// shader header). Trace readers map it back to `f32::NEG_INFINITY`.
+pub const MASKED: f32 = -f32::MAX;
+
+impl Recorder {
+    /// `out (M, N) = a (M, K) · w (N, K)ᵀ + bias`: `shaders/matmul.wgsl`, mirroring
+    /// `model::ffn::linear_forward`.
+    pub fn matmul(&mut self, x: &MatmulArgs) -> Result<()> {
+        need(x.a.buf, x.a.extent(x.m, x.k), "matmul input")?;
+        need(x.w, x.w_offset + x.n * x.k, "matmul weight")?;
+        if let Some(b) = x.bias {
+            need(b, x.b_offset + x.n, "matmul bias")?;
+        }
+        need(x.out.buf, x.out.extent(x.m, x.n), "matmul output")?;
+        let p = MatmulParams {
+            m: u(x.m, "M")?,
+            n: u(x.n, "N")?,
+            k: u(x.k, "K")?,
+            a_offset: u(x.a.col, "a offset")?,
+            a_stride: u(x.a.stride, "a stride")?,
+            w_offset: u(x.w_offset, "w offset")?,
+            b_offset: u(x.b_offset, "bias offset")?,
+            c_offset: u(x.out.col, "out offset")?,
+            c_stride: u(x.out.stride, "out stride")?,
+            _pad: [0; 3],
+        };
+        let key = PipelineKey {
+            kernel: Kernel::Matmul,
+            constants: vec![("HAS_BIAS", x.bias.is_some() as u32)],
+        };
+        let dummy = self.ctx().dummy().clone();
+        let bias = x.bias.map(|b| &b.buffer).unwrap_or(&dummy);
+        let grid = (u(x.n.div_ceil(16), "N")?, u(x.m.div_ceil(16), "M")?);
+        self.dispatch_2d(
+            key,
+            bytemuck::bytes_of(&p),
+            &[&x.a.buf.buffer, &x.w.buffer, bias, &x.out.buf.buffer],
+            grid,
+        )
+    }
+
+    /// `x[..n] = act(x[..n])` in place: `shaders/activation.wgsl`, mirroring
+    /// `model::ffn::activation_forward`.
+    pub fn activation(&mut self, x: &GpuBuffer, n: usize, act: Activation) -> Result<()> {
+        need(x, n, "activation input")?;
+        let p = CountParams {
+            n: u(n, "N")?,
+            _pad: [0; 3],
+        };
+        let code = match act {
+            Activation::Relu => 0,
+            Activation::Gelu => 1,
+        };
+        let key = PipelineKey {
+            kernel: Kernel::Activation,
+            constants: vec![("ACT", code)],
+        };
+        self.dispatch(key, bytemuck::bytes_of(&p), &[&x.buffer], groups_for(n)?)
+    }
+
+    /// `x[..n] += y[..n]`: `shaders/add.wgsl`, the residual connection.
+    pub fn add(&mut self, x: &GpuBuffer, y: &GpuBuffer, n: usize) -> Result<()> {
+        need(x, n, "residual")?;
+        need(y, n, "sublayer output")?;
+        let p = CountParams {
+            n: u(n, "N")?,
+            _pad: [0; 3],
+        };
+        self.dispatch(
+            PipelineKey::plain(Kernel::Add),
+            bytemuck::bytes_of(&p),
+            &[&y.buffer, &x.buffer],
+            groups_for(n)?,
+        )
+    }
+
+    /// `y (R, C) = LayerNorm(x (R, C)) · γ + β`: `shaders/layer_norm.wgsl`, mirroring
+    /// `model::norm::layernorm_forward`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn layer_norm(
+        &mut self,
+        x: &GpuBuffer,
+        gamma: &GpuBuffer,
+        beta: &GpuBuffer,
+        y: &GpuBuffer,
+        rows: usize,
+        c: usize,
+    ) -> Result<()> {
+        need(x, rows * c, "layer norm input")?;
+        need(gamma, c, "layer norm weight")?;
+        need(beta, c, "layer norm bias")?;
+        need(y, rows * c, "layer norm output")?;
+        let p = RowParams {
+            rows: u(rows, "rows")?,
+            width: u(c, "C")?,
+            _pad: [0; 2],
+        };
+        self.dispatch(
+            PipelineKey::plain(Kernel::LayerNorm),
+            bytemuck::bytes_of(&p),
+            &[&x.buffer, &gamma.buffer, &beta.buffer, &y.buffer],
+            u(rows, "rows")?,
+        )
+    }
+
+    /// `y (R, C) = (x − running_mean) / √(running_var + ε) · γ + β`:
+    /// `shaders/batch_norm.wgsl`, mirroring `model::norm::batchnorm_eval_forward`.
+    /// `stats` is (running_mean, running_var).
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm(
+        &mut self,
+        x: &GpuBuffer,
+        gamma: &GpuBuffer,
+        beta: &GpuBuffer,
+        stats: (&GpuBuffer, &GpuBuffer),
+        y: &GpuBuffer,
+        rows: usize,
+        c: usize,
+    ) -> Result<()> {
+        need(x, rows * c, "batch norm input")?;
+        for (b, what) in [
+            (gamma, "batch norm weight"),
+            (beta, "batch norm bias"),
+            (stats.0, "running mean"),
+            (stats.1, "running var"),
+        ] {
+            need(b, c, what)?;
+        }
+        need(y, rows * c, "batch norm output")?;
+        let p = RowParams {
+            rows: u(rows, "rows")?,
+            width: u(c, "C")?,
+            _pad: [0; 2],
+        };
+        self.dispatch(
+            PipelineKey::plain(Kernel::BatchNorm),
+            bytemuck::bytes_of(&p),
+            &[
+                &x.buffer,
+                &gamma.buffer,
+                &beta.buffer,
+                &stats.0.buffer,
+                &stats.1.buffer,
+                &y.buffer,
+            ],
+            groups_for(rows * c)?,
+        )
+    }
+
+    /// `out (B·T, C) = table[tokens] · scale + pos[pos0 + t]`: `shaders/embedding.wgsl`,
+    /// mirroring `model::embedding::embedding_forward` and the absolute position step.
+    /// Token ids must already be checked to be below V.
+    #[allow(clippy::too_many_arguments)]
+    pub fn embedding(
+        &mut self,
+        tokens: &GpuBuffer,
+        table: &GpuBuffer,
+        pos: Option<&GpuBuffer>,
+        out: &GpuBuffer,
+        (rows, t_len, c): (usize, usize, usize),
+        pos0: usize,
+        scale: f32,
+    ) -> Result<()> {
+        need(tokens, rows, "tokens")?;
+        need(out, rows * c, "embedding output")?;
+        if let Some(pt) = pos {
+            let last = if rows == 0 { 0 } else { pos0 + t_len };
+            need(pt, last * c, "position table")?;
+        }
+        if t_len == 0 && rows > 0 {
+            return Err(Error::Gpu("embedding: T is 0 with rows to fill".into()));
+        }
+        let p = EmbeddingParams {
+            rows: u(rows, "rows")?,
+            t_len: u(t_len.max(1), "T")?,
+            c: u(c, "C")?,
+            pos0: u(pos0, "pos0")?,
+            scale,
+            _pad: [0; 3],
+        };
+        let key = PipelineKey {
+            kernel: Kernel::Embedding,
+            constants: vec![("HAS_POS", pos.is_some() as u32)],
+        };
+        let dummy = self.ctx().dummy().clone();
+        let pos = pos.map(|b| &b.buffer).unwrap_or(&dummy);
+        self.dispatch(
+            key,
+            bytemuck::bytes_of(&p),
+            &[&tokens.buffer, &table.buffer, pos, &out.buffer],
+            groups_for(rows * c)?,
+        )
+    }
+
+    /// Rotate `n_heads` heads of D columns of every row of `x` in place by the RoPE angle
+    /// of position `pos0 + r % T`: `shaders/rope.wgsl`, mirroring
+    /// `model::position::rope_forward`. `rot` is the (max_len, D/2, 2) cos/sin table.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rope(
+        &mut self,
+        rot: &GpuBuffer,
+        x: Rows,
+        rows: usize,
+        t_len: usize,
+        n_heads: usize,
+        d_head: usize,
+        pos0: usize,
+    ) -> Result<()> {
+        if d_head % 2 != 0 {
+            return Err(Error::Gpu(format!("rope needs an even D, got {d_head}")));
+        }
+        need(x.buf, x.extent(rows, n_heads * d_head), "rope input")?;
+        let last = if rows == 0 { 0 } else { pos0 + t_len };
+        need(rot, last * d_head, "rope table")?;
+        let p = RopeParams {
+            rows: u(rows, "rows")?,
+            t_len: u(t_len.max(1), "T")?,
+            stride: u(x.stride, "stride")?,
+            col: u(x.col, "col")?,
+            n_heads: u(n_heads, "H")?,
+            d_head: u(d_head, "D")?,
+            pos0: u(pos0, "pos0")?,
+            _pad: 0,
+        };
+        self.dispatch(
+            PipelineKey::plain(Kernel::Rope),
+            bytemuck::bytes_of(&p),
+            &[&rot.buffer, &x.buf.buffer],
+            groups_for(rows * n_heads * d_head / 2)?,
+        )
+    }
+
+    /// Scores (B, H, T, S) with masks and position biases: `shaders/attention_scores.wgsl`,
+    /// mirroring the score step of `model::attention`.
+    pub fn attention_scores(&mut self, x: &ScoreArgs) -> Result<()> {
+        let d = x.dims;
+        let c = d.n_heads * d.d_head;
+        need(x.q.buf, x.q.extent(d.batch * d.t_len, c), "queries")?;
+        need(x.k.buf, x.k.extent(d.batch * d.s_len, c), "keys")?;
+        need(x.key_tokens, d.batch * d.s_len, "key tokens")?;
+        if let Some(r) = x.rel_k {
+            need(r, (2 * x.rel_max + 1) * d.d_head, "rel_k")?;
+        }
+        if let Some(s) = x.alibi_slopes {
+            need(s, d.n_heads, "ALiBi slopes")?;
+        }
+        if let Some(a) = x.additive_v {
+            need(a, c, "additive_v")?;
+        }
+        let n = d.batch * d.n_heads * d.t_len * d.s_len;
+        need(x.out, n, "scores")?;
+        let p = ScoreParams {
+            batch: u(d.batch, "B")?,
+            n_heads: u(d.n_heads, "H")?,
+            t_len: u(d.t_len, "T")?,
+            s_len: u(d.s_len, "S")?,
+            d_head: u(d.d_head, "D")?,
+            q_stride: u(x.q.stride, "q stride")?,
+            q_col: u(x.q.col, "q col")?,
+            k_stride: u(x.k.stride, "k stride")?,
+            k_col: u(x.k.col, "k col")?,
+            pos0: u(d.pos0, "pos0")?,
+            causal: x.causal as u32,
+            padding: x.padding as u32,
+            pad_id: x.pad_id,
+            rel_max: u(x.rel_max, "K")?,
+            scale: x.scale,
+            _pad: 0,
+        };
+        let key = PipelineKey {
+            kernel: Kernel::AttentionScores,
+            constants: vec![
+                ("SCORE", x.additive_v.is_some() as u32),
+                ("HAS_REL", x.rel_k.is_some() as u32),
+                ("HAS_ALIBI", x.alibi_slopes.is_some() as u32),
+            ],
+        };
+        let dummy = self.ctx().dummy().clone();
+        let or_dummy = |b: Option<&GpuBuffer>| b.map(|b| b.buffer.clone()).unwrap_or(dummy.clone());
+        let (rel_k, slopes, add_v) = (
+            or_dummy(x.rel_k),
+            or_dummy(x.alibi_slopes),
+            or_dummy(x.additive_v),
+        );
+        self.dispatch(
+            key,
+            bytemuck::bytes_of(&p),
+            &[
+                &x.q.buf.buffer,
+                &x.k.buf.buffer,
+                &x.key_tokens.buffer,
+                &rel_k,
+                &slopes,
+                &add_v,
+                &x.out.buffer,
+            ],
+            groups_for(n)?,
+        )
+    }
+
+    /// `probs (R, S) = masked softmax(scores (R, S))` row by row:
+    /// `shaders/softmax.wgsl`, mirroring the softmax step of `model::attention`.
+    pub fn softmax(
+        &mut self,
+        scores: &GpuBuffer,
+        probs: &GpuBuffer,
+        rows: usize,
+        s_len: usize,
+    ) -> Result<()> {
+        need(scores, rows * s_len, "scores")?;
+        need(probs, rows * s_len, "probabilities")?;
+        let p = RowParams {
+            rows: u(rows, "rows")?,
+            width: u(s_len, "S")?,
+            _pad: [0; 2],
+        };
+        self.dispatch(
+            PipelineKey::plain(Kernel::Softmax),
+            bytemuck::bytes_of(&p),
+            &[&scores.buffer, &probs.buffer],
+            u(rows, "rows")?,
+        )
+    }
+
+    /// `z (B·T, C) = Σ_j probs · (v + rel_v)`, ablated heads zero:
+    /// `shaders/attention_values.wgsl`, mirroring the weighted sum of `model::attention`.
+    pub fn attention_values(&mut self, x: &ValueArgs) -> Result<()> {
+        let d = x.dims;
+        let c = d.n_heads * d.d_head;
+        need(
+            x.probs,
+            d.batch * d.n_heads * d.t_len * d.s_len,
+            "probabilities",
+        )?;
+        need(x.v.buf, x.v.extent(d.batch * d.s_len, c), "values")?;
+        if let Some(r) = x.rel_v {
+            need(r, (2 * x.rel_max + 1) * d.d_head, "rel_v")?;
+        }
+        need(x.ablate, d.n_heads, "ablation flags")?;
+        let n = d.batch * d.t_len * c;
+        need(x.out, n, "attention output")?;
+        let p = ValueParams {
+            batch: u(d.batch, "B")?,
+            n_heads: u(d.n_heads, "H")?,
+            t_len: u(d.t_len, "T")?,
+            s_len: u(d.s_len, "S")?,
+            d_head: u(d.d_head, "D")?,
+            v_stride: u(x.v.stride, "v stride")?,
+            v_col: u(x.v.col, "v col")?,
+            pos0: u(d.pos0, "pos0")?,
+            rel_max: u(x.rel_max, "K")?,
+            _pad: [0; 3],
+        };
+        let key = PipelineKey {
+            kernel: Kernel::AttentionValues,
+            constants: vec![("HAS_REL", x.rel_v.is_some() as u32)],
+        };
+        let dummy = self.ctx().dummy().clone();
+        let rel_v = x.rel_v.map(|b| &b.buffer).unwrap_or(&dummy);
+        self.dispatch(
+            key,
+            bytemuck::bytes_of(&p),
+            &[
+                &x.probs.buffer,
+                &x.v.buf.buffer,
+                rel_v,
+                &x.ablate.buffer,
+                &x.out.buffer,
+            ],
+            groups_for(n)?,
+        )
+    }
+}
