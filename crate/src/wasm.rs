@@ -1,1 +1,409 @@
-//! The thin wasm-bindgen boundary.
+//! The thin wasm-bindgen boundary (compiled on wasm32 only): one stateful [`Engine`]
+//! that the page's Web Worker drives. Plain arrays, numbers and strings come in; typed
+//! arrays and serde values go out; failures are `JsError`s with the core's message.
+//! No model logic lives here: every number comes from the Rust core.
+
+use js_sys::{Array, Float32Array, Object, Reflect};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::config::Arch;
+use crate::error::{Error, Result};
+use crate::generate::clock::Stopwatch;
+use crate::generate::flops::{decoder_macs, encoder_macs};
+use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
+use crate::model::forward::{AttnSite, Batch, HeadRef};
+use crate::model::{ForwardOptions, Mode, Model, Trace};
+use crate::tensor::Tensor;
+
+/// The most sequences one forward request may carry (the padding demo uses a few).
+const MAX_BATCH: usize = 8;
+
+fn js_err(e: Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn input(msg: impl Into<String>) -> JsError {
+    js_err(Error::Input(msg.into()))
+}
+
+/// Run-time switches as the page sends them.
+#[derive(Deserialize)]
+struct Switches {
+    causal: bool,
+    padding_mask: bool,
+    scale: bool,
+    ablate: Vec<HeadRef>,
+}
+
+/// The page's sampling controls.
+#[derive(Deserialize)]
+struct SamplingReq {
+    strategy: String,
+    temperature: f32,
+    top_k: usize,
+    top_p: f32,
+    beam_width: usize,
+    seed: u64,
+}
+
+impl SamplingReq {
+    /// The distribution the forward view shows as "drawn from": greedy is one-hot,
+    /// beam search ranks by the model's own probabilities.
+    fn sampling(&self) -> Sampling {
+        match self.strategy.as_str() {
+            "sample" => Sampling {
+                temperature: self.temperature,
+                top_k: (self.top_k > 0).then_some(self.top_k),
+                top_p: (self.top_p < 1.0).then_some(self.top_p),
+            },
+            "greedy" => Sampling {
+                temperature: 0.0,
+                top_k: None,
+                top_p: None,
+            },
+            _ => Sampling::default(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ForwardReq {
+    batch: Vec<Vec<u32>>,
+    #[serde(default)]
+    src: Option<Vec<Vec<u32>>>,
+    switches: Switches,
+    sampling: SamplingReq,
+}
+
+/// What the page is told about a loaded checkpoint.
+#[derive(Serialize)]
+struct ModelInfo<'a> {
+    arch: Arch,
+    pos_encoding: crate::config::PosEncoding,
+    norm: crate::config::Norm,
+    score: crate::config::Score,
+    activation: crate::config::Activation,
+    d_model: usize,
+    n_heads: usize,
+    d_head: usize,
+    d_ff: usize,
+    max_len: usize,
+    encoder_layers: usize,
+    decoder_layers: usize,
+    vocab: &'a [String],
+    tokenizer_kind: crate::tokenizer::TokenizerKind,
+    pad: u32,
+    bos: u32,
+    eos: u32,
+    unk: u32,
+    num_classes: usize,
+    params: usize,
+}
+
+#[derive(Serialize)]
+struct Tokenized {
+    ids: Vec<u32>,
+    tokens: Vec<String>,
+    unknown: Vec<(usize, String)>,
+}
+
+/// Set `obj[key] = value`; a failure here means a frozen object, which ours never are.
+fn set(obj: &Object, key: &str, value: &JsValue) -> std::result::Result<(), JsError> {
+    Reflect::set(obj, &JsValue::from_str(key), value)
+        .map(|_| ())
+        .map_err(|_| JsError::new(&format!("cannot set `{key}` on a result object")))
+}
+
+fn to_js<T: Serialize + ?Sized>(v: &T) -> std::result::Result<JsValue, JsError> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError::new(&format!("cannot convert a result for the page: {e}")))
+}
+
+/// `{shape, data: Float32Array}`: a tensor for the page, copied once.
+fn dense(shape: &[usize], data: &[f32]) -> std::result::Result<JsValue, JsError> {
+    let obj = Object::new();
+    set(&obj, "shape", &to_js(shape)?)?;
+    set(&obj, "data", &Float32Array::from(data).into())?;
+    Ok(obj.into())
+}
+
+fn f32s(xs: impl IntoIterator<Item = f64>) -> Vec<f32> {
+    xs.into_iter().map(|x| x as f32).collect()
+}
+
+/// (L + 1, B, T): the L2 norm of every position's hidden vector, per recorded state.
+fn state_norms(states: &[Tensor]) -> (Vec<usize>, Vec<f32>) {
+    let Some(first) = states.first() else {
+        return (vec![0, 0, 0], vec![]);
+    };
+    let (b, t, c) = (first.shape[0], first.shape[1], first.shape[2]);
+    let mut out = Vec::with_capacity(states.len() * b * t); // (L+1, B, T)
+    for s in states {
+        for row in s.data.chunks(c) {
+            out.push(row.iter().map(|x| x * x).sum::<f32>().sqrt());
+        }
+    }
+    (vec![states.len(), b, t], out)
+}
+
+/// The stateful engine behind the page's worker: one model, one backend.
+#[wasm_bindgen]
+pub struct Engine {
+    model: Option<Model>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+impl Engine {
+    fn model(&self) -> std::result::Result<&Model, JsError> {
+        self.model
+            .as_ref()
+            .ok_or_else(|| input("no model is loaded: call load() first"))
+    }
+
+    fn options(&self, sw: &Switches, m: &Model) -> Result<ForwardOptions> {
+        let cfg = &m.config;
+        for h in &sw.ablate {
+            let layers = match h.site {
+                AttnSite::EncoderSelf => cfg.encoder_layers(),
+                AttnSite::DecoderSelf => cfg.decoder_layers(),
+                AttnSite::Cross => {
+                    if cfg.arch == Arch::EncoderDecoder {
+                        cfg.decoder_layers()
+                    } else {
+                        0
+                    }
+                }
+            };
+            if h.layer >= layers || h.head >= cfg.n_heads {
+                return Err(Error::Input(format!(
+                    "ablation: this model has no {} layer {} head {}",
+                    h.site.name(),
+                    h.layer,
+                    h.head
+                )));
+            }
+        }
+        Ok(ForwardOptions {
+            causal: Some(sw.causal),
+            padding_mask: sw.padding_mask,
+            scale: sw.scale,
+            ablate: sw.ablate.clone(),
+            mode: Mode::Eval,
+            trace_attention: true,
+            trace_hidden: true,
+        })
+    }
+
+    fn batch(&self, req: &ForwardReq, m: &Model) -> Result<Batch> {
+        let pad = m.tokenizer.spec.pad;
+        if req.batch.len() > MAX_BATCH {
+            return Err(Error::Input(format!(
+                "at most {MAX_BATCH} sequences per request, got {}",
+                req.batch.len()
+            )));
+        }
+        let batch = Batch::padded(req.batch.clone(), pad)?;
+        let batch = match (&req.src, m.config.arch) {
+            (Some(src), Arch::EncoderDecoder) => batch.with_padded_source(src.clone(), pad)?,
+            (None, Arch::EncoderDecoder) => {
+                return Err(Error::Input(
+                    "an encoder-decoder model needs source sequences".into(),
+                ))
+            }
+            (Some(_), _) => {
+                return Err(Error::Input(
+                    "only an encoder-decoder model takes source sequences".into(),
+                ))
+            }
+            (None, _) => batch,
+        };
+        m.check_batch(&batch)?;
+        Ok(batch)
+    }
+
+    /// The trace as the page's `ForwardResult`.
+    fn forward_result(
+        &self,
+        m: &Model,
+        req: &ForwardReq,
+        batch: &Batch,
+        trace: &Trace,
+        ms: f64,
+        backend: &str,
+    ) -> std::result::Result<JsValue, JsError> {
+        let out = Object::new();
+        let cfg = &m.config;
+        set(&out, "backend", &JsValue::from_str(backend))?;
+        set(&out, "ms", &JsValue::from_f64(ms))?;
+        let rows: Vec<&[u32]> = (0..batch.batch).map(|i| batch.row(i)).collect();
+        set(&out, "tokens", &to_js(&rows)?)?;
+        let src_rows: Vec<&[u32]> = match &batch.src_tokens {
+            Some(s) => s.chunks(batch.src_len).collect(),
+            None => vec![],
+        };
+        set(&out, "src_tokens", &to_js(&src_rows)?)?;
+        let attention = Array::new();
+        for a in &trace.attention {
+            let o = Object::new();
+            set(&o, "site", &JsValue::from_str(a.site.name()))?;
+            set(&o, "layer", &JsValue::from_f64(a.layer as f64))?;
+            set(&o, "scores", &dense(&a.scores.shape, &a.scores.data)?)?; // (B, H, T, S)
+            set(&o, "probs", &dense(&a.probs.shape, &a.probs.data)?)?; // (B, H, T, S)
+            attention.push(&o);
+        }
+        set(&out, "attention", &attention)?;
+        let hidden = Array::new();
+        for h in &trace.hidden {
+            let (shape, norms) = state_norms(&h.states); // (L+1, B, T)
+            let o = Object::new();
+            set(&o, "stack", &JsValue::from_str(h.stack.name()))?;
+            set(&o, "norms", &dense(&shape, &norms)?)?;
+            hidden.push(&o);
+        }
+        set(&out, "hidden", &hidden)?;
+
+        let v = cfg.vocab_size;
+        let last = req.batch[0].len().saturating_sub(1);
+        if let Some(cl) = &trace.class_logits {
+            let nc = cl.shape[1];
+            set(&out, "logits", &dense(&cl.shape, &cl.data)?)?; // (B, num_classes)
+            set(
+                &out,
+                "class_probs",
+                &Float32Array::from(softmax(&cl.data[..nc]).as_slice()).into(),
+            )?;
+            set(
+                &out,
+                "model_probs",
+                &Float32Array::new_with_length(0).into(),
+            )?;
+            set(&out, "next_probs", &Float32Array::new_with_length(0).into())?;
+            set(&out, "predicted", &to_js::<[u32]>(&[])?)?;
+        } else {
+            set(
+                &out,
+                "logits",
+                &dense(&trace.logits.shape, &trace.logits.data)?,
+            )?; // (B, T, V)
+            let t = batch.len;
+            let row0 = &trace.logits.data[..t * v]; // (T, V)
+            let at_last = &row0[last * v..(last + 1) * v]; // (V)
+            set(
+                &out,
+                "model_probs",
+                &Float32Array::from(softmax(at_last).as_slice()).into(),
+            )?;
+            let drawn = sampling_distribution(at_last, &req.sampling.sampling()).map_err(js_err)?;
+            set(
+                &out,
+                "next_probs",
+                &Float32Array::from(f32s(drawn).as_slice()).into(),
+            )?;
+            let predicted = row0
+                .chunks(v)
+                .map(argmax)
+                .collect::<Result<Vec<u32>>>()
+                .map_err(js_err)?;
+            set(&out, "predicted", &to_js(&predicted)?)?;
+            set(&out, "class_probs", &JsValue::NULL)?;
+        }
+        let macs = batch.batch as u64
+            * (encoder_macs(
+                cfg,
+                batch.src_len.max(if cfg.arch == Arch::EncoderOnly {
+                    batch.len
+                } else {
+                    0
+                }),
+            ) + if cfg.arch == Arch::EncoderOnly {
+                0
+            } else {
+                decoder_macs(cfg, 0, batch.len, batch.src_len, true, batch.len)
+            });
+        set(&out, "flops", &JsValue::from_f64(2.0 * macs as f64))?;
+        set(&out, "fallback", &JsValue::NULL)?;
+        Ok(out.into())
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Engine {
+        Engine { model: None }
+    }
+
+    /// Load a checkpoint from its bytes; returns the model's description.
+    pub fn load(&mut self, bytes: &[u8]) -> std::result::Result<JsValue, JsError> {
+        let model = crate::checkpoint::load(bytes).map_err(js_err)?;
+        let cfg = &model.config;
+        let spec = &model.tokenizer.spec;
+        let info = to_js(&ModelInfo {
+            arch: cfg.arch,
+            pos_encoding: cfg.pos_encoding,
+            norm: cfg.norm,
+            score: cfg.score,
+            activation: cfg.activation,
+            d_model: cfg.d_model,
+            n_heads: cfg.n_heads,
+            d_head: cfg.d_head(),
+            d_ff: cfg.d_ff,
+            max_len: cfg.max_len,
+            encoder_layers: cfg.encoder_layers(),
+            decoder_layers: cfg.decoder_layers(),
+            vocab: &spec.tokens,
+            tokenizer_kind: spec.kind,
+            pad: spec.pad,
+            bos: spec.bos,
+            eos: spec.eos,
+            unk: spec.unk,
+            num_classes: cfg.num_classes,
+            params: model.param_count(),
+        })?;
+        self.model = Some(model);
+        Ok(info)
+    }
+
+    /// Text to ids with the loaded model's tokenizer, and where `<unk>` had to be used.
+    pub fn tokenize(&self, text: &str) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?;
+        let enc = m.tokenizer.encode(text);
+        let tokens = enc
+            .ids
+            .iter()
+            .map(|&id| m.tokenizer.token(id).unwrap_or("<?>").to_string())
+            .collect();
+        to_js(&Tokenized {
+            ids: enc.ids,
+            tokens,
+            unknown: enc.unknown,
+        })
+    }
+
+    /// Run on the CPU from now on.
+    pub fn use_cpu(&mut self) {}
+
+    /// One forward pass with every trace the page draws.
+    pub async fn forward(&mut self, req: JsValue) -> std::result::Result<JsValue, JsError> {
+        let req: ForwardReq = serde_wasm_bindgen::from_value(req)
+            .map_err(|e| input(format!("forward request: {e}")))?;
+        if req.batch.is_empty() {
+            return Err(input("forward request: the batch is empty"));
+        }
+        let m = self.model()?;
+        let opts = self.options(&req.switches, m).map_err(js_err)?;
+        let batch = self.batch(&req, m).map_err(js_err)?;
+        let clock = Stopwatch::start(None);
+        let trace = m.forward(&batch, &opts).map_err(js_err)?;
+        let ms = clock.elapsed_ms();
+        let _ = req.sampling.seed;
+        let _ = req.sampling.beam_width;
+        self.forward_result(m, &req, &batch, &trace, ms, "cpu")
+    }
+}

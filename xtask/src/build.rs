@@ -1,12 +1,206 @@
-//! `cargo xtask build`: the wasm engine and the page.
+//! `cargo xtask build`: the wasm engine and the page, into `www/dist`.
+//!
+//! Steps: the pinned wasm-bindgen CLI (installed when missing), the core built for
+//! wasm32 with SIMD, `wasm-bindgen --target web`, `wasm-opt -Oz`, the front end's npm
+//! packages (installed when missing), TypeScript + Vite, and the shipped models copied
+//! beside the page. A fresh machine needs only cargo, node and npm.
 
-use crate::util::Result;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-pub fn run(_args: &[String]) -> Result<()> {
-    Err("the page build is not available yet".into())
+use crate::util::{cargo, describe, root, sh, Result};
+
+pub fn run(args: &[String]) -> Result<()> {
+    if let Some(a) = args.first() {
+        return Err(format!(
+            "`cargo xtask build` takes no arguments (got `{a}`)"
+        ));
+    }
+    build_all()?;
+    eprintln!("built the page into {}", dist().display());
+    Ok(())
 }
 
-/// The headless-Chromium tests of the page.
+/// The folder the page is built into and served from.
+pub fn dist() -> PathBuf {
+    root().join("www/dist")
+}
+
+/// Everything `serve` and the browser tests need.
+pub fn build_all() -> Result<()> {
+    build_wasm()?;
+    npm_install()?;
+    // `sh` runs in the workspace root; `--prefix` points npm at the front end.
+    sh(npm().args(["--prefix", "www", "run", "build"]))?;
+    copy_models()
+}
+
+/// The headless-Chromium tests of the page (tests/browser/*.test.mjs under node's test
+/// runner). Builds everything first; any failing test makes this an error.
 pub fn browser_tests() -> Result<()> {
+    build_all()?;
+    let browser = chromium()?;
+    sh(Command::new("node")
+        .args(["--test", "--test-concurrency=1"])
+        .arg("tests/browser/")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", browser))
+}
+
+/// Browser figures for `cargo xtask bench`: page-ready time, time to first token, decode
+/// tokens/s per backend with and without tracing, and transfer sizes (raw and gzip).
+/// Prints them; never asserts on time. Called by `cargo xtask bench`.
+#[allow(dead_code)] // until bench.rs calls it
+pub fn browser_bench() -> Result<()> {
+    build_all()?;
+    let browser = chromium()?;
+    sh(Command::new("node")
+        .arg("tests/browser/bench.mjs")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", browser))
+}
+
+fn chromium() -> Result<PathBuf> {
+    if let Ok(p) = std::env::var("TPLAY_CHROMIUM") {
+        return Ok(PathBuf::from(p));
+    }
+    for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(p).exists() {
+            return Ok(PathBuf::from(p));
+        }
+    }
+    Err("Chromium is not installed: `apt-get install -y chromium` (or set TPLAY_CHROMIUM)".into())
+}
+
+fn npm() -> Command {
+    Command::new("npm")
+}
+
+/// `npm ci` when the front end's packages are missing (a fresh checkout).
+fn npm_install() -> Result<()> {
+    let www = root().join("www");
+    if www.join("node_modules/.package-lock.json").exists() {
+        return Ok(());
+    }
+    sh(npm().args(["--prefix", "www", "ci", "--no-audit", "--no-fund"]))
+}
+
+/// The wasm-bindgen version the crate is locked to (Cargo.lock), which the CLI must equal.
+fn locked_wasm_bindgen_version() -> Result<String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\"" {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = "))
+            {
+                return Ok(v.trim_matches('"').to_string());
+            }
+        }
+    }
+    Err("Cargo.lock has no wasm-bindgen entry".into())
+}
+
+/// The wasm-bindgen CLI at exactly the locked version, installed with cargo when missing.
+fn wasm_bindgen_cli() -> Result<PathBuf> {
+    let want = locked_wasm_bindgen_version()?;
+    let cargo_bin = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"))
+        .join("bin");
+    let candidates = [
+        cargo_bin.join("wasm-bindgen"),
+        PathBuf::from("wasm-bindgen"),
+    ];
+    for c in &candidates {
+        if let Ok(out) = Command::new(c).arg("--version").output() {
+            let text = String::from_utf8_lossy(&out.stdout);
+            if text.split_whitespace().nth(1) == Some(want.as_str()) {
+                return Ok(c.clone());
+            }
+        }
+    }
+    eprintln!("installing wasm-bindgen-cli {want} (the crate's locked version)");
+    // No --locked: one of its pinned transitive crates is not served by the registry.
+    sh(cargo().args([
+        "install",
+        "wasm-bindgen-cli",
+        "--version",
+        &format!("={want}"),
+    ]))?;
+    Ok(cargo_bin.join("wasm-bindgen"))
+}
+
+/// The core for the browser: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
+fn build_wasm() -> Result<()> {
+    let bindgen = wasm_bindgen_cli()?;
+    sh(cargo()
+        .args([
+            "build",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            "tplay",
+            "--lib",
+            "--release",
+            "--no-default-features",
+        ])
+        .env("RUSTFLAGS", "-C target-feature=+simd128"))?;
+    let wasm = root().join("target/wasm32-unknown-unknown/release/tplay.wasm");
+    let pkg = root().join("www/pkg");
+    sh(Command::new(&bindgen)
+        .arg(&wasm)
+        .args(["--out-dir"])
+        .arg(&pkg)
+        .args(["--target", "web", "--remove-name-section"]))?;
+    npm_install()?;
+    let opt = root().join("www/node_modules/.bin/wasm-opt");
+    let bg = pkg.join("tplay_bg.wasm");
+    let mut cmd = Command::new(&opt);
+    cmd.args(["-Oz", "--enable-simd"])
+        .arg(&bg)
+        .arg("-o")
+        .arg(&bg);
+    sh(&mut cmd).map_err(|e| {
+        format!(
+            "{e} (wasm-opt from the npm package binaryen: {})",
+            describe(&cmd)
+        )
+    })
+}
+
+/// Copy models/ (the shipped checkpoints and their manifest) beside the page.
+/// `TPLAY_MODELS` may name another folder with the same layout.
+fn copy_models() -> Result<()> {
+    let src = std::env::var("TPLAY_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("models"));
+    let manifest = src.join("manifest.json");
+    if !manifest.exists() {
+        return Err(format!(
+            "no {}: the page needs the shipped models and their manifest",
+            manifest.display()
+        ));
+    }
+    let dst = dist().join("models");
+    std::fs::create_dir_all(&dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+    let entries =
+        std::fs::read_dir(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    let mut n = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let keep = path
+            .extension()
+            .is_some_and(|x| x == "safetensors" || x == "json");
+        if path.is_file() && keep {
+            std::fs::copy(&path, dst.join(&name))
+                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+            n += 1;
+        }
+    }
+    eprintln!("copied {n} model files into {}", dst.display());
     Ok(())
 }

@@ -1,0 +1,302 @@
+// The playground in real headless Chromium: it loads cleanly, generates, reacts to every
+// switch with the engine's own numbers, runs on WebGPU (SwiftShader) with the same greedy
+// tokens as the CPU, falls back when WebGPU is missing, and treats its URL hash as
+// untrusted. Screenshots land in tests/browser/artifacts/.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve, shot, waitTokens } from './harness.mjs';
+
+let server;
+before(async () => {
+  server = await serve();
+});
+after(async () => {
+  await server?.close();
+});
+
+/** Probabilities of one head's map, as rows: (T, S) of sequence 0. */
+async function headMap(page, site, layer, head) {
+  return page.evaluate(
+    ({ site, layer, head }) => {
+      const el = document.querySelector('transformer-playground');
+      const a = el.lastForward.attention.find((x) => x.site === site && x.layer === layer);
+      const [, H, T, S] = a.probs.shape;
+      const rows = [];
+      for (let i = 0; i < T; i++) rows.push(Array.from(a.probs.data.slice((head * T + i) * S, (head * T + i + 1) * S)));
+      void H;
+      return rows;
+    },
+    { site, layer, head },
+  );
+}
+
+function upperTriangleMax(rows) {
+  let m = 0;
+  rows.forEach((r, i) => r.forEach((p, j) => (j > i ? (m = Math.max(m, p)) : 0)));
+  return m;
+}
+
+async function state(page) {
+  return page.evaluate(() => {
+    const el = document.querySelector('transformer-playground');
+    return {
+      st: el.st,
+      info: el.info,
+      backend: el.backendInfo,
+      notes: [...el.notes],
+      hash: location.hash,
+      generated: [...el.generated],
+      error: el.error,
+    };
+  });
+}
+
+describe('without WebGPU (the CPU fallback)', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('page_loads_without_console_errors_and_generates_tokens', async () => {
+    const { page, errors } = await open(browser.context, server.url);
+    const gen = await waitTokens(page, 4);
+    assert.equal(gen.error, '', `the page reported an error: ${gen.error}`);
+    assert.ok(gen.ids.length >= 4 || gen.done, `expected tokens, got ${JSON.stringify(gen)}`);
+    // Every streamed token is drawn in the generation view.
+    const drawn = await page.locator('tp-generation .stream .g').count();
+    assert.equal(drawn, gen.ids.length === 0 ? 0 : (await state(page)).generated.length);
+    await shot(page, 'default-cpu');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('page_says_it_fell_back_to_the_cpu_and_still_generates', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&speed=0&max=6');
+    const s = await state(page);
+    assert.equal(s.backend.backend, 'cpu');
+    assert.match(s.backend.reason, /CPU/);
+    const badge = await page.locator('tp-backend-badge .badge').innerText();
+    assert.match(badge, /WebGPU/i);
+    assert.match(badge, /CPU/);
+    const gen = await waitTokens(page, 6);
+    assert.ok(gen.ids.length >= 1, 'generation carried on on the CPU');
+    await shot(page, 'fallback-badge');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('turning_the_causal_mask_off_fills_the_upper_triangle', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const site = (await state(page)).info.arch === 'encoder_only' ? 'encoder_self' : 'decoder_self';
+    const before = await headMap(page, site, 0, 0);
+    assert.ok(before.length >= 3, 'the prompt has several tokens');
+    assert.equal(upperTriangleMax(before), 0, 'causal: no query attends to a later key');
+    // The hatched (masked) cells are exactly the upper triangle.
+    const masked = await page.locator('tp-attention .cell.masked').count();
+    const T = before.length;
+    assert.equal(masked, (T * (T - 1)) / 2);
+    const v0 = await page.evaluate(() => document.querySelector('transformer-playground').lastForward);
+    void v0;
+    await page.getByLabel('causal mask').uncheck();
+    await page.waitForFunction(() => document.querySelector('transformer-playground').st.causal === false);
+    await page.waitForFunction(() => document.querySelector('tp-attention').shadowRoot.querySelectorAll('.cell.masked').length === 0);
+    const afterMap = await headMap(page, site, 0, 0);
+    assert.ok(upperTriangleMax(afterMap) > 0.001, `the upper triangle now holds weight (max ${upperTriangleMax(afterMap)})`);
+    assert.match((await state(page)).hash, /causal=0/);
+    // A cell's probability is readable from its label as well as its data attribute.
+    const label = await page.locator('tp-attention .cell[data-i="0"][data-j="1"]').getAttribute('aria-label');
+    assert.match(label, /probability/);
+    await shot(page, 'causal-off');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('switching_position_encoding_loads_the_model_trained_with_it', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const s0 = await state(page);
+    const pe = page.getByLabel('position encoding (loads the model trained with it)');
+    const options = await pe.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent.trim() })));
+    assert.ok(options.length >= 2, `several position encodings ship for this task: ${JSON.stringify(options)}`);
+    const other = options.find((o) => o.value !== s0.st.model);
+    await pe.selectOption(other.value);
+    await page.waitForFunction((file) => document.querySelector('transformer-playground').st.model === file, other.value);
+    await page.waitForFunction((pe) => document.querySelector('transformer-playground').info?.pos_encoding === pe, other.text);
+    const s1 = await state(page);
+    assert.notEqual(s1.info.pos_encoding, s0.info.pos_encoding);
+    assert.ok(s1.hash.includes(`model=${encodeURIComponent(other.value)}`), s1.hash);
+    await shot(page, 'other-position-encoding');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a_link_with_state_reproduces_that_state', async () => {
+    const hash = 'play=0&causal=0&pad=0&scale=0&layer=1&head=1&strategy=sample&temp=0.7&topk=5&seed=42&ablate=decoder_self.0.1&speed=300';
+    const { page, errors } = await open(browser.context, server.url, hash);
+    const s = await state(page);
+    assert.deepEqual(
+      { causal: s.st.causal, pad: s.st.pad, scale: s.st.scale, layer: s.st.layer, head: s.st.head, strategy: s.st.strategy, temp: s.st.temp, topk: s.st.topk, seed: s.st.seed, speed: s.st.speed },
+      { causal: false, pad: false, scale: false, layer: 1, head: 1, strategy: 'sample', temp: 0.7, topk: 5, seed: 42, speed: 300 },
+    );
+    assert.deepEqual(s.st.ablate, [{ site: 'decoder_self', layer: 0, head: 1 }]);
+    assert.deepEqual(s.notes, []);
+    assert.equal(await page.getByLabel('causal mask').isChecked(), false);
+    assert.equal(await page.getByLabel('padding mask').isChecked(), false);
+    assert.equal(await page.getByLabel('scale by √d_k').isChecked(), false);
+    const grid = page.locator('tp-attention [role="grid"]');
+    assert.equal(await grid.getAttribute('data-layer'), '1');
+    assert.equal(await grid.getAttribute('data-head'), '1');
+    assert.equal(await page.getByRole('button', { name: 'switch on layer 1 head 2' }).getAttribute('aria-pressed'), 'true');
+    // The page writes back the same settings.
+    for (const kv of hash.split('&')) assert.ok(s.hash.includes(kv.replace('.', '.')), `${kv} missing from ${s.hash}`);
+    // The same link in a fresh page gives the same forward pass.
+    const { page: page2 } = await open(browser.context, server.url, hash);
+    const a = await headMap(page, 'decoder_self', 1, 1);
+    const b = await headMap(page2, 'decoder_self', 1, 1);
+    assert.deepEqual(a, b);
+    await shot(page, 'state-from-link');
+    assert.deepEqual(errors, []);
+    await page.close();
+    await page2.close();
+  });
+
+  test('hostile_hash_values_are_rejected_with_a_visible_note', async () => {
+    const long = 'x'.repeat(5000);
+    const hash = [
+      'temp=abc',
+      'seed=-1',
+      'topk=1e9',
+      'beam=NaN',
+      'evil=%3Cscript%3Ealert(1)%3C%2Fscript%3E',
+      `text=${long}`,
+      'model=..%2F..%2Fetc%2Fpasswd',
+      'ablate=decoder_self.0.0,%3Cimg%3E',
+      'layer=999',
+      'causal=maybe',
+    ].join('&');
+    const { page, errors } = await open(browser.context, server.url, `${hash}&speed=0&max=3`);
+    const s = await state(page);
+    const notes = page.locator('[data-notes]');
+    await notes.waitFor();
+    const text = await notes.innerText();
+    for (const key of ['temp', 'seed', 'topk', 'beam', 'evil', 'text', 'model', 'ablate', 'layer', 'causal']) {
+      assert.ok(text.includes(key), `the note names ${key}: ${text}`);
+    }
+    assert.equal(s.st.temp, 1);
+    assert.equal(s.st.seed, 0);
+    assert.ok(s.st.text.length <= 200);
+    assert.equal(await page.locator('script:not([src])').count(), 0);
+    // Script-like text as a prompt is only ever text.
+    const { page: p2, errors: e2 } = await open(browser.context, server.url, `text=${encodeURIComponent('<img src=x onerror="window.__pwned=1">')}&speed=0&max=2`);
+    await waitTokens(p2, 2);
+    assert.equal(await p2.evaluate(() => window.__pwned), undefined);
+    assert.equal(await p2.locator('img').count(), 0);
+    const gen = await waitTokens(page, 3);
+    assert.ok(gen.ids.length >= 1, 'the page still generates');
+    await shot(page, 'hostile-hash');
+    assert.deepEqual(errors, []);
+    assert.deepEqual(e2, []);
+    await page.close();
+    await p2.close();
+  });
+
+  test('heatmap_cells_are_keyboard_operable_with_values_announced', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const first = page.locator('tp-attention .cell[tabindex="0"]');
+    await first.focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight');
+    const focused = await page.evaluate(() => {
+      const a = document.querySelector('tp-attention').shadowRoot.activeElement;
+      return { i: a?.dataset.i, j: a?.dataset.j, label: a?.getAttribute('aria-label') };
+    });
+    assert.deepEqual([focused.i, focused.j], ['2', '1']);
+    assert.match(focused.label, /query 2 .* key 1/);
+    const readout = await page.locator('tp-attention .readout').innerText();
+    assert.match(readout, /query 2/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('clicking_a_head_ablates_it_and_changes_the_output', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const before = await page.evaluate(() => Array.from(document.querySelector('transformer-playground').lastForward.logits.data));
+    await page.getByRole('button', { name: 'switch off (ablate) layer 1 head 1' }).click();
+    await page.waitForFunction(() => document.querySelector('transformer-playground').st.ablate.length === 1);
+    await page.waitForFunction(
+      (n) => {
+        const f = document.querySelector('transformer-playground').lastForward;
+        return f && f.logits.data.length === n;
+      },
+      before.length,
+    );
+    await page.waitForFunction(
+      (b0) => document.querySelector('transformer-playground').lastForward.logits.data[b0.i] !== b0.v || false,
+      { i: before.length - 1, v: before[before.length - 1] },
+    );
+    const after = await page.evaluate(() => Array.from(document.querySelector('transformer-playground').lastForward.logits.data));
+    const diff = Math.max(...after.map((x, k) => Math.abs(x - before[k])));
+    assert.ok(diff > 1e-4, `zeroing a head changes the logits (max change ${diff})`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('every_shipped_model_loads_and_draws_its_attention', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const files = await page.evaluate(() => document.querySelector('transformer-playground').manifest.map((m) => m.file));
+    for (const file of files) {
+      await page.getByLabel('model', { exact: true }).selectOption(file);
+      await page.waitForFunction((f) => {
+        const el = document.querySelector('transformer-playground');
+        return el.st.model === f && el.lastForward && el.lastForward.attention.length > 0 && !el.error;
+      }, file);
+      const s = await state(page);
+      const sites = await page.evaluate(() => [...new Set(document.querySelector('transformer-playground').lastForward.attention.map((a) => a.site))]);
+      if (s.info.arch === 'encoder_decoder') assert.deepEqual(sites.sort(), ['cross', 'decoder_self', 'encoder_self']);
+      await shot(page, `model-${file.replace('.safetensors', '')}`);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('the_page_fits_a_phone_screen', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0', { viewport: { width: 390, height: 844 } });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow}px)`);
+    await shot(page, 'phone');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('with WebGPU (SwiftShader)', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: true });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('webgpu_backend_runs_and_gives_the_same_greedy_tokens_as_the_cpu', async () => {
+    const n = 6;
+    const { page, errors } = await open(browser.context, server.url, `backend=webgpu&speed=0&max=${n}`);
+    const s = await state(page);
+    assert.equal(s.backend.backend, 'webgpu', `WebGPU should run: ${s.backend.reason}`);
+    assert.ok(Number.isFinite(s.backend.parity) && s.backend.parity < 1e-3, `GPU−CPU logit difference ${s.backend.parity}`);
+    const gpu = await waitTokens(page, n, 120000);
+    const steps = await page.evaluate(() => document.querySelector('transformer-playground').lastForward.backend);
+    assert.equal(steps, 'webgpu');
+    await shot(page, 'webgpu');
+    const { page: cpuPage } = await open(browser.context, server.url, `backend=cpu&speed=0&max=${n}`);
+    const cpu = await waitTokens(cpuPage, n);
+    assert.deepEqual(gpu.ids, cpu.ids, 'greedy decoding picks the same tokens on both backends');
+    assert.deepEqual(errors, []);
+    await page.close();
+    await cpuPage.close();
+  });
+});

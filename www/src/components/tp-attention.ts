@@ -1,0 +1,392 @@
+// Stage 2 — attention: every layer × head as a small map (click to look, switch a head
+// off to ablate it), and the selected head as a large heatmap whose rows (queries) and
+// columns (keys) are labelled with tokens. Masked cells are hatched; every cell shows its
+// score and probability on hover or keyboard focus (arrow keys move between cells).
+
+import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
+import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
+import { emit, panel } from '../ui/shared';
+import { fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
+
+export const SITE_NAMES: Record<AttnSite, string> = {
+  encoder_self: 'encoder self-attention',
+  decoder_self: 'decoder self-attention',
+  cross: 'cross-attention',
+};
+
+/** Value at (b, h, i, j) of a (B, H, T, S) tensor. */
+export function at(t: { shape: number[]; data: Float32Array }, b: number, h: number, i: number, j: number): number {
+  const [, H, T, S] = t.shape;
+  return t.data[((b * H + h) * T + i) * S + j];
+}
+
+export class TpAttention extends LitElement {
+  static properties = {
+    attention: { attribute: false },
+    site: { type: String },
+    layer: { type: Number },
+    head: { type: Number },
+    row: { type: Number },
+    queryTokens: { attribute: false },
+    keyTokens: { attribute: false },
+    ablate: { attribute: false },
+    scaleOn: { type: Boolean },
+    focusCell: { state: true },
+  };
+
+  attention: AttnTrace[] = [];
+  site: AttnSite = 'decoder_self';
+  layer = 0;
+  head = 0;
+  /** Which sequence of the batch is drawn. */
+  row = 0;
+  queryTokens: string[] = [];
+  keyTokens: string[] = [];
+  ablate: HeadRef[] = [];
+  scaleOn = true;
+  focusCell: [number, number] = [0, 0];
+
+  static styles = [
+    panel,
+    css`
+      .sites {
+        display: flex;
+        gap: 6px;
+        flex-wrap: wrap;
+        margin-bottom: 8px;
+      }
+      .thumbs {
+        display: grid;
+        gap: 6px;
+        overflow-x: auto;
+        padding-bottom: 4px;
+      }
+      .thumb {
+        display: flex;
+        flex-direction: column;
+        align-items: center;
+        gap: 2px;
+        font-size: 0.72rem;
+      }
+      .thumb button.pick {
+        padding: 2px;
+        line-height: 0;
+        border-width: 2px;
+      }
+      .thumb button.pick[aria-current='true'] {
+        border-color: var(--tp-accent);
+      }
+      .thumb canvas {
+        width: 56px;
+        height: 56px;
+        image-rendering: pixelated;
+      }
+      .thumb.off canvas {
+        opacity: 0.3;
+      }
+      .thumb button.abl {
+        font-size: 0.7rem;
+        padding: 0 6px;
+      }
+      .layer-label {
+        font-size: 0.72rem;
+        color: var(--tp-muted);
+        align-self: center;
+        white-space: nowrap;
+      }
+      .map-wrap {
+        overflow: auto;
+        max-width: 100%;
+        margin-top: 10px;
+      }
+      .grid {
+        display: grid;
+        gap: 1px;
+        width: max-content;
+      }
+      .cell {
+        width: 22px;
+        height: 22px;
+        border-radius: 2px;
+        font-size: 0;
+        box-sizing: border-box;
+      }
+      .cell.masked {
+        background: repeating-linear-gradient(45deg, #9aa1ab 0 2px, #d8dce1 2px 5px) !important;
+      }
+      .cell:focus {
+        outline: 2px solid #e4007c;
+        outline-offset: 0;
+        z-index: 1;
+      }
+      .lab {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-size: 0.72rem;
+        color: var(--tp-muted);
+        display: flex;
+        align-items: center;
+        justify-content: center;
+        white-space: pre;
+        overflow: hidden;
+        max-width: 60px;
+      }
+      .lab.row {
+        justify-content: flex-end;
+        padding-right: 4px;
+      }
+      .lab.hot {
+        color: var(--tp-fg);
+        font-weight: 700;
+      }
+      .readout {
+        min-height: 2.8em;
+        font-size: 0.85rem;
+        margin-top: 6px;
+      }
+      .legend {
+        display: flex;
+        align-items: center;
+        gap: 6px;
+        font-size: 0.75rem;
+        color: var(--tp-muted);
+        margin-top: 4px;
+        flex-wrap: wrap;
+      }
+      .ramp {
+        width: 120px;
+        height: 10px;
+        border-radius: 3px;
+        background: linear-gradient(90deg, ${unsafeRamp()});
+      }
+      .hatch {
+        display: inline-block;
+        width: 14px;
+        height: 10px;
+        background: repeating-linear-gradient(45deg, #9aa1ab 0 2px, #d8dce1 2px 5px);
+      }
+      @media (max-width: 600px) {
+        .cell {
+          width: 16px;
+          height: 16px;
+        }
+      }
+    `,
+  ];
+
+  private sites(): AttnSite[] {
+    const s: AttnSite[] = [];
+    for (const a of this.attention) if (!s.includes(a.site)) s.push(a.site);
+    return s;
+  }
+
+  private traces(): AttnTrace[] {
+    return this.attention.filter((a) => a.site === this.site);
+  }
+
+  private current(): AttnTrace | undefined {
+    return this.attention.find((a) => a.site === this.site && a.layer === this.layer);
+  }
+
+  private isOff(h: HeadRef): boolean {
+    return this.ablate.some((a) => a.site === h.site && a.layer === h.layer && a.head === h.head);
+  }
+
+  protected updated(): void {
+    // Small multiples are drawn on canvases: cheap for many heads.
+    const canvases = this.renderRoot.querySelectorAll<HTMLCanvasElement>('canvas[data-layer]');
+    for (const c of canvases) {
+      const t = this.traces().find((a) => a.layer === Number(c.dataset.layer));
+      if (!t) continue;
+      const h = Number(c.dataset.head);
+      const [B, , T, S] = t.probs.shape;
+      const b = Math.min(this.row, B - 1);
+      c.width = S;
+      c.height = T;
+      const ctx = c.getContext('2d');
+      if (!ctx) continue;
+      const img = ctx.createImageData(S, T);
+      for (let i = 0; i < T; i++) {
+        for (let j = 0; j < S; j++) {
+          const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
+          const [r, g, bl] = masked ? [190, 194, 200] : viridisRgb(at(t.probs, b, h, i, j));
+          const k = (i * S + j) * 4;
+          img.data[k] = r;
+          img.data[k + 1] = g;
+          img.data[k + 2] = bl;
+          img.data[k + 3] = 255;
+        }
+      }
+      ctx.putImageData(img, 0, 0);
+    }
+  }
+
+  private move(e: KeyboardEvent, T: number, S: number) {
+    let [i, j] = this.focusCell;
+    switch (e.key) {
+      case 'ArrowUp':
+        i = Math.max(0, i - 1);
+        break;
+      case 'ArrowDown':
+        i = Math.min(T - 1, i + 1);
+        break;
+      case 'ArrowLeft':
+        j = Math.max(0, j - 1);
+        break;
+      case 'ArrowRight':
+        j = Math.min(S - 1, j + 1);
+        break;
+      case 'Home':
+        j = 0;
+        break;
+      case 'End':
+        j = S - 1;
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+    this.setFocus(i, j, true);
+  }
+
+  private setFocus(i: number, j: number, moveFocus: boolean) {
+    this.focusCell = [i, j];
+    emit(this, 'tp-focus', { i, j });
+    if (moveFocus) {
+      this.updateComplete.then(() => {
+        this.renderRoot.querySelector<HTMLElement>(`[data-i="${i}"][data-j="${j}"]`)?.focus();
+      });
+    }
+  }
+
+  private heatmap(t: AttnTrace) {
+    const [B, H, T, S] = t.probs.shape;
+    const b = Math.min(this.row, B - 1);
+    const h = Math.min(this.head, H - 1);
+    const [fi, fj] = [Math.min(this.focusCell[0], T - 1), Math.min(this.focusCell[1], S - 1)];
+    const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
+    const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
+    const cells = [];
+    // Header row: an empty corner, then the key tokens.
+    cells.push(html`<div class="lab" aria-hidden="true"></div>`);
+    for (let j = 0; j < S; j++) cells.push(html`<div class="lab ${j === fj ? 'hot' : ''}" aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
+    for (let i = 0; i < T; i++) {
+      cells.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
+      for (let j = 0; j < S; j++) {
+        const p = at(t.probs, b, h, i, j);
+        const s = at(t.scores, b, h, i, j);
+        const masked = s === Number.NEGATIVE_INFINITY;
+        const label = `query ${i} “${q(i)}” to key ${j} “${k(j)}”: ${masked ? 'masked' : `score ${fmt(s)}, probability ${fmt(p)}`}`;
+        cells.push(html`<div
+          class="cell ${masked ? 'masked' : ''}"
+          role="gridcell"
+          tabindex=${i === fi && j === fj ? 0 : -1}
+          style=${masked ? '' : `background:${viridis(p)}`}
+          data-i=${i}
+          data-j=${j}
+          data-prob=${p}
+          data-score=${masked ? '-Infinity' : s}
+          aria-label=${label}
+          title=${label}
+          @mouseenter=${() => this.setFocus(i, j, false)}
+          @focus=${() => {
+            if (this.focusCell[0] !== i || this.focusCell[1] !== j) this.setFocus(i, j, false);
+          }}
+          @keydown=${(e: KeyboardEvent) => this.move(e, T, S)}
+        ></div>`);
+      }
+    }
+    const fs = at(t.scores, b, h, fi, fj);
+    const fp = at(t.probs, b, h, fi, fj);
+    const masked = fs === Number.NEGATIVE_INFINITY;
+    const scoreFormula =
+      t.site === 'cross'
+        ? 'q from the decoder, k and v from the encoder'
+        : 'q and k from the same sequence';
+    return html`<div class="map-wrap">
+        <div
+          class="grid"
+          role="grid"
+          aria-label=${`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`}
+          data-site=${t.site}
+          data-layer=${t.layer}
+          data-head=${h}
+          style=${`grid-template-columns: auto repeat(${S}, auto)`}
+        >
+          ${cells}
+        </div>
+      </div>
+      <div class="readout" aria-live="polite">
+        <span class="mono">“${q(fi)}”</span> (query ${fi}) → <span class="mono">“${k(fj)}”</span> (key ${fj}):
+        ${masked
+          ? html`<strong>masked</strong> — the score is −∞, so softmax gives it weight 0.`
+          : html`score <span class="mono">${fmt(fs)}</span> = q·k${this.scaleOn ? ' / √d_k' : ''}${' '}
+              (plus any position bias); probability <span class="mono" style=${`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`}>${fmt(fp)}</span>
+              = softmax over the row.`}
+        <span class="muted small">(${scoreFormula})</span>
+      </div>
+      <div class="legend">
+        <span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>probability (viridis)</span>
+        <span class="hatch" aria-hidden="true"></span><span>masked (−∞ before softmax)</span>
+      </div>`;
+  }
+
+  render() {
+    const cur = this.current();
+    const traces = this.traces();
+    const H = cur ? cur.probs.shape[1] : 0;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">
+        Attention
+        <span class="sub">${cur ? `${SITE_NAMES[this.site]} · layer ${this.layer + 1} · head ${Math.min(this.head, H - 1) + 1}` : 'no attention in this view'}</span>
+      </h2>
+      ${this.sites().length > 1
+        ? html`<div class="sites" role="group" aria-label="attention kind">
+            ${this.sites().map(
+              (s) => html`<button aria-pressed=${s === this.site} @click=${() => emit(this, 'tp-select', { site: s, layer: 0, head: this.head })}>
+                ${SITE_NAMES[s]}
+              </button>`,
+            )}
+          </div>`
+        : nothing}
+      ${traces.length
+        ? html`<div class="thumbs" style=${`grid-template-columns: auto repeat(${H}, auto)`} role="group" aria-label="heads by layer">
+            ${traces.map(
+              (t) => html`<div class="layer-label">layer ${t.layer + 1}</div>
+                ${Array.from({ length: H }, (_, h) => {
+                  const ref: HeadRef = { site: t.site, layer: t.layer, head: h };
+                  const off = this.isOff(ref);
+                  const selected = t.layer === this.layer && h === this.head;
+                  return html`<div class="thumb ${off ? 'off' : ''}">
+                    <button
+                      class="pick"
+                      aria-current=${selected}
+                      aria-label=${`show layer ${t.layer + 1} head ${h + 1}`}
+                      @click=${() => emit(this, 'tp-select', { site: t.site, layer: t.layer, head: h })}
+                    >
+                      <canvas data-layer=${t.layer} data-head=${h} aria-hidden="true"></canvas>
+                    </button>
+                    <button
+                      class="abl"
+                      aria-pressed=${off}
+                      aria-label=${`${off ? 'switch on' : 'switch off (ablate)'} layer ${t.layer + 1} head ${h + 1}`}
+                      title="zero this head's output"
+                      @click=${() => emit(this, 'tp-ablate', ref)}
+                    >
+                      ${off ? 'off' : `h${h + 1}`}
+                    </button>
+                  </div>`;
+                })}`,
+            )}
+          </div>`
+        : nothing}
+      ${cur ? this.heatmap(cur) : nothing}
+    </section>`;
+  }
+}
+
+/** The viridis ramp as CSS gradient stops (constant text, not user data). */
+function unsafeRamp() {
+  return unsafeCSS(Array.from({ length: 9 }, (_, i) => viridis(i / 8)).join(', '));
+}
+
+customElements.define('tp-attention', TpAttention);

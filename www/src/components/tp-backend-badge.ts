@@ -1,0 +1,55 @@
+// Which backend runs, why, and how far the GPU's logits are from the CPU's on this device.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { BackendInfo } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { fmt } from '../ui/palette';
+
+export class TpBackendBadge extends LitElement {
+  static properties = { info: { attribute: false } };
+
+  info: BackendInfo | null = null;
+
+  static styles = [
+    panel,
+    css`
+      .badge {
+        display: flex;
+        gap: 8px;
+        align-items: center;
+        flex-wrap: wrap;
+        font-size: 0.85rem;
+        padding: 6px 10px;
+        border-radius: 8px;
+        border: 1px solid var(--tp-line);
+        background: var(--tp-bg);
+      }
+      .name {
+        font-weight: 700;
+        padding: 1px 8px;
+        border-radius: 999px;
+        color: #fff;
+      }
+      .webgpu {
+        background: #21908d;
+      }
+      .cpu {
+        background: #3b528b;
+      }
+    `,
+  ];
+
+  render() {
+    const i = this.info;
+    if (!i) return html`<div class="badge" role="status">starting the engine…</div>`;
+    return html`<div class="badge" role="status" data-backend=${i.backend}>
+      <span class="name ${i.backend}">${i.backend === 'webgpu' ? 'WebGPU' : 'CPU'}</span>
+      <span class="reason">${i.reason}${i.adapter ? ` (${i.adapter})` : ''}.</span>
+      ${i.parity !== null
+        ? html`<span class="muted" data-parity=${i.parity}>largest GPU−CPU logit difference on this device: <b class="mono">${fmt(i.parity)}</b></span>`
+        : nothing}
+    </div>`;
+  }
+}
+
+customElements.define('tp-backend-badge', TpBackendBadge);

@@ -1,0 +1,139 @@
+// The model picker and the run-time switches: causal mask, padding mask, √d_k scaling,
+// position encoding (loads the model trained with it), backend and seed.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { ManifestEntry, ModelInfo } from '../engine/protocol';
+import type { PlaygroundState } from '../state/url';
+import { emit, panel } from '../ui/shared';
+
+const ARCH_NAMES: Record<string, string> = {
+  decoder_only: 'Decoder-only',
+  encoder_decoder: 'Encoder-decoder',
+  encoder_only: 'Encoder-only',
+};
+
+export class TpControls extends LitElement {
+  static properties = {
+    manifest: { attribute: false },
+    state: { attribute: false },
+    info: { attribute: false },
+    causalDefault: { type: Boolean },
+  };
+
+  manifest: ManifestEntry[] = [];
+  state: PlaygroundState | null = null;
+  info: ModelInfo | null = null;
+  causalDefault = true;
+
+  static styles = [
+    panel,
+    css`
+      .row {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 10px 18px;
+        align-items: center;
+        font-size: 0.88rem;
+      }
+      label {
+        display: inline-flex;
+        gap: 5px;
+        align-items: center;
+      }
+      select {
+        max-width: 100%;
+      }
+      .desc {
+        font-size: 0.82rem;
+        color: var(--tp-muted);
+        margin: 6px 0 10px;
+      }
+      fieldset {
+        border: none;
+        padding: 0;
+        margin: 0;
+        display: inline-flex;
+        gap: 6px;
+        align-items: center;
+      }
+      legend {
+        float: left;
+        margin-right: 6px;
+      }
+      input[type='number'] {
+        width: 8em;
+      }
+    `,
+  ];
+
+  private set(patch: Partial<PlaygroundState>) {
+    emit(this, 'tp-state', patch);
+  }
+
+  render() {
+    const st = this.state;
+    if (!st) return nothing;
+    const current = this.manifest.find((m) => m.file === st.model);
+    const arches = [...new Set(this.manifest.map((m) => m.arch))];
+    // Same architecture and task, other position encodings: the models to switch between.
+    const siblings = current ? this.manifest.filter((m) => m.arch === current.arch && m.task === current.task) : [];
+    const causal = st.causal ?? this.causalDefault;
+    const check = (label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
+      html`<label title=${help}><input type="checkbox" .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`;
+    return html`<section class="card" aria-label="model and switches">
+      <div class="row">
+        <label
+          >Model
+          <select aria-label="model" @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
+            ${arches.map(
+              (a) => html`<optgroup label=${ARCH_NAMES[a] ?? a}>
+                ${this.manifest
+                  .filter((m) => m.arch === a)
+                  .map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title} — ${m.pos_encoding}</option>`)}
+              </optgroup>`,
+            )}
+          </select></label
+        >
+        <label
+          >Position encoding
+          <select
+            aria-label="position encoding (loads the model trained with it)"
+            ?disabled=${siblings.length < 2}
+            @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
+          >
+            ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.pos_encoding}</option>`)}
+          </select></label
+        >
+      </div>
+      ${current ? html`<p class="desc">${current.description}</p>` : nothing}
+      <div class="row">
+        ${check('causal mask', causal, (v) => ({ causal: v }), 'queries may not look at later keys')}
+        ${check('padding mask', st.pad, (v) => ({ pad: v }), 'pad keys get weight 0')}
+        ${check('scale by √d_k', st.scale, (v) => ({ scale: v }), 'divide scores by the square root of the head size')}
+        <fieldset>
+          <legend>backend</legend>
+          ${(['webgpu', 'cpu'] as const).map(
+            (b) => html`<label><input type="radio" name="backend" .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
+          )}
+        </fieldset>
+        <label
+          >seed
+          <input
+            type="number"
+            min="0"
+            max="4294967295"
+            .value=${String(st.seed)}
+            @change=${(e: Event) => {
+              const v = Number((e.target as HTMLInputElement).value);
+              if (Number.isInteger(v) && v >= 0 && v <= 4294967295) this.set({ seed: v });
+            }}
+        /></label>
+        ${st.ablate.length
+          ? html`<button @click=${() => this.set({ ablate: [] })}>switch all ${st.ablate.length} ablated head${st.ablate.length === 1 ? '' : 's'} back on</button>`
+          : nothing}
+      </div>
+    </section>`;
+  }
+}
+
+customElements.define('tp-controls', TpControls);

@@ -1,0 +1,213 @@
+// Stage 5 — generation: play / pause / step / speed, tokens streaming in, the KV cache
+// growing one column per token, time to first token and time per token, and the live
+// beams of beam search.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { Beam, GenerateStep, ModelInfo } from '../engine/protocol';
+import { emit, panel } from '../ui/shared';
+import { fmt, showToken, viridisRgb } from '../ui/palette';
+
+export interface GenStats {
+  /** Page-measured: from the start request to the first token on screen. */
+  ttftMs: number | null;
+  /** Engine-measured mean time of the decode steps. */
+  engineMsPerToken: number | null;
+  /** Page-measured mean time between tokens, pauses excluded. */
+  wallMsPerToken: number | null;
+  prefillMs: number | null;
+}
+
+export class TpGeneration extends LitElement {
+  static properties = {
+    info: { attribute: false },
+    prompt: { attribute: false },
+    generated: { attribute: false },
+    playing: { type: Boolean },
+    done: { type: Boolean },
+    speed: { type: Number },
+    stats: { attribute: false },
+    step: { attribute: false },
+    beams: { attribute: false },
+    strategy: { type: String },
+    label: { type: String },
+  };
+
+  info: ModelInfo | null = null;
+  prompt: string[] = [];
+  generated: number[] = [];
+  playing = false;
+  done = false;
+  speed = 150;
+  stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+  step: GenerateStep | null = null;
+  beams: Beam[] = [];
+  strategy = 'greedy';
+  label = 'Generation';
+
+  static styles = [
+    panel,
+    css`
+      .buttons {
+        display: flex;
+        gap: 6px;
+        flex-wrap: wrap;
+        align-items: center;
+      }
+      .stream {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-size: 0.95rem;
+        line-height: 1.8;
+        margin: 10px 0;
+        min-height: 1.8em;
+        word-break: break-all;
+      }
+      .stream .p {
+        color: var(--tp-muted);
+      }
+      .stream .g {
+        background: var(--tp-accent-soft);
+        border-radius: 3px;
+        padding: 0 1px;
+        animation: pop 0.25s ease-out;
+      }
+      @keyframes pop {
+        from {
+          background: #fde725;
+        }
+      }
+      .stats {
+        display: flex;
+        gap: 14px;
+        flex-wrap: wrap;
+        font-size: 0.82rem;
+      }
+      .stats b {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+      }
+      .cache {
+        margin-top: 10px;
+        overflow-x: auto;
+      }
+      canvas {
+        display: block;
+        image-rendering: pixelated;
+      }
+      .beams {
+        margin-top: 10px;
+        font-size: 0.82rem;
+        list-style: none;
+        padding: 0;
+      }
+      .beams li {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        padding: 2px 4px;
+        border-left: 3px solid var(--tp-accent);
+        margin-bottom: 3px;
+        white-space: pre-wrap;
+      }
+      .beams li.done {
+        border-left-color: #21908d;
+      }
+      label {
+        font-size: 0.85rem;
+        display: inline-flex;
+        gap: 4px;
+        align-items: center;
+      }
+    `,
+  ];
+
+  protected updated(): void {
+    // The KV cache: one column per cached position, one pair of rows (K, V) per layer.
+    // The newest position's column is coloured by the new query's attention to it.
+    const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas#cache');
+    const step = this.step;
+    if (!c || !step) return;
+    const L = step.cache_layers;
+    const S = step.cache_len;
+    const cell = 8;
+    c.width = Math.max(1, S * cell);
+    c.height = Math.max(1, L * 2 * cell + (L - 1) * 4);
+    c.style.width = `${c.width}px`;
+    c.style.height = `${c.height}px`;
+    const ctx = c.getContext('2d');
+    if (!ctx) return;
+    ctx.clearRect(0, 0, c.width, c.height);
+    for (let l = 0; l < L; l++) {
+      const att = step.attention.find((a) => a.layer === l && a.site !== 'cross');
+      for (let s = 0; s < S; s++) {
+        // Mean over heads of the newest query's weight on this cached key.
+        let w = 0;
+        if (att) {
+          const [H, SS] = att.probs.shape;
+          for (let h = 0; h < H; h++) w += s < SS ? att.probs.data[h * SS + s] : 0;
+          w /= H;
+        }
+        const [r, g, b] = viridisRgb(Math.min(1, w * 2));
+        ctx.fillStyle = `rgb(${r},${g},${b})`;
+        const y = l * (2 * cell + 4);
+        ctx.fillRect(s * cell, y, cell - 1, cell - 1);
+        ctx.fillRect(s * cell, y + cell, cell - 1, cell - 1);
+      }
+    }
+  }
+
+  render() {
+    const info = this.info;
+    const st = this.stats;
+    const step = this.step;
+    const tok = (id: number) => showToken(info?.vocab[id] ?? `${id}`);
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">${this.label} <span class="sub">${this.done ? 'finished' : this.playing ? 'running' : 'paused'}</span></h2>
+      <div class="buttons">
+        ${this.playing
+          ? html`<button @click=${() => emit(this, 'tp-pause', null)} aria-label="pause generation">❚❚ Pause</button>`
+          : html`<button @click=${() => emit(this, 'tp-play', null)} aria-label="play generation">▶ Play</button>`}
+        <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label="generate one token">Step</button>
+        <button @click=${() => emit(this, 'tp-restart', null)} aria-label="start again from the prompt">↺ Restart</button>
+        <label
+          >pause between tokens
+          <input
+            type="range"
+            min="0"
+            max="1000"
+            step="25"
+            .value=${String(this.speed)}
+            aria-valuetext=${`${this.speed} milliseconds`}
+            @change=${(e: Event) => emit(this, 'tp-speed', Number((e.target as HTMLInputElement).value))}
+          />
+          <span class="mono small">${this.speed} ms</span></label
+        >
+      </div>
+      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>
+        ${this.prompt.map((t) => html`<span class="p">${showToken(t)}</span>`)}${this.generated.map((id) => html`<span class="g">${tok(id)}</span>`)}
+      </div>
+      <div class="stats">
+        <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
+        <span>prefill <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>
+        <span>engine per token <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
+        <span>page per token <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
+        <span>tokens <b>${this.generated.length}</b></span>
+        ${step ? html`<span>step cost <b>${step.flops.toLocaleString('en')}</b> FLOPs</span>` : nothing}
+      </div>
+      ${step
+        ? html`<div class="cache">
+            <div class="small muted">
+              KV cache: ${step.cache_len} positions × ${step.cache_layers} layer${step.cache_layers === 1 ? '' : 's'} (K and V rows per layer), coloured by the newest
+              query's mean attention.
+            </div>
+            <canvas id="cache" role="img" aria-label=${`KV cache holding ${step.cache_len} positions in each of ${step.cache_layers} layers`}></canvas>
+          </div>`
+        : nothing}
+      ${this.strategy === 'beam' && this.beams.length
+        ? html`<ul class="beams" aria-label="live beams">
+            ${this.beams.map(
+              (b) => html`<li class=${b.done ? 'done' : ''}>${b.text} <span class="muted">log p ${fmt(b.log_prob, 2)}${b.done ? ' · finished' : ''}</span></li>`,
+            )}
+          </ul>`
+        : nothing}
+    </section>`;
+  }
+}
+
+customElements.define('tp-generation', TpGeneration);

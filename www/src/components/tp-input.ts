@@ -1,0 +1,185 @@
+// Stage 1 — input: the text, its tokens as chips (pads and <unk> visible), and a batch
+// of unequal-length inputs for the padding demo.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { ModelInfo, Tokenized } from '../engine/protocol';
+import { emit, panel } from '../ui/shared';
+import { showToken } from '../ui/palette';
+import { MAX_BATCH, MAX_TEXT } from '../state/url';
+
+export class TpInput extends LitElement {
+  static properties = {
+    text: { type: String },
+    batch: { type: Array },
+    label: { type: String },
+    info: { attribute: false },
+    tokenized: { attribute: false },
+    padded: { attribute: false },
+    showBatch: { state: true },
+  };
+
+  text = '';
+  batch: string[] = [];
+  label = 'Input';
+  info: ModelInfo | null = null;
+  /** One entry per input row: the main text first, then the batch lines. */
+  tokenized: Tokenized[] = [];
+  /** The ids the model saw, after padding: (B, T). */
+  padded: number[][] = [];
+  showBatch = false;
+
+  static styles = [
+    panel,
+    css`
+      textarea {
+        width: 100%;
+        box-sizing: border-box;
+        resize: vertical;
+        min-height: 2.6em;
+      }
+      .chips {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 3px;
+        margin: 6px 0;
+        list-style: none;
+        padding: 0;
+      }
+      .chip {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-size: 0.8rem;
+        border: 1px solid var(--tp-line);
+        border-radius: 5px;
+        padding: 1px 5px;
+        min-width: 1ch;
+        text-align: center;
+        background: var(--tp-bg);
+      }
+      .chip.pad {
+        border-style: dashed;
+        color: var(--tp-muted);
+        background: repeating-linear-gradient(45deg, transparent 0 4px, rgba(128, 128, 128, 0.18) 4px 6px);
+      }
+      .chip.unk {
+        border: 2px solid var(--tp-warn);
+        background: var(--tp-warn-soft);
+      }
+      .chip.special {
+        color: var(--tp-accent);
+        border-color: var(--tp-accent);
+      }
+      .row-label {
+        font-size: 0.75rem;
+        color: var(--tp-muted);
+      }
+      .note {
+        color: var(--tp-warn);
+        font-size: 0.85rem;
+        margin: 4px 0;
+      }
+      .bar {
+        display: flex;
+        justify-content: space-between;
+        align-items: center;
+        gap: 8px;
+        flex-wrap: wrap;
+      }
+      label.check {
+        font-size: 0.85rem;
+        display: inline-flex;
+        gap: 4px;
+        align-items: center;
+      }
+    `,
+  ];
+
+  private chip(id: number) {
+    const info = this.info;
+    const tok = info?.vocab[id] ?? `?${id}`;
+    let cls = 'chip';
+    let what = '';
+    if (info && id === info.pad) {
+      cls += ' pad';
+      what = 'padding';
+    } else if (info && id === info.unk) {
+      cls += ' unk';
+      what = 'unknown';
+    } else if (info && (id === info.bos || id === info.eos)) {
+      cls += ' special';
+      what = 'special';
+    }
+    return html`<li class=${cls} title=${`id ${id}${what ? ` (${what})` : ''}`} aria-label=${`${what ? `${what} token ` : ''}${tok}, id ${id}`}>
+      ${showToken(tok)}
+    </li>`;
+  }
+
+  private unknownNote(t: Tokenized, row: number) {
+    if (t.unknown.length === 0) return nothing;
+    const list = t.unknown
+      .slice(0, 8)
+      .map(([pos, s]) => `“${s}” at ${pos}`)
+      .join(', ');
+    const more = t.unknown.length > 8 ? ` and ${t.unknown.length - 8} more` : '';
+    const where = row === 0 ? '' : ` (batch row ${row + 1})`;
+    return html`<p class="note" role="status">
+      ${t.unknown.length} piece${t.unknown.length === 1 ? ' is' : 's are'} not in the vocabulary and became &lt;unk&gt;${where}:
+      ${list}${more}.
+    </p>`;
+  }
+
+  render() {
+    const rows = this.padded.length ? this.padded : this.tokenized.map((t) => t.ids);
+    const lengths = this.tokenized.map((t) => t.ids.length);
+    return html`<section class="card" aria-labelledby="h">
+      <div class="bar">
+        <h2 id="h">${this.label} <span class="sub">${this.info ? `${this.info.tokenizer_kind}-level, ${this.info.vocab.length} tokens` : ''}</span></h2>
+        <label class="check"
+          ><input
+            type="checkbox"
+            .checked=${this.showBatch || this.batch.length > 0}
+            @change=${(e: Event) => {
+              this.showBatch = (e.target as HTMLInputElement).checked;
+              if (!this.showBatch && this.batch.length) emit(this, 'tp-batch', []);
+            }}
+          />batch of unequal lengths (padding)</label
+        >
+      </div>
+      <label class="visually-hidden" for="text">${this.label} text</label>
+      <textarea
+        id="text"
+        rows="2"
+        maxlength=${MAX_TEXT}
+        spellcheck="false"
+        .value=${this.text}
+        @input=${(e: Event) => emit(this, 'tp-text', (e.target as HTMLTextAreaElement).value)}
+      ></textarea>
+      ${this.showBatch || this.batch.length
+        ? html`<label class="small muted" for="batch">More inputs, one per line (up to ${MAX_BATCH}); shorter ones are padded</label>
+            <textarea
+              id="batch"
+              rows="3"
+              spellcheck="false"
+              .value=${this.batch.join('\n')}
+              @input=${(e: Event) => {
+                const lines = (e.target as HTMLTextAreaElement).value
+                  .split('\n')
+                  .slice(0, MAX_BATCH)
+                  .map((l) => l.slice(0, MAX_TEXT));
+                emit(this, 'tp-batch', lines);
+              }}
+            ></textarea>`
+        : nothing}
+      ${rows.map(
+        (ids, b) => html`<div class="row-label">
+            ${rows.length > 1 ? `row ${b + 1}: ${lengths[b] ?? ids.length} tokens, padded to ${ids.length}` : `${ids.length} tokens`}
+          </div>
+          <ul class="chips" aria-label=${`tokens of row ${b + 1}`} data-row=${b}>
+            ${ids.map((id) => this.chip(id))}
+          </ul>`,
+      )}
+      ${this.tokenized.map((t, i) => this.unknownNote(t, i))}
+    </section>`;
+  }
+}
+
+customElements.define('tp-input', TpInput);

@@ -1,0 +1,218 @@
+// Stage 4 — output: the next-token distribution over the whole vocabulary, and the
+// knobs that turn it into a choice (greedy, temperature, top-k, top-p, beam width).
+// For a classifier, the class probabilities; for a tagger, the tag at every position.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { ModelInfo, Sampling } from '../engine/protocol';
+import { emit, panel } from '../ui/shared';
+import { fmt, showToken, viridis } from '../ui/palette';
+
+export class TpOutput extends LitElement {
+  static properties = {
+    info: { attribute: false },
+    modelProbs: { attribute: false },
+    sampleProbs: { attribute: false },
+    classProbs: { attribute: false },
+    predicted: { attribute: false },
+    inputTokens: { attribute: false },
+    sampling: { attribute: false },
+    showAll: { state: true },
+  };
+
+  info: ModelInfo | null = null;
+  modelProbs: Float32Array | null = null;
+  sampleProbs: Float32Array | null = null;
+  classProbs: Float32Array | null = null;
+  predicted: number[] = [];
+  inputTokens: string[] = [];
+  sampling: Sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 3, seed: 0 };
+  showAll = false;
+
+  static styles = [
+    panel,
+    css`
+      .controls {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
+        gap: 8px 14px;
+        font-size: 0.85rem;
+        margin-bottom: 10px;
+      }
+      .controls label {
+        display: flex;
+        flex-direction: column;
+        gap: 2px;
+      }
+      .strategy {
+        display: flex;
+        gap: 4px;
+        flex-wrap: wrap;
+      }
+      .bars {
+        display: grid;
+        grid-template-columns: 4.5em 1fr 4.2em 4.2em;
+        gap: 2px 6px;
+        align-items: center;
+        font-size: 0.78rem;
+        max-height: 360px;
+        overflow-y: auto;
+      }
+      .tok {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        text-align: right;
+        white-space: pre;
+        overflow: hidden;
+      }
+      .track {
+        position: relative;
+        height: 12px;
+        background: rgba(128, 128, 128, 0.12);
+        border-radius: 3px;
+      }
+      .fill {
+        position: absolute;
+        left: 0;
+        top: 0;
+        bottom: 0;
+        border-radius: 3px;
+      }
+      .samp {
+        position: absolute;
+        left: 0;
+        top: 8px;
+        bottom: 0;
+        background: #e4007c;
+        border-radius: 2px;
+      }
+      .num {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        text-align: right;
+      }
+      .head {
+        color: var(--tp-muted);
+        font-size: 0.72rem;
+      }
+      .tags {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px;
+      }
+      .tag {
+        display: flex;
+        flex-direction: column;
+        align-items: center;
+        border: 1px solid var(--tp-line);
+        border-radius: 5px;
+        padding: 2px 5px;
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-size: 0.75rem;
+      }
+      .tag b {
+        color: var(--tp-accent);
+      }
+    `,
+  ];
+
+  private set(patch: Partial<Sampling>) {
+    emit(this, 'tp-sampling', patch);
+  }
+
+  private controls() {
+    const s = this.sampling;
+    const num = (e: Event) => Number((e.target as HTMLInputElement).value);
+    return html`<div class="controls">
+      <div>
+        <div id="strat-l">Choice</div>
+        <div class="strategy" role="group" aria-labelledby="strat-l">
+          ${(['greedy', 'sample', 'beam'] as const).map(
+            (k) => html`<button aria-pressed=${s.strategy === k} @click=${() => this.set({ strategy: k })}>
+              ${k === 'greedy' ? 'greedy' : k === 'sample' ? 'sample' : 'beam search'}
+            </button>`,
+          )}
+        </div>
+      </div>
+      <label
+        >temperature ${fmt(s.temperature, 2)}
+        <input type="range" min="0.05" max="3" step="0.05" .value=${String(s.temperature)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ temperature: num(e) })}
+      /></label>
+      <label
+        >top-k (0 = off)
+        <input type="number" min="0" max=${this.info?.vocab.length ?? 1000} .value=${String(s.top_k)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_k: Math.max(0, Math.round(num(e)) || 0) })}
+      /></label>
+      <label
+        >top-p ${fmt(s.top_p, 2)}
+        <input type="range" min="0.05" max="1" step="0.05" .value=${String(s.top_p)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_p: num(e) })}
+      /></label>
+      <label
+        >beam width
+        <input type="number" min="1" max="8" .value=${String(s.beam_width)} ?disabled=${s.strategy !== 'beam'} @change=${(e: Event) => this.set({ beam_width: Math.min(8, Math.max(1, Math.round(num(e)) || 1)) })}
+      /></label>
+    </div>`;
+  }
+
+  private distribution() {
+    const p = this.modelProbs;
+    const info = this.info;
+    if (!p || !info) return nothing;
+    const q = this.sampleProbs;
+    const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a] || a - b);
+    const shown = this.showAll ? order : order.slice(0, 12);
+    const max = p[order[0]] || 1;
+    const total = p.reduce((a, x) => a + x, 0);
+    return html`<p class="small muted">
+        Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the
+        ${this.sampling.strategy === 'sample' ? 'sampler draws from after temperature, top-k and top-p' : 'chooser keeps'}.
+      </p>
+      <div class="bars" role="table" aria-label="next-token distribution">
+        <div class="head" role="columnheader">token</div>
+        <div class="head" role="columnheader">probability</div>
+        <div class="head num" role="columnheader">model</div>
+        <div class="head num" role="columnheader">drawn</div>
+        ${shown.map(
+          (id) => html`<div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
+            <div class="track" role="cell" aria-label=${`${info.vocab[id]}: ${fmt(p[id])}`}>
+              <div class="fill" style=${`width:${(100 * p[id]) / max}%;background:${viridis(0.25 + 0.6 * (p[id] / max))}`}></div>
+              ${q ? html`<div class="samp" style=${`width:${100 * Math.min(1, q[id] / max)}%`}></div>` : nothing}
+            </div>
+            <div class="num" role="cell" data-token=${id} data-prob=${p[id]}>${fmt(p[id])}</div>
+            <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div>`,
+        )}
+      </div>
+      <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
+        ${this.showAll ? 'Show the top 12' : `Show all ${p.length} tokens`}
+      </button>`;
+  }
+
+  private classes() {
+    const p = this.classProbs;
+    if (!p) return nothing;
+    return html`<div class="bars" role="table" aria-label="class probabilities">
+      ${Array.from(p, (x, c) => html`<div class="tok" role="cell">class ${c}</div>
+          <div class="track" role="cell"><div class="fill" style=${`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`}></div></div>
+          <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div>`)}
+    </div>`;
+  }
+
+  private tags() {
+    const info = this.info;
+    if (!info || !this.predicted.length) return nothing;
+    return html`<p class="small muted">The most probable output token at each position:</p>
+      <div class="tags">
+        ${this.predicted.map(
+          (id, i) => html`<span class="tag"><span>${showToken(this.inputTokens[i] ?? '')}</span><b>${showToken(info.vocab[id] ?? `${id}`)}</b></span>`,
+        )}
+      </div>`;
+  }
+
+  render() {
+    const info = this.info;
+    const classifier = info ? info.num_classes > 0 : false;
+    const tagger = info?.arch === 'encoder_only' && !classifier;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Output <span class="sub">${classifier ? 'class probabilities' : tagger ? 'per-position output' : 'next-token distribution'}</span></h2>
+      ${classifier ? this.classes() : tagger ? this.tags() : html`${this.controls()}${this.distribution()}`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-output', TpOutput);

@@ -1,0 +1,618 @@
+// <transformer-playground>: the whole playground as one element. It owns the settings
+// table (mirrored in the URL hash), talks to the engine worker, and hands each stage's
+// component the numbers it draws. Attributes:
+//   model="file.safetensors"  the model to start with
+//   preset="causal=0&text=…"  settings in the URL-hash format, applied before the hash
+//   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
+//   no-hash                   do not read or write the page's URL hash (several widgets on one page)
+
+import { LitElement, html, css, nothing } from 'lit';
+import { EngineClient } from '../engine/client';
+import type {
+  AttnSite,
+  BackendInfo,
+  Beam,
+  ForwardRequest,
+  ForwardResult,
+  GenerateStep,
+  HeadRef,
+  ManifestEntry,
+  ModelInfo,
+  Sampling,
+  Switches,
+  Tokenized,
+} from '../engine/protocol';
+import { DEFAULTS, formatHash, parseHash, quote, toggleAblation, type PlaygroundState } from '../state/url';
+import { panel } from '../ui/shared';
+import type { GenStats } from './tp-generation';
+import './tp-controls';
+import './tp-backend-badge';
+import './tp-input';
+import './tp-architecture';
+import './tp-attention';
+import './tp-hidden';
+import './tp-output';
+import './tp-generation';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function validManifest(x: unknown): ManifestEntry[] {
+  if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');
+  return x.filter(
+    (m): m is ManifestEntry =>
+      m && typeof m.file === 'string' && /^[A-Za-z0-9_.-]+\.safetensors$/.test(m.file) && typeof m.title === 'string',
+  );
+}
+
+export class TransformerPlayground extends LitElement {
+  static properties = {
+    model: { type: String },
+    preset: { type: String },
+    models: { type: String },
+    noHash: { type: Boolean, attribute: 'no-hash' },
+    st: { state: true },
+    manifest: { state: true },
+    info: { state: true },
+    backendInfo: { state: true },
+    notes: { state: true },
+    error: { state: true },
+    tokenized: { state: true },
+    lastForward: { state: true },
+    generated: { state: true },
+    playing: { state: true },
+    done: { state: true },
+    step: { state: true },
+    beams: { state: true },
+    stats: { state: true },
+    cell: { state: true },
+  };
+
+  model = '';
+  preset = '';
+  models = '';
+  noHash = false;
+
+  st: PlaygroundState = { ...DEFAULTS };
+  manifest: ManifestEntry[] = [];
+  info: ModelInfo | null = null;
+  backendInfo: BackendInfo | null = null;
+  notes: string[] = [];
+  error = '';
+  tokenized: Tokenized[] = [];
+  /** The latest forward pass with its traces (read by the browser tests). */
+  lastForward: ForwardResult | null = null;
+  /** Generated token ids (for beam search: the best beam's). */
+  generated: number[] = [];
+  playing = false;
+  done = false;
+  step: GenerateStep | null = null;
+  beams: Beam[] = [];
+  stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+  cell = { i: 0, j: 0 };
+  /** Milliseconds from connection to the first drawn forward pass. */
+  readyMs: number | null = null;
+
+  private client: EngineClient | null = null;
+  private defaults: PlaygroundState = { ...DEFAULTS };
+  private genRun = 0;
+  private genStarted = false;
+  private genT0 = 0;
+  private stepTimes: number[] = [];
+  private engineTimes: number[] = [];
+  private fwdVersion = 0;
+  private textTimer: ReturnType<typeof setTimeout> | undefined;
+  private onHash = () => this.applyHash();
+  private resolveReady!: () => void;
+  /** Settles when the page first shows a real forward pass. */
+  readonly ready: Promise<void> = new Promise((r) => (this.resolveReady = r));
+
+  static styles = [
+    panel,
+    css`
+      .layout {
+        display: grid;
+        grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
+        gap: 12px;
+      }
+      .wide {
+        grid-column: 1 / -1;
+      }
+      @media (max-width: 900px) {
+        .layout {
+          grid-template-columns: minmax(0, 1fr);
+        }
+      }
+      .notes {
+        border: 1px solid var(--tp-warn);
+        background: var(--tp-warn-soft);
+        color: var(--tp-fg);
+        border-radius: 8px;
+        padding: 6px 10px;
+        font-size: 0.85rem;
+      }
+      .notes ul {
+        margin: 4px 0 0;
+        padding-left: 1.2em;
+      }
+      .notes button {
+        float: right;
+      }
+      .error {
+        border: 2px solid #b00020;
+        border-radius: 8px;
+        padding: 8px 12px;
+      }
+    `,
+  ];
+
+  // ---------------------------------------------------------------- lifecycle
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    if (!this.noHash) window.addEventListener('hashchange', this.onHash);
+    this.start().catch((e) => this.fail(e));
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    window.removeEventListener('hashchange', this.onHash);
+    this.genRun++;
+    this.client?.terminate();
+    this.client = null;
+  }
+
+  private fail(e: unknown) {
+    this.error = e instanceof Error ? e.message : String(e);
+    console.warn('playground:', this.error);
+  }
+
+  private modelsBase(): URL {
+    return new URL(this.models || './models/', this.models ? document.baseURI : import.meta.url);
+  }
+
+  private async start() {
+    const t0 = performance.now();
+    this.client = new EngineClient();
+    this.client.onEvent((e) => {
+      if (e.event === 'backend') this.backendInfo = e.info;
+    });
+    const resp = await fetch(new URL('manifest.json', this.modelsBase()));
+    if (!resp.ok) throw new Error(`cannot load the model list (HTTP ${resp.status})`);
+    this.manifest = validManifest(await resp.json());
+    if (!this.manifest.length) throw new Error('the model list is empty');
+    const first = this.manifest.find((m) => m.file === this.model) ?? this.manifest[0];
+    this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt };
+    const notes: string[] = [];
+    if (this.preset) {
+      const p = parseHash(this.preset, this.defaults);
+      this.defaults = p.state;
+      notes.push(...p.notes);
+    }
+    const parsed = this.noHash ? { state: this.defaults, notes: [] } : parseHash(location.hash, this.defaults);
+    notes.push(...parsed.notes);
+    this.st = this.checkModel(parsed.state, notes);
+    this.notes = notes;
+    await this.loadModel(this.st.model, false);
+    this.backendInfo = await this.client.call('setBackend', { backend: this.st.backend });
+    await this.retokenize();
+    await this.refresh();
+    this.readyMs = performance.now() - t0;
+    this.resolveReady();
+    this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: this.readyMs } }));
+    this.writeHash();
+    if (this.canGenerate()) await this.startGeneration(this.st.play);
+  }
+
+  /** A model named by a link must be one of the shipped ones. */
+  private checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
+    if (this.manifest.some((m) => m.file === s.model)) return s;
+    notes.push(`Ignored model=${quote(s.model)}: not one of the shipped models.`);
+    return { ...s, model: this.defaults.model };
+  }
+
+  // ---------------------------------------------------------------- engine calls
+
+  private get engine(): EngineClient {
+    if (!this.client) throw new Error('the engine is not running');
+    return this.client;
+  }
+
+  private async loadModel(file: string, resetText: boolean) {
+    const entry = this.manifest.find((m) => m.file === file);
+    if (!entry) throw new Error(`unknown model ${file}`);
+    this.info = await this.engine.call('load', { url: new URL(entry.file, this.modelsBase()).href });
+    const site = this.defaultSite();
+    const st = { ...this.st, model: file };
+    if (resetText) {
+      st.text = entry.default_prompt;
+      st.batch = [];
+      st.ablate = [];
+      st.causal = null;
+      st.layer = 0;
+      st.head = 0;
+      st.site = null;
+    }
+    if (st.site !== null && !this.sites().includes(st.site)) st.site = null;
+    this.st = st;
+    if (!this.st.site) this.st = { ...this.st, site };
+    this.clampSelection();
+  }
+
+  private sites(): AttnSite[] {
+    const a = this.info?.arch;
+    if (a === 'encoder_only') return ['encoder_self'];
+    if (a === 'decoder_only') return ['decoder_self'];
+    return ['decoder_self', 'cross', 'encoder_self'];
+  }
+
+  private defaultSite(): AttnSite {
+    return this.sites()[0];
+  }
+
+  private clampSelection() {
+    const info = this.info;
+    if (!info) return;
+    const site = this.st.site ?? this.defaultSite();
+    const layers = site === 'encoder_self' ? info.encoder_layers : info.decoder_layers;
+    const layer = Math.min(this.st.layer, Math.max(0, layers - 1));
+    const head = Math.min(this.st.head, info.n_heads - 1);
+    const ablate = this.st.ablate.filter(
+      (h) => this.sites().includes(h.site) && h.head < info.n_heads && h.layer < (h.site === 'encoder_self' ? info.encoder_layers : info.decoder_layers),
+    );
+    if (layer !== this.st.layer || head !== this.st.head || ablate.length !== this.st.ablate.length) {
+      this.st = { ...this.st, layer, head, ablate };
+    }
+  }
+
+  private canGenerate(): boolean {
+    return this.info !== null && this.info.arch !== 'encoder_only';
+  }
+
+  private switches(): Switches {
+    return { causal: this.st.causal ?? this.info?.arch !== 'encoder_only', padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
+  }
+
+  private sampling(): Sampling {
+    return {
+      strategy: this.st.strategy,
+      temperature: this.st.temp,
+      top_k: this.st.topk,
+      top_p: this.st.topp,
+      beam_width: this.st.beam,
+      seed: this.st.seed,
+    };
+  }
+
+  private async retokenize() {
+    const texts = [this.st.text, ...this.st.batch.filter((l) => l.trim() !== '')];
+    const out: Tokenized[] = [];
+    for (const text of texts) out.push(await this.engine.call('tokenize', { text }));
+    this.tokenized = out;
+  }
+
+  /** What the decoder (or the encoder of an encoder-only model) reads, per batch row. */
+  private targetRows(): number[][] {
+    const info = this.info;
+    if (!info) return [];
+    if (info.arch === 'encoder_only') return this.tokenized.map((t) => t.ids);
+    if (info.arch === 'encoder_decoder') return [[info.bos, ...this.generated]];
+    return this.tokenized.map((t, b) => [info.bos, ...t.ids, ...(b === 0 ? this.generated : [])]);
+  }
+
+  private srcRows(): number[][] | undefined {
+    if (this.info?.arch !== 'encoder_decoder') return undefined;
+    return this.tokenized.slice(0, 1).map((t) => t.ids);
+  }
+
+  /** One forward pass with traces of what is on screen now. */
+  private async refresh() {
+    const version = ++this.fwdVersion;
+    const req: ForwardRequest = { batch: this.targetRows(), src: this.srcRows(), switches: this.switches(), sampling: this.sampling() };
+    try {
+      const r = await this.engine.call('forward', req);
+      if (version === this.fwdVersion) {
+        this.lastForward = r;
+        this.error = '';
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- generation
+
+  private resetGeneration() {
+    this.genRun++;
+    this.genStarted = false;
+    this.generated = [];
+    this.done = false;
+    this.step = null;
+    this.beams = [];
+    this.stepTimes = [];
+    this.engineTimes = [];
+    this.stats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+  }
+
+  private async startGeneration(play: boolean) {
+    this.resetGeneration();
+    if (!this.canGenerate() || !this.info) return;
+    const run = this.genRun;
+    const t0 = performance.now();
+    const row0 = this.tokenized[0]?.ids ?? [];
+    const info = this.info;
+    const started = await this.engine.call('generateStart', {
+      prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
+      src: info.arch === 'encoder_decoder' ? row0 : undefined,
+      switches: this.switches(),
+      sampling: this.sampling(),
+      max_new_tokens: this.st.max,
+    });
+    if (run !== this.genRun) return;
+    this.genStarted = true;
+    this.genT0 = t0;
+    this.stats = { ...this.stats, prefillMs: started.prefill_ms };
+    this.playing = play;
+    if (play) await this.loop(run);
+  }
+
+  private async loop(run: number) {
+    while (this.playing && run === this.genRun && !this.done) {
+      await this.stepOnce(run);
+      if (this.st.speed > 0) await sleep(this.st.speed);
+    }
+    if (run === this.genRun) this.playing = false;
+  }
+
+  private async stepOnce(run: number) {
+    const t = performance.now();
+    let step: GenerateStep;
+    try {
+      step = await this.engine.call('generateStep', {});
+    } catch (e) {
+      this.playing = false;
+      this.fail(e);
+      return;
+    }
+    if (run !== this.genRun) return;
+    const now = performance.now();
+    if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.genT0 };
+    else this.stepTimes.push(now - t);
+    this.engineTimes.push(step.ms);
+    this.step = step;
+    this.beams = step.beams;
+    const best = step.beams.length ? step.beams[0] : null;
+    this.generated = best ? best.ids : step.done && step.token < 0 ? this.generated : [...this.generated, step.token];
+    this.done = step.done;
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+    this.stats = { ...this.stats, engineMsPerToken: mean(this.engineTimes), wallMsPerToken: mean(this.stepTimes) };
+    await this.refresh();
+  }
+
+  private async onPlay() {
+    if (!this.genStarted || this.done) await this.startGeneration(true);
+    else {
+      this.playing = true;
+      await this.loop(this.genRun);
+    }
+  }
+
+  private async onStep() {
+    if (this.playing) return;
+    if (!this.genStarted || this.done) await this.startGeneration(false);
+    await this.stepOnce(this.genRun);
+  }
+
+  // ---------------------------------------------------------------- settings
+
+  private writeHash() {
+    if (this.noHash) return;
+    const h = formatHash(this.st, this.defaults);
+    const url = `${location.pathname}${location.search}${h ? `#${h}` : ''}`;
+    history.replaceState(null, '', url);
+  }
+
+  /** A pasted or edited link: apply it as a whole. */
+  private async applyHash() {
+    const want = `#${formatHash(this.st, this.defaults)}`;
+    if (location.hash === want || (location.hash === '' && want === '#')) return;
+    const p = parseHash(location.hash, this.defaults);
+    const notes = [...p.notes];
+    const next = this.checkModel(p.state, notes);
+    this.notes = notes;
+    await this.applySettings(next);
+  }
+
+  /** Apply new settings: reload, retokenize, rerun and restart only what they touch. */
+  private async applySettings(next: PlaygroundState) {
+    const prev = this.st;
+    this.st = next;
+    try {
+      if (next.model !== prev.model) {
+        this.genRun++;
+        this.playing = false;
+        await this.loadModel(next.model, true);
+      }
+      this.clampSelection();
+      if (next.backend !== prev.backend) {
+        this.backendInfo = await this.engine.call('setBackend', { backend: next.backend });
+      }
+      if (next.model !== prev.model || next.text !== prev.text || next.batch.join('\n') !== prev.batch.join('\n')) {
+        await this.retokenize();
+      }
+      const restart =
+        next.model !== prev.model ||
+        next.text !== prev.text ||
+        next.backend !== prev.backend ||
+        next.causal !== prev.causal ||
+        next.pad !== prev.pad ||
+        next.scale !== prev.scale ||
+        next.seed !== prev.seed ||
+        next.strategy !== prev.strategy ||
+        next.temp !== prev.temp ||
+        next.topk !== prev.topk ||
+        next.topp !== prev.topp ||
+        next.beam !== prev.beam ||
+        next.max !== prev.max ||
+        formatHash({ ...DEFAULTS, ablate: next.ablate }) !== formatHash({ ...DEFAULTS, ablate: prev.ablate });
+      this.writeHash();
+      if (restart && this.canGenerate()) {
+        const wasPlaying = this.playing || next.model !== prev.model;
+        this.resetGeneration();
+        this.playing = false;
+        await this.refresh();
+        if (wasPlaying && this.st.play) await this.startGeneration(true);
+      } else {
+        await this.refresh();
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private patch(p: Partial<PlaygroundState>) {
+    void this.applySettings({ ...this.st, ...p });
+  }
+
+  private samplingPatch(p: Partial<Sampling>) {
+    const m: Partial<PlaygroundState> = {};
+    if (p.strategy !== undefined) m.strategy = p.strategy;
+    if (p.temperature !== undefined) m.temp = p.temperature;
+    if (p.top_k !== undefined) m.topk = p.top_k;
+    if (p.top_p !== undefined) m.topp = p.top_p;
+    if (p.beam_width !== undefined) m.beam = p.beam_width;
+    this.patch(m);
+  }
+
+  private onText(text: string) {
+    clearTimeout(this.textTimer);
+    this.textTimer = setTimeout(() => this.patch({ text }), 200);
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  private tokensOf(ids: number[]): string[] {
+    const v = this.info?.vocab ?? [];
+    return ids.map((id) => v[id] ?? `?${id}`);
+  }
+
+  render() {
+    if (this.error && !this.info) return html`<div class="error" role="alert">The playground could not start: ${this.error}</div>`;
+    const info = this.info;
+    const f = this.lastForward;
+    const site = this.st.site ?? 'decoder_self';
+    const rowIds = f?.tokens[0] ?? [];
+    const srcIds = f?.src_tokens[0] ?? [];
+    const queryTokens = this.tokensOf(site === 'encoder_self' && info?.arch === 'encoder_decoder' ? srcIds : rowIds);
+    const keyTokens = this.tokensOf(site === 'decoder_self' || info?.arch !== 'encoder_decoder' ? rowIds : srcIds);
+    const trace = f?.attention.find((a) => a.site === site && a.layer === this.st.layer) ?? null;
+    const inputLabel = info?.arch === 'encoder_decoder' ? 'Source sentence' : info?.arch === 'encoder_only' ? 'Input' : 'Prompt';
+    const promptTokens = info?.arch === 'encoder_decoder' ? this.tokensOf([info.bos]) : this.tokensOf(info ? [info.bos, ...(this.tokenized[0]?.ids ?? [])] : []);
+    return html`<div class="layout">
+      ${this.notes.length
+        ? html`<div class="notes wide" role="status" data-notes>
+            <button @click=${() => (this.notes = [])} aria-label="dismiss the notes">×</button>
+            <strong>Some settings in the link were not used:</strong>
+            <ul>
+              ${this.notes.map((n) => html`<li>${n}</li>`)}
+            </ul>
+          </div>`
+        : nothing}
+      ${this.error ? html`<div class="error wide" role="alert">${this.error}</div>` : nothing}
+      <tp-controls
+        class="wide"
+        .manifest=${this.manifest}
+        .state=${this.st}
+        .info=${info}
+        .causalDefault=${info?.arch !== 'encoder_only'}
+        @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => this.patch(e.detail)}
+      ></tp-controls>
+      <tp-backend-badge class="wide" .info=${this.backendInfo}></tp-backend-badge>
+      <tp-input
+        .text=${this.st.text}
+        .batch=${this.st.batch}
+        .label=${inputLabel}
+        .info=${info}
+        .tokenized=${this.tokenized}
+        .padded=${info?.arch === 'encoder_decoder' ? (f?.src_tokens ?? []) : (f?.tokens ?? [])}
+        @tp-text=${(e: CustomEvent<string>) => this.onText(e.detail)}
+        @tp-batch=${(e: CustomEvent<string[]>) => this.patch({ batch: e.detail })}
+      ></tp-input>
+      ${this.canGenerate()
+        ? html`<tp-generation
+            .info=${info}
+            .prompt=${promptTokens}
+            .generated=${this.generated}
+            .playing=${this.playing}
+            .done=${this.done}
+            .speed=${this.st.speed}
+            .stats=${this.stats}
+            .step=${this.step}
+            .beams=${this.beams}
+            .strategy=${this.st.strategy}
+            .label=${info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
+            @tp-play=${() => void this.onPlay()}
+            @tp-pause=${() => (this.playing = false)}
+            @tp-step=${() => void this.onStep()}
+            @tp-restart=${() => void this.startGeneration(true)}
+            @tp-speed=${(e: CustomEvent<number>) => {
+              this.st = { ...this.st, speed: e.detail };
+              this.writeHash();
+            }}
+          ></tp-generation>`
+        : html`<tp-output
+            .info=${info}
+            .modelProbs=${f?.model_probs ?? null}
+            .sampleProbs=${f?.next_probs ?? null}
+            .classProbs=${f?.class_probs ?? null}
+            .predicted=${f?.predicted ?? []}
+            .inputTokens=${this.tokensOf(rowIds)}
+            .sampling=${this.sampling()}
+          ></tp-output>`}
+      <tp-architecture
+        .info=${info}
+        .site=${site}
+        .layer=${this.st.layer}
+        .head=${this.st.head}
+        .cell=${this.cell}
+        .trace=${trace}
+        .queryTokens=${queryTokens}
+        .keyTokens=${keyTokens}
+        .scaleOn=${this.st.scale}
+        .causalOn=${this.switches().causal}
+        .paddingOn=${this.st.pad}
+        @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
+      ></tp-architecture>
+      <tp-attention
+        .attention=${f?.attention ?? []}
+        .site=${site}
+        .layer=${this.st.layer}
+        .head=${this.st.head}
+        .queryTokens=${queryTokens}
+        .keyTokens=${keyTokens}
+        .ablate=${this.st.ablate}
+        .scaleOn=${this.st.scale}
+        @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
+        @tp-ablate=${(e: CustomEvent<HeadRef>) => this.patch({ ablate: toggleAblation(this.st, e.detail) })}
+        @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => (this.cell = e.detail)}
+      ></tp-attention>
+      ${this.canGenerate()
+        ? html`<tp-output
+            .info=${info}
+            .modelProbs=${f?.model_probs ?? null}
+            .sampleProbs=${f?.next_probs ?? null}
+            .sampling=${this.sampling()}
+            @tp-sampling=${(e: CustomEvent<Partial<Sampling>>) => this.samplingPatch(e.detail)}
+          ></tp-output>`
+        : nothing}
+      <tp-hidden
+        .states=${f?.hidden ?? []}
+        .info=${info}
+        .tokens=${this.tokensOf(rowIds)}
+        .srcTokens=${this.tokensOf(srcIds)}
+        .selectedLayer=${this.st.layer}
+      ></tp-hidden>
+    </div>`;
+  }
+}
+
+customElements.define('transformer-playground', TransformerPlayground);

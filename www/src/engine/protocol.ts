@@ -1,0 +1,225 @@
+// The typed message protocol between the page and the engine's Web Worker.
+//
+// Every request carries an id; the worker answers each with exactly one response
+// carrying the same id. The worker also sends unsolicited `event` messages (for
+// example "the GPU was lost, now on the CPU"). No DOM types appear here: this module
+// is shared by the worker and the page.
+
+/** Which backend runs the forward pass. */
+export type BackendName = 'webgpu' | 'cpu';
+
+/** Where an attention sublayer sits (the core's `AttnSite`). */
+export type AttnSite = 'encoder_self' | 'decoder_self' | 'cross';
+
+/** One head of one attention sublayer, as the core names it. */
+export interface HeadRef {
+  site: AttnSite;
+  layer: number;
+  head: number;
+}
+
+/** One shipped model (an entry of models/manifest.json). */
+export interface ManifestEntry {
+  file: string;
+  title: string;
+  arch: 'encoder_only' | 'decoder_only' | 'encoder_decoder';
+  task: string;
+  pos_encoding: string;
+  default_prompt: string;
+  description: string;
+}
+
+/** What the engine says about a loaded checkpoint. */
+export interface ModelInfo {
+  arch: 'encoder_only' | 'decoder_only' | 'encoder_decoder';
+  pos_encoding: string;
+  norm: string;
+  score: string;
+  activation: string;
+  d_model: number;
+  n_heads: number;
+  d_head: number;
+  d_ff: number;
+  max_len: number;
+  encoder_layers: number;
+  decoder_layers: number;
+  vocab: string[];
+  tokenizer_kind: 'char' | 'word';
+  pad: number;
+  bos: number;
+  eos: number;
+  unk: number;
+  num_classes: number;
+  params: number;
+}
+
+/** Text after the tokenizer: ids, their tokens, and what had to become `<unk>`. */
+export interface Tokenized {
+  ids: number[];
+  tokens: string[];
+  /** [token position, the text it stood for] */
+  unknown: [number, string][];
+}
+
+/** Run-time switches of a forward pass (no retraining needed). */
+export interface Switches {
+  causal: boolean;
+  padding_mask: boolean;
+  scale: boolean;
+  ablate: HeadRef[];
+}
+
+/** How the next token is chosen. */
+export interface Sampling {
+  strategy: 'greedy' | 'sample' | 'beam';
+  temperature: number;
+  top_k: number;
+  top_p: number;
+  beam_width: number;
+  seed: number;
+}
+
+export interface ForwardRequest {
+  /** Target-side ids per sequence (unequal lengths are right-padded by the engine). */
+  batch: number[][];
+  /** Source ids per sequence, encoder-decoder only. */
+  src?: number[][];
+  switches: Switches;
+  sampling: Sampling;
+}
+
+/** A dense f32 tensor that crossed the worker boundary. */
+export interface Dense {
+  shape: number[];
+  data: Float32Array;
+}
+
+export interface AttnTrace {
+  site: AttnSite;
+  layer: number;
+  /** (B, H, T, S): masked entries are -Infinity. */
+  scores: Dense;
+  /** (B, H, T, S) */
+  probs: Dense;
+}
+
+export interface HiddenTrace {
+  stack: AttnSite;
+  /** (L + 1, B, T): the L2 norm of the residual stream at each position. */
+  norms: Dense;
+}
+
+export interface ForwardResult {
+  backend: BackendName;
+  ms: number;
+  /** Token ids fed to the model after padding: (B, T). */
+  tokens: number[][];
+  /** Source ids after padding (encoder-decoder): (B, S). */
+  src_tokens: number[][];
+  /** (B, T, V), or (B, num_classes) for a classifier. */
+  logits: Dense;
+  attention: AttnTrace[];
+  hidden: HiddenTrace[];
+  /** The model's next-token distribution after the last real token of sequence 0 (V). */
+  model_probs: Float32Array;
+  /** What sampling draws from, after temperature, top-k and top-p: (V), zeros where filtered. */
+  next_probs: Float32Array;
+  /** The most probable token at every position of sequence 0 (what a tagger outputs). */
+  predicted: number[];
+  /** Classifier only: softmax of the class logits of sequence 0. */
+  class_probs: Float32Array | null;
+  flops: number;
+}
+
+export interface GenerateStartRequest {
+  prompt: number[];
+  src?: number[];
+  switches: Switches;
+  sampling: Sampling;
+  max_new_tokens: number;
+}
+
+export interface Candidate {
+  id: number;
+  token: string;
+  prob: number;
+}
+
+export interface Beam {
+  ids: number[];
+  text: string;
+  log_prob: number;
+  done: boolean;
+}
+
+export interface StepAttention {
+  site: AttnSite;
+  layer: number;
+  /** (H, S): the new query's weights over every cached key. */
+  probs: Dense;
+}
+
+export interface GenerateStep {
+  token: number;
+  token_text: string;
+  /** Top candidates, probabilities over the whole vocabulary. */
+  candidates: Candidate[];
+  /** The full next-token distribution the choice was drawn from (V). */
+  probs: Float32Array;
+  attention: StepAttention[];
+  cache_len: number;
+  /** Cached positions per decoder layer (all layers grow together). */
+  cache_layers: number;
+  ms: number;
+  flops: number;
+  done: boolean;
+  beams: Beam[];
+  backend: BackendName;
+  /** Set when this step had to fall back to the CPU. */
+  fallback: string | null;
+}
+
+export interface GenerateStarted {
+  prefill_ms: number;
+  backend: BackendName;
+  fallback: string | null;
+}
+
+export interface BackendInfo {
+  backend: BackendName;
+  /** Why this backend runs, in plain words. */
+  reason: string;
+  /** The WebGPU adapter's description when one was found. */
+  adapter: string | null;
+  /** max |logit_gpu − logit_cpu| on this device, when both ran. */
+  parity: number | null;
+}
+
+/** The requests, their payloads and what each answers. */
+export interface Api {
+  load: { req: { url: string }; res: ModelInfo };
+  tokenize: { req: { text: string }; res: Tokenized };
+  setBackend: { req: { backend: BackendName }; res: BackendInfo };
+  forward: { req: ForwardRequest; res: ForwardResult };
+  generateStart: { req: GenerateStartRequest; res: GenerateStarted };
+  generateStep: { req: Record<string, never>; res: GenerateStep };
+}
+
+export type Op = keyof Api;
+
+export interface RequestMessage<K extends Op = Op> {
+  id: number;
+  op: K;
+  payload: Api[K]['req'];
+}
+
+export type ResponseMessage =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: string };
+
+/** Unsolicited news from the worker. */
+export type EventMessage = { event: 'backend'; info: BackendInfo };
+
+export function isEvent(m: ResponseMessage | EventMessage): m is EventMessage {
+  return (m as EventMessage).event !== undefined;
+}

@@ -1,0 +1,163 @@
+// The engine's Web Worker: owns the wasm `Engine`, answers one request at a time, and
+// keeps the page responsive while the model computes. It decides nothing about the
+// model; it moves bytes and typed arrays between the page and the Rust core.
+
+import init, { Engine } from '../../pkg/tplay.js';
+import type {
+  Api,
+  BackendInfo,
+  EventMessage,
+  ForwardResult,
+  GenerateStarted,
+  GenerateStep,
+  Op,
+  RequestMessage,
+  ResponseMessage,
+} from './protocol';
+
+declare const self: DedicatedWorkerGlobalScope;
+
+let engine: Engine | null = null;
+let backend: BackendInfo = {
+  backend: 'cpu',
+  reason: 'starting on the CPU',
+  adapter: null,
+  parity: null,
+};
+
+async function ready(): Promise<Engine> {
+  if (!engine) {
+    await init();
+    engine = new Engine();
+  }
+  return engine;
+}
+
+/** Every typed-array buffer inside a result, so postMessage moves rather than copies. */
+function transferables(v: unknown, out: Transferable[] = [], seen = new Set<ArrayBuffer>()): Transferable[] {
+  if (v instanceof Float32Array || v instanceof Uint32Array || v instanceof Int32Array) {
+    const b = v.buffer as ArrayBuffer;
+    if (!seen.has(b)) {
+      seen.add(b);
+      out.push(b);
+    }
+  } else if (Array.isArray(v)) {
+    for (const x of v) transferables(x, out, seen);
+  } else if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) transferables(x, out, seen);
+  }
+  return out;
+}
+
+function emit(e: EventMessage): void {
+  self.postMessage(e);
+}
+
+/** A GPU failure the core survived by moving to the CPU: tell the page. */
+function noteFallback(fallback: string | null): void {
+  if (!fallback) return;
+  backend = {
+    backend: 'cpu',
+    reason: `the GPU failed (${fallback}) — generation carries on on the CPU`,
+    adapter: backend.adapter,
+    parity: backend.parity,
+  };
+  emit({ event: 'backend', info: backend });
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+async function setBackend(want: Api['setBackend']['req']['backend']): Promise<BackendInfo> {
+  const eng = await ready();
+  if (want === 'cpu') {
+    eng.use_cpu();
+    backend = { backend: 'cpu', reason: 'the CPU was chosen', adapter: backend.adapter, parity: backend.parity };
+    return backend;
+  }
+  const nav = self.navigator as Navigator & { gpu?: unknown };
+  if (!nav.gpu) {
+    eng.use_cpu();
+    backend = {
+      backend: 'cpu',
+      reason: 'WebGPU is unavailable in this browser — running on the CPU',
+      adapter: null,
+      parity: null,
+    };
+    return backend;
+  }
+  try {
+    const adapter: string = await eng.use_gpu();
+    let parity: number | null = null;
+    try {
+      parity = await eng.parity();
+    } catch (e) {
+      // The adapter came up but a forward pass failed: that is a GPU failure too.
+      throw new Error(`a test forward pass failed: ${describeError(e)}`);
+    }
+    backend = { backend: 'webgpu', reason: 'WebGPU is available', adapter, parity };
+  } catch (e) {
+    eng.use_cpu();
+    backend = {
+      backend: 'cpu',
+      reason: `WebGPU could not start (${describeError(e)}) — running on the CPU`,
+      adapter: null,
+      parity: null,
+    };
+  }
+  return backend;
+}
+
+async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
+  const eng = await ready();
+  switch (op) {
+    case 'load': {
+      const { url } = payload as Api['load']['req'];
+      const resp = await fetch(url);
+      if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
+      const bytes = new Uint8Array(await resp.arrayBuffer());
+      return eng.load(bytes) as Api[K]['res'];
+    }
+    case 'tokenize':
+      return eng.tokenize((payload as Api['tokenize']['req']).text) as Api[K]['res'];
+    case 'setBackend':
+      return (await setBackend((payload as Api['setBackend']['req']).backend)) as Api[K]['res'];
+    case 'forward': {
+      const r = (await eng.forward(payload)) as ForwardResult & { fallback: string | null };
+      noteFallback(r.fallback);
+      return r as Api[K]['res'];
+    }
+    case 'generateStart': {
+      const r = (await eng.generate_start(payload)) as GenerateStarted;
+      noteFallback(r.fallback);
+      return r as Api[K]['res'];
+    }
+    case 'generateStep': {
+      const r = (await eng.generate_step()) as GenerateStep;
+      noteFallback(r.fallback);
+      return r as Api[K]['res'];
+    }
+    default:
+      throw new Error(`unknown request '${String(op)}'`);
+  }
+}
+
+// One request at a time, in arrival order: the engine is a single stateful object.
+let queue: Promise<void> = Promise.resolve();
+
+self.onmessage = (ev: MessageEvent<RequestMessage>) => {
+  const { id, op, payload } = ev.data;
+  queue = queue.then(async () => {
+    let msg: ResponseMessage;
+    try {
+      const result = await handle(op, payload);
+      msg = { id, ok: true, result };
+      self.postMessage(msg, transferables(result));
+    } catch (e) {
+      msg = { id, ok: false, error: describeError(e) };
+      self.postMessage(msg);
+    }
+  });
+};

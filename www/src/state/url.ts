@@ -1,0 +1,238 @@
+// Every control of the playground as one plain table that round-trips through the URL
+// hash. The hash is untrusted: each value is checked, bad values and unknown keys are
+// ignored with a note the page shows, and nothing here touches the DOM.
+
+import type { AttnSite, BackendName, HeadRef, Sampling } from '../engine/protocol';
+
+export interface PlaygroundState {
+  /** File name of a shipped model (an entry of models/manifest.json). */
+  model: string;
+  /** The prompt (decoder-only), the source sentence (encoder-decoder) or the input (encoder). */
+  text: string;
+  /** More inputs of other lengths, run as one padded batch with `text` (padding demo). */
+  batch: string[];
+  /** null: the architecture's default (decoders causal, encoders not). */
+  causal: boolean | null;
+  pad: boolean;
+  scale: boolean;
+  ablate: HeadRef[];
+  backend: BackendName;
+  seed: number;
+  strategy: Sampling['strategy'];
+  temp: number;
+  topk: number;
+  topp: number;
+  beam: number;
+  /** Pause between generated tokens, in milliseconds. */
+  speed: number;
+  /** Tokens to generate before stopping. */
+  max: number;
+  /** Start generating on load. */
+  play: boolean;
+  /** The attention sublayer, layer and head the views show. */
+  site: AttnSite | null;
+  layer: number;
+  head: number;
+}
+
+export const DEFAULTS: PlaygroundState = {
+  model: '',
+  text: '',
+  batch: [],
+  causal: null,
+  pad: true,
+  scale: true,
+  ablate: [],
+  backend: 'webgpu',
+  seed: 0,
+  strategy: 'greedy',
+  temp: 1,
+  topk: 0,
+  topp: 1,
+  beam: 3,
+  speed: 150,
+  max: 40,
+  play: true,
+  site: null,
+  layer: 0,
+  head: 0,
+};
+
+/** Longest text accepted from a link; longer values are refused, not cut. */
+export const MAX_TEXT = 200;
+export const MAX_BATCH = 4;
+const SITES: AttnSite[] = ['encoder_self', 'decoder_self', 'cross'];
+
+export interface Parsed {
+  state: PlaygroundState;
+  /** One sentence per ignored key or value, safe to show as text. */
+  notes: string[];
+}
+
+/** Quote untrusted text for a note: bounded length, control characters dropped. */
+export function quote(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = s.replace(/[\u0000-\u001f\u007f]/g, '');
+  return clean.length > 40 ? `"${clean.slice(0, 40)}…"` : `"${clean}"`;
+}
+
+function parseBool(v: string): boolean | undefined {
+  if (v === '1' || v === 'true' || v === 'on') return true;
+  if (v === '0' || v === 'false' || v === 'off') return false;
+  return undefined;
+}
+
+function parseNumber(v: string, min: number, max: number, integer: boolean): number | undefined {
+  if (!/^-?\d+(\.\d+)?$/.test(v)) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) return undefined;
+  if (integer && !Number.isInteger(n)) return undefined;
+  return n;
+}
+
+/** `site.layer.head` items joined by commas, e.g. `decoder_self.0.2,cross.1.0`. */
+function parseAblate(v: string): HeadRef[] | undefined {
+  if (v === '') return [];
+  const out: HeadRef[] = [];
+  const items = v.split(',');
+  if (items.length > 64) return undefined;
+  for (const item of items) {
+    const m = /^(encoder_self|decoder_self|cross)\.(\d{1,2})\.(\d{1,2})$/.exec(item);
+    if (!m) return undefined;
+    out.push({ site: m[1] as AttnSite, layer: Number(m[2]), head: Number(m[3]) });
+  }
+  return out;
+}
+
+function formatAblate(a: HeadRef[]): string {
+  return a.map((h) => `${h.site}.${h.layer}.${h.head}`).join(',');
+}
+
+type Field = {
+  [K in keyof PlaygroundState]: {
+    parse: (v: string) => PlaygroundState[K] | undefined;
+    format: (v: PlaygroundState[K]) => string;
+    /** What a valid value looks like, for the note. */
+    expect: string;
+  };
+};
+
+const FIELDS: Field = {
+  model: {
+    parse: (v) => (/^[A-Za-z0-9_.-]{1,80}\.safetensors$/.test(v) ? v : undefined),
+    format: (v) => v,
+    expect: 'a model file name ending in .safetensors',
+  },
+  text: {
+    parse: (v) => (v.length <= MAX_TEXT ? v : undefined),
+    format: (v) => v,
+    expect: `text of at most ${MAX_TEXT} characters`,
+  },
+  batch: {
+    parse: (v) => {
+      if (v === '') return [];
+      const lines = v.split('\n');
+      if (lines.length > MAX_BATCH || lines.some((l) => l.length > MAX_TEXT)) return undefined;
+      return lines;
+    },
+    format: (v) => v.join('\n'),
+    expect: `at most ${MAX_BATCH} lines of at most ${MAX_TEXT} characters`,
+  },
+  causal: {
+    parse: (v) => (v === 'auto' ? null : parseBool(v)),
+    format: (v) => (v === null ? 'auto' : v ? '1' : '0'),
+    expect: '1, 0 or auto',
+  },
+  pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
+  scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
+  ablate: { parse: parseAblate, format: formatAblate, expect: 'heads like decoder_self.0.1, comma-separated' },
+  backend: {
+    parse: (v) => (v === 'webgpu' || v === 'cpu' ? v : undefined),
+    format: (v) => v,
+    expect: 'webgpu or cpu',
+  },
+  seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: 'a whole number from 0 to 4294967295' },
+  strategy: {
+    parse: (v) => (v === 'greedy' || v === 'sample' || v === 'beam' ? v : undefined),
+    format: (v) => v,
+    expect: 'greedy, sample or beam',
+  },
+  temp: { parse: (v) => parseNumber(v, 0.05, 5, false), format: String, expect: 'a number from 0.05 to 5' },
+  topk: { parse: (v) => parseNumber(v, 0, 10000, true), format: String, expect: 'a whole number from 0 (off) to 10000' },
+  topp: { parse: (v) => parseNumber(v, 0.01, 1, false), format: String, expect: 'a number from 0.01 to 1' },
+  beam: { parse: (v) => parseNumber(v, 1, 8, true), format: String, expect: 'a whole number from 1 to 8' },
+  speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: 'milliseconds from 0 to 2000' },
+  max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: 'a whole number from 1 to 200' },
+  play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
+  site: {
+    parse: (v) => (SITES.includes(v as AttnSite) ? (v as AttnSite) : undefined),
+    format: (v) => v ?? '',
+    expect: 'encoder_self, decoder_self or cross',
+  },
+  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number' },
+  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number' },
+};
+
+const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];
+
+/** Read a location hash (with or without its `#`). Never throws. */
+export function parseHash(hash: string, defaults: PlaygroundState = DEFAULTS): Parsed {
+  const state: PlaygroundState = { ...defaults, batch: [...defaults.batch], ablate: [...defaults.ablate] };
+  const notes: string[] = [];
+  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+  if (raw === '') return { state, notes };
+  if (raw.length > 8000) {
+    notes.push(`The link's settings are too long (${raw.length} characters) and were ignored.`);
+    return { state, notes };
+  }
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(raw);
+  } catch {
+    notes.push('The link\'s settings could not be read and were ignored.');
+    return { state, notes };
+  }
+  const seen = new Set<string>();
+  for (const [key, value] of params) {
+    if (seen.has(key)) {
+      notes.push(`Ignored a repeated setting ${quote(key)}.`);
+      continue;
+    }
+    seen.add(key);
+    if (!(KEYS as string[]).includes(key)) {
+      notes.push(`Ignored unknown setting ${quote(key)}.`);
+      continue;
+    }
+    const k = key as keyof PlaygroundState;
+    const v = (FIELDS[k].parse as (s: string) => unknown)(value);
+    if (v === undefined) {
+      notes.push(`Ignored ${k}=${quote(value)}: expected ${FIELDS[k].expect}.`);
+      continue;
+    }
+    (state as unknown as Record<string, unknown>)[k] = v;
+  }
+  return { state, notes: notes.slice(0, 12) };
+}
+
+/** Write the settings that differ from the defaults as a hash (without `#`). */
+export function formatHash(state: PlaygroundState, defaults: PlaygroundState = DEFAULTS): string {
+  const params = new URLSearchParams();
+  for (const k of KEYS) {
+    const f = FIELDS[k].format as (v: unknown) => string;
+    const v = f(state[k]);
+    if (v !== f(defaults[k])) params.set(k, v);
+  }
+  return params.toString();
+}
+
+/** Is this head switched off in the state? */
+export function isAblated(state: PlaygroundState, h: HeadRef): boolean {
+  return state.ablate.some((a) => a.site === h.site && a.layer === h.layer && a.head === h.head);
+}
+
+/** The state with this head's ablation toggled. */
+export function toggleAblation(state: PlaygroundState, h: HeadRef): HeadRef[] {
+  return isAblated(state, h)
+    ? state.ablate.filter((a) => !(a.site === h.site && a.layer === h.layer && a.head === h.head))
+    : [...state.ablate, h];
+}

@@ -1,0 +1,58 @@
+// Colour scales that stay readable for colour-blind readers: viridis for
+// probabilities (0 → dark purple, 1 → yellow) and cividis for signed or unbounded values.
+
+// Viridis and cividis sampled at 9 evenly spaced stops (from matplotlib's tables).
+const VIRIDIS = [
+  [68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
+  [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37],
+];
+const CIVIDIS = [
+  [0, 34, 78], [18, 53, 112], [59, 73, 108], [87, 93, 109], [112, 113, 115],
+  [138, 134, 120], [166, 157, 117], [197, 181, 103], [232, 207, 75],
+];
+
+function sample(table: number[][], t: number): [number, number, number] {
+  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (table.length - 1);
+  const i = Math.min(table.length - 2, Math.floor(x));
+  const f = x - i;
+  const a = table[i];
+  const b = table[i + 1];
+  return [0, 1, 2].map((c) => Math.round(a[c] + (b[c] - a[c]) * f)) as [number, number, number];
+}
+
+export function viridis(t: number): string {
+  const [r, g, b] = sample(VIRIDIS, t);
+  return `rgb(${r},${g},${b})`;
+}
+
+export function cividis(t: number): string {
+  const [r, g, b] = sample(CIVIDIS, t);
+  return `rgb(${r},${g},${b})`;
+}
+
+/** RGB triple for canvas drawing. */
+export function viridisRgb(t: number): [number, number, number] {
+  return sample(VIRIDIS, t);
+}
+
+/** Text colour that stays legible on top of viridis(t). */
+export function inkOn(t: number): string {
+  return t > 0.55 ? '#111' : '#fff';
+}
+
+/** Tokens as people read them: spaces and specials made visible. */
+export function showToken(tok: string): string {
+  if (tok === ' ') return '␣';
+  if (tok === '\n') return '⏎';
+  if (tok === '\t') return '⇥';
+  return tok;
+}
+
+export function fmt(x: number, digits = 3): string {
+  if (x === Number.NEGATIVE_INFINITY) return '−∞';
+  if (x === Number.POSITIVE_INFINITY) return '∞';
+  if (Number.isNaN(x)) return 'NaN';
+  const a = Math.abs(x);
+  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return x.toExponential(2);
+  return x.toFixed(digits);
+}

@@ -1,0 +1,114 @@
+// Styles and small helpers shared by the components.
+
+import { css } from 'lit';
+
+/** Fire a bubbling, composed event so the playground hears it through shadow roots. */
+export function emit<T>(from: EventTarget, name: string, detail: T): void {
+  from.dispatchEvent(new CustomEvent<T>(name, { detail, bubbles: true, composed: true }));
+}
+
+export const panel = css`
+  :host {
+    display: block;
+    --tp-bg: #ffffff;
+    --tp-fg: #1c1f24;
+    --tp-muted: #5b6470;
+    --tp-line: #d9dde3;
+    --tp-accent: #2f5bd3;
+    --tp-accent-soft: #e3ebff;
+    --tp-warn: #a14b00;
+    --tp-warn-soft: #fff1e0;
+    --tp-radius: 10px;
+    color: var(--tp-fg);
+    font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
+  }
+  @media (prefers-color-scheme: dark) {
+    :host {
+      --tp-bg: #1d2026;
+      --tp-fg: #e6e8eb;
+      --tp-muted: #a3acb8;
+      --tp-line: #363b44;
+      --tp-accent: #8fb0ff;
+      --tp-accent-soft: #25304a;
+      --tp-warn: #ffb870;
+      --tp-warn-soft: #3a2a18;
+    }
+  }
+  .card {
+    background: var(--tp-bg);
+    border: 1px solid var(--tp-line);
+    border-radius: var(--tp-radius);
+    padding: 12px 14px;
+    min-width: 0;
+  }
+  h2 {
+    font-size: 0.95rem;
+    margin: 0 0 8px;
+    display: flex;
+    gap: 8px;
+    align-items: baseline;
+    flex-wrap: wrap;
+  }
+  h2 .sub {
+    font-weight: normal;
+    color: var(--tp-muted);
+    font-size: 0.85rem;
+  }
+  .muted {
+    color: var(--tp-muted);
+  }
+  .small {
+    font-size: 0.82rem;
+  }
+  .mono {
+    font-family: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace;
+  }
+  button,
+  select,
+  input,
+  textarea {
+    font: inherit;
+    color: inherit;
+  }
+  button {
+    border: 1px solid var(--tp-line);
+    background: var(--tp-bg);
+    border-radius: 6px;
+    padding: 4px 10px;
+    cursor: pointer;
+  }
+  button[aria-pressed='true'] {
+    background: var(--tp-accent-soft);
+    border-color: var(--tp-accent);
+  }
+  button:focus-visible,
+  select:focus-visible,
+  input:focus-visible,
+  textarea:focus-visible,
+  [tabindex]:focus-visible {
+    outline: 2px solid var(--tp-accent);
+    outline-offset: 2px;
+  }
+  select,
+  input[type='number'],
+  textarea {
+    border: 1px solid var(--tp-line);
+    border-radius: 6px;
+    background: var(--tp-bg);
+    padding: 4px 6px;
+  }
+  .visually-hidden {
+    position: absolute;
+    width: 1px;
+    height: 1px;
+    overflow: hidden;
+    clip: rect(0 0 0 0);
+    white-space: nowrap;
+  }
+  @media (prefers-reduced-motion: reduce) {
+    * {
+      animation: none !important;
+      transition: none !important;
+    }
+  }
+`;
