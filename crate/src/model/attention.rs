@@ -17,6 +17,10 @@
 //! Positions are absolute: query row i sits at position `q_offset + i` and key row j at
 //! position j, so one cached decoding step is the same computation with T = 1 and
 //! `q_offset` = number of cached keys.
+//!
+//! Activations are stored in f32; the reductions (score sums, the softmax normaliser, the
+//! weighted sum of values) accumulate in f64, so the reference sits as close to the exact
+//! value as f32 storage allows.
 
 use crate::config::Score;
 use crate::model::AttentionParams;
@@ -120,6 +124,7 @@ pub fn attention_forward(
     };
     let sqrt_d = (d as f32).sqrt();
     let mut kprime = vec![0.0f32; d]; // (D) k_j (+ rel_k)
+    let mut zacc = vec![0.0f64; d]; // (D) z_i accumulated in f64
     for h in 0..nh {
         let cols = h * d..(h + 1) * d;
         for i in 0..t {
@@ -142,14 +147,18 @@ pub fn attention_forward(
                     }
                 }
                 let mut val = match additive_v {
-                    None => qi.iter().zip(&kprime).map(|(a, b)| a * b).sum::<f32>(),
+                    None => qi
+                        .iter()
+                        .zip(&kprime)
+                        .map(|(a, b)| *a as f64 * *b as f64)
+                        .sum::<f64>() as f32,
                     Some(w) => {
                         let wh = &w[h * d..(h + 1) * d]; // (D)
                         qi.iter()
                             .zip(&kprime)
                             .zip(wh)
-                            .map(|((a, b), w)| w * (a + b).tanh())
-                            .sum::<f32>()
+                            .map(|((a, b), w)| (w * (a + b).tanh()) as f64)
+                            .sum::<f64>() as f32
                     }
                 };
                 if spec.score == Score::ScaledDot && spec.scale {
@@ -168,6 +177,7 @@ pub fn attention_forward(
             if spec.ablated(h) {
                 continue;
             }
+            zacc.fill(0.0);
             for j in 0..s {
                 let mut p = probs[row.start + j];
                 if let Some(m) = dropout {
@@ -176,37 +186,40 @@ pub fn attention_forward(
                 if p == 0.0 {
                     continue;
                 }
+                let p = p as f64;
                 let vj = &v[j * c..(j + 1) * c][cols.clone()]; // (D)
-                for (zv, vv) in zi.iter_mut().zip(vj) {
-                    *zv += p * vv;
+                for (za, vv) in zacc.iter_mut().zip(vj) {
+                    *za += p * *vv as f64;
                 }
                 if let Some(rel) = &spec.relative {
                     let r = relative_index(q_pos, j, rel.max_distance);
-                    for (zv, rv) in zi.iter_mut().zip(&rel.rel_v[r * d..(r + 1) * d]) {
-                        *zv += p * rv;
+                    for (za, rv) in zacc.iter_mut().zip(&rel.rel_v[r * d..(r + 1) * d]) {
+                        *za += p * *rv as f64;
                     }
                 }
+            }
+            for (zv, za) in zi.iter_mut().zip(&zacc) {
+                *zv = *za as f32;
             }
         }
     }
 }
 
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
-/// entry is −∞ gives all zeros (never NaN): the query attends to nothing.
+/// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
+/// subtracted first; exponentials and their sum are taken in f64.
 pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
     let max = inp.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     if max == f32::NEG_INFINITY {
         out.fill(0.0);
         return;
     }
-    let mut sum = 0.0f32;
-    for (o, &x) in out.iter_mut().zip(inp) {
-        // exp(−∞ − max) = 0: masked keys get exactly zero weight.
-        *o = (x - max).exp();
-        sum += *o;
+    let mut sum = 0.0f64;
+    for &x in inp {
+        sum += ((x - max) as f64).exp();
     }
-    for o in out.iter_mut() {
-        *o /= sum;
+    for (o, &x) in out.iter_mut().zip(inp) {
+        *o = (((x - max) as f64).exp() / sum) as f32;
     }
 }
 

@@ -7,6 +7,9 @@
 //!   rows, pads included, and updates the running statistics with momentum 0.1 and the
 //!   unbiased variance, as PyTorch's `BatchNorm1d` on `x.reshape(B·T, C)`. In train mode
 //!   another sequence of the batch therefore changes this one's output.
+//!
+//! Statistics are accumulated and applied in f64; inputs, outputs and the kept statistics
+//! are f32.
 
 /// LayerNorm ε.
 pub const LN_EPS: f32 = 1e-5;
@@ -38,15 +41,15 @@ pub fn layernorm_forward(
     );
     for r in 0..rows {
         let x = &inp[r * c..(r + 1) * c]; // (C)
-        let m = x.iter().sum::<f32>() / c as f32;
-        let var = x.iter().map(|v| (v - m) * (v - m)).sum::<f32>() / c as f32;
-        let s = 1.0 / (var + LN_EPS).sqrt();
+        let m = x.iter().map(|&v| v as f64).sum::<f64>() / c as f64;
+        let var = x.iter().map(|&v| (v as f64 - m).powi(2)).sum::<f64>() / c as f64;
+        let s = 1.0 / (var + LN_EPS as f64).sqrt();
         let o = &mut out[r * c..(r + 1) * c]; // (C)
         for i in 0..c {
-            o[i] = (x[i] - m) * s * weight[i] + bias[i];
+            o[i] = ((x[i] as f64 - m) * s) as f32 * weight[i] + bias[i];
         }
-        mean[r] = m;
-        rstd[r] = s;
+        mean[r] = m as f32;
+        rstd[r] = s as f32;
     }
 }
 
@@ -112,28 +115,32 @@ pub fn batchnorm_train_forward(
         mean.len() == c && var.len() == c && rstd.len() == c,
         "batchnorm_train_forward: stats are not (C)"
     );
-    mean.fill(0.0);
-    var.fill(0.0);
+    let mut m64 = vec![0.0f64; c]; // (C)
+    let mut v64 = vec![0.0f64; c]; // (C)
     for x in inp.chunks_exact(c) {
         for i in 0..c {
-            mean[i] += x[i];
+            m64[i] += x[i] as f64;
         }
     }
-    for m in mean.iter_mut() {
-        *m /= rows as f32;
+    for m in m64.iter_mut() {
+        *m /= rows as f64;
     }
     for x in inp.chunks_exact(c) {
         for i in 0..c {
-            var[i] += (x[i] - mean[i]) * (x[i] - mean[i]);
+            v64[i] += (x[i] as f64 - m64[i]).powi(2);
         }
     }
+    let mut s64 = vec![0.0f64; c]; // (C)
     for i in 0..c {
-        var[i] /= rows as f32;
-        rstd[i] = 1.0 / (var[i] + BN_EPS).sqrt();
+        v64[i] /= rows as f64;
+        s64[i] = 1.0 / (v64[i] + BN_EPS as f64).sqrt();
+        mean[i] = m64[i] as f32;
+        var[i] = v64[i] as f32;
+        rstd[i] = s64[i] as f32;
     }
     for (o, x) in out.chunks_exact_mut(c).zip(inp.chunks_exact(c)) {
         for i in 0..c {
-            o[i] = (x[i] - mean[i]) * rstd[i] * weight[i] + bias[i];
+            o[i] = ((x[i] as f64 - m64[i]) * s64[i]) as f32 * weight[i] + bias[i];
         }
     }
 }
