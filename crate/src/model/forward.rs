@@ -1168,3 +1168,274 @@ pub fn attn_spec<'a>(
         ablate,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ModelConfig;
+    use crate::tokenizer::Tokenizer;
+
+    fn model(preset: &str, edit: impl FnOnce(&mut ModelConfig)) -> Model {
+        let tok = Tokenizer::char_level("abcdefgh");
+        let mut cfg = ModelConfig::preset(preset, tok.vocab_size()).unwrap();
+        edit(&mut cfg);
+        cfg.validate().unwrap();
+        Model::init(cfg, tok, 3)
+    }
+
+    fn input_error(r: Result<Trace>) -> String {
+        match r {
+            Err(Error::Input(m)) => m,
+            other => panic!("expected an input error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn padded_batch_right_pads_to_the_longest_row() {
+        let b = Batch::padded(vec![vec![5, 6, 7], vec![8]], 0).unwrap();
+        assert_eq!((b.batch, b.len), (2, 3));
+        assert_eq!(b.tokens, vec![5, 6, 7, 8, 0, 0]);
+        assert_eq!(b.row(1), &[8, 0, 0]);
+    }
+
+    #[test]
+    fn ragged_empty_and_mismatched_batches_are_refused_by_name() {
+        let e = Batch::new(vec![vec![5, 6], vec![7]])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ragged") && e.contains("sequence 1 has 1 tokens"),
+            "{e}"
+        );
+        let e = Batch::new(vec![]).unwrap_err().to_string();
+        assert!(e.contains("no sequences"), "{e}");
+        let e = Batch::new(vec![vec![], vec![]]).unwrap_err().to_string();
+        assert!(e.contains("empty"), "{e}");
+        let e = Batch::single(&[5])
+            .unwrap()
+            .with_source(vec![vec![5], vec![6]])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1 target sequences but 2 source"), "{e}");
+    }
+
+    #[test]
+    fn token_outside_the_vocabulary_is_named_with_its_position() {
+        let m = model("gpt-pico", |_| {});
+        let b = Batch::new(vec![vec![1, 4, 5], vec![1, 99, 4]]).unwrap();
+        let e = input_error(m.forward(&b, &ForwardOptions::default()));
+        assert!(
+            e.contains("token id 99 at sequence 1, position 1") && e.contains("12 tokens"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn learned_positions_refuse_sequences_longer_than_max_len() {
+        let m = model("gpt-pico", |c| c.pos_encoding = PosEncoding::Learned);
+        let b = Batch::single(&[4; 70]).unwrap();
+        let e = input_error(m.forward(&b, &ForwardOptions::default()));
+        assert_eq!(e, "learned positions stop at max_len = 64; got 70 tokens");
+        // Sinusoidal positions run past max_len.
+        let m = model("gpt-pico", |_| {});
+        assert!(m.forward(&b, &ForwardOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn source_must_be_given_exactly_to_encoder_decoder_models() {
+        let s2s = model("seq2seq-nano", |_| {});
+        let b = Batch::single(&[1, 4]).unwrap();
+        let e = input_error(s2s.forward(&b, &ForwardOptions::default()));
+        assert!(e.contains("needs source sequences"), "{e}");
+        let with_src = b.clone().with_source(vec![vec![5, 6, 7]]).unwrap();
+        assert!(s2s.forward(&with_src, &ForwardOptions::default()).is_ok());
+        let gpt = model("gpt-pico", |_| {});
+        let e = input_error(gpt.forward(&with_src, &ForwardOptions::default()));
+        assert!(e.contains("decoder_only model takes no source"), "{e}");
+    }
+
+    #[test]
+    fn ablating_a_missing_head_or_site_is_an_input_error() {
+        let m = model("gpt-pico", |_| {});
+        let b = Batch::single(&[1, 4]).unwrap();
+        let opts = |site, layer, head| ForwardOptions {
+            ablate: vec![HeadRef { site, layer, head }],
+            ..ForwardOptions::default()
+        };
+        let e = input_error(m.forward(&b, &opts(AttnSite::DecoderSelf, 0, 2)));
+        assert!(e.contains("head 2 does not exist (2 heads"), "{e}");
+        let e = input_error(m.forward(&b, &opts(AttnSite::DecoderSelf, 1, 0)));
+        assert!(e.contains("layer 1 does not exist (1 layers)"), "{e}");
+        let e = input_error(m.forward(&b, &opts(AttnSite::Cross, 0, 0)));
+        assert!(e.contains("no cross attention"), "{e}");
+        assert!(m.forward(&b, &opts(AttnSite::DecoderSelf, 0, 1)).is_ok());
+    }
+
+    #[test]
+    fn ablating_a_head_changes_the_logits() {
+        let m = model("gpt-pico", |_| {});
+        let b = Batch::single(&[1, 4, 5, 6]).unwrap();
+        let plain = m.forward(&b, &ForwardOptions::default()).unwrap();
+        let ablated = m
+            .forward(
+                &b,
+                &ForwardOptions {
+                    ablate: vec![HeadRef {
+                        site: AttnSite::DecoderSelf,
+                        layer: 0,
+                        head: 1,
+                    }],
+                    ..ForwardOptions::default()
+                },
+            )
+            .unwrap();
+        assert!(plain.logits.max_abs_diff(&ablated.logits) > 1e-4);
+    }
+
+    #[test]
+    fn trace_shapes_follow_the_architecture() {
+        let m = model("seq2seq-nano", |_| {});
+        let b = Batch::padded(vec![vec![1, 4, 5], vec![1, 6]], 0)
+            .unwrap()
+            .with_padded_source(vec![vec![7, 8, 9, 10], vec![11]], 0)
+            .unwrap();
+        let opts = ForwardOptions {
+            trace_attention: true,
+            trace_hidden: true,
+            ..ForwardOptions::default()
+        };
+        let tr = m.forward(&b, &opts).unwrap();
+        assert_eq!(tr.logits.shape, vec![2, 3, 12]);
+        let kinds: Vec<(AttnSite, usize, Vec<usize>)> = tr
+            .attention
+            .iter()
+            .map(|a| (a.site, a.layer, a.probs.shape.clone()))
+            .collect();
+        use AttnSite::*;
+        assert_eq!(
+            kinds,
+            vec![
+                (EncoderSelf, 0, vec![2, 4, 4, 4]),
+                (EncoderSelf, 1, vec![2, 4, 4, 4]),
+                (DecoderSelf, 0, vec![2, 4, 3, 3]),
+                (Cross, 0, vec![2, 4, 3, 4]),
+                (DecoderSelf, 1, vec![2, 4, 3, 3]),
+                (Cross, 1, vec![2, 4, 3, 4]),
+            ]
+        );
+        assert_eq!(tr.hidden.len(), 2);
+        assert_eq!(tr.hidden[0].states.len(), 3);
+        assert_eq!(tr.hidden[0].states[0].shape, vec![2, 4, 32]);
+        assert_eq!(tr.hidden[1].states[2].shape, vec![2, 3, 32]);
+        // Cross-attention never looks at the padded source positions of sequence 1.
+        let cross = &tr.attention[3].probs; // (B 2, H 4, T 3, S 4)
+        let seq1_head0 = 4 * 3 * 4;
+        for i in 0..3 {
+            let row = &cross.data[seq1_head0 + i * 4..][..4];
+            assert!(
+                row[0] > 0.999 && row[1..].iter().all(|&p| p == 0.0),
+                "{row:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn classifier_reads_position_zero_and_gives_no_token_logits() {
+        let m = model("encoder-nano", |c| c.num_classes = 3);
+        let b = Batch::padded(vec![vec![4, 5, 6], vec![7]], 0).unwrap();
+        let tr = m.forward(&b, &ForwardOptions::default()).unwrap();
+        assert_eq!(tr.logits.shape, vec![0]);
+        assert_eq!(tr.class_logits.as_ref().unwrap().shape, vec![2, 3]);
+    }
+
+    #[test]
+    fn batchnorm_train_mode_reports_running_statistics_and_they_can_be_applied() {
+        let mut m = model("gpt-pico", |c| c.norm = Norm::BatchNorm);
+        let b = Batch::padded(vec![vec![1, 4, 5], vec![1, 6]], 0).unwrap();
+        let opts = ForwardOptions {
+            mode: Mode::Train { seed: 1 },
+            ..ForwardOptions::default()
+        };
+        let tr = m.forward(&b, &opts).unwrap();
+        let names: Vec<&str> = tr.running_stats.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "decoder.layers.0.norm1.running_mean",
+                "decoder.layers.0.norm1.running_var",
+                "decoder.layers.0.norm2.running_mean",
+                "decoder.layers.0.norm2.running_var",
+            ]
+        );
+        let before = m.forward(&b, &ForwardOptions::default()).unwrap();
+        m.apply_running_stats(&tr.running_stats).unwrap();
+        let stored = m.decoder.as_ref().unwrap().layers[0].norms[0]
+            .running_mean
+            .clone()
+            .unwrap();
+        assert_eq!(stored, tr.running_stats[0].value);
+        let after = m.forward(&b, &ForwardOptions::default()).unwrap();
+        assert!(before.logits.max_abs_diff(&after.logits) > 0.0);
+        let bogus = RunningStatUpdate {
+            name: "decoder.layers.9.norm1.running_mean".into(),
+            value: Tensor::zeros(&[16]),
+        };
+        let e = m.apply_running_stats(&[bogus]).unwrap_err().to_string();
+        assert!(
+            e.contains("no running statistic `decoder.layers.9.norm1.running_mean`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn batchnorm_train_mode_needs_two_positions() {
+        let m = model("gpt-pico", |c| c.norm = Norm::BatchNorm);
+        let opts = ForwardOptions {
+            mode: Mode::Train { seed: 1 },
+            ..ForwardOptions::default()
+        };
+        let e = input_error(m.forward(&Batch::single(&[1]).unwrap(), &opts));
+        assert!(e.contains("at least two positions"), "{e}");
+    }
+
+    #[test]
+    fn dropout_mask_keeps_about_one_minus_p_and_scales_survivors() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let m = dropout_mask(&mut rng, 0.25, 10_000);
+        let kept = m.iter().filter(|&&x| x != 0.0).count();
+        assert!((7_200..7_800).contains(&kept), "{kept}");
+        assert!(m.iter().all(|&x| x == 0.0 || (x - 1.0 / 0.75).abs() < 1e-7));
+    }
+
+    #[test]
+    fn recorded_forward_gives_the_same_trace_and_consistent_activations() {
+        let m = model("seq2seq-nano", |_| {});
+        let b = Batch::single(&[1, 4, 5])
+            .unwrap()
+            .with_source(vec![vec![6, 7]])
+            .unwrap();
+        let opts = ForwardOptions::default();
+        let plain = m.forward(&b, &opts).unwrap();
+        let (tr, acts) = m.forward_recorded(&b, &opts).unwrap();
+        assert_eq!(plain, tr);
+        let dec = acts.decoder.as_ref().unwrap();
+        assert_eq!(dec.layers.len(), 2);
+        let kinds: Vec<SublayerKind> = dec.layers[0].iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                SublayerKind::SelfAttention,
+                SublayerKind::CrossAttention,
+                SublayerKind::Ffn
+            ]
+        );
+        // Each sublayer's output is the next one's input; the last is the stack output.
+        assert_eq!(dec.layers[0][0].output, dec.layers[0][1].input);
+        assert_eq!(dec.layers[1][2].output, dec.output);
+        assert_eq!(dec.output, acts.head_input);
+        assert_eq!(
+            dec.layers[0][1].kv_input.as_ref(),
+            Some(&acts.encoder.as_ref().unwrap().output)
+        );
+    }
+}
