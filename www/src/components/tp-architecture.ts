@@ -56,6 +56,7 @@ export class TpArchitecture extends LitElement {
         width: 100%;
         height: auto;
         display: block;
+        margin: 0 auto;
       }
       .blk rect {
         fill: var(--tp-bg);
@@ -242,7 +243,7 @@ export class TpArchitecture extends LitElement {
         return svg`<path class="flow" d=${`M ${W} ${memoryY[0]} C ${W + gap / 2} ${memoryY[0]}, ${W + gap / 2} ${y}, ${W + gap} ${y}`}></path>`;
       });
     }
-    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} role="group" aria-label="architecture of the loaded model; attention blocks are buttons">
+    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${`max-width:${(width + 4) * 1.3}px`} role="group" aria-label="architecture of the loaded model; attention blocks are buttons">
       ${parts}${memory}
     </svg>`;
   }

@@ -57,7 +57,8 @@ export class TpAttention extends LitElement {
       }
       .thumbs {
         display: grid;
-        gap: 6px;
+        justify-content: start;
+        gap: 6px 10px;
         overflow-x: auto;
         padding-bottom: 4px;
       }

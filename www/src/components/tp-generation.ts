@@ -3,7 +3,7 @@
 // beams of beam search.
 
 import { LitElement, html, css, nothing } from 'lit';
-import type { Beam, GenerateStep, ModelInfo } from '../engine/protocol';
+import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import { fmt, showToken, viridisRgb } from '../ui/palette';
 
@@ -27,7 +27,6 @@ export class TpGeneration extends LitElement {
     speed: { type: Number },
     stats: { attribute: false },
     step: { attribute: false },
-    beams: { attribute: false },
     strategy: { type: String },
     label: { type: String },
   };
@@ -40,7 +39,6 @@ export class TpGeneration extends LitElement {
   speed = 150;
   stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
   step: GenerateStep | null = null;
-  beams: Beam[] = [];
   strategy = 'greedy';
   label = 'Generation';
 
@@ -119,37 +117,43 @@ export class TpGeneration extends LitElement {
 
   protected updated(): void {
     // The KV cache: one column per cached position, one pair of rows (K, V) per layer.
-    // The newest position's column is coloured by the new query's attention to it.
+    // Each column is coloured by the newest query's attention to it (mean over heads).
     const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas#cache');
-    const step = this.step;
+    const step = this.step?.step;
     if (!c || !step) return;
-    const L = step.cache_layers;
+    const L = step.attention.length;
     const S = step.cache_len;
     const cell = 8;
     c.width = Math.max(1, S * cell);
-    c.height = Math.max(1, L * 2 * cell + (L - 1) * 4);
+    c.height = Math.max(1, L * (2 * cell + 4));
     c.style.width = `${c.width}px`;
     c.style.height = `${c.height}px`;
     const ctx = c.getContext('2d');
     if (!ctx) return;
     ctx.clearRect(0, 0, c.width, c.height);
-    for (let l = 0; l < L; l++) {
-      const att = step.attention.find((a) => a.layer === l && a.site !== 'cross');
+    step.attention.forEach((heads, l) => {
       for (let s = 0; s < S; s++) {
-        // Mean over heads of the newest query's weight on this cached key.
         let w = 0;
-        if (att) {
-          const [H, SS] = att.probs.shape;
-          for (let h = 0; h < H; h++) w += s < SS ? att.probs.data[h * SS + s] : 0;
-          w /= H;
-        }
-        const [r, g, b] = viridisRgb(Math.min(1, w * 2));
+        for (const row of heads) w += row[s] ?? 0;
+        w /= Math.max(1, heads.length);
+        const [r, g, b] = viridisRgb(w);
         ctx.fillStyle = `rgb(${r},${g},${b})`;
         const y = l * (2 * cell + 4);
         ctx.fillRect(s * cell, y, cell - 1, cell - 1);
         ctx.fillRect(s * cell, y + cell, cell - 1, cell - 1);
       }
-    }
+    });
+  }
+
+  private beamList(tok: (id: number) => string) {
+    const beam = this.step?.step.beam;
+    if (!beam) return nothing;
+    const line = (h: Hypothesis, done: boolean) =>
+      html`<li class=${done ? 'done' : ''}>${h.tokens.map(tok).join(this.info?.tokenizer_kind === 'word' ? ' ' : '')}
+        <span class="muted">log p ${fmt(h.log_prob, 2)} · score ${fmt(h.score, 2)}${done ? ' · finished' : ''}</span></li>`;
+    return html`<ul class="beams" aria-label="live and finished beams">
+      ${beam.live.map((h) => line(h, false))}${beam.finished.slice(0, 4).map((h) => line(h, true))}
+    </ul>`;
   }
 
   render() {
@@ -188,24 +192,23 @@ export class TpGeneration extends LitElement {
         <span>engine per token <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
         <span>page per token <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
         <span>tokens <b>${this.generated.length}</b></span>
-        ${step ? html`<span>step cost <b>${step.flops.toLocaleString('en')}</b> FLOPs</span>` : nothing}
+        ${step ? html`<span>last step <b>${step.step.flops.toLocaleString('en')}</b> FLOPs, fed <b>${step.step.fed}</b> token${step.step.fed === 1 ? '' : 's'}</span>` : nothing}
       </div>
       ${step
         ? html`<div class="cache">
             <div class="small muted">
-              KV cache: ${step.cache_len} positions × ${step.cache_layers} layer${step.cache_layers === 1 ? '' : 's'} (K and V rows per layer), coloured by the newest
-              query's mean attention.
+              KV cache: ${step.step.cache_len} positions × ${step.step.attention.length} layer${step.step.attention.length === 1 ? '' : 's'} (a K and a V row per layer),
+              coloured by the newest token's mean attention to each position.
             </div>
-            <canvas id="cache" role="img" aria-label=${`KV cache holding ${step.cache_len} positions in each of ${step.cache_layers} layers`}></canvas>
+            <canvas
+              id="cache"
+              role="img"
+              data-cache-len=${step.step.cache_len}
+              aria-label=${`KV cache holding ${step.step.cache_len} positions in each of ${step.step.attention.length} layers`}
+            ></canvas>
           </div>`
         : nothing}
-      ${this.strategy === 'beam' && this.beams.length
-        ? html`<ul class="beams" aria-label="live beams">
-            ${this.beams.map(
-              (b) => html`<li class=${b.done ? 'done' : ''}>${b.text} <span class="muted">log p ${fmt(b.log_prob, 2)}${b.done ? ' · finished' : ''}</span></li>`,
-            )}
-          </ul>`
-        : nothing}
+      ${this.strategy === 'beam' ? this.beamList(tok) : nothing}
     </section>`;
   }
 }

@@ -11,7 +11,6 @@ import { EngineClient } from '../engine/client';
 import type {
   AttnSite,
   BackendInfo,
-  Beam,
   ForwardRequest,
   ForwardResult,
   GenerateStep,
@@ -62,7 +61,6 @@ export class TransformerPlayground extends LitElement {
     playing: { state: true },
     done: { state: true },
     step: { state: true },
-    beams: { state: true },
     stats: { state: true },
     cell: { state: true },
   };
@@ -86,7 +84,6 @@ export class TransformerPlayground extends LitElement {
   playing = false;
   done = false;
   step: GenerateStep | null = null;
-  beams: Beam[] = [];
   stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
   cell = { i: 0, j: 0 };
   /** Milliseconds from connection to the first drawn forward pass. */
@@ -294,7 +291,9 @@ export class TransformerPlayground extends LitElement {
   private targetRows(): number[][] {
     const info = this.info;
     if (!info) return [];
-    if (info.arch === 'encoder_only') return this.tokenized.map((t) => t.ids);
+    // A classifier reads its answer at position 0, where training put <bos>; a tagger
+    // reads the words alone.
+    if (info.arch === 'encoder_only') return this.tokenized.map((t) => (info.num_classes > 0 ? [info.bos, ...t.ids] : t.ids));
     if (info.arch === 'encoder_decoder') return [[info.bos, ...this.generated]];
     return this.tokenized.map((t, b) => [info.bos, ...t.ids, ...(b === 0 ? this.generated : [])]);
   }
@@ -327,7 +326,6 @@ export class TransformerPlayground extends LitElement {
     this.generated = [];
     this.done = false;
     this.step = null;
-    this.beams = [];
     this.stepTimes = [];
     this.engineTimes = [];
     this.stats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
@@ -377,11 +375,9 @@ export class TransformerPlayground extends LitElement {
     const now = performance.now();
     if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.genT0 };
     else this.stepTimes.push(now - t);
-    this.engineTimes.push(step.ms);
+    this.engineTimes.push(step.step.wall_ms);
     this.step = step;
-    this.beams = step.beams;
-    const best = step.beams.length ? step.beams[0] : null;
-    this.generated = best ? best.ids : step.done && step.token < 0 ? this.generated : [...this.generated, step.token];
+    this.generated = step.generated;
     this.done = step.done;
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
     this.stats = { ...this.stats, engineMsPerToken: mean(this.engineTimes), wallMsPerToken: mean(this.stepTimes) };
@@ -547,7 +543,6 @@ export class TransformerPlayground extends LitElement {
             .speed=${this.st.speed}
             .stats=${this.stats}
             .step=${this.step}
-            .beams=${this.beams}
             .strategy=${this.st.strategy}
             .label=${info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
             @tp-play=${() => void this.onPlay()}

@@ -139,41 +139,50 @@ export interface GenerateStartRequest {
   max_new_tokens: number;
 }
 
+/** One entry of the "what could have come next" list (the core's `Candidate`). */
 export interface Candidate {
   id: number;
   token: string;
+  logit: number;
+  /** The model's probability over the whole vocabulary. */
   prob: number;
+  /** What the strategy drew from, after temperature, top-k and top-p. */
+  sample_prob: number;
 }
 
-export interface Beam {
-  ids: number[];
-  text: string;
+/** One partial or finished hypothesis of beam search (the core's `Hypothesis`). */
+export interface Hypothesis {
+  tokens: number[];
   log_prob: number;
-  done: boolean;
+  score: number;
+  parent: number | null;
+  ending: 'eos' | 'budget' | null;
 }
 
-export interface StepAttention {
-  site: AttnSite;
-  layer: number;
-  /** (H, S): the new query's weights over every cached key. */
-  probs: Dense;
+/** Everything one generation step did (the core's `Step`). */
+export interface CoreStep {
+  index: number;
+  fed: number;
+  token: number | null;
+  text: string | null;
+  candidates: Candidate[];
+  /** (L, H, S): the newest token's self-attention over the cache. */
+  attention: number[][][];
+  /** (L, H, S_src): its cross-attention over the source (encoder-decoder). */
+  cross_attention: number[][][];
+  cache_len: number;
+  wall_ms: number;
+  multiply_adds: number;
+  flops: number;
+  stop: 'eos' | 'max_tokens' | 'context_full' | null;
+  beam: { live: Hypothesis[]; newly_finished: Hypothesis[]; finished: Hypothesis[] } | null;
 }
 
 export interface GenerateStep {
-  token: number;
-  token_text: string;
-  /** Top candidates, probabilities over the whole vocabulary. */
-  candidates: Candidate[];
-  /** The full next-token distribution the choice was drawn from (V). */
-  probs: Float32Array;
-  attention: StepAttention[];
-  cache_len: number;
-  /** Cached positions per decoder layer (all layers grow together). */
-  cache_layers: number;
-  ms: number;
-  flops: number;
+  step: CoreStep;
+  /** Generated ids so far (beam search: the best hypothesis). */
+  generated: number[];
   done: boolean;
-  beams: Beam[];
   backend: BackendName;
   /** Set when this step had to fall back to the CPU. */
   fallback: string | null;
@@ -189,6 +198,8 @@ export interface BackendInfo {
   backend: BackendName;
   /** Why this backend runs, in plain words. */
   reason: string;
+  /** The underlying error, when a backend failed. */
+  detail: string | null;
   /** The WebGPU adapter's description when one was found. */
   adapter: string | null;
   /** max |logit_gpu − logit_cpu| on this device, when both ran. */
