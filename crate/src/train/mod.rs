@@ -1,1 +1,10 @@
-//! Training: backward passes, Adam, the Noam schedule, the trainer.
+//! Training: hand-written backward passes for every op, cross-entropy with label
+//! smoothing, Adam with the Noam schedule and gradient clipping.
+
+pub mod backward;
+pub mod loss;
+pub mod optim;
+pub mod schedule;
+pub mod step;
+
+pub use step::{loss_and_grads, to_batch, train_step, LossGrads, StepStats};

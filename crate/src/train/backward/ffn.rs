@@ -1,0 +1,148 @@
+//! Backward of `model/ffn.rs`: linear layers, ReLU, GELU and the position-wise FFN.
+//! Each function undoes its forward namesake; gradients are ADDED to the `d*` buffers
+//! (zeroed once per step by the caller).
+
+use crate::config::Activation;
+use crate::model::ffn::FfnCache;
+use crate::tensor::{matmul_nn, matmul_tn};
+
+/// Backward of `linear_forward`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`.
+/// `dinp` is skipped when `None` (an input that needs no gradient, e.g. token ids upstream).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_backward(
+    dinp: Option<&mut [f32]>,
+    dweight: &mut [f32],
+    dbias: Option<&mut [f32]>,
+    dout: &[f32],
+    inp: &[f32],
+    weight: &[f32],
+    n: usize,
+    c_in: usize,
+    c_out: usize,
+) {
+    assert_eq!(
+        dout.len(),
+        n * c_out,
+        "linear_backward: dout is not (N, OUT)"
+    );
+    assert_eq!(inp.len(), n * c_in, "linear_backward: inp is not (N, IN)");
+    assert_eq!(
+        dweight.len(),
+        c_out * c_in,
+        "linear_backward: dweight is not (OUT, IN)"
+    );
+    if let Some(dinp) = dinp {
+        // forward: out = inp · weightᵀ  →  dinp += dout · weight
+        let di = matmul_nn(dout, weight, n, c_out, c_in); // (N, IN)
+        for (a, b) in dinp.iter_mut().zip(&di) {
+            *a += b;
+        }
+    }
+    // forward: out[n, o] = Σ_i inp[n, i] · weight[o, i]  →  dweight += doutᵀ · inp
+    let dw = matmul_tn(dout, inp, n, c_out, c_in); // (OUT, IN)
+    for (a, b) in dweight.iter_mut().zip(&dw) {
+        *a += b;
+    }
+    if let Some(db) = dbias {
+        // forward: out[n] += bias  →  dbias += Σ_n dout[n]
+        for row in dout.chunks_exact(c_out) {
+            for (a, b) in db.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+    }
+}
+
+/// Backward of `relu_forward`: `out = max(inp, 0)` passes the gradient where inp > 0.
+pub fn relu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
+    for ((d, &g), &x) in dinp.iter_mut().zip(dout).zip(inp) {
+        if x > 0.0 {
+            *d += g;
+        }
+    }
+}
+
+/// Backward of `gelu_forward`: `out = x·Φ(x)` has derivative `Φ(x) + x·φ(x)`, with Φ the
+/// normal CDF `0.5·(1 + erf(x/√2))` and φ its density; evaluated in f64 like the forward.
+pub fn gelu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
+    let inv_sqrt_2pi = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+    for ((d, &g), &x) in dinp.iter_mut().zip(dout).zip(inp) {
+        let x = x as f64;
+        let cdf = 0.5 * (1.0 + libm::erf(x / std::f64::consts::SQRT_2));
+        let pdf = inv_sqrt_2pi * (-0.5 * x * x).exp();
+        *d += (g as f64 * (cdf + x * pdf)) as f32;
+    }
+}
+
+/// Backward of `activation_forward`.
+pub fn activation_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32], act: Activation) {
+    match act {
+        Activation::Relu => relu_backward(dinp, dout, inp),
+        Activation::Gelu => gelu_backward(dinp, dout, inp),
+    }
+}
+
+/// Gradients of the FFN's four tensors.
+pub struct FfnGrads<'a> {
+    /// (F, C)
+    pub w1: &'a mut [f32],
+    /// (F)
+    pub b1: &'a mut [f32],
+    /// (C, F)
+    pub w2: &'a mut [f32],
+    /// (C)
+    pub b2: &'a mut [f32],
+}
+
+/// Backward of `ffn_forward` for N rows: `pre = inp·W₁ᵀ + b₁`, `hidden = act(pre) ⊙ mask`,
+/// `out = hidden·W₂ᵀ + b₂`.
+#[allow(clippy::too_many_arguments)]
+pub fn ffn_backward(
+    dinp: &mut [f32],
+    grads: FfnGrads,
+    dout: &[f32],
+    inp: &[f32],
+    cache: &FfnCache,
+    w1: &[f32],
+    w2: &[f32],
+    act: Activation,
+    dropout_mask: Option<&[f32]>,
+    n: usize,
+    c: usize,
+    f: usize,
+) {
+    // forward: out = hidden · W₂ᵀ + b₂
+    let mut dhidden = vec![0.0f32; n * f]; // (N, F)
+    linear_backward(
+        Some(&mut dhidden),
+        grads.w2,
+        Some(grads.b2),
+        dout,
+        &cache.hidden,
+        w2,
+        n,
+        f,
+        c,
+    );
+    // forward: hidden *= mask
+    if let Some(mask) = dropout_mask {
+        for (d, m) in dhidden.iter_mut().zip(mask) {
+            *d *= m;
+        }
+    }
+    // forward: hidden = act(pre)
+    let mut dpre = vec![0.0f32; n * f]; // (N, F)
+    activation_backward(&mut dpre, &dhidden, &cache.pre, act);
+    // forward: pre = inp · W₁ᵀ + b₁
+    linear_backward(
+        Some(dinp),
+        grads.w1,
+        Some(grads.b1),
+        &dpre,
+        inp,
+        w1,
+        n,
+        c,
+        f,
+    );
+}

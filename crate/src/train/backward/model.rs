@@ -1,0 +1,507 @@
+//! The whole model's backward pass: the head, then each stack's layers in reverse (every
+//! sublayer with its norm placement, residual and dropout), then the embeddings.
+//! Encoder-decoder: the decoder's cross-attention sends its key/value gradient to the
+//! encoder output, and the encoder runs last.
+
+use crate::config::{Norm, PosEncoding};
+use crate::error::{Error, Result};
+use crate::model::embedding::embedding_scale;
+use crate::model::forward::{
+    attn_spec, Activations, Batch, NormRecord, StackRecord, SublayerKind, SublayerRecord,
+};
+use crate::model::position::alibi_slopes;
+use crate::model::{
+    AttnSite, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode, Model, NormParams,
+    StackParams,
+};
+use crate::tensor::Tensor;
+
+use super::attention::mha_backward;
+use super::embedding::embedding_backward;
+use super::ffn::{ffn_backward, FfnGrads};
+use super::head::{classifier_backward, lm_head_backward};
+use super::norm::{batchnorm_eval_backward, batchnorm_train_backward, layernorm_backward};
+use super::position::learned_positions_backward;
+
+/// The gradient arriving at the model's output.
+#[derive(Clone, Copy, Debug)]
+pub enum HeadGrad<'a> {
+    /// (B, T, V) d(objective)/d(logits).
+    Lm(&'a [f32]),
+    /// (B, num_classes) d(objective)/d(class_logits).
+    Classifier(&'a [f32]),
+}
+
+/// Gradient buffers for every parameter of `model`, laid out exactly as the model (same
+/// names, shapes and walk), all zero. BatchNorm running statistics are copied along but
+/// never receive a gradient.
+pub fn zero_grads(model: &Model) -> Model {
+    let mut g = model.clone();
+    g.visit_params_mut(&mut |_, t, _| t.data.fill(0.0));
+    g
+}
+
+/// Everything a stack's backward pass reads besides its own record.
+struct Ctx<'a> {
+    model: &'a Model,
+    opts: &'a ForwardOptions,
+    train: bool,
+    slopes: Vec<f32>,
+}
+
+/// Backward of `Model::forward_recorded`: adds d(objective)/d(parameter) for every trained
+/// parameter into `grads` (made by [`zero_grads`]), given the gradient at the head.
+/// `batch`, `opts` and `acts` must be those of the recorded pass.
+pub fn model_backward(
+    grads: &mut Model,
+    dhead: HeadGrad,
+    model: &Model,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    acts: &Activations,
+) -> Result<()> {
+    let cfg = &model.config;
+    let (b, t, c) = (batch.batch, batch.len, cfg.d_model);
+    let Model {
+        embed: g_embed,
+        pos_embed: g_pos,
+        encoder: g_encoder,
+        decoder: g_decoder,
+        head: g_head,
+        ..
+    } = grads;
+
+    // Step 5, the head.
+    let mut dx = vec![0.0f32; b * t * c]; // (B, T, C) gradient of the head's input
+    match (&model.head, g_head, dhead) {
+        (
+            HeadParams::Lm { weight, bias: _ },
+            HeadParams::Lm {
+                weight: gw,
+                bias: gb,
+            },
+            HeadGrad::Lm(dlogits),
+        ) => {
+            let v = cfg.vocab_size;
+            check_len(dlogits.len(), b * t * v, "logit gradient (B, T, V)")?;
+            // forward: logits = x · Wᵀ (+ b), W = lm_head.weight or, tied, embed.weight
+            let w = weight.as_ref().unwrap_or(&model.embed); // (V, C)
+            let dw = match gw {
+                Some(t) => &mut t.data,
+                None => &mut g_embed.data,
+            };
+            lm_head_backward(
+                &mut dx,
+                dw,
+                gb.as_mut().map(|t| t.data.as_mut_slice()),
+                dlogits,
+                &acts.head_input,
+                &w.data,
+                b * t,
+                c,
+                v,
+            );
+        }
+        (
+            HeadParams::Classifier { weight, .. },
+            HeadParams::Classifier {
+                weight: gw,
+                bias: gb,
+            },
+            HeadGrad::Classifier(dclass),
+        ) => {
+            let n = cfg.num_classes;
+            check_len(dclass.len(), b * n, "class-logit gradient (B, num_classes)")?;
+            classifier_backward(
+                &mut dx,
+                &mut gw.data,
+                &mut gb.data,
+                dclass,
+                &acts.head_input,
+                &weight.data,
+                b,
+                t,
+                c,
+                n,
+            );
+        }
+        _ => {
+            return Err(Error::Input(
+                "the output gradient does not match the model's head (LM vs classifier)".into(),
+            ))
+        }
+    }
+
+    let ctx = Ctx {
+        model,
+        opts,
+        train: matches!(opts.mode, Mode::Train { .. }),
+        slopes: alibi_slopes(cfg.n_heads),
+    };
+    let mut emb = EmbedGrads {
+        embed: g_embed,
+        pos: g_pos.as_mut(),
+    };
+    let missing = |what: &str| Error::Input(format!("the recorded pass has no {what} stack"));
+    match (&acts.encoder, &acts.decoder) {
+        (Some(erec), Some(drec)) => {
+            // Encoder-decoder: decoder first; its cross-attention gradient w.r.t. the
+            // memory is the encoder's output gradient.
+            let src = batch
+                .src_tokens
+                .as_deref()
+                .ok_or_else(|| missing("source"))?;
+            let s = batch.src_len;
+            let mut dmem = vec![0.0f32; b * s * c]; // (B, S, C)
+            let mem = Memory {
+                x: &erec.output,
+                dx: &mut dmem,
+                s,
+            };
+            stack_backward(
+                &ctx,
+                model.decoder.as_ref().ok_or_else(|| missing("decoder"))?,
+                g_decoder.as_mut().ok_or_else(|| missing("decoder"))?,
+                &mut emb,
+                drec,
+                dx,
+                &batch.tokens,
+                b,
+                t,
+                Some(mem),
+            );
+            stack_backward(
+                &ctx,
+                model.encoder.as_ref().ok_or_else(|| missing("encoder"))?,
+                g_encoder.as_mut().ok_or_else(|| missing("encoder"))?,
+                &mut emb,
+                erec,
+                dmem,
+                src,
+                b,
+                s,
+                None,
+            );
+        }
+        (Some(rec), None) => stack_backward(
+            &ctx,
+            model.encoder.as_ref().ok_or_else(|| missing("encoder"))?,
+            g_encoder.as_mut().ok_or_else(|| missing("encoder"))?,
+            &mut emb,
+            rec,
+            dx,
+            &batch.tokens,
+            b,
+            t,
+            None,
+        ),
+        (None, Some(rec)) => stack_backward(
+            &ctx,
+            model.decoder.as_ref().ok_or_else(|| missing("decoder"))?,
+            g_decoder.as_mut().ok_or_else(|| missing("decoder"))?,
+            &mut emb,
+            rec,
+            dx,
+            &batch.tokens,
+            b,
+            t,
+            None,
+        ),
+        (None, None) => return Err(missing("any")),
+    }
+    Ok(())
+}
+
+fn check_len(got: usize, want: usize, what: &str) -> Result<()> {
+    if got != want {
+        return Err(Error::Input(format!(
+            "the {what} has {got} values, expected {want}"
+        )));
+    }
+    Ok(())
+}
+
+/// Gradient buffers of the embedding table and the learned position table.
+struct EmbedGrads<'a> {
+    /// (V, C)
+    embed: &'a mut Tensor,
+    /// (max_len, C)
+    pos: Option<&'a mut Tensor>,
+}
+
+/// The encoder output seen by cross-attention, and its gradient.
+struct Memory<'a> {
+    /// (B, S, C)
+    x: &'a [f32],
+    /// (B, S, C)
+    dx: &'a mut [f32],
+    s: usize,
+}
+
+/// Backward of `Run::stack`: `dout (B, T, C)` is the gradient of the stack's output.
+#[allow(clippy::too_many_arguments)]
+fn stack_backward(
+    ctx: &Ctx,
+    params: &StackParams,
+    grads: &mut StackParams,
+    emb: &mut EmbedGrads,
+    rec: &StackRecord,
+    dout: Vec<f32>,
+    tokens: &[u32],
+    b: usize,
+    t: usize,
+    mut memory: Option<Memory>,
+) {
+    let cfg = &ctx.model.config;
+    let c = cfg.d_model;
+    let mut dx = dout; // (B, T, C)
+                       // forward: x = final_norm(x)
+    if let (Some(p), Some(g), Some(nrec)) =
+        (&params.final_norm, &mut grads.final_norm, &rec.final_norm)
+    {
+        let mut dprev = vec![0.0f32; b * t * c]; // (B, T, C)
+        norm_backward(ctx, &mut dprev, g, &dx, nrec, p, true);
+        dx = dprev;
+    }
+    // forward: for each layer, for each sublayer: x = sublayer(x)
+    for (li, (layer, glayer)) in params
+        .layers
+        .iter()
+        .zip(grads.layers.iter_mut())
+        .enumerate()
+        .rev()
+    {
+        let subs = &rec.layers[li];
+        let LayerParams {
+            self_attn: g_self,
+            cross_attn: g_cross,
+            linear1_weight: gw1,
+            linear1_bias: gb1,
+            linear2_weight: gw2,
+            linear2_bias: gb2,
+            norms: g_norms,
+        } = glayer;
+        for (k, sub) in subs.iter().enumerate().rev() {
+            let norm = layer.norms.get(k).zip(g_norms.get_mut(k));
+            let ablate_site = match sub.kind {
+                SublayerKind::CrossAttention => AttnSite::Cross,
+                _ => rec.site,
+            };
+            let ablate: Vec<bool> = (0..cfg.n_heads)
+                .map(|head| {
+                    ctx.opts.ablate.contains(&HeadRef {
+                        site: ablate_site,
+                        layer: li,
+                        head,
+                    })
+                })
+                .collect();
+            dx = sublayer_backward(ctx, dx, sub, norm, &mut |dy, dsub| match sub.kind {
+                SublayerKind::SelfAttention => {
+                    let cache = sub
+                        .attn
+                        .as_ref()
+                        .expect("attention sublayers keep their cache");
+                    let spec = attn_spec(
+                        cfg,
+                        &layer.self_attn,
+                        rec.site,
+                        rec.causal,
+                        ctx.opts.scale,
+                        0,
+                        &ctx.slopes,
+                        &ablate,
+                    );
+                    let mut dkv = vec![0.0f32; b * t * c]; // (B, T, C)
+                    mha_backward(
+                        dsub,
+                        &mut dkv,
+                        g_self,
+                        dy,
+                        &sub.sub_input,
+                        &sub.sub_input,
+                        &layer.self_attn,
+                        cache,
+                        sub.attn_dropout.as_deref(),
+                        &spec,
+                        cfg.share_qk,
+                        b,
+                        t,
+                        t,
+                    );
+                    // forward: xq and xkv are the same rows
+                    for (a, g) in dsub.iter_mut().zip(&dkv) {
+                        *a += g;
+                    }
+                }
+                SublayerKind::CrossAttention => {
+                    let cache = sub
+                        .attn
+                        .as_ref()
+                        .expect("attention sublayers keep their cache");
+                    let (p, g) = (
+                        layer.cross_attn.as_ref().expect("cross-attention sublayer"),
+                        g_cross.as_mut().expect("cross-attention gradients"),
+                    );
+                    let mem = memory
+                        .as_mut()
+                        .expect("cross-attention reads the encoder memory");
+                    let spec = attn_spec(
+                        cfg,
+                        p,
+                        AttnSite::Cross,
+                        false,
+                        ctx.opts.scale,
+                        0,
+                        &ctx.slopes,
+                        &ablate,
+                    );
+                    mha_backward(
+                        dsub,
+                        mem.dx,
+                        g,
+                        dy,
+                        &sub.sub_input,
+                        mem.x,
+                        p,
+                        cache,
+                        sub.attn_dropout.as_deref(),
+                        &spec,
+                        cfg.share_qk,
+                        b,
+                        t,
+                        mem.s,
+                    );
+                }
+                SublayerKind::Ffn => {
+                    let cache = sub.ffn.as_ref().expect("FFN sublayers keep their cache");
+                    ffn_backward(
+                        dsub,
+                        FfnGrads {
+                            w1: &mut gw1.data,
+                            b1: &mut gb1.data,
+                            w2: &mut gw2.data,
+                            b2: &mut gb2.data,
+                        },
+                        dy,
+                        &sub.sub_input,
+                        cache,
+                        &layer.linear1_weight.data,
+                        &layer.linear2_weight.data,
+                        cfg.activation,
+                        sub.ffn_dropout.as_deref(),
+                        b * t,
+                        c,
+                        cfg.d_ff,
+                    );
+                }
+            });
+        }
+    }
+    // forward: x = dropout(E[tok]·scale + PE)
+    if let Some(mask) = &rec.embed_dropout {
+        for (d, m) in dx.iter_mut().zip(mask) {
+            *d *= m;
+        }
+    }
+    let scale = embedding_scale(cfg.scale_embeddings, c);
+    embedding_backward(&mut emb.embed.data, &dx, tokens, scale, b * t, c);
+    if cfg.pos_encoding == PosEncoding::Learned {
+        if let Some(gp) = emb.pos.as_deref_mut() {
+            learned_positions_backward(&mut gp.data, &dx, 0, b, t, c);
+        }
+    }
+}
+
+/// Backward of `Run::sublayer`. Given d(output), returns d(input). `f_backward(dy, dsub)`
+/// undoes the sublayer function: from the gradient of its output (before dropout) it adds
+/// the gradient of its input into `dsub`.
+fn sublayer_backward(
+    ctx: &Ctx,
+    dout: Vec<f32>,
+    rec: &SublayerRecord,
+    norm: Option<(&NormParams, &mut NormParams)>,
+    f_backward: &mut dyn FnMut(&[f32], &mut [f32]),
+) -> Vec<f32> {
+    let cfg = &ctx.model.config;
+    let n = dout.len();
+    let (placement, residual) = (cfg.norm, cfg.residual);
+    let (norm_p, mut norm_g) = match norm {
+        Some((p, g)) => (Some(p), Some(g)),
+        None => (None, None),
+    };
+    let nrec = rec.norm.as_ref();
+    // post-LN / BatchNorm: x_out = N(y),  y = x + drop(f(x))
+    let dy_sum = match (placement, norm_p, norm_g.as_deref_mut(), nrec) {
+        (Norm::PostLn | Norm::BatchNorm, Some(p), Some(g), Some(nr)) => {
+            let mut d = vec![0.0f32; n]; // (B, T, C)
+            norm_backward(ctx, &mut d, g, &dout, nr, p, false);
+            d
+        }
+        _ => dout,
+    };
+    // forward: y = x + drop(f(·))  →  dx += dy (the residual path)
+    let mut dinp = if residual {
+        dy_sum.clone()
+    } else {
+        vec![0.0f32; n]
+    }; // (B, T, C)
+       // forward: drop(f)  →  df = dy · mask
+    let mut df = dy_sum; // (B, T, C)
+    if let Some(mask) = &rec.out_dropout {
+        for (d, m) in df.iter_mut().zip(mask) {
+            *d *= m;
+        }
+    }
+    let mut dsub = vec![0.0f32; n]; // (B, T, C) gradient of the function's input
+    f_backward(&df, &mut dsub);
+    match (placement, norm_p, norm_g, nrec) {
+        // pre-LN: the function read N(x)
+        (Norm::PreLn, Some(p), Some(g), Some(nr)) => {
+            norm_backward(ctx, &mut dinp, g, &dsub, nr, p, true)
+        }
+        _ => {
+            for (a, g) in dinp.iter_mut().zip(&dsub) {
+                *a += g;
+            }
+        }
+    }
+    dinp
+}
+
+/// Backward of `Run::norm`: LayerNorm (pre-LN, final norm, post-LN), or BatchNorm in the
+/// mode the forward pass ran in.
+fn norm_backward(
+    ctx: &Ctx,
+    dinp: &mut [f32],
+    g: &mut NormParams,
+    dout: &[f32],
+    rec: &NormRecord,
+    p: &NormParams,
+    layer_norm: bool,
+) {
+    let c = ctx.model.config.d_model;
+    let rows = rec.input.len() / c;
+    let (w, gw, gb) = (&p.weight.data, &mut g.weight.data, &mut g.bias.data);
+    if layer_norm || ctx.model.config.norm != Norm::BatchNorm {
+        layernorm_backward(
+            dinp, gw, gb, dout, &rec.input, w, &rec.mean, &rec.rstd, rows, c,
+        );
+    } else if ctx.train {
+        batchnorm_train_backward(
+            dinp, gw, gb, dout, &rec.input, w, &rec.mean, &rec.rstd, rows, c,
+        );
+    } else {
+        let (rm, rv) = (
+            &p.running_mean
+                .as_ref()
+                .expect("BatchNorm keeps running statistics")
+                .data,
+            &p.running_var
+                .as_ref()
+                .expect("BatchNorm keeps running statistics")
+                .data,
+        );
+        batchnorm_eval_backward(dinp, gw, gb, dout, &rec.input, w, rm, rv, rows, c);
+    }
+}
