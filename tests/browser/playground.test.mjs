@@ -103,7 +103,7 @@ describe('without WebGPU (the CPU fallback)', () => {
     void v0;
     await page.getByLabel('causal mask').uncheck();
     await page.waitForFunction(() => document.querySelector('transformer-playground').st.causal === false);
-    await page.waitForFunction(() => document.querySelector('tp-attention').shadowRoot.querySelectorAll('.cell.masked').length === 0);
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelectorAll('.cell.masked').length === 0);
     const afterMap = await headMap(page, site, 0, 0);
     assert.ok(upperTriangleMax(afterMap) > 0.001, `the upper triangle now holds weight (max ${upperTriangleMax(afterMap)})`);
     assert.match((await state(page)).hash, /causal=0/);
@@ -211,7 +211,7 @@ describe('without WebGPU (the CPU fallback)', () => {
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowRight');
     const focused = await page.evaluate(() => {
-      const a = document.querySelector('tp-attention').shadowRoot.activeElement;
+      const a = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.activeElement;
       return { i: a?.dataset.i, j: a?.dataset.j, label: a?.getAttribute('aria-label') };
     });
     assert.deepEqual([focused.i, focused.j], ['2', '1']);

@@ -6,7 +6,7 @@
 import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
-import { fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
+import { diverging, fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
 
 export const SITE_NAMES: Record<AttnSite, string> = {
   encoder_self: 'encoder self-attention',
@@ -31,6 +31,9 @@ export class TpAttention extends LitElement {
     keyTokens: { attribute: false },
     ablate: { attribute: false },
     scaleOn: { type: Boolean },
+    previous: { attribute: false },
+    beforeLabel: { type: String },
+    showDiff: { state: true },
     focusCell: { state: true },
   };
 
@@ -44,6 +47,11 @@ export class TpAttention extends LitElement {
   keyTokens: string[] = [];
   ablate: HeadRef[] = [];
   scaleOn = true;
+  /** The attention of the run before the last switch changed, to compare with. */
+  previous: AttnTrace[] = [];
+  /** What changed, in words ("causal mask on → off"). */
+  beforeLabel = '';
+  showDiff = false;
   focusCell: [number, number] = [0, 0];
 
   static styles = [
@@ -164,6 +172,10 @@ export class TpAttention extends LitElement {
         width: 14px;
         height: 10px;
         background: repeating-linear-gradient(45deg, #9aa1ab 0 2px, #d8dce1 2px 5px);
+      }
+      .diff .cell {
+        width: 14px;
+        height: 14px;
       }
       @media (max-width: 600px) {
         .cell {
@@ -331,6 +343,36 @@ export class TpAttention extends LitElement {
       </div>`;
   }
 
+  /** now − before for the selected head, when the previous run had the same shape. */
+  private difference(t: AttnTrace) {
+    const prev = this.previous.find((a) => a.site === t.site && a.layer === t.layer);
+    if (!prev || prev.probs.shape.join() !== t.probs.shape.join()) return nothing;
+    const [B, H, T, S] = t.probs.shape;
+    const b = Math.min(this.row, B - 1);
+    const h = Math.min(this.head, H - 1);
+    let maxAbs = 0;
+    const cells = [];
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < S; j++) {
+        const d = at(t.probs, b, h, i, j) - at(prev.probs, b, h, i, j);
+        maxAbs = Math.max(maxAbs, Math.abs(d));
+        const label = `query ${i} to key ${j}: probability changed by ${fmt(d)}`;
+        cells.push(html`<div class="cell" role="gridcell" style=${`background:${diverging(d)}`} title=${label} aria-label=${label} data-diff=${d}></div>`);
+      }
+    }
+    return html`<div class="diff">
+      <label class="small"><input type="checkbox" .checked=${this.showDiff} @change=${(e: Event) => (this.showDiff = (e.target as HTMLInputElement).checked)} />
+        compare with the previous setting (${this.beforeLabel})</label>
+      ${this.showDiff
+        ? html`<div class="map-wrap">
+              <div class="grid" role="grid" aria-label="change in attention probability, now minus before" style=${`grid-template-columns: repeat(${S}, auto)`}>${cells}</div>
+            </div>
+            <div class="legend"><span style=${`background:${diverging(-1)}`}>&nbsp;−1&nbsp;</span><span style=${`background:${diverging(1)}`}>&nbsp;+1&nbsp;</span>
+              <span>probability now − before; largest change ${fmt(maxAbs)}</span></div>`
+        : nothing}
+    </div>`;
+  }
+
   render() {
     const cur = this.current();
     const traces = this.traces();
@@ -380,7 +422,7 @@ export class TpAttention extends LitElement {
             )}
           </div>`
         : nothing}
-      ${cur ? this.heatmap(cur) : nothing}
+      ${cur ? this.heatmap(cur) : nothing} ${cur && this.beforeLabel ? this.difference(cur) : nothing}
     </section>`;
   }
 }

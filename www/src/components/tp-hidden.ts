@@ -69,7 +69,9 @@ export class TpHidden extends LitElement {
     const labels = t.stack === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcTokens : this.tokens;
     let max = 0;
     for (let l = 0; l < L1; l++) for (let i = 0; i < T; i++) max = Math.max(max, t.norms.data[(l * B + b) * T + i]);
+    const stackName = t.stack === 'encoder_self' ? 'encoder' : 'decoder';
     return html`<div class="wrap">
+      ${this.states.length > 1 ? html`<div class="small muted">${stackName}</div>` : nothing}
       <table aria-label=${`residual stream norms, ${SITE_NAMES[t.stack].replace(' self-attention', '')} stack`}>
         <thead>
           <tr>

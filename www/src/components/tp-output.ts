@@ -50,7 +50,7 @@ export class TpOutput extends LitElement {
       }
       .bars {
         display: grid;
-        grid-template-columns: 4.5em 1fr 4.2em 4.2em;
+        grid-template-columns: 4.5em 1fr 5.2em 5.2em;
         gap: 2px 6px;
         align-items: center;
         font-size: 0.78rem;

@@ -43,6 +43,22 @@ function validManifest(x: unknown): ManifestEntry[] {
   );
 }
 
+/** The run-time switch that changed between two settings, in words; '' when none did. */
+function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
+  const onOff = (v: boolean) => (v ? 'on' : 'off');
+  const parts: string[] = [];
+  const ca = a.causal ?? causalDefault;
+  const cb = b.causal ?? causalDefault;
+  if (ca !== cb) parts.push(`causal mask ${onOff(ca)} → ${onOff(cb)}`);
+  if (a.pad !== b.pad) parts.push(`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`);
+  if (a.scale !== b.scale) parts.push(`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`);
+  if (a.ablate.length !== b.ablate.length || a.ablate.some((h, i) => h.site !== b.ablate[i].site || h.layer !== b.ablate[i].layer || h.head !== b.ablate[i].head)) {
+    parts.push(`${a.ablate.length} → ${b.ablate.length} heads switched off`);
+  }
+  if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
+  return parts.join(', ');
+}
+
 export class TransformerPlayground extends LitElement {
   static properties = {
     model: { type: String },
@@ -86,6 +102,9 @@ export class TransformerPlayground extends LitElement {
   step: GenerateStep | null = null;
   stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
   cell = { i: 0, j: 0 };
+  /** The forward pass before the last switch changed, and what changed. */
+  private previous: ForwardResult | null = null;
+  private beforeLabel = '';
   /** Milliseconds from connection to the first drawn forward pass. */
   readyMs: number | null = null;
 
@@ -239,7 +258,8 @@ export class TransformerPlayground extends LitElement {
     const a = this.info?.arch;
     if (a === 'encoder_only') return ['encoder_self'];
     if (a === 'decoder_only') return ['decoder_self'];
-    return ['decoder_self', 'cross', 'encoder_self'];
+    // Encoder-decoder: cross-attention first, where the alignment of the translation shows.
+    return ['cross', 'decoder_self', 'encoder_self'];
   }
 
   private defaultSite(): AttnSite {
@@ -422,6 +442,14 @@ export class TransformerPlayground extends LitElement {
   private async applySettings(next: PlaygroundState) {
     const prev = this.st;
     this.st = next;
+    const changed = describeSwitchChange(prev, next, this.info?.arch !== 'encoder_only');
+    if (changed && next.model === prev.model && next.text === prev.text) {
+      this.previous = this.lastForward;
+      this.beforeLabel = changed;
+    } else if (next.model !== prev.model || next.text !== prev.text) {
+      this.previous = null;
+      this.beforeLabel = '';
+    }
     try {
       if (next.model !== prev.model) {
         this.genRun++;
@@ -586,6 +614,8 @@ export class TransformerPlayground extends LitElement {
         .keyTokens=${keyTokens}
         .ablate=${this.st.ablate}
         .scaleOn=${this.st.scale}
+        .previous=${this.previous?.attention ?? []}
+        .beforeLabel=${this.previous ? this.beforeLabel : ''}
         @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
         @tp-ablate=${(e: CustomEvent<HeadRef>) => this.patch({ ablate: toggleAblation(this.st, e.detail) })}
         @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => (this.cell = e.detail)}

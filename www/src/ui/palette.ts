@@ -56,3 +56,13 @@ export function fmt(x: number, digits = 3): string {
   if (a !== 0 && (a < 1e-3 || a >= 1e5)) return x.toExponential(2);
   return x.toFixed(digits);
 }
+
+/** Diverging blue ↔ orange for signed differences in [−1, 1] (PuOr-like, colour-blind safe). */
+export function diverging(t: number): string {
+  const x = Math.max(-1, Math.min(1, Number.isFinite(t) ? t : 0));
+  const white = [247, 247, 247];
+  const end = x < 0 ? [33, 102, 172] : [230, 97, 1];
+  const a = Math.abs(x);
+  const c = white.map((w, i) => Math.round(w + (end[i] - w) * a));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
