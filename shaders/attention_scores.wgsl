@@ -1,6 +1,6 @@
 // attention_scores.wgsl — the score of every query against every key, per head, with the
 // position biases and masks applied:
-//   scaled_dot / dot:  s = (q_i · k'_j) · scale          (scale = 1/√D, or 1)
+//   scaled_dot / dot:  s = (q_i · k'_j) / divisor        (divisor = √D, or 1)
 //   additive:          s = Σ_d v_h[d] · tanh(q_i[d] + k'_j[d])
 //   with k'_j = k_j + rel_k[clip(j − i, −K, K) + K] for Shaw relative positions (HAS_REL),
 //   then s += −m_h · |i − j| for ALiBi (HAS_ALIBI),
@@ -21,7 +21,7 @@
 //   6 add_v      (H, D) f32 — `additive_v`; read only when SCORE == 1
 //   7 scores     (B, H, T, S) f32, written
 //
-// Pipeline-creation constants: SCORE (0 = dot product, scaled by p.scale; 1 = additive),
+// Pipeline-creation constants: SCORE (0 = dot product, divided by p.divisor; 1 = additive),
 // HAS_REL, HAS_ALIBI.
 //
 // −∞: WGSL has no infinity literal, and the WGSL spec lets implementations assume floats
@@ -49,7 +49,7 @@ struct Params {
     padding: u32,   // 1: mask keys whose token is `pad`
     pad_id: u32,
     rel_max: u32,   // K, the clipping distance of relative positions
-    scale: f32,     // 1/√D for scaled_dot with scaling on, else 1
+    divisor: f32,   // √D for scaled_dot with scaling on, else 1 (a division, as the CPU)
     _pad0: u32,
 }
 
@@ -116,7 +116,7 @@ fn main(
         }
     }
     if (SCORE == 0u) {
-        s = s * p.scale;
+        s = s / p.divisor;
     }
     if (HAS_ALIBI) {
         // |i − j| as a float: positions stay far below 2^24, so the conversion is exact.

@@ -11,9 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use wgpu::util::DeviceExt;
-
 use super::kernels::{kernel_needs, Kernel, PipelineKey};
+use super::model::GpuWeights;
 use crate::error::{Error, Result};
 
 /// Counters of GPU round trips since the context was made, so benchmarks and tests can
@@ -65,6 +64,8 @@ struct Inner {
     pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     /// 16 zero bytes bound where a kernel's optional input is switched off.
     dummy: wgpu::Buffer,
+    /// The last model uploaded through [`GpuContext::forward`], by content fingerprint.
+    model_cache: Mutex<Option<(u64, Arc<GpuWeights>)>>,
 }
 
 /// A WebGPU device ready to run the model's kernels. Cheap to clone (shared inside).
@@ -207,10 +208,12 @@ impl GpuContext {
                 (k, (bgl, pl))
             })
             .collect();
-        let dummy = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        // Buffers are zeroed at creation (a WebGPU guarantee).
+        let dummy = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("unused input"),
-            contents: &[0u8; 16],
+            size: 16,
             usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
         });
         Ok(GpuContext {
             inner: Arc::new(Inner {
@@ -224,6 +227,7 @@ impl GpuContext {
                 modules: Mutex::new(HashMap::new()),
                 pipelines: Mutex::new(HashMap::new()),
                 dummy,
+                model_cache: Mutex::new(None),
             }),
         })
     }
@@ -265,6 +269,10 @@ impl GpuContext {
         }
     }
 
+    pub(super) fn model_cache(&self) -> &Mutex<Option<(u64, Arc<GpuWeights>)>> {
+        &self.inner.model_cache
+    }
+
     /// `Err` once the device is gone: every later call fails the same way.
     fn check_alive(&self) -> Result<()> {
         if let Some(why) = self.inner.state.lost.lock().ok().and_then(|l| l.clone()) {
@@ -278,7 +286,7 @@ impl GpuContext {
     /// The largest storage buffer one binding may see, in bytes.
     fn max_binding_bytes(&self) -> u64 {
         let l = &self.inner.limits;
-        (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size)
+        l.max_storage_buffer_binding_size.min(l.max_buffer_size)
     }
 
     /// Refuse a buffer the device cannot bind, naming it.
@@ -306,38 +314,33 @@ impl GpuContext {
 
     fn upload_bytes(&self, what: &str, bytes: &[u8], len: usize) -> Result<GpuBuffer> {
         self.check_buffer_size(what, len)?;
-        // A binding may not be empty: an empty tensor still gets one (unused) element.
-        let padded;
-        let contents = if bytes.is_empty() {
-            padded = [0u8; 4];
-            &padded[..]
-        } else {
-            bytes
-        };
-        let buffer = self
-            .inner
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(what),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-            });
+        let buffer = self.storage_buffer(what, len)?;
+        // Staged now, copied before the next submission runs. (Not `create_buffer_init`:
+        // its mapping step panics on a lost device.)
+        if !bytes.is_empty() {
+            self.inner.queue.write_buffer(&buffer, 0, bytes);
+        }
         Ok(GpuBuffer { buffer, len })
     }
 
-    /// An uninitialised (zeroed) storage buffer of `len` elements for kernel outputs.
-    pub fn zeros(&self, what: &str, len: usize) -> Result<GpuBuffer> {
-        self.check_buffer_size(what, len)?;
-        let buffer = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+    /// A storage buffer of `len` elements (at least one: a binding may not be empty),
+    /// or the device-lost error.
+    fn storage_buffer(&self, what: &str, len: usize) -> Result<wgpu::Buffer> {
+        self.check_alive()?;
+        Ok(self.inner.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(what),
             size: (len.max(1) * 4) as u64,
             usage: wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_SRC
                 | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
+        }))
+    }
+
+    /// A zeroed storage buffer of `len` elements for kernel outputs.
+    pub fn zeros(&self, what: &str, len: usize) -> Result<GpuBuffer> {
+        self.check_buffer_size(what, len)?;
+        let buffer = self.storage_buffer(what, len)?;
         Ok(GpuBuffer { buffer, len })
     }
 
@@ -505,11 +508,13 @@ impl Recorder {
             return Ok(());
         }
         let device = &self.ctx.inner.device;
-        let ubuf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        let ubuf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(key.kernel.name()),
-            contents: uniform,
-            usage: wgpu::BufferUsages::UNIFORM,
+            size: uniform.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
         });
+        self.ctx.inner.queue.write_buffer(&ubuf, 0, uniform);
         let mut entries = vec![wgpu::BindGroupEntry {
             binding: 0,
             resource: ubuf.as_entire_binding(),
@@ -606,7 +611,7 @@ impl Recorder {
             ctx.inner.counters.readbacks.fetch_add(1, Ordering::Relaxed);
             let (future, done) = oneshot();
             st.slice(..)
-                .map_async(wgpu::MapMode::Read, move |r| done(r));
+                .map_async(wgpu::MapMode::Read, done);
             future
         });
         // Natively nothing progresses unless the device is polled; in the browser there is

@@ -324,7 +324,7 @@ struct ScoreParams {
     padding: u32,
     pad_id: u32,
     rel_max: u32,
-    scale: f32,
+    divisor: f32,
     _pad: u32,
 }
 
@@ -376,8 +376,8 @@ pub struct ScoreArgs<'a> {
     pub alibi_slopes: Option<&'a GpuBuffer>,
     /// (H, D) `additive_v`: present for additive scoring, absent for dot products.
     pub additive_v: Option<&'a GpuBuffer>,
-    /// Multiplier of dot-product scores (1/√D or 1).
-    pub scale: f32,
+    /// Divisor of dot-product scores: √D for `scaled_dot` with scaling on, else 1.
+    pub divisor: f32,
     pub causal: bool,
     pub padding: bool,
     pub pad_id: u32,
@@ -611,7 +611,7 @@ impl Recorder {
         d_head: usize,
         pos0: usize,
     ) -> Result<()> {
-        if d_head % 2 != 0 {
+        if !d_head.is_multiple_of(2) {
             return Err(Error::Gpu(format!("rope needs an even D, got {d_head}")));
         }
         need(x.buf, x.extent(rows, n_heads * d_head), "rope input")?;
@@ -669,7 +669,7 @@ impl Recorder {
             padding: x.padding as u32,
             pad_id: x.pad_id,
             rel_max: u(x.rel_max, "K")?,
-            scale: x.scale,
+            divisor: x.divisor,
             _pad: 0,
         };
         let key = PipelineKey {

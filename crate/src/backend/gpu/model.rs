@@ -1,0 +1,1008 @@
+//! The whole forward pass on the GPU: weights uploaded once ([`GpuWeights`]), activations
+//! kept on the GPU, every kernel of a pass recorded into one command encoder, one
+//! submission, one readback of the logits and of the trace parts asked for.
+//!
+//! It follows `Model::forward` (crate/src/model/forward.rs) step by step; the comments name
+//! the docs/model.md step each block computes.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::context::{GpuBuffer, GpuContext, ReadSlot, Readback, Recorder};
+use super::kernels::{AttnDims, MatmulArgs, Rows, ScoreArgs, ValueArgs, MASKED};
+use crate::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
+use crate::error::{Error, Result};
+use crate::model::embedding::embedding_scale;
+use crate::model::forward::Batch;
+use crate::model::forward::HiddenTrace;
+use crate::model::position::{alibi_slopes, rope_angle, sinusoidal_table};
+use crate::model::{
+    AttentionParams, AttnSite, AttnTrace, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode,
+    Model, NormParams, StackParams, Trace,
+};
+use crate::tensor::Tensor;
+
+/// `(cos a, sin a)` for positions `0..n` and every pair of a D-wide head:
+/// (n, D/2, 2), the table rope.wgsl reads, from the CPU's `position::rope_angle`.
+pub fn rope_table(n: usize, d_head: usize) -> Vec<f32> {
+    let half = d_head / 2;
+    let mut out = Vec::with_capacity(n * half * 2); // (n, D/2, 2)
+    for pos in 0..n {
+        for p in 0..half {
+            let (c, s) = rope_angle(pos, p, d_head);
+            out.push(c);
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// One attention sublayer's parameters on the GPU.
+struct GpuAttention {
+    /// (3C, C) W_Q | W_K | W_V
+    in_w: GpuBuffer,
+    /// (3C)
+    in_b: GpuBuffer,
+    /// (C, C)
+    out_w: GpuBuffer,
+    /// (C)
+    out_b: GpuBuffer,
+    /// (H, D)
+    additive_v: Option<GpuBuffer>,
+    /// (2K+1, D)
+    rel_k: Option<GpuBuffer>,
+    /// (2K+1, D)
+    rel_v: Option<GpuBuffer>,
+}
+
+struct GpuNorm {
+    /// (C) γ
+    weight: GpuBuffer,
+    /// (C) β
+    bias: GpuBuffer,
+    /// (C), (C): BatchNorm running mean and variance.
+    running: Option<(GpuBuffer, GpuBuffer)>,
+}
+
+struct GpuLayer {
+    self_attn: GpuAttention,
+    cross_attn: Option<GpuAttention>,
+    /// (F, C), (F), (C, F), (C)
+    linear1_w: GpuBuffer,
+    linear1_b: GpuBuffer,
+    linear2_w: GpuBuffer,
+    linear2_b: GpuBuffer,
+    norms: Vec<GpuNorm>,
+}
+
+struct GpuStack {
+    layers: Vec<GpuLayer>,
+    final_norm: Option<GpuNorm>,
+}
+
+enum GpuHead {
+    /// (V, C) or `None` for the tied `embed.weight`; optional (V) bias.
+    Lm {
+        weight: Option<GpuBuffer>,
+        bias: Option<GpuBuffer>,
+    },
+    /// (num_classes, C), (num_classes)
+    Classifier { weight: GpuBuffer, bias: GpuBuffer },
+}
+
+/// A model's parameters resident on one device, plus the constant tables the kernels read
+/// (sinusoidal positions, RoPE angles, ALiBi slopes), computed once on the CPU.
+pub struct GpuWeights {
+    config: ModelConfig,
+    pad_id: u32,
+    /// (V, C)
+    embed: GpuBuffer,
+    /// (P, C): `pos_embed.weight` (P = max_len) or the sinusoidal table (P = max_len).
+    pos_table: Option<GpuBuffer>,
+    /// (P, D/2, 2) RoPE cos/sin, P = max_len.
+    rope_table: Option<GpuBuffer>,
+    /// (H) ALiBi slopes.
+    alibi: Option<GpuBuffer>,
+    encoder: Option<GpuStack>,
+    decoder: Option<GpuStack>,
+    head: GpuHead,
+}
+
+impl GpuWeights {
+    /// Upload every parameter of `model`, refusing (with the tensor's name) any that this
+    /// device cannot bind.
+    pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuWeights> {
+        let cfg = &model.config;
+        let c = cfg.d_model;
+        let t = |name: &str, x: &Tensor| ctx.upload(name, &x.data);
+        let attn = |name: &str, a: &AttentionParams| -> Result<GpuAttention> {
+            Ok(GpuAttention {
+                in_w: t(&format!("{name}.in_proj_weight"), &a.in_proj_weight)?,
+                in_b: t(&format!("{name}.in_proj_bias"), &a.in_proj_bias)?,
+                out_w: t(&format!("{name}.out_proj.weight"), &a.out_proj_weight)?,
+                out_b: t(&format!("{name}.out_proj.bias"), &a.out_proj_bias)?,
+                additive_v: a
+                    .additive_v
+                    .as_ref()
+                    .map(|x| t(&format!("{name}.additive_v"), x))
+                    .transpose()?,
+                rel_k: a
+                    .rel_k
+                    .as_ref()
+                    .map(|x| t(&format!("{name}.rel_k.weight"), x))
+                    .transpose()?,
+                rel_v: a
+                    .rel_v
+                    .as_ref()
+                    .map(|x| t(&format!("{name}.rel_v.weight"), x))
+                    .transpose()?,
+            })
+        };
+        let norm = |name: &str, n: &NormParams| -> Result<GpuNorm> {
+            let running = match (&n.running_mean, &n.running_var) {
+                (Some(m), Some(v)) => Some((
+                    t(&format!("{name}.running_mean"), m)?,
+                    t(&format!("{name}.running_var"), v)?,
+                )),
+                _ => None,
+            };
+            Ok(GpuNorm {
+                weight: t(&format!("{name}.weight"), &n.weight)?,
+                bias: t(&format!("{name}.bias"), &n.bias)?,
+                running,
+            })
+        };
+        let layer = |prefix: &str, l: &LayerParams| -> Result<GpuLayer> {
+            Ok(GpuLayer {
+                self_attn: attn(&format!("{prefix}.self_attn"), &l.self_attn)?,
+                cross_attn: l
+                    .cross_attn
+                    .as_ref()
+                    .map(|a| attn(&format!("{prefix}.multihead_attn"), a))
+                    .transpose()?,
+                linear1_w: t(&format!("{prefix}.linear1.weight"), &l.linear1_weight)?,
+                linear1_b: t(&format!("{prefix}.linear1.bias"), &l.linear1_bias)?,
+                linear2_w: t(&format!("{prefix}.linear2.weight"), &l.linear2_weight)?,
+                linear2_b: t(&format!("{prefix}.linear2.bias"), &l.linear2_bias)?,
+                norms: l
+                    .norms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| norm(&format!("{prefix}.norm{}", i + 1), n))
+                    .collect::<Result<_>>()?,
+            })
+        };
+        let stack = |prefix: &str, s: &StackParams| -> Result<GpuStack> {
+            Ok(GpuStack {
+                layers: s
+                    .layers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| layer(&format!("{prefix}.layers.{i}"), l))
+                    .collect::<Result<_>>()?,
+                final_norm: s
+                    .final_norm
+                    .as_ref()
+                    .map(|n| norm(&format!("{prefix}.norm"), n))
+                    .transpose()?,
+            })
+        };
+        let pos_table = match cfg.pos_encoding {
+            PosEncoding::Learned => {
+                let p = model.pos_embed.as_ref().ok_or_else(|| {
+                    Error::Checkpoint("learned positions need pos_embed.weight".into())
+                })?;
+                Some(t("pos_embed.weight", p)?)
+            }
+            PosEncoding::Sinusoidal => {
+                let mut table = vec![0.0f32; cfg.max_len * c]; // (max_len, C)
+                sinusoidal_table(&mut table, 0, cfg.max_len, c);
+                Some(ctx.upload("sinusoidal table", &table)?)
+            }
+            _ => None,
+        };
+        let rope_table = (cfg.pos_encoding == PosEncoding::Rope)
+            .then(|| ctx.upload("rope table", &rope_table(cfg.max_len, cfg.d_head())))
+            .transpose()?;
+        let alibi = (cfg.pos_encoding == PosEncoding::Alibi)
+            .then(|| ctx.upload("alibi slopes", &alibi_slopes(cfg.n_heads)))
+            .transpose()?;
+        let head = match &model.head {
+            HeadParams::Lm { weight, bias } => GpuHead::Lm {
+                weight: weight
+                    .as_ref()
+                    .map(|w| t("lm_head.weight", w))
+                    .transpose()?,
+                bias: bias.as_ref().map(|b| t("lm_head.bias", b)).transpose()?,
+            },
+            HeadParams::Classifier { weight, bias } => GpuHead::Classifier {
+                weight: t("classifier.weight", weight)?,
+                bias: t("classifier.bias", bias)?,
+            },
+        };
+        Ok(GpuWeights {
+            config: cfg.clone(),
+            pad_id: model.tokenizer.spec.pad,
+            embed: t("embed.weight", &model.embed)?,
+            pos_table,
+            rope_table,
+            alibi,
+            encoder: model
+                .encoder
+                .as_ref()
+                .map(|s| stack("encoder", s))
+                .transpose()?,
+            decoder: model
+                .decoder
+                .as_ref()
+                .map(|s| stack("decoder", s))
+                .transpose()?,
+            head,
+        })
+    }
+}
+
+/// A fingerprint of everything a forward pass reads from a model (config, pad id, every
+/// parameter's bits), so a cached upload is reused only for an identical model.
+pub fn model_fingerprint(model: &Model) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    model.config.to_json().hash(&mut h);
+    model.tokenizer.spec.pad.hash(&mut h);
+    model.visit_params(&mut |name, t, _| {
+        name.hash(&mut h);
+        t.shape.hash(&mut h);
+        h.write(bytemuck::cast_slice(&t.data));
+    });
+    h.finish()
+}
+
+/// A model uploaded to a GPU: run forward passes on it.
+#[derive(Clone)]
+pub struct GpuModel {
+    ctx: GpuContext,
+    weights: Arc<GpuWeights>,
+}
+
+/// What to read back after the pass, in the order the trace lists it.
+enum Planned {
+    Attention {
+        site: AttnSite,
+        layer: usize,
+        shape: [usize; 4],
+        scores: ReadSlot,
+        probs: ReadSlot,
+    },
+}
+
+/// The recording of one forward pass.
+struct Pass<'a> {
+    w: &'a GpuWeights,
+    opts: &'a ForwardOptions,
+    rec: Recorder,
+    attention: Vec<Planned>,
+    hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+}
+
+/// The encoder output that cross-attention reads.
+struct Memory<'a> {
+    /// (B·S, C)
+    x: &'a GpuBuffer,
+    /// (B, S) u32 source tokens
+    tokens: &'a GpuBuffer,
+    s: usize,
+}
+
+/// Scratch buffers of one stack, reused by every layer.
+struct Scratch {
+    /// (N, C) a norm's output / the sublayer input under pre-LN
+    h: GpuBuffer,
+    /// (N, C) a sublayer's output
+    y: GpuBuffer,
+    /// (N, 3C) fused Q | K | V of self-attention (Q only under cross-attention)
+    qkv: GpuBuffer,
+    /// (N, C) heads merged, before W_O
+    z: GpuBuffer,
+    /// (N, F) FFN hidden layer
+    f: GpuBuffer,
+    /// (B, H, T, T) self-attention scores and probabilities
+    self_scores: GpuBuffer,
+    self_probs: GpuBuffer,
+    /// (B·S, 2C) K | V of cross-attention, and (B, H, T, S) its scores and probabilities
+    cross: Option<(GpuBuffer, GpuBuffer, GpuBuffer)>,
+}
+
+impl GpuModel {
+    /// Upload `model`'s weights to `ctx`'s device.
+    pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuModel> {
+        Ok(GpuModel {
+            ctx: ctx.clone(),
+            weights: Arc::new(GpuWeights::upload(ctx, model)?),
+        })
+    }
+
+    pub(super) fn from_parts(ctx: GpuContext, weights: Arc<GpuWeights>) -> GpuModel {
+        GpuModel { ctx, weights }
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.weights.config
+    }
+
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The forward pass of docs/model.md on the GPU, equal to `Model::forward` within
+    /// float rounding: one submission, one readback. Eval mode only.
+    ///
+    /// `model` must be the model these weights came from; it supplies the input checks.
+    pub async fn forward(
+        &self,
+        model: &Model,
+        batch: &Batch,
+        opts: &ForwardOptions,
+    ) -> Result<Trace> {
+        let (readback, plan) = self.record(model, batch, opts)?;
+        let data = readback.await?;
+        Ok(plan.build(&data))
+    }
+
+    /// Check the inputs, record every kernel and submit. Synchronous: the returned future
+    /// only waits for the results.
+    #[allow(clippy::type_complexity)]
+    fn record(
+        &self,
+        model: &Model,
+        batch: &Batch,
+        opts: &ForwardOptions,
+    ) -> Result<(
+        impl std::future::Future<Output = Result<Readback>>,
+        TracePlan,
+    )> {
+        if let Mode::Train { .. } = opts.mode {
+            return Err(Error::Gpu(
+                "train mode (dropout, BatchNorm batch statistics) runs on the CPU backend only; \
+                 use Mode::Eval on the GPU"
+                    .into(),
+            ));
+        }
+        if model.config != self.weights.config {
+            return Err(Error::Gpu(
+                "this model is not the one uploaded to the GPU (the configs differ)".into(),
+            ));
+        }
+        model.check_batch(batch)?;
+        model.check_ablation(&opts.ablate)?;
+        let w = &*self.weights;
+        let cfg = &w.config;
+        let (b, t) = (batch.batch, batch.len);
+        let ctx = &self.ctx;
+        let mut pass = Pass {
+            w,
+            opts,
+            rec: ctx.recorder()?,
+            attention: vec![],
+            hidden: vec![],
+        };
+        let tokens = ctx.upload_u32("tokens", &batch.tokens)?; // (B, T)
+        let x = match cfg.arch {
+            Arch::EncoderOnly => {
+                let stack = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
+                let causal = model.is_causal(AttnSite::EncoderSelf, opts);
+                pass.stack(stack, AttnSite::EncoderSelf, &tokens, b, t, causal, None)?
+            }
+            Arch::DecoderOnly => {
+                let stack = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
+                let causal = model.is_causal(AttnSite::DecoderSelf, opts);
+                pass.stack(stack, AttnSite::DecoderSelf, &tokens, b, t, causal, None)?
+            }
+            Arch::EncoderDecoder => {
+                let src = batch.src_tokens.as_ref().ok_or_else(|| {
+                    Error::Input("an encoder_decoder model needs source sequences".into())
+                })?;
+                let s = batch.src_len;
+                let src_buf = ctx.upload_u32("source tokens", src)?; // (B, S)
+                let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
+                let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
+                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, false, None)?; // (B·S, C)
+                let causal = model.is_causal(AttnSite::DecoderSelf, opts);
+                let mem = Memory {
+                    x: &memory,
+                    tokens: &src_buf,
+                    s,
+                };
+                pass.stack(dec, AttnSite::DecoderSelf, &tokens, b, t, causal, Some(mem))?
+            }
+        };
+        // Step 5, the head.
+        let c = cfg.d_model;
+        let head = match &w.head {
+            GpuHead::Lm { weight, bias } => {
+                let v = cfg.vocab_size;
+                let logits = ctx.zeros("logits", b * t * v)?; // (B, T, V)
+                pass.rec.matmul(&MatmulArgs {
+                    a: Rows::dense(&x, c),
+                    w: weight.as_ref().unwrap_or(&w.embed),
+                    w_offset: 0,
+                    bias: bias.as_ref(),
+                    b_offset: 0,
+                    out: Rows::dense(&logits, v),
+                    m: b * t,
+                    k: c,
+                    n: v,
+                })?;
+                HeadOut::Logits(pass.rec.read_all(&logits)?, [b, t, v])
+            }
+            GpuHead::Classifier { weight, bias } => {
+                let n = cfg.num_classes;
+                let logits = ctx.zeros("class logits", b * n)?; // (B, N)
+                                                                // Row 0 of each sequence: rows of x with stride T·C.
+                pass.rec.matmul(&MatmulArgs {
+                    a: Rows {
+                        buf: &x,
+                        stride: t * c,
+                        col: 0,
+                    },
+                    w: weight,
+                    w_offset: 0,
+                    bias: Some(bias),
+                    b_offset: 0,
+                    out: Rows::dense(&logits, n),
+                    m: b,
+                    k: c,
+                    n,
+                })?;
+                HeadOut::Classes(pass.rec.read_all(&logits)?, [b, n])
+            }
+        };
+        let plan = TracePlan {
+            head,
+            attention: pass.attention,
+            hidden: pass.hidden,
+        };
+        Ok((pass.rec.finish(), plan))
+    }
+}
+
+fn missing(what: &str) -> Error {
+    Error::Gpu(format!("the uploaded model has no {what} stack"))
+}
+
+enum HeadOut {
+    Logits(ReadSlot, [usize; 3]),
+    Classes(ReadSlot, [usize; 2]),
+}
+
+/// Where each part of the trace lands in the readback.
+struct TracePlan {
+    head: HeadOut,
+    attention: Vec<Planned>,
+    hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+}
+
+impl TracePlan {
+    fn build(self, data: &Readback) -> Trace {
+        let tensor = |slot: ReadSlot, shape: &[usize]| Tensor {
+            shape: shape.to_vec(),
+            data: data.f32(slot).to_vec(),
+        };
+        let (logits, class_logits) = match self.head {
+            HeadOut::Logits(slot, shape) => (tensor(slot, &shape), None),
+            HeadOut::Classes(slot, shape) => (Tensor::zeros(&[0]), Some(tensor(slot, &shape))),
+        };
+        let attention = self
+            .attention
+            .into_iter()
+            .map(|p| match p {
+                Planned::Attention {
+                    site,
+                    layer,
+                    shape,
+                    scores,
+                    probs,
+                } => {
+                    let mut s = tensor(scores, &shape);
+                    // The shaders' stand-in for −∞ (see attention_scores.wgsl) back to −∞.
+                    for v in s.data.iter_mut() {
+                        if *v == MASKED {
+                            *v = f32::NEG_INFINITY;
+                        }
+                    }
+                    AttnTrace {
+                        site,
+                        layer,
+                        scores: s,
+                        probs: tensor(probs, &shape),
+                    }
+                }
+            })
+            .collect();
+        let hidden = self
+            .hidden
+            .into_iter()
+            .map(|(stack, slots, shape)| HiddenTrace {
+                stack,
+                states: slots.into_iter().map(|s| tensor(s, &shape)).collect(),
+            })
+            .collect();
+        Trace {
+            logits,
+            class_logits,
+            attention,
+            hidden,
+            running_stats: vec![],
+        }
+    }
+}
+
+impl Pass<'_> {
+    fn cfg(&self) -> &ModelConfig {
+        &self.w.config
+    }
+
+    /// One encoder or decoder stack over (B, T) tokens; returns its output (B·T, C)
+    /// (after the final norm).
+    #[allow(clippy::too_many_arguments)]
+    fn stack(
+        &mut self,
+        stack: &GpuStack,
+        site: AttnSite,
+        tokens: &GpuBuffer,
+        b: usize,
+        t: usize,
+        causal: bool,
+        memory: Option<Memory>,
+    ) -> Result<GpuBuffer> {
+        let w = self.w;
+        let cfg = w.config.clone();
+        let ctx = self.rec.ctx().clone();
+        let (c, h, f) = (cfg.d_model, cfg.n_heads, cfg.d_ff);
+        let n = b * t;
+        // Steps 1–2: embedding · scale + absolute positions.
+        let mut x = ctx.zeros("residual stream", n * c)?; // (B·T, C)
+        let per_forward_pos;
+        let pos = match &w.pos_table {
+            // Sinusoidal positions go on past max_len: a longer input gets its own table.
+            Some(_) if cfg.pos_encoding == PosEncoding::Sinusoidal && t > cfg.max_len => {
+                let mut table = vec![0.0f32; t * c]; // (T, C)
+                sinusoidal_table(&mut table, 0, t, c);
+                per_forward_pos = ctx.upload("sinusoidal table", &table)?;
+                Some(&per_forward_pos)
+            }
+            other => other.as_ref(),
+        };
+        let scale = embedding_scale(cfg.scale_embeddings, c);
+        self.rec
+            .embedding(tokens, &w.embed, pos, &x, (n, t, c), 0, scale)?;
+
+        let mut hidden = vec![];
+        if self.opts.trace_hidden {
+            hidden.push(self.rec.read_all(&x)?);
+        }
+        let s_cross = memory.as_ref().map(|m| m.s);
+        let mut sc = Scratch {
+            h: ctx.zeros("normed", n * c)?,
+            y: ctx.zeros("sublayer output", n * c)?,
+            qkv: ctx.zeros("qkv", n * 3 * c)?,
+            z: ctx.zeros("heads", n * c)?,
+            f: ctx.zeros("ffn hidden", n * f)?,
+            self_scores: ctx.zeros("scores", b * h * t * t)?,
+            self_probs: ctx.zeros("probabilities", b * h * t * t)?,
+            cross: match s_cross {
+                Some(s) => Some((
+                    ctx.zeros("cross kv", b * s * 2 * c)?,
+                    ctx.zeros("cross scores", b * h * t * s)?,
+                    ctx.zeros("cross probabilities", b * h * t * s)?,
+                )),
+                None => None,
+            },
+        };
+        // Rope positions beyond max_len get their own table, like sinusoidal ones.
+        let rope_long = match &w.rope_table {
+            Some(_) if t > cfg.max_len => {
+                Some(ctx.upload("rope table", &rope_table(t, cfg.d_head()))?)
+            }
+            _ => None,
+        };
+        let rope = rope_long.as_ref().or(w.rope_table.as_ref());
+
+        for (li, layer) in stack.layers.iter().enumerate() {
+            // Self-attention sublayer (norm1).
+            let norm = layer.norms.first();
+            let ablate = self.ablation(site, li)?;
+            self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
+                pass.self_attention(
+                    &layer.self_attn,
+                    inp,
+                    sc,
+                    site,
+                    li,
+                    tokens,
+                    (b, t),
+                    causal,
+                    rope,
+                    &ablate,
+                )
+            })?;
+            let mut next_norm = 1;
+            if let (Some(cross), Some(mem)) = (&layer.cross_attn, &memory) {
+                let norm = layer.norms.get(1);
+                let ablate = self.ablation(AttnSite::Cross, li)?;
+                self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
+                    pass.cross_attention(cross, inp, sc, li, mem, (b, t), &ablate)
+                })?;
+                next_norm = 2;
+            }
+            let norm = layer.norms.get(next_norm);
+            self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
+                pass.ffn(layer, inp, sc, n)
+            })?;
+            if self.opts.trace_hidden {
+                hidden.push(self.rec.read_all(&x)?);
+            }
+        }
+        if self.opts.trace_hidden {
+            self.hidden.push((site, hidden, [b, t, c]));
+        }
+        // Step 4: the final LayerNorm.
+        if let Some(fnorm) = &stack.final_norm {
+            self.rec
+                .layer_norm(&x, &fnorm.weight, &fnorm.bias, &sc.h, n, c)?;
+            std::mem::swap(&mut x, &mut sc.h);
+        }
+        Ok(x)
+    }
+
+    /// (H) u32 flags: 1 for each head of (site, layer) that `opts.ablate` zeroes.
+    fn ablation(&self, site: AttnSite, layer: usize) -> Result<GpuBuffer> {
+        let flags: Vec<u32> = (0..self.cfg().n_heads)
+            .map(|head| self.opts.ablate.contains(&HeadRef { site, layer, head }) as u32)
+            .collect(); // (H)
+        self.rec.ctx().upload_u32("ablated heads", &flags)
+    }
+
+    /// A norm of (N, C) rows from `inp` into `out`: LayerNorm, or BatchNorm with its
+    /// running statistics (eval mode).
+    fn norm(&mut self, p: &GpuNorm, inp: &GpuBuffer, out: &GpuBuffer, n: usize) -> Result<()> {
+        let c = self.cfg().d_model;
+        match (&p.running, self.cfg().norm) {
+            (Some((mean, var)), Norm::BatchNorm) => {
+                self.rec
+                    .batch_norm(inp, &p.weight, &p.bias, (mean, var), out, n, c)
+            }
+            _ => self.rec.layer_norm(inp, &p.weight, &p.bias, out, n, c),
+        }
+    }
+
+    /// One sublayer with its norm placement and residual (docs/model.md step 3):
+    /// post-LN / BatchNorm `x = N(x + f(x))`, pre-LN `x = x + f(N(x))`, none
+    /// `x = x + f(x)`; without the residual the `x +` goes away. `f` writes `sc.y`.
+    fn sublayer(
+        &mut self,
+        x: &mut GpuBuffer,
+        sc: &mut Scratch,
+        norm: Option<&GpuNorm>,
+        n: usize,
+        f: impl FnOnce(&mut Self, &GpuBuffer, &Scratch) -> Result<()>,
+    ) -> Result<()> {
+        let c = self.cfg().d_model;
+        let residual = self.cfg().residual;
+        match (self.cfg().norm, norm) {
+            (Norm::PreLn, Some(p)) => {
+                self.norm(p, x, &sc.h, n)?;
+                let h = sc.h.clone();
+                f(self, &h, sc)?;
+            }
+            _ => f(self, x, sc)?,
+        }
+        if residual {
+            self.rec.add(&sc.y, x, n * c)?; // y = f(·) + x
+        }
+        match (self.cfg().norm, norm) {
+            (Norm::PostLn | Norm::BatchNorm, Some(p)) => self.norm(p, &sc.y, x, n)?,
+            // x takes y's buffer; y's old buffer becomes the next scratch.
+            _ => std::mem::swap(x, &mut sc.y),
+        }
+        Ok(())
+    }
+
+    /// Self-attention of one layer: `sc.y (N, C)` from `inp (N, C)`.
+    #[allow(clippy::too_many_arguments)]
+    fn self_attention(
+        &mut self,
+        a: &GpuAttention,
+        inp: &GpuBuffer,
+        sc: &Scratch,
+        site: AttnSite,
+        layer: usize,
+        tokens: &GpuBuffer,
+        (b, t): (usize, usize),
+        causal: bool,
+        rope: Option<&GpuBuffer>,
+        ablate: &GpuBuffer,
+    ) -> Result<()> {
+        let cfg = self.cfg().clone();
+        let (c, h, d) = (cfg.d_model, cfg.n_heads, cfg.d_head());
+        let n = b * t;
+        // q | k | v = inp · [W_Q; W_K; W_V]ᵀ + b: (N, 3C) in one matmul.
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(inp, c),
+            w: &a.in_w,
+            w_offset: 0,
+            bias: Some(&a.in_b),
+            b_offset: 0,
+            out: Rows::dense(&sc.qkv, 3 * c),
+            m: n,
+            k: c,
+            n: 3 * c,
+        })?;
+        if let Some(rot) = rope {
+            // The H query heads and the H key heads are 2H consecutive heads of D columns.
+            self.rec
+                .rope(rot, Rows::dense(&sc.qkv, 3 * c), n, t, 2 * h, d, 0)?;
+        }
+        let dims = AttnDims {
+            batch: b,
+            n_heads: h,
+            t_len: t,
+            s_len: t,
+            d_head: d,
+            pos0: 0,
+        };
+        let relative = cfg.pos_encoding == PosEncoding::Relative;
+        let alibi = if cfg.pos_encoding == PosEncoding::Alibi {
+            self.w.alibi.as_ref()
+        } else {
+            None
+        };
+        let qkv = |col| Rows {
+            buf: &sc.qkv,
+            stride: 3 * c,
+            col,
+        };
+        self.attend(
+            a,
+            site,
+            layer,
+            qkv(0),
+            qkv(c),
+            qkv(2 * c),
+            tokens,
+            (&sc.self_scores, &sc.self_probs),
+            dims,
+            causal,
+            relative,
+            alibi,
+            ablate,
+            &sc.z,
+            &sc.y,
+        )
+    }
+
+    /// Cross-attention of one decoder layer: queries from `inp (N, C)`, keys and values
+    /// from the encoder output.
+    #[allow(clippy::too_many_arguments)]
+    fn cross_attention(
+        &mut self,
+        a: &GpuAttention,
+        inp: &GpuBuffer,
+        sc: &Scratch,
+        layer: usize,
+        mem: &Memory,
+        (b, t): (usize, usize),
+        ablate: &GpuBuffer,
+    ) -> Result<()> {
+        let cfg = self.cfg().clone();
+        let (c, h, d) = (cfg.d_model, cfg.n_heads, cfg.d_head());
+        let s = mem.s;
+        let (kv, scores, probs) = sc
+            .cross
+            .as_ref()
+            .ok_or_else(|| Error::Gpu("cross-attention without its buffers".into()))?;
+        // q = inp · W_Qᵀ + b_Q into the first C columns of the (N, 3C) scratch.
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(inp, c),
+            w: &a.in_w,
+            w_offset: 0,
+            bias: Some(&a.in_b),
+            b_offset: 0,
+            out: Rows::dense(&sc.qkv, 3 * c),
+            m: b * t,
+            k: c,
+            n: c,
+        })?;
+        // k | v = memory · [W_K; W_V]ᵀ + [b_K; b_V]: (B·S, 2C).
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(mem.x, c),
+            w: &a.in_w,
+            w_offset: c * c,
+            bias: Some(&a.in_b),
+            b_offset: c,
+            out: Rows::dense(kv, 2 * c),
+            m: b * s,
+            k: c,
+            n: 2 * c,
+        })?;
+        let dims = AttnDims {
+            batch: b,
+            n_heads: h,
+            t_len: t,
+            s_len: s,
+            d_head: d,
+            pos0: 0,
+        };
+        let kv_rows = |col| Rows {
+            buf: kv,
+            stride: 2 * c,
+            col,
+        };
+        self.attend(
+            a,
+            AttnSite::Cross,
+            layer,
+            Rows {
+                buf: &sc.qkv,
+                stride: 3 * c,
+                col: 0,
+            },
+            kv_rows(0),
+            kv_rows(c),
+            mem.tokens,
+            (scores, probs),
+            dims,
+            false,
+            false,
+            None,
+            ablate,
+            &sc.z,
+            &sc.y,
+        )
+    }
+
+    /// Scores → softmax → weighted values → W_O, with the trace reads.
+    #[allow(clippy::too_many_arguments)]
+    fn attend(
+        &mut self,
+        a: &GpuAttention,
+        site: AttnSite,
+        layer: usize,
+        q: Rows,
+        k: Rows,
+        v: Rows,
+        key_tokens: &GpuBuffer,
+        (scores, probs): (&GpuBuffer, &GpuBuffer),
+        dims: AttnDims,
+        causal: bool,
+        relative: bool,
+        alibi: Option<&GpuBuffer>,
+        ablate: &GpuBuffer,
+        z: &GpuBuffer,
+        out: &GpuBuffer,
+    ) -> Result<()> {
+        let cfg = self.cfg().clone();
+        let (c, k_rel) = (cfg.d_model, cfg.relative_max_distance);
+        let divisor = if cfg.score == Score::ScaledDot && self.opts.scale {
+            (dims.d_head as f32).sqrt()
+        } else {
+            1.0
+        };
+        let (rel_k, rel_v) = if relative {
+            (a.rel_k.as_ref(), a.rel_v.as_ref())
+        } else {
+            (None, None)
+        };
+        self.rec.attention_scores(&ScoreArgs {
+            q,
+            k,
+            key_tokens,
+            rel_k,
+            rel_max: k_rel,
+            alibi_slopes: alibi,
+            additive_v: if cfg.score == Score::Additive {
+                a.additive_v.as_ref()
+            } else {
+                None
+            },
+            divisor,
+            causal,
+            padding: self.opts.padding_mask,
+            pad_id: self.w.pad_id,
+            out: scores,
+            dims,
+        })?;
+        let rows = dims.batch * dims.n_heads * dims.t_len;
+        self.rec.softmax(scores, probs, rows, dims.s_len)?;
+        if self.opts.trace_attention {
+            let shape = [dims.batch, dims.n_heads, dims.t_len, dims.s_len];
+            let s_slot = self.rec.read(scores, 0, rows * dims.s_len)?;
+            let p_slot = self.rec.read(probs, 0, rows * dims.s_len)?;
+            self.attention.push(Planned::Attention {
+                site,
+                layer,
+                shape,
+                scores: s_slot,
+                probs: p_slot,
+            });
+        }
+        self.rec.attention_values(&ValueArgs {
+            probs,
+            v,
+            rel_v,
+            rel_max: k_rel,
+            ablate,
+            out: z,
+            dims,
+        })?;
+        // out = z · W_Oᵀ + b_O
+        let n = dims.batch * dims.t_len;
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(z, c),
+            w: &a.out_w,
+            w_offset: 0,
+            bias: Some(&a.out_b),
+            b_offset: 0,
+            out: Rows::dense(out, c),
+            m: n,
+            k: c,
+            n: c,
+        })
+    }
+
+    /// The FFN sublayer: `sc.y = act(inp · W₁ᵀ + b₁) · W₂ᵀ + b₂` over N rows.
+    fn ffn(&mut self, l: &GpuLayer, inp: &GpuBuffer, sc: &Scratch, n: usize) -> Result<()> {
+        let cfg = self.cfg().clone();
+        let (c, f) = (cfg.d_model, cfg.d_ff);
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(inp, c),
+            w: &l.linear1_w,
+            w_offset: 0,
+            bias: Some(&l.linear1_b),
+            b_offset: 0,
+            out: Rows::dense(&sc.f, f),
+            m: n,
+            k: c,
+            n: f,
+        })?;
+        self.rec.activation(&sc.f, n * f, cfg.activation)?;
+        self.rec.matmul(&MatmulArgs {
+            a: Rows::dense(&sc.f, f),
+            w: &l.linear2_w,
+            w_offset: 0,
+            bias: Some(&l.linear2_b),
+            b_offset: 0,
+            out: Rows::dense(&sc.y, c),
+            m: n,
+            k: f,
+            n: c,
+        })
+    }
+}
+
+impl GpuContext {
+    /// `Model::forward` on this GPU. The model's weights are uploaded on the first call
+    /// and kept while the same model (same config and parameter values) comes back; a
+    /// changed model is uploaded again.
+    pub async fn forward(
+        &self,
+        model: &Model,
+        batch: &Batch,
+        opts: &ForwardOptions,
+    ) -> Result<Trace> {
+        let gm = self.resident(model)?;
+        gm.forward(model, batch, opts).await
+    }
+
+    /// The uploaded copy of `model`, uploading it if the cached one differs.
+    pub fn resident(&self, model: &Model) -> Result<GpuModel> {
+        let fp = model_fingerprint(model);
+        let mut cache = self.model_cache().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((f, w)) = cache.as_ref() {
+            if *f == fp {
+                return Ok(GpuModel::from_parts(self.clone(), w.clone()));
+            }
+        }
+        let weights = Arc::new(GpuWeights::upload(self, model)?);
+        *cache = Some((fp, weights.clone()));
+        Ok(GpuModel::from_parts(self.clone(), weights))
+    }
+}

@@ -1,0 +1,661 @@
+//! The whole forward pass on the GPU equals the CPU reference: on random models of every
+//! architecture and config switch, under every run-time switch, and on every PyTorch
+//! fixture; logits within 1e-4, and the traced attention scores, probabilities and hidden
+//! states too. One pass is one submission and one readback.
+
+mod gpu_common;
+
+use gpu_common::gpu_or_skip;
+use tplay::backend::gpu::{GpuContext, GpuModel};
+use tplay::backend::Backend;
+use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+use tplay::model::forward::Batch;
+use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
+use tplay::tensor::Tensor;
+use tplay::{Error, Tokenizer};
+
+/// Largest difference allowed: absolute for logits and probabilities; for hidden states
+/// and scores, relative to the largest magnitude in the tensor (a post-norm BatchNorm
+/// model's residual stream reaches ~150, where f32 itself is only good to ~1e-5).
+const TOL: f32 = 1e-4;
+
+/// How a comparison scales its tolerance.
+#[derive(Clone, Copy, PartialEq)]
+enum Scale {
+    Absolute,
+    OfLargest,
+}
+
+fn close(what: &str, a: &Tensor, b: &Tensor, tol: f32, scale: Scale) -> Result<(), String> {
+    if a.shape != b.shape {
+        return Err(format!("{what}: shapes {:?} vs {:?}", a.shape, b.shape));
+    }
+    let largest = a
+        .data
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(1.0f32, |m, x| m.max(x.abs()));
+    let bound = match scale {
+        Scale::Absolute => tol,
+        Scale::OfLargest => tol * largest,
+    };
+    for (i, (x, y)) in a.data.iter().zip(&b.data).enumerate() {
+        let ok = if x.is_infinite() || y.is_infinite() {
+            x == y
+        } else {
+            (x - y).abs() <= bound
+        };
+        if !ok {
+            return Err(format!(
+                "{what}: element {i}: CPU {x} vs GPU {y} (allowed ±{bound})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every part of two traces agrees; the error names the first that does not.
+fn traces_agree(cpu: &Trace, gpu: &Trace) -> Result<(), String> {
+    close("logits", &cpu.logits, &gpu.logits, TOL, Scale::Absolute)?;
+    match (&cpu.class_logits, &gpu.class_logits) {
+        (Some(a), Some(b)) => close("class logits", a, b, TOL, Scale::Absolute)?,
+        (None, None) => {}
+        _ => return Err("class logits present on one side only".into()),
+    }
+    if cpu.attention.len() != gpu.attention.len() {
+        return Err(format!(
+            "{} attention traces on the CPU, {} on the GPU",
+            cpu.attention.len(),
+            gpu.attention.len()
+        ));
+    }
+    for (a, b) in cpu.attention.iter().zip(&gpu.attention) {
+        if (a.site, a.layer) != (b.site, b.layer) {
+            return Err(format!(
+                "attention order: {:?} {} vs {:?} {}",
+                a.site, a.layer, b.site, b.layer
+            ));
+        }
+        let at = format!("{} layer {}", a.site.name(), a.layer);
+        close(
+            &format!("{at} scores"),
+            &a.scores,
+            &b.scores,
+            TOL,
+            Scale::OfLargest,
+        )?;
+        close(
+            &format!("{at} probs"),
+            &a.probs,
+            &b.probs,
+            TOL,
+            Scale::Absolute,
+        )?;
+    }
+    if cpu.hidden.len() != gpu.hidden.len() {
+        return Err("hidden traces differ in number".into());
+    }
+    for (a, b) in cpu.hidden.iter().zip(&gpu.hidden) {
+        if a.stack != b.stack || a.states.len() != b.states.len() {
+            return Err(format!("hidden trace of {:?} differs in layout", a.stack));
+        }
+        for (l, (x, y)) in a.states.iter().zip(&b.states).enumerate() {
+            close(
+                &format!("{} hidden state {l}", a.stack.name()),
+                x,
+                y,
+                TOL,
+                Scale::OfLargest,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn traced() -> ForwardOptions {
+    ForwardOptions {
+        trace_attention: true,
+        trace_hidden: true,
+        ..ForwardOptions::default()
+    }
+}
+
+/// Run `model` on both backends and return the GPU error or the disagreement.
+fn compare(
+    ctx: &GpuContext,
+    model: &Model,
+    batch: &Batch,
+    opts: &ForwardOptions,
+) -> Result<(), String> {
+    let cpu = model
+        .forward(batch, opts)
+        .map_err(|e| format!("CPU forward: {e}"))?;
+    let gpu = pollster::block_on(ctx.forward(model, batch, opts))
+        .map_err(|e| format!("GPU forward: {e}"))?;
+    traces_agree(&cpu, &gpu)
+}
+
+fn tokenizer() -> Tokenizer {
+    Tokenizer::char_level("abcdefghij")
+}
+
+/// Two rows of unequal length (the second right-padded), ids from the tokenizer.
+fn batch_for(model: &Model) -> Batch {
+    let pad = model.tokenizer.spec.pad;
+    let rows = vec![vec![1, 5, 6, 7, 8, 9, 4, 10], vec![1, 4, 12, 5, 6]];
+    let batch = Batch::padded(rows, pad).unwrap();
+    if model.config.arch == Arch::EncoderDecoder {
+        batch
+            .with_padded_source(vec![vec![7, 8, 9], vec![4, 5, 6, 11, 12, 13]], pad)
+            .unwrap()
+    } else {
+        batch
+    }
+}
+
+fn base(arch: Arch) -> ModelConfig {
+    let preset = match arch {
+        Arch::DecoderOnly => "gpt-nano",
+        Arch::EncoderOnly => "encoder-nano",
+        Arch::EncoderDecoder => "seq2seq-nano",
+    };
+    let mut cfg = ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap();
+    // Smaller than the presets: lavapipe runs the kernels on the CPU.
+    cfg.d_model = 16;
+    cfg.n_heads = 2;
+    cfg.d_ff = 24;
+    cfg.max_len = 16;
+    cfg
+}
+
+/// The base config of `arch` with one switch changed at a time, and a few combinations.
+fn variants(arch: Arch) -> Vec<(String, ModelConfig)> {
+    let b = base(arch);
+    let mut out = vec![("base".to_string(), b.clone())];
+    let mut add = |name: &str, f: &dyn Fn(&mut ModelConfig)| {
+        let mut c = b.clone();
+        f(&mut c);
+        c.validate()
+            .unwrap_or_else(|e| panic!("variant {name}: {e}"));
+        out.push((name.to_string(), c));
+    };
+    for pos in [
+        PosEncoding::None,
+        PosEncoding::Sinusoidal,
+        PosEncoding::Learned,
+        PosEncoding::Relative,
+        PosEncoding::Rope,
+        PosEncoding::Alibi,
+    ] {
+        add(&format!("pos {pos:?}"), &|c| {
+            c.pos_encoding = pos;
+            c.relative_max_distance = 3;
+        });
+    }
+    for norm in [Norm::PostLn, Norm::PreLn, Norm::BatchNorm, Norm::None] {
+        add(&format!("norm {norm:?}"), &|c| c.norm = norm);
+    }
+    for act in [Activation::Relu, Activation::Gelu] {
+        add(&format!("activation {act:?}"), &|c| c.activation = act);
+    }
+    for score in [Score::ScaledDot, Score::Dot, Score::Additive] {
+        add(&format!("score {score:?}"), &|c| c.score = score);
+    }
+    add("share_qk", &|c| c.share_qk = true);
+    add("no embedding scale", &|c| c.scale_embeddings = false);
+    add("no residual", &|c| c.residual = false);
+    add("no residual, pre-LN", &|c| {
+        c.residual = false;
+        c.norm = Norm::PreLn;
+    });
+    add("final norm flipped", &|c| c.final_norm = !c.final_norm);
+    add("3 heads, ALiBi, additive", &|c| {
+        c.d_model = 12;
+        c.n_heads = 3;
+        c.pos_encoding = PosEncoding::Alibi;
+        c.score = Score::Additive;
+    });
+    add("1 head, relative, batch norm", &|c| {
+        c.n_heads = 1;
+        c.pos_encoding = PosEncoding::Relative;
+        c.relative_max_distance = 2;
+        c.norm = Norm::BatchNorm;
+    });
+    add("rope, dot, post-LN, 3 layers", &|c| {
+        c.pos_encoding = PosEncoding::Rope;
+        c.score = Score::Dot;
+        c.norm = Norm::PostLn;
+        match c.arch {
+            Arch::EncoderDecoder => {
+                c.n_encoder_layers = 3;
+                c.n_decoder_layers = 1;
+            }
+            _ => c.n_layers = 3,
+        }
+    });
+    if arch != Arch::EncoderOnly {
+        add("tied embeddings", &|c| c.tie_embeddings = true);
+    }
+    if arch == Arch::EncoderOnly {
+        add("classifier", &|c| c.num_classes = 3);
+        add("classifier, learned positions", &|c| {
+            c.num_classes = 5;
+            c.pos_encoding = PosEncoding::Learned;
+        });
+    }
+    out
+}
+
+/// Give BatchNorm layers the running statistics training would leave: the statistics of
+/// the model's own activations (train-mode passes on the test batch, 40 momentum-0.1
+/// updates). With `Model::init`'s mean 0 / variance 1 the eval-mode BatchNorm would
+/// rescale every layer's output, and the residual stream would grow without bound.
+fn calibrate_batch_norm(model: &mut Model) {
+    if model.config.norm != Norm::BatchNorm {
+        return;
+    }
+    let batch = batch_for(model);
+    let opts = ForwardOptions {
+        mode: Mode::Train { seed: 0 },
+        ..ForwardOptions::default()
+    };
+    for _ in 0..40 {
+        let trace = model.forward(&batch, &opts).unwrap();
+        assert!(!trace.running_stats.is_empty());
+        model.apply_running_stats(&trace.running_stats).unwrap();
+    }
+}
+
+fn check_arch(arch: Arch) {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut failures = vec![];
+    for (i, (name, cfg)) in variants(arch).into_iter().enumerate() {
+        let mut model = Model::init(cfg, tokenizer(), 100 + i as u64);
+        calibrate_batch_norm(&mut model);
+        let batch = batch_for(&model);
+        if let Err(e) = compare(&ctx, &model, &batch, &traced()) {
+            failures.push(format!("{arch:?} {name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "GPU ≠ CPU:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn decoder_only_models_of_every_switch_match_the_cpu() {
+    check_arch(Arch::DecoderOnly);
+}
+
+#[test]
+fn encoder_only_models_of_every_switch_match_the_cpu() {
+    check_arch(Arch::EncoderOnly);
+}
+
+#[test]
+fn encoder_decoder_models_of_every_switch_match_the_cpu() {
+    check_arch(Arch::EncoderDecoder);
+}
+
+#[test]
+fn every_run_time_switch_matches_the_cpu() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut failures = vec![];
+    for arch in [Arch::DecoderOnly, Arch::EncoderOnly, Arch::EncoderDecoder] {
+        let mut cfg = base(arch);
+        cfg.pos_encoding = PosEncoding::Relative;
+        cfg.relative_max_distance = 2;
+        let model = Model::init(cfg, tokenizer(), 7);
+        let batch = batch_for(&model);
+        let main_site = match arch {
+            Arch::EncoderOnly => AttnSite::EncoderSelf,
+            _ => AttnSite::DecoderSelf,
+        };
+        let mut cases: Vec<(&str, ForwardOptions, Batch)> = vec![
+            (
+                "causal on",
+                ForwardOptions {
+                    causal: Some(true),
+                    ..traced()
+                },
+                batch.clone(),
+            ),
+            (
+                "causal off",
+                ForwardOptions {
+                    causal: Some(false),
+                    ..traced()
+                },
+                batch.clone(),
+            ),
+            (
+                "padding mask off",
+                ForwardOptions {
+                    padding_mask: false,
+                    ..traced()
+                },
+                batch.clone(),
+            ),
+            (
+                "no √D",
+                ForwardOptions {
+                    scale: false,
+                    ..traced()
+                },
+                batch.clone(),
+            ),
+            (
+                "two heads ablated",
+                ForwardOptions {
+                    ablate: vec![
+                        HeadRef {
+                            site: main_site,
+                            layer: 0,
+                            head: 1,
+                        },
+                        HeadRef {
+                            site: main_site,
+                            layer: 1,
+                            head: 0,
+                        },
+                    ],
+                    ..traced()
+                },
+                batch.clone(),
+            ),
+            ("no trace", ForwardOptions::default(), batch.clone()),
+        ];
+        let one = Batch::single(&[1]).unwrap();
+        let one = if arch == Arch::EncoderDecoder {
+            one.with_source(vec![vec![5]]).unwrap()
+        } else {
+            one
+        };
+        cases.push(("T = 1", traced(), one));
+        // A row made only of pads: with the padding mask every key of that row is masked.
+        let pads = Batch::new(vec![vec![4, 5, 6], vec![0, 0, 0]]).unwrap();
+        let pads = if arch == Arch::EncoderDecoder {
+            pads.with_source(vec![vec![7, 8], vec![0, 0]]).unwrap()
+        } else {
+            pads
+        };
+        cases.push(("a row of pads (fully masked rows)", traced(), pads));
+        if arch == Arch::EncoderDecoder {
+            let mut o = traced();
+            o.ablate = vec![HeadRef {
+                site: AttnSite::Cross,
+                layer: 1,
+                head: 1,
+            }];
+            cases.push(("cross head ablated", o, batch.clone()));
+        }
+        for (name, opts, b) in cases {
+            if let Err(e) = compare(&ctx, &model, &b, &opts) {
+                failures.push(format!("{arch:?} {name}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "GPU ≠ CPU:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn inputs_longer_than_max_len_match_the_cpu_with_sinusoidal_and_rope() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    for pos in [PosEncoding::Sinusoidal, PosEncoding::Rope] {
+        let mut cfg = base(Arch::DecoderOnly);
+        cfg.pos_encoding = pos;
+        cfg.max_len = 4;
+        let model = Model::init(cfg, tokenizer(), 3);
+        let batch = Batch::single(&[1, 4, 5, 6, 7, 8, 9]).unwrap(); // T = 7 > max_len
+        compare(&ctx, &model, &batch, &traced()).unwrap_or_else(|e| panic!("{pos:?}: {e}"));
+    }
+}
+
+#[test]
+fn one_forward_pass_is_one_submission_and_one_readback() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private context: the shared one counts the passes of tests running in parallel.
+    let ctx = pollster::block_on(GpuContext::request()).unwrap();
+    let model = Model::init(base(Arch::EncoderDecoder), tokenizer(), 5);
+    let gm = GpuModel::upload(&ctx, &model).unwrap();
+    let batch = batch_for(&model);
+    for opts in [ForwardOptions::default(), traced()] {
+        let before = ctx.stats();
+        let trace = pollster::block_on(gm.forward(&model, &batch, &opts)).unwrap();
+        let d = ctx.stats().since(&before);
+        assert_eq!((d.submissions, d.readbacks), (1, 1), "{d:?}");
+        assert!(
+            d.dispatches > 20,
+            "a 2 + 2 layer model runs dozens of kernels: {d:?}"
+        );
+        // The traced pass brought everything back in that one readback.
+        if opts.trace_attention {
+            assert_eq!(trace.attention.len(), 2 + 2 * 2);
+            assert_eq!(trace.hidden.len(), 2);
+        }
+    }
+}
+
+#[test]
+fn train_mode_is_refused_with_an_error_naming_the_cpu() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 1);
+    let opts = ForwardOptions {
+        mode: Mode::Train { seed: 1 },
+        ..ForwardOptions::default()
+    };
+    match pollster::block_on(ctx.forward(&model, &batch_for(&model), &opts)) {
+        Err(Error::Gpu(m)) => assert!(m.contains("CPU"), "{m}"),
+        other => panic!("expected Error::Gpu, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_is_an_input_error_before_anything_runs() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let ctx = pollster::block_on(GpuContext::request()).unwrap();
+    let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 1);
+    let bad = Batch::single(&[1, 99]).unwrap(); // 99 is outside the vocabulary
+    let got = pollster::block_on(ctx.forward(&model, &bad, &ForwardOptions::default()));
+    match got {
+        Err(Error::Input(m)) => assert!(m.contains("99"), "{m}"),
+        other => panic!("expected Error::Input, got {other:?}"),
+    }
+    assert_eq!(ctx.stats().submissions, 0, "nothing was sent to the GPU");
+}
+
+#[test]
+fn a_changed_model_is_uploaded_again() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut model = Model::init(base(Arch::DecoderOnly), tokenizer(), 11);
+    let batch = batch_for(&model);
+    let backend = Backend::Gpu(ctx.clone());
+    let first =
+        pollster::block_on(backend.forward(&model, &batch, &ForwardOptions::default())).unwrap();
+    model.embed.data[5 * model.config.d_model] += 0.5; // token 5's embedding changes
+    let cpu = model.forward(&batch, &ForwardOptions::default()).unwrap();
+    let second =
+        pollster::block_on(backend.forward(&model, &batch, &ForwardOptions::default())).unwrap();
+    close(
+        "logits after the change",
+        &cpu.logits,
+        &second.logits,
+        TOL,
+        Scale::Absolute,
+    )
+    .unwrap();
+    assert!(
+        first.logits.max_abs_diff(&second.logits) > 1e-3,
+        "the change must show"
+    );
+}
+
+#[test]
+fn the_backend_switch_gives_the_same_numbers_on_cpu_and_gpu() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let model = Model::init(base(Arch::EncoderOnly), tokenizer(), 21);
+    let batch = batch_for(&model);
+    let cpu = pollster::block_on(Backend::Cpu.forward(&model, &batch, &traced())).unwrap();
+    let gpu = pollster::block_on(Backend::Gpu(ctx).forward(&model, &batch, &traced())).unwrap();
+    traces_agree(&cpu, &gpu).unwrap();
+    assert_eq!(Backend::Cpu.name(), "cpu");
+}
+
+#[test]
+fn a_lost_device_is_an_error_value_not_a_panic() {
+    // A private device, destroyed on purpose.
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let ctx = pollster::block_on(GpuContext::request()).unwrap();
+    let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 2);
+    let batch = batch_for(&model);
+    pollster::block_on(ctx.forward(&model, &batch, &ForwardOptions::default())).unwrap();
+    ctx.device().destroy();
+    match pollster::block_on(ctx.forward(&model, &batch, &ForwardOptions::default())) {
+        Err(Error::Gpu(m)) => assert!(!m.is_empty()),
+        other => panic!("expected Error::Gpu after the device was destroyed, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// PyTorch fixtures (tests/fixtures/*.json, see tests/fixtures/README.md)
+// ---------------------------------------------------------------------------------------
+
+fn fixture_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn rows(v: &serde_json::Value) -> Vec<Vec<u32>> {
+    v.as_array()
+        .expect("token rows")
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .expect("a row")
+                .iter()
+                .map(|x| x.as_u64().expect("an id") as u32)
+                .collect()
+        })
+        .collect()
+}
+
+fn flat(v: &serde_json::Value, out: &mut Vec<f32>) {
+    match v {
+        serde_json::Value::Array(a) => a.iter().for_each(|x| flat(x, out)),
+        serde_json::Value::Number(n) => out.push(n.as_f64().expect("a number") as f32),
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn every_pytorch_fixture_matches_on_the_gpu() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut names: Vec<_> = std::fs::read_dir(fixture_dir())
+        .expect("tests/fixtures exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            n.ends_with(".json") && !n.starts_with("train_")
+        })
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 30,
+        "expected the fixture set, found {}",
+        names.len()
+    );
+    let mut failures = vec![];
+    let mut cases = 0;
+    for path in names {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let fx: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let name = fx["name"].as_str().unwrap().to_string();
+        let ckpt = fixture_dir().join(fx["checkpoint"].as_str().unwrap());
+        let model = tplay::checkpoint::load_file(&ckpt).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let gm = GpuModel::upload(&ctx, &model).unwrap();
+        for (ci, case) in fx["cases"].as_array().unwrap().iter().enumerate() {
+            let mut batch = Batch::new(rows(&case["tokens"])).unwrap();
+            if !case["src_tokens"].is_null() {
+                batch = batch.with_source(rows(&case["src_tokens"])).unwrap();
+            }
+            let ablate = case["ablate"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| HeadRef {
+                    site: AttnSite::parse(a[0].as_str().unwrap()).unwrap(),
+                    layer: a[1].as_u64().unwrap() as usize,
+                    head: a[2].as_u64().unwrap() as usize,
+                })
+                .collect();
+            let opts = ForwardOptions {
+                causal: case["causal"].as_bool(),
+                padding_mask: case["padding_mask"].as_bool().unwrap(),
+                scale: case["scale"].as_bool().unwrap(),
+                ablate,
+                trace_attention: true,
+                trace_hidden: true,
+                ..ForwardOptions::default()
+            };
+            let cpu = model.forward(&batch, &opts).unwrap();
+            let gpu = match pollster::block_on(gm.forward(&model, &batch, &opts)) {
+                Ok(g) => g,
+                Err(e) => {
+                    failures.push(format!("{name} case {ci}: {e}"));
+                    continue;
+                }
+            };
+            if let Err(e) = traces_agree(&cpu, &gpu) {
+                failures.push(format!("{name} case {ci} (GPU vs CPU): {e}"));
+            }
+            // And against PyTorch's own numbers.
+            let mut want = vec![];
+            let got = if case["class_logits"].is_null() {
+                flat(&case["logits"], &mut want);
+                &gpu.logits.data
+            } else {
+                flat(&case["class_logits"], &mut want);
+                &gpu.class_logits.as_ref().unwrap().data
+            };
+            let d = gpu_common::max_diff(got, &want);
+            if d > 2e-4 {
+                failures.push(format!(
+                    "{name} case {ci}: GPU vs PyTorch logits differ by {d}"
+                ));
+            }
+            for att in case["attention"].as_array().unwrap() {
+                let site = AttnSite::parse(att["site"].as_str().unwrap()).unwrap();
+                let layer = att["layer"].as_u64().unwrap() as usize;
+                let mut want = vec![];
+                flat(&att["probs"], &mut want);
+                let Some(t) = gpu
+                    .attention
+                    .iter()
+                    .find(|a| a.site == site && a.layer == layer)
+                else {
+                    failures.push(format!(
+                        "{name} case {ci}: no {site:?} layer {layer} in the GPU trace"
+                    ));
+                    continue;
+                };
+                let d = gpu_common::max_diff(&t.probs.data, &want);
+                if d > 1e-4 {
+                    failures.push(format!(
+                        "{name} case {ci}: {site:?} probs differ from PyTorch by {d}"
+                    ));
+                }
+            }
+            cases += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(cases >= 100, "only {cases} fixture cases ran");
+}
