@@ -610,8 +610,7 @@ impl Recorder {
         let mapped = staging.as_ref().map(|st| {
             ctx.inner.counters.readbacks.fetch_add(1, Ordering::Relaxed);
             let (future, done) = oneshot();
-            st.slice(..)
-                .map_async(wgpu::MapMode::Read, done);
+            st.slice(..).map_async(wgpu::MapMode::Read, done);
             future
         });
         // Natively nothing progresses unless the device is polled; in the browser there is
