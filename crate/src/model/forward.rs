@@ -346,16 +346,16 @@ struct Memory<'a> {
     pad: Option<&'a [bool]>,
 }
 
-/// State of one forward pass.
-struct Run<'m> {
-    model: &'m Model,
-    opts: &'m ForwardOptions,
+/// State of one forward pass (also driven step by step by the KV cache).
+pub(crate) struct Run<'m> {
+    pub(crate) model: &'m Model,
+    pub(crate) opts: &'m ForwardOptions,
     /// Train mode with dropout > 0: the single generator every mask is drawn from, in the
     /// order the computation runs.
     rng: Option<ChaCha8Rng>,
     train: bool,
     keep: bool,
-    trace: Trace,
+    pub(crate) trace: Trace,
 }
 
 impl Model {
@@ -549,24 +549,7 @@ impl Model {
                 ));
             }
         }
-        let rng = match opts.mode {
-            Mode::Train { seed } if cfg.dropout > 0.0 => Some(ChaCha8Rng::seed_from_u64(seed)),
-            _ => None,
-        };
-        let mut run = Run {
-            model: self,
-            opts,
-            rng,
-            train,
-            keep,
-            trace: Trace {
-                logits: Tensor::zeros(&[0]),
-                class_logits: None,
-                attention: vec![],
-                hidden: vec![],
-                running_stats: vec![],
-            },
-        };
+        let mut run = Run::new(self, opts, keep);
         let (b, t) = (batch.batch, batch.len);
         let pad_id = self.tokenizer.spec.pad;
         let pad_mask = |toks: &[u32]| -> Option<Vec<bool>> {
@@ -697,6 +680,29 @@ type SublayerFn<'f, 'm> =
     dyn FnMut(&mut Run<'m>, &[f32], &mut SublayerRecord) -> Result<Vec<f32>> + 'f;
 
 impl<'m> Run<'m> {
+    pub(crate) fn new(model: &'m Model, opts: &'m ForwardOptions, keep: bool) -> Run<'m> {
+        let rng = match opts.mode {
+            Mode::Train { seed } if model.config.dropout > 0.0 => {
+                Some(ChaCha8Rng::seed_from_u64(seed))
+            }
+            _ => None,
+        };
+        Run {
+            model,
+            opts,
+            rng,
+            train: matches!(opts.mode, Mode::Train { .. }),
+            keep,
+            trace: Trace {
+                logits: Tensor::zeros(&[0]),
+                class_logits: None,
+                attention: vec![],
+                hidden: vec![],
+                running_stats: vec![],
+            },
+        }
+    }
+
     fn cfg(&self) -> &ModelConfig {
         &self.model.config
     }
@@ -728,7 +734,7 @@ impl<'m> Run<'m> {
 
     /// A norm over (R, C) rows: LayerNorm, or BatchNorm (eval: running statistics;
     /// train: batch statistics, with the running-statistic update recorded in the trace).
-    fn norm(
+    pub(crate) fn norm(
         &mut self,
         out: &mut [f32],
         inp: &[f32],
@@ -788,7 +794,7 @@ impl<'m> Run<'m> {
     /// One sublayer with its norm placement and residual (docs/model.md step 3):
     /// post-LN / BatchNorm `x = N(x + drop(f(x)))`, pre-LN `x = x + drop(f(N(x)))`,
     /// none `x = x + drop(f(x))` (without the residual the `x +` goes away).
-    fn sublayer(
+    pub(crate) fn sublayer(
         &mut self,
         x: &mut Vec<f32>,
         kind: SublayerKind,
@@ -1039,7 +1045,7 @@ impl<'m> Run<'m> {
     }
 
     /// The FFN sublayer's function over (B·T, C) rows.
-    fn ffn(
+    pub(crate) fn ffn(
         &mut self,
         inp: &[f32],
         layer: &LayerParams,
@@ -1073,7 +1079,7 @@ impl<'m> Run<'m> {
     }
 
     /// The LM head (B, T, V) or the classifier over row 0 of each sequence (B, N).
-    fn head(&mut self, x: &[f32], b: usize, t: usize) {
+    pub(crate) fn head(&mut self, x: &[f32], b: usize, t: usize) {
         let m = self.model;
         let c = m.config.d_model;
         match &m.head {

@@ -6,6 +6,7 @@
 //! names can never drift apart.
 
 pub mod attention;
+pub mod cache;
 pub mod embedding;
 pub mod ffn;
 pub mod forward;

@@ -1,0 +1,520 @@
+//! The KV cache: serial generation without recomputing the past.
+//!
+//! Under the causal mask a position never changes once it is computed, so the keys and
+//! values every decoder layer derived from it stay valid. [`Model::prefill`] runs the full
+//! forward pass over the prompt once and keeps, per decoder layer, the K and V rows of
+//! every position (after RoPE), and for an encoder-decoder model the K and V of the
+//! encoder memory (computed once: the source never changes). [`Model::decode_step`] then
+//! feeds one new token per sequence: it computes that token's q, k, v in each layer,
+//! appends k and v to the cache and attends over everything cached, the same
+//! [`attention_forward`] as the full pass with T = 1 and `q_offset` = cache length. The
+//! logits equal a full recompute of the whole sequence (to float rounding).
+
+use serde::Serialize;
+
+use super::attention::{attention_forward, qkv_slices, AttnCache};
+use super::ffn::linear_forward;
+use super::forward::{
+    attn_spec, embed_tokens, AttnSite, AttnTrace, Batch, ForwardOptions, HiddenTrace, Mode,
+    SublayerKind, SublayerRecord, Trace,
+};
+use super::position::{alibi_slopes, rope_forward};
+use super::{AttentionParams, Model};
+use crate::config::{Arch, PosEncoding};
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// The cached keys and values of one decoder layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerKv {
+    /// Per sequence, (len, C) self-attention keys after RoPE; head h owns columns h·D..(h+1)·D.
+    pub k: Vec<Vec<f32>>,
+    /// Per sequence, (len, C) self-attention values.
+    pub v: Vec<Vec<f32>>,
+    /// Encoder-decoder only: per sequence, (S, C) cross-attention keys of the encoder memory.
+    pub cross_k: Vec<Vec<f32>>,
+    /// Encoder-decoder only: per sequence, (S, C) cross-attention values.
+    pub cross_v: Vec<Vec<f32>>,
+}
+
+/// Keys and values of every decoder layer for every position seen so far.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KvCache {
+    /// Per decoder layer.
+    pub layers: Vec<LayerKv>,
+    /// B
+    pub batch: usize,
+    /// Positions cached so far; the next token sits at this position.
+    pub len: usize,
+    /// Per sequence, the tokens of the cached positions (len).
+    pub tokens: Vec<Vec<u32>>,
+    /// Per sequence, the source tokens (S) of an encoder-decoder model; empty otherwise.
+    pub src_tokens: Vec<Vec<u32>>,
+    /// C
+    pub d_model: usize,
+    /// H
+    pub n_heads: usize,
+    /// The switches the cache was built with; every step must use the same ones.
+    #[serde(skip)]
+    opts: ForwardOptions,
+}
+
+impl KvCache {
+    /// D
+    pub fn d_head(&self) -> usize {
+        self.d_model / self.n_heads
+    }
+
+    /// (len, D): the keys of head `head` in decoder layer `layer` for sequence `seq`.
+    pub fn head_keys(&self, layer: usize, seq: usize, head: usize) -> Vec<f32> {
+        head_columns(
+            &self.layers[layer].k[seq],
+            self.d_model,
+            self.d_head(),
+            head,
+        )
+    }
+
+    /// (len, D): the values of head `head` in decoder layer `layer` for sequence `seq`.
+    pub fn head_values(&self, layer: usize, seq: usize, head: usize) -> Vec<f32> {
+        head_columns(
+            &self.layers[layer].v[seq],
+            self.d_model,
+            self.d_head(),
+            head,
+        )
+    }
+
+    /// Bytes of f32 keys and values held (self-attention and cross-attention).
+    pub fn size_bytes(&self) -> usize {
+        let floats: usize = self
+            .layers
+            .iter()
+            .map(|l| {
+                [&l.k, &l.v, &l.cross_k, &l.cross_v]
+                    .iter()
+                    .flat_map(|rows| rows.iter())
+                    .map(Vec::len)
+                    .sum::<usize>()
+            })
+            .sum();
+        floats * std::mem::size_of::<f32>()
+    }
+}
+
+/// Columns h·D..(h+1)·D of a (rows, C) buffer, as (rows, D).
+fn head_columns(rows: &[f32], c: usize, d: usize, head: usize) -> Vec<f32> {
+    rows.chunks_exact(c)
+        .flat_map(|r| r[head * d..(head + 1) * d].iter().copied())
+        .collect()
+}
+
+/// What one decoding step produces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepOutput {
+    /// Position of the token just fed in (the cache length before the step).
+    pub position: usize,
+    /// (B, V) logits for the next token.
+    pub logits: Tensor,
+    /// Per decoder layer, in order: self-attention over the cache, scores and
+    /// probabilities (B, H, 1, len + 1), then for encoder-decoder cross-attention
+    /// (B, H, 1, S).
+    pub attention: Vec<AttnTrace>,
+    /// With `trace_hidden`: the decoder's residual stream at the new position, (B, 1, C)
+    /// per state.
+    pub hidden: Vec<HiddenTrace>,
+}
+
+impl Model {
+    /// Run the prompt through the model once and keep every decoder layer's keys and
+    /// values. Returns the cache and the prompt's full trace (logits for every prompt
+    /// position). Eval mode and the causal mask only: a cache of train-mode or
+    /// bidirectional activations would not equal a recompute.
+    pub fn prefill(&self, batch: &Batch, opts: &ForwardOptions) -> Result<(KvCache, Trace)> {
+        self.check_cacheable(opts)?;
+        let (trace, acts) = self.forward_recorded(batch, opts)?;
+        let dec = acts
+            .decoder
+            .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
+        let (b, c) = (batch.batch, self.config.d_model);
+        let split = |rows: &[f32], n: usize| -> Vec<Vec<f32>> {
+            rows.chunks_exact(n * c).map(<[f32]>::to_vec).collect()
+        };
+        let mut layers = Vec::with_capacity(dec.layers.len());
+        for subs in &dec.layers {
+            let attn = |kind: SublayerKind| -> Option<&AttnCache> {
+                subs.iter()
+                    .find(|s| s.kind == kind)
+                    .and_then(|s| s.attn.as_ref())
+            };
+            let own = attn(SublayerKind::SelfAttention)
+                .expect("every decoder layer records its self-attention");
+            let cross = attn(SublayerKind::CrossAttention);
+            layers.push(LayerKv {
+                k: split(&own.k, batch.len),
+                v: split(&own.v, batch.len),
+                cross_k: cross.map_or_else(Vec::new, |x| split(&x.k, batch.src_len)),
+                cross_v: cross.map_or_else(Vec::new, |x| split(&x.v, batch.src_len)),
+            });
+        }
+        let cache = KvCache {
+            layers,
+            batch: b,
+            len: batch.len,
+            tokens: (0..b).map(|i| batch.row(i).to_vec()).collect(),
+            src_tokens: batch
+                .src_tokens
+                .as_ref()
+                .map(|s| s.chunks_exact(batch.src_len).map(<[u32]>::to_vec).collect())
+                .unwrap_or_default(),
+            d_model: c,
+            n_heads: self.config.n_heads,
+            opts: ForwardOptions {
+                trace_attention: false,
+                trace_hidden: false,
+                ..opts.clone()
+            },
+        };
+        Ok((cache, trace))
+    }
+
+    /// Feed one new token per sequence (`tokens`, B) at position `cache.len`: the cache
+    /// grows by one position and the step returns that position's logits and its
+    /// attention over the cache. `opts` must carry the switches the cache was built with
+    /// (trace switches may differ).
+    pub fn decode_step(
+        &self,
+        cache: &mut KvCache,
+        tokens: &[u32],
+        opts: &ForwardOptions,
+    ) -> Result<StepOutput> {
+        self.check_cacheable(opts)?;
+        self.check_step(cache, tokens, opts)?;
+        let cfg = &self.config;
+        let (b, c, h) = (cache.batch, cfg.d_model, cfg.n_heads);
+        let pos = cache.len;
+        let decoder = self
+            .decoder
+            .as_ref()
+            .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
+        for (row, &tok) in cache.tokens.iter_mut().zip(tokens) {
+            row.push(tok);
+        }
+        let pad_id = self.tokenizer.spec.pad;
+        let key_pad: Option<Vec<Vec<bool>>> = opts.padding_mask.then(|| {
+            cache
+                .tokens
+                .iter()
+                .map(|r| r.iter().map(|&x| x == pad_id).collect())
+                .collect()
+        });
+        let src_pad: Option<Vec<Vec<bool>>> = opts.padding_mask.then(|| {
+            cache
+                .src_tokens
+                .iter()
+                .map(|r| r.iter().map(|&x| x == pad_id).collect())
+                .collect()
+        });
+
+        let mut run = super::forward::Run::new(self, opts, false);
+        let mut x = vec![0.0f32; b * c]; // (B, 1, C)
+        embed_tokens(&mut x, self, tokens, pos, b, 1);
+        let mut hidden = vec![];
+        if opts.trace_hidden {
+            hidden.push(Tensor {
+                shape: vec![b, 1, c],
+                data: x.clone(),
+            });
+        }
+        let mut attention = vec![];
+        let slopes = alibi_slopes(h);
+        for (li, layer) in decoder.layers.iter().enumerate() {
+            let norm = |k: usize| {
+                layer
+                    .norms
+                    .get(k)
+                    .map(|p| (p, format!("decoder.layers.{li}.norm{}", k + 1)))
+            };
+            let kv = &mut cache.layers[li];
+            run.sublayer(
+                &mut x,
+                SublayerKind::SelfAttention,
+                norm(0),
+                &mut |run, inp, _| {
+                    let ablate = ablated(run.opts, AttnSite::DecoderSelf, li, h);
+                    let spec = attn_spec(
+                        &run.model.config,
+                        &layer.self_attn,
+                        AttnSite::DecoderSelf,
+                        true,
+                        run.opts.scale,
+                        pos,
+                        &slopes,
+                        &ablate,
+                    );
+                    let (q, k_new, v_new) = project_row(&layer.self_attn, inp, b, c);
+                    let (mut q, mut k_new) = (q, k_new);
+                    if spec.rope {
+                        rope_forward(&mut q, pos, b, 1, h, c / h);
+                        rope_forward(&mut k_new, pos, b, 1, h, c / h);
+                    }
+                    for seq in 0..b {
+                        kv.k[seq].extend_from_slice(&k_new[seq * c..(seq + 1) * c]);
+                        kv.v[seq].extend_from_slice(&v_new[seq * c..(seq + 1) * c]);
+                    }
+                    let (out, tr) = attend(
+                        &layer.self_attn,
+                        &q,
+                        &kv.k,
+                        &kv.v,
+                        key_pad.as_deref(),
+                        &spec,
+                        AttnSite::DecoderSelf,
+                        li,
+                        b,
+                        c,
+                    );
+                    attention.push(tr);
+                    Ok(out)
+                },
+            )?;
+            let mut ffn_norm = 1;
+            if let Some(cross) = &layer.cross_attn {
+                run.sublayer(
+                    &mut x,
+                    SublayerKind::CrossAttention,
+                    norm(1),
+                    &mut |run, inp, _| {
+                        let ablate = ablated(run.opts, AttnSite::Cross, li, h);
+                        let spec = attn_spec(
+                            &run.model.config,
+                            cross,
+                            AttnSite::Cross,
+                            false,
+                            run.opts.scale,
+                            pos,
+                            &slopes,
+                            &ablate,
+                        );
+                        let ([wq, _, _], [bq, _, _]) = qkv_slices(cross, c);
+                        let mut q = vec![0.0f32; b * c]; // (B, C)
+                        linear_forward(&mut q, inp, wq, Some(bq), b, c, c);
+                        let (out, tr) = attend(
+                            cross,
+                            &q,
+                            &kv.cross_k,
+                            &kv.cross_v,
+                            src_pad.as_deref(),
+                            &spec,
+                            AttnSite::Cross,
+                            li,
+                            b,
+                            c,
+                        );
+                        attention.push(tr);
+                        Ok(out)
+                    },
+                )?;
+                ffn_norm = 2;
+            }
+            run.sublayer(
+                &mut x,
+                SublayerKind::Ffn,
+                norm(ffn_norm),
+                &mut |run, inp, rec: &mut SublayerRecord| run.ffn(inp, layer, rec),
+            )?;
+            if opts.trace_hidden {
+                hidden.push(Tensor {
+                    shape: vec![b, 1, c],
+                    data: x.clone(),
+                });
+            }
+        }
+        if let Some(fnorm) = &decoder.final_norm {
+            let mut out = vec![0.0f32; x.len()]; // (B, 1, C)
+            run.norm(&mut out, &x, fnorm, "decoder.norm", true);
+            x = out;
+        }
+        run.head(&x, b, 1);
+        cache.len += 1;
+        let v = cfg.vocab_size;
+        let logits = Tensor {
+            shape: vec![b, v],
+            data: std::mem::take(&mut run.trace.logits.data),
+        };
+        Ok(StepOutput {
+            position: pos,
+            logits,
+            attention,
+            hidden: if opts.trace_hidden {
+                vec![HiddenTrace {
+                    stack: AttnSite::DecoderSelf,
+                    states: hidden,
+                }]
+            } else {
+                vec![]
+            },
+        })
+    }
+
+    /// A cache holds eval-mode, causal decoder activations only.
+    fn check_cacheable(&self, opts: &ForwardOptions) -> Result<()> {
+        if self.config.arch == Arch::EncoderOnly {
+            return Err(Error::Input(
+                "an encoder_only model has no decoder: there is nothing to cache".into(),
+            ));
+        }
+        if self.config.is_classifier() {
+            return Err(Error::Input(
+                "a classifier has no token logits to generate from".into(),
+            ));
+        }
+        if opts.mode != Mode::Eval {
+            return Err(Error::Input(
+                "the KV cache runs in eval mode: train mode draws new dropout masks at every pass"
+                    .into(),
+            ));
+        }
+        if !self.is_causal(AttnSite::DecoderSelf, opts) {
+            return Err(Error::Input(
+                "the KV cache needs the causal mask: without it earlier positions would change \
+                 with every new token"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_step(&self, cache: &KvCache, tokens: &[u32], opts: &ForwardOptions) -> Result<()> {
+        let cfg = &self.config;
+        if cache.layers.len() != cfg.decoder_layers() || cache.d_model != cfg.d_model {
+            return Err(Error::Input(
+                "this cache was built by a different model; prefill again".into(),
+            ));
+        }
+        let same = ForwardOptions {
+            trace_attention: false,
+            trace_hidden: false,
+            ..opts.clone()
+        };
+        if same != cache.opts {
+            return Err(Error::Input(
+                "the switches (causal, padding mask, scale, ablation) differ from the ones the \
+                 cache was built with; prefill again"
+                    .into(),
+            ));
+        }
+        if tokens.len() != cache.batch {
+            return Err(Error::Input(format!(
+                "a decoding step takes one token per sequence: the cache holds {} sequences, \
+                 got {} tokens",
+                cache.batch,
+                tokens.len()
+            )));
+        }
+        if let Some((i, &t)) = tokens
+            .iter()
+            .enumerate()
+            .find(|(_, &t)| t as usize >= cfg.vocab_size)
+        {
+            return Err(Error::Input(format!(
+                "token id {t} for sequence {i} is outside the vocabulary of {} tokens (ids 0..{})",
+                cfg.vocab_size,
+                cfg.vocab_size - 1
+            )));
+        }
+        if cfg.pos_encoding == PosEncoding::Learned && cache.len >= cfg.max_len {
+            return Err(Error::Input(format!(
+                "learned positions stop at max_len = {}; the cache already holds {} positions",
+                cfg.max_len, cache.len
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// (H) flags: which heads of (site, layer) the options ablate.
+fn ablated(opts: &ForwardOptions, site: AttnSite, layer: usize, h: usize) -> Vec<bool> {
+    (0..h)
+        .map(|head| {
+            opts.ablate
+                .iter()
+                .any(|a| a.site == site && a.layer == layer && a.head == head)
+        })
+        .collect()
+}
+
+/// q, k, v (each (B, C)) of one new row per sequence.
+fn project_row(
+    params: &AttentionParams,
+    inp: &[f32],
+    b: usize,
+    c: usize,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let ([wq, wk, wv], [bq, bk, bv]) = qkv_slices(params, c);
+    let mut q = vec![0.0f32; b * c]; // (B, C)
+    let mut k = vec![0.0f32; b * c]; // (B, C)
+    let mut v = vec![0.0f32; b * c]; // (B, C)
+    linear_forward(&mut q, inp, wq, Some(bq), b, c, c);
+    linear_forward(&mut k, inp, wk, Some(bk), b, c, c);
+    linear_forward(&mut v, inp, wv, Some(bv), b, c, c);
+    (q, k, v)
+}
+
+/// One query row per sequence `q (B, C)` over the cached `k[seq]`, `v[seq]` (S, C): the
+/// attention output after W_O (B, C) and its trace (B, H, 1, S).
+#[allow(clippy::too_many_arguments)]
+fn attend(
+    params: &AttentionParams,
+    q: &[f32],
+    k: &[Vec<f32>],
+    v: &[Vec<f32>],
+    key_pad: Option<&[Vec<bool>]>,
+    spec: &super::attention::AttnSpec,
+    site: AttnSite,
+    layer: usize,
+    b: usize,
+    c: usize,
+) -> (Vec<f32>, AttnTrace) {
+    let h = spec.n_heads;
+    let s = k[0].len() / c;
+    let mut z = vec![0.0f32; b * c]; // (B, 1, C)
+    let mut scores = vec![0.0f32; b * h * s]; // (B, H, 1, S)
+    let mut probs = vec![0.0f32; b * h * s]; // (B, H, 1, S)
+    for seq in 0..b {
+        attention_forward(
+            &mut z[seq * c..(seq + 1) * c],
+            &mut scores[seq * h * s..(seq + 1) * h * s],
+            &mut probs[seq * h * s..(seq + 1) * h * s],
+            &q[seq * c..(seq + 1) * c],
+            &k[seq],
+            &v[seq],
+            key_pad.map(|p| p[seq].as_slice()),
+            None,
+            spec,
+            1,
+            s,
+        );
+    }
+    let mut out = vec![0.0f32; b * c]; // (B, 1, C)
+    linear_forward(
+        &mut out,
+        &z,
+        &params.out_proj_weight.data,
+        Some(&params.out_proj_bias.data),
+        b,
+        c,
+        c,
+    );
+    let shape = vec![b, h, 1, s];
+    let trace = AttnTrace {
+        site,
+        layer,
+        scores: Tensor {
+            shape: shape.clone(),
+            data: scores,
+        },
+        probs: Tensor { shape, data: probs },
+    };
+    (out, trace)
+}

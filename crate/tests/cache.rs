@@ -1,0 +1,413 @@
+//! The KV cache computes what a full recompute computes: at every decoding step the new
+//! position's logits and attention equal those of a forward pass over the whole sequence,
+//! for decoder-only and encoder-decoder models and every position encoding.
+
+use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+use tplay::model::forward::Batch;
+use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
+use tplay::{Error, Tokenizer};
+
+const TOL: f32 = 1e-5;
+
+const POSITIONS: [PosEncoding; 6] = [
+    PosEncoding::None,
+    PosEncoding::Sinusoidal,
+    PosEncoding::Learned,
+    PosEncoding::Relative,
+    PosEncoding::Rope,
+    PosEncoding::Alibi,
+];
+
+fn config(arch: Arch, pos: PosEncoding, norm: Norm, score: Score) -> ModelConfig {
+    let (n_layers, n_enc, n_dec) = match arch {
+        Arch::EncoderDecoder => (0, 2, 2),
+        _ => (2, 0, 0),
+    };
+    let cfg = ModelConfig {
+        arch,
+        vocab_size: 14,
+        d_model: 16,
+        n_heads: 4,
+        d_ff: 32,
+        max_len: 12,
+        n_layers,
+        n_encoder_layers: n_enc,
+        n_decoder_layers: n_dec,
+        pos_encoding: pos,
+        relative_max_distance: 3,
+        norm,
+        final_norm: norm == Norm::PreLn,
+        activation: Activation::Gelu,
+        score,
+        share_qk: false,
+        scale_embeddings: true,
+        residual: true,
+        dropout: 0.1,
+        tie_embeddings: false,
+        num_classes: 0,
+    };
+    cfg.validate().expect("test configs are valid");
+    cfg
+}
+
+fn model(cfg: ModelConfig, seed: u64) -> Model {
+    Model::init(cfg, Tokenizer::char_level("abcdefghij"), seed)
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// (V) logits of sequence `seq` at position `t` of a full trace (B, T, V).
+fn last_logits(tr: &Trace, seq: usize, t: usize) -> &[f32] {
+    let (tt, v) = (tr.logits.shape[1], tr.logits.shape[2]);
+    &tr.logits.data[(seq * tt + t) * v..(seq * tt + t + 1) * v]
+}
+
+/// Prefill `prompts`, then feed `steps[i]` (one token per sequence) and compare every step
+/// with a full recompute of the sequences so far. Returns the worst logit difference.
+fn check_against_recompute(
+    m: &Model,
+    prompts: Vec<Vec<u32>>,
+    src: Option<Vec<Vec<u32>>>,
+    steps: &[Vec<u32>],
+    opts: &ForwardOptions,
+) -> f32 {
+    let with_src = |b: Batch| match &src {
+        Some(s) => b.with_source(s.clone()).unwrap(),
+        None => b,
+    };
+    let batch = with_src(Batch::new(prompts.clone()).unwrap());
+    let (mut cache, prompt_trace) = m.prefill(&batch, opts).unwrap();
+    let full = m.forward(&batch, opts).unwrap();
+    assert_eq!(
+        prompt_trace.logits, full.logits,
+        "prefill's trace is the forward pass"
+    );
+    let mut seqs = prompts;
+    let mut worst = 0.0f32;
+    let traced = ForwardOptions {
+        trace_attention: true,
+        ..opts.clone()
+    };
+    for step in steps {
+        let before = cache.size_bytes();
+        let out = m.decode_step(&mut cache, step, opts).unwrap();
+        assert!(
+            cache.size_bytes() > before,
+            "the cache grows with every step"
+        );
+        for (s, &t) in seqs.iter_mut().zip(step) {
+            s.push(t);
+        }
+        let t = seqs[0].len() - 1;
+        assert_eq!(out.position, t);
+        assert_eq!(cache.len, t + 1);
+        let recompute = m
+            .forward(&with_src(Batch::new(seqs.clone()).unwrap()), &traced)
+            .unwrap();
+        let v = out.logits.shape[1];
+        for seq in 0..seqs.len() {
+            let d = max_diff(
+                &out.logits.data[seq * v..(seq + 1) * v],
+                last_logits(&recompute, seq, t),
+            );
+            assert!(
+                d <= TOL,
+                "step at position {t}, sequence {seq}: logits differ by {d}"
+            );
+            worst = worst.max(d);
+        }
+        // The step's attention rows are the last query rows of the recompute's maps.
+        assert_eq!(out.attention.len(), recompute.attention.len() - enc_maps(m));
+        for step_att in &out.attention {
+            let full_att = recompute
+                .attention
+                .iter()
+                .find(|a| a.site == step_att.site && a.layer == step_att.layer)
+                .expect("the recompute traces every attention sublayer");
+            let [b, h, tq, s] = full_att.probs.shape[..] else {
+                panic!("probs are (B, H, T, S)")
+            };
+            assert_eq!(step_att.probs.shape, vec![b, h, 1, s]);
+            for bh in 0..b * h {
+                let want = &full_att.probs.data[(bh * tq + tq - 1) * s..(bh * tq + tq) * s];
+                let got = &step_att.probs.data[bh * s..(bh + 1) * s];
+                let d = max_diff(got, want);
+                assert!(
+                    d <= TOL,
+                    "{:?} layer {} probabilities differ by {d}",
+                    step_att.site,
+                    step_att.layer
+                );
+            }
+        }
+    }
+    worst
+}
+
+/// Number of encoder self-attention maps in a full trace (the steps do not repeat them).
+fn enc_maps(m: &Model) -> usize {
+    match m.config.arch {
+        Arch::EncoderDecoder => m.config.n_encoder_layers,
+        _ => 0,
+    }
+}
+
+#[test]
+fn cached_decoding_equals_full_recompute_for_every_position_encoding_decoder_only() {
+    let mut worst = 0.0f32;
+    for (i, pos) in POSITIONS.into_iter().enumerate() {
+        for norm in [Norm::PreLn, Norm::PostLn, Norm::BatchNorm] {
+            let m = model(
+                config(Arch::DecoderOnly, pos, norm, Score::ScaledDot),
+                10 + i as u64,
+            );
+            let steps: Vec<Vec<u32>> = [7, 4, 12, 5, 9, 13, 6].iter().map(|&t| vec![t]).collect();
+            let d = check_against_recompute(
+                &m,
+                vec![vec![1, 5, 8]],
+                None,
+                &steps,
+                &ForwardOptions::default(),
+            );
+            eprintln!("decoder-only {pos:?} {norm:?}: worst |diff| {d:.2e}");
+            worst = worst.max(d);
+        }
+    }
+    eprintln!("decoder-only worst |diff| {worst:.2e}");
+}
+
+#[test]
+fn cached_decoding_equals_full_recompute_for_every_position_encoding_encoder_decoder() {
+    let mut worst = 0.0f32;
+    for (i, pos) in POSITIONS.into_iter().enumerate() {
+        for norm in [Norm::PreLn, Norm::PostLn] {
+            let m = model(
+                config(Arch::EncoderDecoder, pos, norm, Score::ScaledDot),
+                20 + i as u64,
+            );
+            let steps: Vec<Vec<u32>> = [6, 11, 4, 8, 10].iter().map(|&t| vec![t]).collect();
+            let d = check_against_recompute(
+                &m,
+                vec![vec![1]],
+                Some(vec![vec![9, 4, 7, 12, 5]]),
+                &steps,
+                &ForwardOptions::default(),
+            );
+            eprintln!("encoder-decoder {pos:?} {norm:?}: worst |diff| {d:.2e}");
+            worst = worst.max(d);
+        }
+    }
+    eprintln!("encoder-decoder worst |diff| {worst:.2e}");
+}
+
+#[test]
+fn cached_decoding_equals_full_recompute_for_every_score_and_run_time_switch() {
+    for score in [Score::ScaledDot, Score::Dot, Score::Additive] {
+        for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+            let m = model(config(arch, PosEncoding::Rope, Norm::PreLn, score), 3);
+            let src =
+                (arch == Arch::EncoderDecoder).then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
+            let opts = ForwardOptions {
+                scale: false,
+                ablate: vec![HeadRef {
+                    site: AttnSite::DecoderSelf,
+                    layer: 1,
+                    head: 2,
+                }],
+                ..ForwardOptions::default()
+            };
+            // Two sequences, the second prompt padded: pads stay masked keys in the cache.
+            let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12]];
+            check_against_recompute(&m, vec![vec![1, 5, 8], vec![1, 9, 0]], src, &steps, &opts);
+        }
+    }
+}
+
+#[test]
+fn cached_greedy_generation_picks_the_same_tokens_as_recomputing() {
+    let m = model(
+        config(
+            Arch::DecoderOnly,
+            PosEncoding::Alibi,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        5,
+    );
+    let opts = ForwardOptions::default();
+    let argmax = |x: &[f32]| {
+        x.iter()
+            .enumerate()
+            .fold((0, f32::NEG_INFINITY), |(bi, bv), (i, &v)| {
+                if v > bv {
+                    (i, v)
+                } else {
+                    (bi, bv)
+                }
+            })
+            .0 as u32
+    };
+    let mut slow = vec![1u32, 6];
+    for _ in 0..8 {
+        let tr = m.forward(&Batch::single(&slow).unwrap(), &opts).unwrap();
+        slow.push(argmax(last_logits(&tr, 0, slow.len() - 1)));
+    }
+    let (mut cache, tr) = m.prefill(&Batch::single(&[1, 6]).unwrap(), &opts).unwrap();
+    let mut fast = vec![1u32, 6];
+    let mut next = argmax(last_logits(&tr, 0, 1));
+    for _ in 0..8 {
+        fast.push(next);
+        if fast.len() == slow.len() {
+            break;
+        }
+        next = argmax(
+            m.decode_step(&mut cache, &[next], &opts)
+                .unwrap()
+                .logits
+                .data
+                .as_slice(),
+        );
+    }
+    assert_eq!(fast, slow);
+}
+
+fn input_error<T: std::fmt::Debug>(r: tplay::Result<T>) -> String {
+    match r {
+        Err(Error::Input(m)) => m,
+        other => panic!("expected an input error, got {other:?}"),
+    }
+}
+
+#[test]
+fn learned_positions_refuse_to_decode_past_max_len() {
+    let m = model(
+        config(
+            Arch::DecoderOnly,
+            PosEncoding::Learned,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        1,
+    );
+    let opts = ForwardOptions::default();
+    let (mut cache, _) = m
+        .prefill(
+            &Batch::single(&[1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]).unwrap(),
+            &opts,
+        )
+        .unwrap();
+    m.decode_step(&mut cache, &[4], &opts).unwrap(); // position 11, the last row of the table
+    let e = input_error(m.decode_step(&mut cache, &[4], &opts));
+    assert_eq!(
+        e,
+        "learned positions stop at max_len = 12; the cache already holds 12 positions"
+    );
+    assert_eq!(cache.len, 12, "a refused step leaves the cache as it was");
+    // Sinusoidal positions run on.
+    let m = model(
+        config(
+            Arch::DecoderOnly,
+            PosEncoding::Sinusoidal,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        1,
+    );
+    let (mut cache, _) = m.prefill(&Batch::single(&[1; 12]).unwrap(), &opts).unwrap();
+    assert!(m.decode_step(&mut cache, &[4], &opts).is_ok());
+}
+
+#[test]
+fn the_cache_refuses_what_it_cannot_reproduce() {
+    let dec = model(
+        config(
+            Arch::DecoderOnly,
+            PosEncoding::Rope,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        1,
+    );
+    let batch = Batch::single(&[1, 4]).unwrap();
+    let train = ForwardOptions {
+        mode: Mode::Train { seed: 1 },
+        ..ForwardOptions::default()
+    };
+    assert!(input_error(dec.prefill(&batch, &train)).contains("eval mode"));
+    let bidirectional = ForwardOptions {
+        causal: Some(false),
+        ..ForwardOptions::default()
+    };
+    assert!(input_error(dec.prefill(&batch, &bidirectional)).contains("causal mask"));
+    let enc = model(
+        config(
+            Arch::EncoderOnly,
+            PosEncoding::Rope,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        1,
+    );
+    assert!(input_error(enc.prefill(&batch, &ForwardOptions::default())).contains("no decoder"));
+
+    let opts = ForwardOptions::default();
+    let (mut cache, _) = dec.prefill(&batch, &opts).unwrap();
+    let e = input_error(dec.decode_step(&mut cache, &[4, 5], &opts));
+    assert!(
+        e.contains("one token per sequence") && e.contains("got 2 tokens"),
+        "{e}"
+    );
+    let e = input_error(dec.decode_step(&mut cache, &[99], &opts));
+    assert!(e.contains("token id 99"), "{e}");
+    let unscaled = ForwardOptions {
+        scale: false,
+        ..ForwardOptions::default()
+    };
+    let e = input_error(dec.decode_step(&mut cache, &[4], &unscaled));
+    assert!(e.contains("prefill again"), "{e}");
+    assert_eq!(cache.len, 2, "refused steps leave the cache as it was");
+    // Trace switches may change between steps.
+    let traced = ForwardOptions {
+        trace_hidden: true,
+        ..ForwardOptions::default()
+    };
+    let out = dec.decode_step(&mut cache, &[4], &traced).unwrap();
+    assert_eq!(out.hidden[0].states.len(), 3);
+    assert_eq!(out.hidden[0].states[0].shape, vec![1, 1, 16]);
+}
+
+#[test]
+fn cached_keys_per_head_grow_by_one_row_per_step() {
+    let m = model(
+        config(
+            Arch::EncoderDecoder,
+            PosEncoding::Rope,
+            Norm::PostLn,
+            Score::ScaledDot,
+        ),
+        2,
+    );
+    let opts = ForwardOptions::default();
+    let batch = Batch::single(&[1, 4])
+        .unwrap()
+        .with_source(vec![vec![5, 6, 7]])
+        .unwrap();
+    let (mut cache, _) = m.prefill(&batch, &opts).unwrap();
+    assert_eq!(cache.head_keys(1, 0, 3).len(), 2 * 4);
+    assert_eq!(cache.layers[0].cross_k[0].len(), 3 * 16);
+    let before = cache.layers[0].cross_k.clone();
+    m.decode_step(&mut cache, &[8], &opts).unwrap();
+    assert_eq!(cache.head_keys(1, 0, 3).len(), 3 * 4);
+    assert_eq!(cache.head_values(0, 0, 0).len(), 3 * 4);
+    assert_eq!(
+        cache.layers[0].cross_k, before,
+        "the encoder memory is computed once"
+    );
+    assert_eq!(cache.size_bytes(), 2 * (2 * 3 * 16 + 2 * 3 * 16) * 4);
+}
