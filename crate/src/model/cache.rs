@@ -137,6 +137,7 @@ impl Model {
             .decoder
             .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
         let (b, c) = (batch.batch, self.config.d_model);
+        // (B·n, C) rows → per sequence (n, C).
         let split = |rows: &[f32], n: usize| -> Vec<Vec<f32>> {
             rows.chunks_exact(n * c).map(<[f32]>::to_vec).collect()
         };
@@ -201,6 +202,7 @@ impl Model {
             row.push(tok);
         }
         let pad_id = self.tokenizer.spec.pad;
+        // Per sequence (len + 1) and (S): which keys are padding, when the mask is on.
         let key_pad: Option<Vec<Vec<bool>>> = opts.padding_mask.then(|| {
             cache
                 .tokens

@@ -1,4 +1,21 @@
-//! The forward pass's inputs, switches and outputs (the trace the UI draws).
+//! The forward pass (docs/model.md, "Forward pass"): its inputs ([`Batch`]), run-time
+//! switches ([`ForwardOptions`]), outputs ([`Trace`], what the UI draws) and, for the
+//! trainer, every intermediate value ([`Activations`]).
+//!
+//! ```text
+//! x = E[tok]·(√C or 1) + PE           (B, T, C)   embedding, absolute positions, dropout
+//! for each layer: SA, [CA,] FF        (B, T, C)   each with its norm placement and residual
+//! final LayerNorm                     (B, T, C)   when `final_norm`
+//! logits = x·W_headᵀ (+ b)            (B, T, V)   or class logits from x[:, 0]  (B, N)
+//! ```
+//!
+//! An encoder-decoder model runs the encoder over the source first; its output is the
+//! memory every decoder layer's cross-attention reads.
+//!
+//! Train mode draws every dropout mask from one ChaCha8 generator seeded with the pass's
+//! seed, in the order the computation runs, stack by stack (the encoder first): the
+//! embedding (B, T, C), then per layer and sublayer the attention probabilities
+//! (B, H, T, S) or the FFN hidden units (B, T, F), then the sublayer output (B, T, C).
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -552,6 +569,7 @@ impl Model {
         let mut run = Run::new(self, opts, keep);
         let (b, t) = (batch.batch, batch.len);
         let pad_id = self.tokenizer.spec.pad;
+        // (B, T) or (B, S): true where the key is padding and the mask is on.
         let pad_mask = |toks: &[u32]| -> Option<Vec<bool>> {
             opts.padding_mask
                 .then(|| toks.iter().map(|&x| x == pad_id).collect())
@@ -575,7 +593,7 @@ impl Model {
                     self.is_causal(AttnSite::EncoderSelf, opts),
                     None,
                 )?;
-                let out = rec.output.clone();
+                let out = rec.output.clone(); // (B, T, C)
                 encoder_rec = Some(rec);
                 out
             }
@@ -594,7 +612,7 @@ impl Model {
                     self.is_causal(AttnSite::DecoderSelf, opts),
                     None,
                 )?;
-                let out = rec.output.clone();
+                let out = rec.output.clone(); // (B, T, C)
                 decoder_rec = Some(rec);
                 out
             }
@@ -635,7 +653,7 @@ impl Model {
                     self.is_causal(AttnSite::DecoderSelf, opts),
                     Some(memory),
                 )?;
-                let out = drec.output.clone();
+                let out = drec.output.clone(); // (B, T, C)
                 encoder_rec = Some(erec);
                 decoder_rec = Some(drec);
                 out
@@ -993,6 +1011,7 @@ impl<'m> Run<'m> {
         let cfg = self.cfg();
         let (h, c) = (cfg.n_heads, cfg.d_model);
         let slopes = alibi_slopes(h);
+        // (H): which heads of this sublayer are ablated.
         let ablate: Vec<bool> = (0..h)
             .map(|head| self.opts.ablate.contains(&HeadRef { site, layer, head }))
             .collect();
