@@ -1,7 +1,24 @@
 //! `cargo xtask bench`: programs that print numbers (never assertions on time).
+//!
+//! The native benches live in crate/benches/ (forward passes per backend, decoding with
+//! and without the KV cache, training); the browser bench drives headless Chromium.
+//! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 
 use crate::util::{cargo, sh, Result};
 
-pub fn run(_args: &[String]) -> Result<()> {
-    sh(cargo().args(["bench", "-p", "tplay"]))
+pub fn run(args: &[String]) -> Result<()> {
+    let which = args.first().map(String::as_str).unwrap_or("all");
+    if !matches!(which, "all" | "native" | "browser") {
+        return Err(format!("unknown bench '{which}' (known: native, browser)"));
+    }
+    if which != "browser" {
+        // GPU rows use whatever Vulkan adapter wgpu finds (lavapipe without a GPU).
+        sh(cargo()
+            .args(["bench", "-p", "tplay"])
+            .env("WGPU_BACKEND", "vulkan"))?;
+    }
+    if which != "native" {
+        crate::build::browser_bench()?;
+    }
+    Ok(())
 }
