@@ -90,6 +90,9 @@ pub struct Step {
     pub token: Option<u32>,
     /// `token` as text.
     pub text: Option<String>,
+    /// (V) the logits the choice was made from (beam search: the best live hypothesis's
+    /// before this step).
+    pub logits: Vec<f32>,
     /// The most probable next tokens of the sequence (for beam search: of the best live
     /// hypothesis before this step), most probable first.
     pub candidates: Vec<Candidate>,

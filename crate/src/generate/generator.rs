@@ -1,0 +1,597 @@
+//! The streaming generation API: one [`Generator::step`] at a time, each returning a
+//! [`Step`] record the page draws (and the CLI prints).
+//!
+//! A step runs the model once and chooses once:
+//!
+//! ```text
+//! with the cache:    step 0   prefill(prompt)             → logits of the last prompt position
+//!                    step n   decode_step(token of n − 1) → logits of the new position
+//! without the cache: step n   forward(prompt + n tokens)  → logits of the last position
+//! then:              greedy / sample / beam-advance on those logits
+//! ```
+//!
+//! The uncached path recomputes the whole prefix every step; its logits equal the
+//! cached ones (crate/tests/generate_cache.rs), only its cost differs.
+//!
+//! Beam search keeps its hypotheses as the sequences of one batch: the cache holds one
+//! row per live hypothesis, and after each step the rows are reordered to follow the
+//! surviving hypotheses' parents.
+//!
+//! `step` is `async` because the GPU backend reads its results back asynchronously; on the
+//! CPU the future is ready at once (natively, drive it with `pollster::block_on`).
+
+use std::ops::Deref;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Backend;
+use crate::config::Arch;
+use crate::error::{Error, Result};
+use crate::generate::beam::{BeamSearch, Ending};
+use crate::generate::clock::{ClockFn, Stopwatch};
+use crate::generate::flops::{decoder_macs, encoder_macs};
+use crate::generate::sampling::{self, log_softmax, sampling_distribution, softmax};
+use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
+use crate::model::cache::KvCache;
+use crate::model::forward::Batch;
+use crate::model::{AttnSite, AttnTrace, ForwardOptions, Mode, Model};
+
+/// Everything about a generation run except the model, the backend and the input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerateOptions {
+    pub strategy: Strategy,
+    /// Seeds the ChaCha8 generator sampling draws from: same seed, same tokens.
+    pub seed: u64,
+    /// Stop after this many new tokens (fewer when the model's `max_len` comes first).
+    pub max_new_tokens: usize,
+    /// Keep keys and values between steps; off, every step recomputes the whole prefix.
+    pub use_cache: bool,
+    /// How many of the most probable next tokens each step reports.
+    pub top_candidates: usize,
+    /// Run-time switches (scaling, padding mask, head ablation). Generation runs in eval
+    /// mode under the causal mask; `trace_attention` is set by the generator itself.
+    pub forward: ForwardOptions,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        GenerateOptions {
+            strategy: Strategy::Greedy,
+            seed: 0,
+            max_new_tokens: 32,
+            use_cache: true,
+            top_candidates: 5,
+            forward: ForwardOptions::default(),
+        }
+    }
+}
+
+/// What the model said about each sequence fed in one step.
+struct Outputs {
+    /// Per sequence, (V) logits for the next token.
+    logits: Vec<Vec<f32>>,
+    /// (L, H, S) self-attention of sequence 0's last fed token.
+    attention: Vec<Vec<Vec<f32>>>,
+    /// (L, H, S_src) its cross-attention (encoder-decoder only).
+    cross_attention: Vec<Vec<Vec<f32>>>,
+    /// Tokens fed per sequence.
+    fed: usize,
+    /// Length of each sequence after the step (what a cache holds).
+    cache_len: usize,
+    multiply_adds: u64,
+}
+
+/// A generation in progress. `M` is anything that derefs to the model: `&Model`,
+/// `Rc<Model>`, `Arc<Model>`.
+pub struct Generator<M: Deref<Target = Model>> {
+    model: M,
+    backend: Backend,
+    opts: GenerateOptions,
+    prompt: Vec<u32>,
+    src: Option<Vec<u32>>,
+    clock: Option<ClockFn>,
+    rng: ChaCha8Rng,
+    /// Tokens this run may generate: `max_new_tokens`, or fewer when `max_len` is closer.
+    budget: usize,
+    /// Sampling / greedy: the tokens chosen so far.
+    generated: Vec<u32>,
+    /// Sampling / greedy: the model's log-probability of `generated`.
+    log_prob: f64,
+    /// Beam search state (beam strategy only).
+    beam: Option<BeamSearch>,
+    /// One row per live sequence (one, or one per live hypothesis); `None` before the first
+    /// cached step or without the cache.
+    cache: Option<KvCache>,
+    steps: usize,
+    stop: Option<StopReason>,
+    total_ms: f64,
+    total_macs: u64,
+}
+
+impl<M: Deref<Target = Model>> Generator<M> {
+    /// Start a generation of `model` on `backend` after `prompt` (decoder token ids; give
+    /// `<bos>` first if the model was trained that way) and, for an encoder-decoder
+    /// model, the source `src`.
+    pub fn new(
+        model: M,
+        backend: Backend,
+        prompt: Vec<u32>,
+        src: Option<Vec<u32>>,
+        opts: GenerateOptions,
+    ) -> Result<Self> {
+        let cfg = &model.config;
+        if cfg.arch == Arch::EncoderOnly {
+            return Err(Error::Input(
+                "an encoder_only model has no decoder: it cannot generate text".into(),
+            ));
+        }
+        if cfg.is_classifier() {
+            return Err(Error::Input(
+                "a classifier has no token logits to generate from".into(),
+            ));
+        }
+        opts.strategy.validate()?;
+        if opts.max_new_tokens == 0 {
+            return Err(Error::Input(
+                "max_new_tokens must be at least 1, got 0".into(),
+            ));
+        }
+        if prompt.is_empty() {
+            return Err(Error::Input(
+                "the prompt is empty: the decoder needs at least one token (usually <bos>)".into(),
+            ));
+        }
+        check_ids(&prompt, cfg.vocab_size, "prompt")?;
+        if prompt.len() >= cfg.max_len {
+            return Err(Error::Input(format!(
+                "the prompt has {} tokens but the model takes at most max_len = {} positions: \
+                 no room is left to generate",
+                prompt.len(),
+                cfg.max_len
+            )));
+        }
+        match (cfg.arch, &src) {
+            (Arch::EncoderDecoder, None) => {
+                return Err(Error::Input(
+                    "an encoder_decoder model needs a source sequence to translate from".into(),
+                ))
+            }
+            (Arch::EncoderDecoder, Some(s)) => {
+                if s.is_empty() {
+                    return Err(Error::Input(
+                        "the source is empty: give at least one token".into(),
+                    ));
+                }
+                check_ids(s, cfg.vocab_size, "source")?;
+                if s.len() > cfg.max_len {
+                    return Err(Error::Input(format!(
+                        "the source has {} tokens but the model takes at most max_len = {}",
+                        s.len(),
+                        cfg.max_len
+                    )));
+                }
+            }
+            (_, Some(_)) => {
+                return Err(Error::Input(
+                    "a decoder_only model takes no source sequence".into(),
+                ))
+            }
+            (_, None) => {}
+        }
+        if opts.forward.mode != Mode::Eval {
+            return Err(Error::Input(
+                "generation runs in eval mode: train mode would draw new dropout masks at every \
+                 step"
+                    .into(),
+            ));
+        }
+        if opts.forward.causal == Some(false) {
+            return Err(Error::Input(
+                "generation needs the causal mask: a token cannot attend to tokens that do not \
+                 exist yet"
+                    .into(),
+            ));
+        }
+        if opts.use_cache && matches!(backend, Backend::Gpu(_)) {
+            return Err(Error::Input(
+                "the GPU backend keeps no KV cache: generate on it without the cache, or use \
+                 the CPU backend"
+                    .into(),
+            ));
+        }
+        let budget = opts.max_new_tokens.min(cfg.max_len - prompt.len());
+        let beam = match opts.strategy {
+            Strategy::Beam {
+                width,
+                length_penalty,
+            } => Some(BeamSearch::new(
+                width,
+                length_penalty,
+                model.tokenizer.spec.eos,
+                budget,
+            )?),
+            _ => None,
+        };
+        Ok(Generator {
+            rng: ChaCha8Rng::seed_from_u64(opts.seed),
+            model,
+            backend,
+            prompt,
+            src,
+            clock: None,
+            budget,
+            generated: vec![],
+            log_prob: 0.0,
+            beam,
+            cache: None,
+            steps: 0,
+            stop: None,
+            total_ms: 0.0,
+            total_macs: 0,
+            opts,
+        })
+    }
+
+    /// Time steps with `clock` (milliseconds) instead of the platform clock.
+    pub fn with_clock(mut self, clock: ClockFn) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn options(&self) -> &GenerateOptions {
+        &self.opts
+    }
+
+    pub fn prompt(&self) -> &[u32] {
+        &self.prompt
+    }
+
+    /// Tokens generated so far (for beam search: the best hypothesis, finished or live).
+    pub fn tokens(&self) -> Vec<u32> {
+        match &self.beam {
+            None => self.generated.clone(),
+            Some(b) => b
+                .best()
+                .or_else(|| b.live().first())
+                .map(|h| h.tokens.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The beam search state (beam strategy only).
+    pub fn beam(&self) -> Option<&BeamSearch> {
+        self.beam.as_ref()
+    }
+
+    /// The KV cache as it stands (with the cache, after the first step).
+    pub fn cache(&self) -> Option<&KvCache> {
+        self.cache.as_ref()
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    /// Run the model once and choose once. `Ok(None)` once generation has stopped.
+    pub async fn step(&mut self) -> Result<Option<Step>> {
+        if self.stop.is_some() {
+            return Ok(None);
+        }
+        let clock = Stopwatch::start(self.clock);
+        let seqs = self.sequences();
+        let out = if self.opts.use_cache {
+            self.run_cached(&seqs)?
+        } else {
+            self.run_full(&seqs).await?
+        };
+        let vocab_probs = softmax(&out.logits[0]); // (V)
+        let (token, drawn, beam) = match self.beam.is_some() {
+            false => {
+                let (tok, drawn) = self.choose(&out.logits[0])?;
+                (Some(tok), drawn, None)
+            }
+            true => {
+                let drawn: Vec<f64> = vocab_probs.iter().map(|&p| p as f64).collect();
+                (None, drawn, Some(self.advance_beam(&out.logits)?))
+            }
+        };
+        let candidates = self.candidates(&out.logits[0], &vocab_probs, &drawn);
+        let logits = out.logits.into_iter().next().unwrap_or_default(); // (V)
+        let wall_ms = clock.elapsed_ms();
+        self.total_ms += wall_ms;
+        self.total_macs += out.multiply_adds;
+        let index = self.steps;
+        self.steps += 1;
+        Ok(Some(Step {
+            index,
+            fed: out.fed,
+            token,
+            text: token.map(|t| self.piece(t)),
+            logits,
+            candidates,
+            attention: out.attention,
+            cross_attention: out.cross_attention,
+            cache_len: out.cache_len,
+            wall_ms,
+            multiply_adds: out.multiply_adds,
+            flops: 2 * out.multiply_adds,
+            stop: self.stop,
+            beam,
+        }))
+    }
+
+    /// Step until generation stops; the steps are dropped, the summary kept.
+    pub async fn run_to_end(&mut self) -> Result<Summary> {
+        while self.step().await?.is_some() {}
+        Ok(self.summary())
+    }
+
+    /// Where generation stands (final once `is_done`).
+    pub fn summary(&self) -> Summary {
+        let tokens = self.tokens();
+        let (log_prob, score) = match &self.beam {
+            None => (self.log_prob, self.log_prob),
+            Some(b) => b
+                .best()
+                .or_else(|| b.live().first())
+                .map_or((0.0, 0.0), |h| (h.log_prob, h.score)),
+        };
+        let eos = self.model.tokenizer.spec.eos;
+        let shown = match tokens.last() {
+            Some(&t) if t == eos => &tokens[..tokens.len() - 1],
+            _ => &tokens[..],
+        };
+        Summary {
+            prompt: self.prompt.clone(),
+            text: self.model.tokenizer.decode(shown),
+            tokens,
+            steps: self.steps,
+            stop: self.stop,
+            use_cache: self.opts.use_cache,
+            total_ms: self.total_ms,
+            total_multiply_adds: self.total_macs,
+            total_flops: 2 * self.total_macs,
+            log_prob,
+            score,
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+
+    /// The decoder sequences to run this step: prompt + generated tokens, one per live
+    /// hypothesis for beam search.
+    fn sequences(&self) -> Vec<Vec<u32>> {
+        let with = |tail: &[u32]| [&self.prompt[..], tail].concat();
+        match &self.beam {
+            None => vec![with(&self.generated)],
+            Some(b) => b.live().iter().map(|h| with(&h.tokens)).collect(),
+        }
+    }
+
+    /// The options of every pass: the caller's switches with attention traced.
+    fn pass_options(&self) -> ForwardOptions {
+        ForwardOptions {
+            trace_attention: true,
+            trace_hidden: false,
+            ..self.opts.forward.clone()
+        }
+    }
+
+    fn src_len(&self) -> usize {
+        self.src.as_ref().map_or(0, Vec::len)
+    }
+
+    /// With the cache: prefill on the first step, one decode step per sequence after.
+    fn run_cached(&mut self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+        let opts = self.pass_options();
+        let model: &Model = &self.model;
+        let cfg = &model.config;
+        let s = self.src_len();
+        let b = seqs.len();
+        match self.cache.as_mut() {
+            None => {
+                let mut batch = Batch::single(&self.prompt)?;
+                if let Some(src) = &self.src {
+                    batch = batch.with_source(vec![src.clone()])?;
+                }
+                let (cache, trace) = model.prefill(&batch, &opts)?;
+                let p = self.prompt.len();
+                let v = cfg.vocab_size;
+                let last = trace.logits.data[(p - 1) * v..p * v].to_vec(); // (V)
+                let macs = encoder_macs(cfg, s) + decoder_macs(cfg, 0, p, s, true, p);
+                let out = Outputs {
+                    logits: vec![last],
+                    attention: rows_of(&trace.attention, AttnSite::DecoderSelf, 0, p - 1),
+                    cross_attention: rows_of(&trace.attention, AttnSite::Cross, 0, p - 1),
+                    fed: p,
+                    cache_len: cache.len,
+                    multiply_adds: macs,
+                };
+                self.cache = Some(cache);
+                Ok(out)
+            }
+            Some(cache) => {
+                let last: Vec<u32> = seqs.iter().map(|q| q[q.len() - 1]).collect(); // (B)
+                let pos = cache.len;
+                let step = model.decode_step(cache, &last, &opts)?;
+                let v = cfg.vocab_size;
+                let logits = (0..b)
+                    .map(|i| step.logits.data[i * v..(i + 1) * v].to_vec()) // (V)
+                    .collect();
+                Ok(Outputs {
+                    logits,
+                    attention: rows_of(&step.attention, AttnSite::DecoderSelf, 0, 0),
+                    cross_attention: rows_of(&step.attention, AttnSite::Cross, 0, 0),
+                    fed: 1,
+                    cache_len: cache.len,
+                    multiply_adds: b as u64 * decoder_macs(cfg, pos, 1, s, false, 1),
+                })
+            }
+        }
+    }
+
+    /// Without the cache: the whole of every sequence through the backend's forward pass.
+    async fn run_full(&self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+        let model: &Model = &self.model;
+        let cfg = &model.config;
+        let (b, t, s) = (seqs.len(), seqs[0].len(), self.src_len());
+        let mut batch = Batch::new(seqs.to_vec())?; // (B, T)
+        if let Some(src) = &self.src {
+            batch = batch.with_source(vec![src.clone(); b])?; // (B, S)
+        }
+        let trace = self
+            .backend
+            .forward(model, &batch, &self.pass_options())
+            .await?;
+        let v = cfg.vocab_size;
+        let logits = (0..b)
+            .map(|i| {
+                let row = (i * t + t - 1) * v;
+                trace.logits.data[row..row + v].to_vec() // (V)
+            })
+            .collect();
+        let per_seq = encoder_macs(cfg, s) + decoder_macs(cfg, 0, t, s, true, t);
+        Ok(Outputs {
+            logits,
+            attention: rows_of(&trace.attention, AttnSite::DecoderSelf, 0, t - 1),
+            cross_attention: rows_of(&trace.attention, AttnSite::Cross, 0, t - 1),
+            fed: t,
+            cache_len: t,
+            multiply_adds: b as u64 * per_seq,
+        })
+    }
+
+    /// Greedy or sampling: pick a token, extend the sequence, decide whether to stop.
+    /// Returns the token and the distribution it was drawn from.
+    fn choose(&mut self, logits: &[f32]) -> Result<(u32, Vec<f64>)> {
+        let sampling = match self.opts.strategy {
+            Strategy::Sample(s) => s,
+            _ => sampling::Sampling {
+                temperature: 0.0,
+                top_k: None,
+                top_p: None,
+            },
+        };
+        let token = sampling::choose(logits, &sampling, &mut self.rng)?;
+        let drawn = sampling_distribution(logits, &sampling)?; // (V)
+        self.log_prob += log_softmax(logits)[token as usize];
+        self.generated.push(token);
+        if token == self.model.tokenizer.spec.eos {
+            self.stop = Some(StopReason::Eos);
+        } else if self.generated.len() == self.budget {
+            self.stop = Some(self.budget_reason());
+        }
+        Ok((token, drawn))
+    }
+
+    /// Beam search: advance the beam, reorder the cache rows to follow the survivors.
+    fn advance_beam(&mut self, logits: &[Vec<f32>]) -> Result<BeamStep> {
+        let budget_reason = self.budget_reason();
+        let beam = self
+            .beam
+            .as_mut()
+            .ok_or_else(|| Error::Other("beam search state missing".into()))?;
+        let refs: Vec<&[f32]> = logits.iter().map(Vec::as_slice).collect();
+        let adv = beam.advance(&refs)?;
+        if adv.done {
+            self.stop = Some(match beam.best().and_then(|h| h.ending) {
+                Some(Ending::Budget) => budget_reason,
+                _ => StopReason::Eos,
+            });
+        } else if let Some(cache) = self.cache.as_mut() {
+            let parents: Vec<usize> = adv.live.iter().filter_map(|h| h.parent).collect();
+            select_sequences(cache, &parents);
+        }
+        Ok(BeamStep {
+            live: adv.live,
+            newly_finished: adv.newly_finished,
+            finished: beam.finished().to_vec(),
+        })
+    }
+
+    fn budget_reason(&self) -> StopReason {
+        if self.budget < self.opts.max_new_tokens {
+            StopReason::ContextFull
+        } else {
+            StopReason::MaxTokens
+        }
+    }
+
+    /// The `top_candidates` most probable tokens under the model.
+    fn candidates(&self, logits: &[f32], probs: &[f32], drawn: &[f64]) -> Vec<Candidate> {
+        let model_probs: Vec<f64> = probs.iter().map(|&p| p as f64).collect(); // (V)
+        sampling::rank(&model_probs)
+            .into_iter()
+            .take(self.opts.top_candidates)
+            .map(|i| Candidate {
+                id: i as u32,
+                token: self.piece(i as u32),
+                logit: logits[i],
+                prob: probs[i],
+                sample_prob: drawn[i] as f32,
+            })
+            .collect()
+    }
+
+    fn piece(&self, id: u32) -> String {
+        self.model
+            .tokenizer
+            .token(id)
+            .map_or_else(|| format!("<?{id}>"), str::to_string)
+    }
+}
+
+/// Keep cache rows `rows` (in that order, repeats allowed): the cache then holds one
+/// sequence per entry, row i a copy of the old row `rows[i]`.
+pub fn select_sequences(cache: &mut KvCache, rows: &[usize]) {
+    fn pick<T: Clone>(v: &mut Vec<T>, rows: &[usize]) {
+        if v.is_empty() {
+            return;
+        }
+        *v = rows.iter().map(|&r| v[r].clone()).collect();
+    }
+    for layer in &mut cache.layers {
+        pick(&mut layer.k, rows);
+        pick(&mut layer.v, rows);
+        pick(&mut layer.cross_k, rows);
+        pick(&mut layer.cross_v, rows);
+    }
+    pick(&mut cache.tokens, rows);
+    pick(&mut cache.src_tokens, rows);
+    cache.batch = rows.len();
+}
+
+/// (L, H, S): row `t` of sequence `b` of every `site` attention trace, layer by layer.
+fn rows_of(traces: &[AttnTrace], site: AttnSite, b: usize, t: usize) -> Vec<Vec<Vec<f32>>> {
+    let mut layers: Vec<&AttnTrace> = traces.iter().filter(|a| a.site == site).collect();
+    layers.sort_by_key(|a| a.layer);
+    layers
+        .into_iter()
+        .map(|a| {
+            let &[_, h, tt, s] = &a.probs.shape[..] else {
+                return vec![];
+            };
+            (0..h)
+                .map(|hi| {
+                    let at = ((b * h + hi) * tt + t) * s;
+                    a.probs.data[at..at + s].to_vec() // (S)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn check_ids(ids: &[u32], vocab: usize, what: &str) -> Result<()> {
+    match ids.iter().enumerate().find(|(_, &t)| t as usize >= vocab) {
+        Some((i, &t)) => Err(Error::Input(format!(
+            "{what} token {i} has id {t}, outside the vocabulary of {vocab} tokens"
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,246 @@
+//! Generation with the KV cache computes what generation without it computes: at every
+//! step the logits and the new token's attention agree to 1e-5, for every architecture
+//! with a decoder and every position encoding, with sampling and with beam search.
+
+use pollster::block_on;
+use tplay::backend::Backend;
+use tplay::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
+use tplay::generate::{
+    GenerateOptions, Generator, LengthPenalty, Sampling, Step, StopReason, Strategy,
+};
+use tplay::model::{HeadParams, Model};
+use tplay::Tokenizer;
+
+const TOL: f32 = 1e-5;
+
+const POSITIONS: [PosEncoding; 6] = [
+    PosEncoding::None,
+    PosEncoding::Sinusoidal,
+    PosEncoding::Learned,
+    PosEncoding::Relative,
+    PosEncoding::Rope,
+    PosEncoding::Alibi,
+];
+
+fn tokenizer() -> Tokenizer {
+    Tokenizer::char_level("abcdefghijklmnop")
+}
+
+fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
+    let preset = match arch {
+        Arch::DecoderOnly => "gpt-nano",
+        _ => "seq2seq-nano",
+    };
+    let cfg = ModelConfig {
+        pos_encoding: pos,
+        relative_max_distance: 4,
+        max_len: 32,
+        ..ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap()
+    };
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// A random model whose `<eos>` logit is pushed far down, so every run uses its whole
+/// budget and the comparison covers every step.
+fn model(cfg: ModelConfig, seed: u64) -> Model {
+    let mut m = Model::init(cfg, tokenizer(), seed);
+    let eos = m.tokenizer.spec.eos as usize;
+    match &mut m.head {
+        HeadParams::Lm {
+            bias: Some(bias), ..
+        } => bias.data[eos] = -30.0,
+        _ => panic!("test models have an LM head with a bias"),
+    }
+    m
+}
+
+fn src_for(m: &Model) -> Option<Vec<u32>> {
+    (m.config.arch == Arch::EncoderDecoder).then(|| vec![5, 9, 4, 12, 7, 6])
+}
+
+fn run(m: &Model, prompt: &[u32], strategy: Strategy, use_cache: bool, n: usize) -> Vec<Step> {
+    let opts = GenerateOptions {
+        strategy,
+        seed: 42,
+        max_new_tokens: n,
+        use_cache,
+        top_candidates: 3,
+        ..GenerateOptions::default()
+    };
+    let mut g = Generator::new(m, Backend::Cpu, prompt.to_vec(), src_for(m), opts).unwrap();
+    let mut steps = vec![];
+    while let Some(s) = block_on(g.step()).unwrap() {
+        steps.push(s);
+    }
+    steps
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "compared slices differ in length");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+fn flat(x: &[Vec<Vec<f32>>]) -> Vec<f32> {
+    x.iter().flatten().flatten().copied().collect()
+}
+
+/// Compare two runs step by step; returns the largest logit difference seen.
+fn agree(what: &str, cached: &[Step], full: &[Step]) -> f32 {
+    assert_eq!(cached.len(), full.len(), "{what}: step counts differ");
+    let mut worst = 0.0f32;
+    for (i, (c, f)) in cached.iter().zip(full).enumerate() {
+        let d = max_diff(&c.logits, &f.logits);
+        assert!(d <= TOL, "{what}, step {i}: logits differ by {d}");
+        worst = worst.max(d);
+        assert_eq!(c.token, f.token, "{what}, step {i}: tokens differ");
+        assert_eq!(c.cache_len, f.cache_len, "{what}, step {i}: cache lengths");
+        let (ca, fa) = (flat(&c.attention), flat(&f.attention));
+        assert!(!ca.is_empty(), "{what}, step {i}: no attention reported");
+        let d = max_diff(&ca, &fa);
+        assert!(d <= TOL, "{what}, step {i}: attention differs by {d}");
+        let d = max_diff(&flat(&c.cross_attention), &flat(&f.cross_attention));
+        assert!(d <= TOL, "{what}, step {i}: cross-attention differs by {d}");
+        assert_eq!(c.stop, f.stop, "{what}, step {i}: stop reasons");
+    }
+    worst
+}
+
+#[test]
+fn cached_logits_equal_full_recompute_at_every_step_for_every_decoder_and_position_encoding() {
+    let sample = Strategy::Sample(Sampling {
+        temperature: 1.0,
+        top_k: None,
+        top_p: None,
+    });
+    let mut worst = 0.0f32;
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for (k, pos) in POSITIONS.into_iter().enumerate() {
+            let m = model(config(arch, pos), 100 + k as u64);
+            let prompt = [m.tokenizer.spec.bos, 6, 8];
+            let cached = run(&m, &prompt, sample, true, 20);
+            let full = run(&m, &prompt, sample, false, 20);
+            assert_eq!(
+                cached.len(),
+                20,
+                "{arch:?}/{pos:?}: the whole budget is used"
+            );
+            worst = worst.max(agree(&format!("{arch:?}/{pos:?}"), &cached, &full));
+        }
+    }
+    eprintln!("largest cached-vs-recomputed logit difference: {worst:e}");
+}
+
+#[test]
+fn cached_logits_equal_full_recompute_with_other_norms_and_scores() {
+    let greedy = Strategy::Greedy;
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for (norm, score) in [
+            (Norm::PostLn, Score::Additive),
+            (Norm::BatchNorm, Score::Dot),
+            (Norm::None, Score::ScaledDot),
+        ] {
+            let cfg = ModelConfig {
+                norm,
+                score,
+                ..config(arch, PosEncoding::Rope)
+            };
+            let m = model(cfg, 7);
+            let prompt = [m.tokenizer.spec.bos];
+            let what = format!("{arch:?}/{norm:?}/{score:?}");
+            agree(
+                &what,
+                &run(&m, &prompt, greedy, true, 12),
+                &run(&m, &prompt, greedy, false, 12),
+            );
+        }
+    }
+}
+
+#[test]
+fn beam_search_with_the_cache_equals_beam_search_without_it() {
+    let beam = Strategy::Beam {
+        width: 3,
+        length_penalty: LengthPenalty::Gnmt { alpha: 0.6 },
+    };
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for pos in [
+            PosEncoding::Learned,
+            PosEncoding::Relative,
+            PosEncoding::Alibi,
+        ] {
+            let m = model(config(arch, pos), 3);
+            let prompt = [m.tokenizer.spec.bos, 4];
+            let cached = run(&m, &prompt, beam, true, 8);
+            let full = run(&m, &prompt, beam, false, 8);
+            let what = format!("beam {arch:?}/{pos:?}");
+            agree(&what, &cached, &full);
+            for (i, (c, f)) in cached.iter().zip(&full).enumerate() {
+                let (cb, fb) = (c.beam.as_ref().unwrap(), f.beam.as_ref().unwrap());
+                let toks = |b: &[tplay::generate::Hypothesis]| -> Vec<Vec<u32>> {
+                    b.iter().map(|h| h.tokens.clone()).collect()
+                };
+                assert_eq!(
+                    toks(&cb.live),
+                    toks(&fb.live),
+                    "{what}, step {i}: live beams"
+                );
+                assert_eq!(toks(&cb.finished), toks(&fb.finished), "{what}, step {i}");
+                for (x, y) in cb.live.iter().zip(&fb.live) {
+                    assert!((x.log_prob - y.log_prob).abs() < 1e-4, "{what}, step {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cache_grows_by_one_position_per_step_and_the_first_step_prefills_the_prompt() {
+    let m = model(config(Arch::DecoderOnly, PosEncoding::Sinusoidal), 1);
+    let prompt = [m.tokenizer.spec.bos, 4, 5, 6];
+    let cached = run(&m, &prompt, Strategy::Greedy, true, 6);
+    let fed: Vec<usize> = cached.iter().map(|s| s.fed).collect();
+    assert_eq!(fed, vec![4, 1, 1, 1, 1, 1]);
+    let lens: Vec<usize> = cached.iter().map(|s| s.cache_len).collect();
+    assert_eq!(lens, vec![4, 5, 6, 7, 8, 9]);
+    // Each step's attention row covers exactly the positions in the cache.
+    for s in &cached {
+        for layer in &s.attention {
+            assert_eq!(layer.len(), 4, "one row per head");
+            for head in layer {
+                assert_eq!(head.len(), s.cache_len);
+                let total: f32 = head.iter().sum();
+                assert!((total - 1.0).abs() < 1e-5, "an attention row sums to one");
+            }
+        }
+    }
+    let full = run(&m, &prompt, Strategy::Greedy, false, 6);
+    let fed: Vec<usize> = full.iter().map(|s| s.fed).collect();
+    assert_eq!(
+        fed,
+        vec![4, 5, 6, 7, 8, 9],
+        "without the cache the prefix is refed"
+    );
+    assert_eq!(full.last().unwrap().stop, Some(StopReason::MaxTokens));
+}
+
+#[test]
+fn uncached_steps_cost_more_the_longer_the_sequence_and_cached_ones_barely_grow() {
+    let m = model(config(Arch::DecoderOnly, PosEncoding::Sinusoidal), 1);
+    let prompt = [m.tokenizer.spec.bos];
+    let cached = run(&m, &prompt, Strategy::Greedy, true, 24);
+    let full = run(&m, &prompt, Strategy::Greedy, false, 24);
+    let macs = |s: &[Step], i: usize| s[i].multiply_adds as f64;
+    // From step 4 to step 20 (context 5 → 21): the recompute's cost grows more than
+    // fourfold (it is at least linear in the length, with a quadratic attention term),
+    // the cached step's by less than 25 % (only its 2·C·S attention term grows).
+    assert!(macs(&full, 20) > 4.0 * macs(&full, 4));
+    assert!(macs(&cached, 20) < 1.25 * macs(&cached, 4));
+    assert!(macs(&cached, 20) > macs(&cached, 4));
+    // Quadratic: the increments of the recompute grow.
+    let inc = |i: usize| macs(&full, i + 1) - macs(&full, i);
+    assert!(inc(20) > inc(4));
+}
