@@ -196,7 +196,7 @@ impl ModelConfig {
         if self.n_heads == 0 {
             return bad("n_heads", "must be positive".into());
         }
-        if self.d_model % self.n_heads != 0 {
+        if !self.d_model.is_multiple_of(self.n_heads) {
             return bad(
                 "n_heads",
                 format!(
@@ -211,7 +211,7 @@ impl ModelConfig {
         if self.max_len == 0 {
             return bad("max_len", "must be positive".into());
         }
-        if self.pos_encoding == PosEncoding::Sinusoidal && self.d_model % 2 != 0 {
+        if self.pos_encoding == PosEncoding::Sinusoidal && !self.d_model.is_multiple_of(2) {
             return bad(
                 "d_model",
                 format!(
@@ -220,7 +220,7 @@ impl ModelConfig {
                 ),
             );
         }
-        if self.pos_encoding == PosEncoding::Rope && self.d_head() % 2 != 0 {
+        if self.pos_encoding == PosEncoding::Rope && !self.d_head().is_multiple_of(2) {
             return bad(
                 "pos_encoding",
                 format!(
