@@ -12,7 +12,6 @@ use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Trace};
 /// Largest allowed absolute difference from the fixture's numbers.
 const TOL: f32 = 1e-5;
 
-
 /// The committed forward fixtures number 34; fewer found means the directory moved or a
 /// file went missing, and the test must not pass on what is left.
 const MIN_FIXTURES: usize = 34;
