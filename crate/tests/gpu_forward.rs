@@ -112,6 +112,25 @@ fn traces_agree(cpu: &Trace, gpu: &Trace) -> Result<(), String> {
     Ok(())
 }
 
+/// The largest logit and probability differences of two traces (for the printed summary).
+fn worst_diffs(cpu: &Trace, gpu: &Trace) -> (f32, f32) {
+    let mut logits = 0.0f32;
+    if cpu.logits.shape == gpu.logits.shape {
+        logits = cpu.logits.max_abs_diff(&gpu.logits);
+    }
+    if let (Some(a), Some(b)) = (&cpu.class_logits, &gpu.class_logits) {
+        logits = logits.max(a.max_abs_diff(b));
+    }
+    let probs = cpu
+        .attention
+        .iter()
+        .zip(&gpu.attention)
+        .filter(|(a, b)| a.probs.shape == b.probs.shape)
+        .map(|(a, b)| a.probs.max_abs_diff(&b.probs))
+        .fold(0.0f32, f32::max);
+    (logits, probs)
+}
+
 fn traced() -> ForwardOptions {
     ForwardOptions {
         trace_attention: true,
@@ -120,19 +139,21 @@ fn traced() -> ForwardOptions {
     }
 }
 
-/// Run `model` on both backends and return the GPU error or the disagreement.
+/// Run `model` on both backends and return the worst (logit, probability) differences,
+/// or the GPU error or the disagreement.
 fn compare(
     ctx: &GpuContext,
     model: &Model,
     batch: &Batch,
     opts: &ForwardOptions,
-) -> Result<(), String> {
+) -> Result<(f32, f32), String> {
     let cpu = model
         .forward(batch, opts)
         .map_err(|e| format!("CPU forward: {e}"))?;
     let gpu = pollster::block_on(ctx.forward(model, batch, opts))
         .map_err(|e| format!("GPU forward: {e}"))?;
-    traces_agree(&cpu, &gpu)
+    traces_agree(&cpu, &gpu)?;
+    Ok(worst_diffs(&cpu, &gpu))
 }
 
 fn tokenizer() -> Tokenizer {
@@ -269,15 +290,22 @@ fn calibrate_batch_norm(model: &mut Model) {
 fn check_arch(arch: Arch) {
     let Some(ctx) = gpu_or_skip() else { return };
     let mut failures = vec![];
+    let mut worst = (0.0f32, 0.0f32);
+    let count = variants(arch).len();
     for (i, (name, cfg)) in variants(arch).into_iter().enumerate() {
         let mut model = Model::init(cfg, tokenizer(), 100 + i as u64);
         calibrate_batch_norm(&mut model);
         let batch = batch_for(&model);
-        if let Err(e) = compare(&ctx, &model, &batch, &traced()) {
-            failures.push(format!("{arch:?} {name}: {e}"));
+        match compare(&ctx, &model, &batch, &traced()) {
+            Ok((l, p)) => worst = (worst.0.max(l), worst.1.max(p)),
+            Err(e) => failures.push(format!("{arch:?} {name}: {e}")),
         }
     }
     assert!(failures.is_empty(), "GPU ≠ CPU:\n{}", failures.join("\n"));
+    eprintln!(
+        "{arch:?}: {count} configs, worst |GPU − CPU| logits {:e}, probabilities {:e}",
+        worst.0, worst.1
+    );
 }
 
 #[test]
@@ -299,6 +327,7 @@ fn encoder_decoder_models_of_every_switch_match_the_cpu() {
 fn every_run_time_switch_matches_the_cpu() {
     let Some(ctx) = gpu_or_skip() else { return };
     let mut failures = vec![];
+    let mut worst = (0.0f32, 0.0f32);
     for arch in [Arch::DecoderOnly, Arch::EncoderOnly, Arch::EncoderDecoder] {
         let mut cfg = base(arch);
         cfg.pos_encoding = PosEncoding::Relative;
@@ -388,12 +417,17 @@ fn every_run_time_switch_matches_the_cpu() {
             cases.push(("cross head ablated", o, batch.clone()));
         }
         for (name, opts, b) in cases {
-            if let Err(e) = compare(&ctx, &model, &b, &opts) {
-                failures.push(format!("{arch:?} {name}: {e}"));
+            match compare(&ctx, &model, &b, &opts) {
+                Ok((l, p)) => worst = (worst.0.max(l), worst.1.max(p)),
+                Err(e) => failures.push(format!("{arch:?} {name}: {e}")),
             }
         }
     }
     assert!(failures.is_empty(), "GPU ≠ CPU:\n{}", failures.join("\n"));
+    eprintln!(
+        "run-time switches: worst |GPU − CPU| logits {:e}, probabilities {:e}",
+        worst.0, worst.1
+    );
 }
 
 #[test]
@@ -569,6 +603,7 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
     );
     let mut failures = vec![];
     let mut cases = 0;
+    let (mut vs_cpu, mut vs_torch) = ((0.0f32, 0.0f32), (0.0f32, 0.0f32));
     for path in names {
         let text = std::fs::read_to_string(&path).unwrap();
         let fx: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -611,6 +646,8 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
             if let Err(e) = traces_agree(&cpu, &gpu) {
                 failures.push(format!("{name} case {ci} (GPU vs CPU): {e}"));
             }
+            let (l, p) = worst_diffs(&cpu, &gpu);
+            vs_cpu = (vs_cpu.0.max(l), vs_cpu.1.max(p));
             // And against PyTorch's own numbers.
             let mut want = vec![];
             let got = if case["class_logits"].is_null() {
@@ -621,6 +658,7 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
                 &gpu.class_logits.as_ref().unwrap().data
             };
             let d = gpu_common::max_diff(got, &want);
+            vs_torch.0 = vs_torch.0.max(d);
             if d > 2e-4 {
                 failures.push(format!(
                     "{name} case {ci}: GPU vs PyTorch logits differ by {d}"
@@ -642,6 +680,7 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
                     continue;
                 };
                 let d = gpu_common::max_diff(&t.probs.data, &want);
+                vs_torch.1 = vs_torch.1.max(d);
                 if d > 1e-4 {
                     failures.push(format!(
                         "{name} case {ci}: {site:?} probs differ from PyTorch by {d}"
@@ -658,4 +697,9 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
         failures.join("\n")
     );
     assert!(cases >= 100, "only {cases} fixture cases ran");
+    eprintln!(
+        "{cases} fixture cases: worst |GPU − CPU| logits {:e}, probabilities {:e}; \
+         worst |GPU − PyTorch| logits {:e}, probabilities {:e}",
+        vs_cpu.0, vs_cpu.1, vs_torch.0, vs_torch.1
+    );
 }
