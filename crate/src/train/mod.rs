@@ -8,3 +8,8 @@ pub mod schedule;
 pub mod step;
 
 pub use step::{loss_and_grads, to_batch, train_step, LossGrads, StepStats};
+pub mod eval;
+pub mod trainer;
+
+pub use eval::{evaluate, EvalReport};
+pub use trainer::{TrainOptions, Trainer};

@@ -1,10 +1,296 @@
-//! `tplay train`
+//! `tplay train --task T --preset P --seed S --steps N --out M.safetensors`: train a model on
+//! a toy task, save it as a checkpoint, and print its held-out evaluation as JSON.
+//!
+//! A progress line goes to stderr; `--log log.jsonl` writes the loss curve (and periodic
+//! held-out evaluations) as JSON lines.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tplay::config::{Arch, ModelConfig};
+use tplay::tasks::{build, TaskOptions, TASKS};
+use tplay::train::{evaluate, TrainOptions, Trainer};
+use tplay::{Error, Result};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The task: copy, reverse, sort, add, grammar, translate, sentiment or tagging.
+    #[arg(long)]
+    task: String,
+    /// Model preset (gpt-nano, gpt-pico, encoder-nano, seq2seq-nano); by default the
+    /// nano preset of the task's architecture.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Seeds the weights, the example order and the dropout masks.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Training steps.
+    #[arg(long, default_value_t = 2000)]
+    steps: u64,
+    /// Where to write the checkpoint.
+    #[arg(long)]
+    out: PathBuf,
+    /// Write the loss curve and evaluations as JSON lines here.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Override the preset's position encoding (none, sinusoidal, learned, relative, rope, alibi).
+    #[arg(long)]
+    pos_encoding: Option<String>,
+    /// Noam schedule factor.
+    #[arg(long, default_value_t = 1.0)]
+    lr_factor: f32,
+    /// Noam warmup steps.
+    #[arg(long, default_value_t = 200)]
+    warmup: u64,
+    /// Examples per step.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Task length: longest string for copy/reverse/sort, sequence length for grammar.
+    #[arg(long)]
+    len: Option<usize>,
+    /// Override d_model.
+    #[arg(long)]
+    d_model: Option<usize>,
+    /// Override n_heads.
+    #[arg(long)]
+    heads: Option<usize>,
+    /// Override d_ff.
+    #[arg(long)]
+    d_ff: Option<usize>,
+    /// Override the number of layers (each stack of an encoder-decoder).
+    #[arg(long)]
+    layers: Option<usize>,
+    /// Override max_len (the longest input the model accepts).
+    #[arg(long)]
+    max_len: Option<usize>,
+    /// Override the norm (post_ln, pre_ln, batch_norm, none).
+    #[arg(long)]
+    norm: Option<String>,
+    /// Override the activation (relu, gelu).
+    #[arg(long)]
+    activation: Option<String>,
+    /// Override the score function (scaled_dot, dot, additive).
+    #[arg(long)]
+    score: Option<String>,
+    /// Override the dropout probability used in train mode.
+    #[arg(long)]
+    dropout: Option<f32>,
+    /// Cross-entropy label smoothing.
+    #[arg(long, default_value_t = 0.0)]
+    label_smoothing: f32,
+    /// Global gradient-norm clipping threshold; 0 turns clipping off.
+    #[arg(long, default_value_t = 1.0)]
+    clip: f32,
+    /// Held-out examples (grammar: sampled sentences) for the evaluation.
+    #[arg(long, default_value_t = 500)]
+    eval_examples: usize,
+    /// Also evaluate every this many steps (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    eval_every: u64,
+}
 
-pub fn run(_args: Args) -> tplay::Result<()> {
-    Err(tplay::Error::Other(
-        "`tplay train` is not available in this build".into(),
-    ))
+/// Parse a config enum from its JSON name, naming the flag on failure.
+fn parse_enum<T: DeserializeOwned>(flag: &str, value: &str, known: &str) -> Result<T> {
+    serde_json::from_value(json!(value)).map_err(|_| {
+        Error::Input(format!(
+            "--{flag}: unknown value '{value}' (known: {known})"
+        ))
+    })
+}
+
+/// The preset, with the task's needs and the flags' overrides applied.
+fn model_config(
+    args: &Args,
+    vocab: usize,
+    arch: Arch,
+    classes: usize,
+    task_len: usize,
+) -> Result<ModelConfig> {
+    let preset = args.preset.clone().unwrap_or_else(|| {
+        match arch {
+            Arch::DecoderOnly => "gpt-nano",
+            Arch::EncoderOnly => "encoder-nano",
+            Arch::EncoderDecoder => "seq2seq-nano",
+        }
+        .to_string()
+    });
+    let mut cfg = ModelConfig::preset(&preset, vocab)?;
+    if cfg.arch != arch {
+        return Err(Error::Input(format!(
+            "--preset: task '{}' needs a {} model and preset '{preset}' is {}",
+            args.task,
+            arch_name(arch),
+            arch_name(cfg.arch)
+        )));
+    }
+    cfg.num_classes = classes;
+    if let Some(p) = &args.pos_encoding {
+        cfg.pos_encoding = parse_enum(
+            "pos-encoding",
+            p,
+            "none, sinusoidal, learned, relative, rope, alibi",
+        )?;
+    }
+    if let Some(n) = &args.norm {
+        cfg.norm = parse_enum("norm", n, "post_ln, pre_ln, batch_norm, none")?;
+    }
+    if let Some(a) = &args.activation {
+        cfg.activation = parse_enum("activation", a, "relu, gelu")?;
+    }
+    if let Some(s) = &args.score {
+        cfg.score = parse_enum("score", s, "scaled_dot, dot, additive")?;
+    }
+    if let Some(v) = args.d_model {
+        cfg.d_model = v;
+    }
+    if let Some(v) = args.heads {
+        cfg.n_heads = v;
+    }
+    if let Some(v) = args.d_ff {
+        cfg.d_ff = v;
+    }
+    if let Some(v) = args.layers {
+        match arch {
+            Arch::EncoderDecoder => {
+                cfg.n_encoder_layers = v;
+                cfg.n_decoder_layers = v;
+            }
+            _ => cfg.n_layers = v,
+        }
+    }
+    if let Some(v) = args.dropout {
+        cfg.dropout = v;
+    }
+    cfg.max_len = match args.max_len {
+        Some(v) => v,
+        None => cfg.max_len.max(task_len),
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn arch_name(arch: Arch) -> &'static str {
+    match arch {
+        Arch::EncoderOnly => "encoder_only",
+        Arch::DecoderOnly => "decoder_only",
+        Arch::EncoderDecoder => "encoder_decoder",
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if !TASKS.contains(&args.task.as_str()) {
+        return Err(Error::Input(format!(
+            "--task: unknown task '{}' (known: {})",
+            args.task,
+            TASKS.join(", ")
+        )));
+    }
+    if args.steps == 0 {
+        return Err(Error::Input("--steps: train for at least one step".into()));
+    }
+    if !(0.0..1.0).contains(&args.label_smoothing) {
+        return Err(Error::Input(format!(
+            "--label-smoothing: must be in [0, 1), got {}",
+            args.label_smoothing
+        )));
+    }
+    if !(args.lr_factor > 0.0 && args.lr_factor.is_finite()) {
+        return Err(Error::Input(format!(
+            "--lr-factor: must be positive, got {}",
+            args.lr_factor
+        )));
+    }
+    let task = build(&args.task, &TaskOptions { len: args.len })?;
+    let cfg = model_config(
+        &args,
+        task.tokenizer().vocab_size(),
+        task.arch(),
+        task.num_classes(),
+        task.max_tokens(),
+    )?;
+    let opts = TrainOptions {
+        steps: args.steps,
+        batch_size: args.batch,
+        lr_factor: args.lr_factor,
+        warmup: args.warmup.max(1),
+        seed: args.seed,
+        label_smoothing: args.label_smoothing,
+        clip: (args.clip > 0.0).then_some(args.clip),
+        ..TrainOptions::default()
+    };
+    let mut log = match &args.log {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+            |e| Error::Input(format!("--log: cannot create {}: {e}", p.display())),
+        )?)),
+        None => None,
+    };
+    let mut write_log = |line: serde_json::Value| -> Result<()> {
+        if let Some(w) = log.as_mut() {
+            writeln!(w, "{line}").map_err(|e| Error::Other(format!("--log: cannot write: {e}")))?;
+        }
+        Ok(())
+    };
+    let mut trainer = Trainer::new(task.as_ref(), cfg, opts)?;
+    let params = trainer.model.param_count();
+    let start = Instant::now();
+    let mut last_print = start;
+    let mut smoothed = None::<f32>;
+    for step in 1..=args.steps {
+        let s = trainer.train_step()?;
+        smoothed = Some(match smoothed {
+            None => s.loss,
+            Some(m) => 0.95 * m + 0.05 * s.loss,
+        });
+        let elapsed = start.elapsed().as_secs_f64();
+        let rate = step as f64 / elapsed.max(1e-9);
+        write_log(json!({
+            "step": step, "loss": s.loss, "lr": s.lr, "grad_norm": s.grad_norm,
+            "elapsed_s": (elapsed * 1000.0).round() / 1000.0,
+        }))?;
+        if last_print.elapsed().as_secs_f64() > 0.25 || step == args.steps {
+            eprint!(
+                "\rstep {step}/{}  loss {:.4}  lr {:.2e}  {rate:.1} steps/s   ",
+                args.steps,
+                smoothed.unwrap_or(s.loss),
+                s.lr
+            );
+            last_print = Instant::now();
+        }
+        if args.eval_every > 0 && step % args.eval_every == 0 && step < args.steps {
+            let report = evaluate(
+                &trainer.model,
+                task.as_ref(),
+                args.eval_examples.min(200),
+                1,
+            )?;
+            write_log(json!({ "step": step, "eval": report }))?;
+        }
+    }
+    eprintln!();
+    let seconds = start.elapsed().as_secs_f64();
+    tplay::checkpoint::save_file(&trainer.model, &args.out)?;
+    let report = evaluate(&trainer.model, task.as_ref(), args.eval_examples, 1)?;
+    write_log(json!({ "step": args.steps, "eval": report }))?;
+    if let Some(w) = log.as_mut() {
+        w.flush()
+            .map_err(|e| Error::Other(format!("--log: cannot write: {e}")))?;
+    }
+    println!(
+        "{}",
+        json!({
+            "task": args.task,
+            "out": args.out.display().to_string(),
+            "seed": args.seed,
+            "steps": args.steps,
+            "seconds": (seconds * 10.0).round() / 10.0,
+            "steps_per_s": (args.steps as f64 / seconds * 10.0).round() / 10.0,
+            "parameters": params,
+            "config": trainer.model.config,
+            "eval": report,
+        })
+    );
+    Ok(())
 }
