@@ -196,8 +196,8 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }
         if opts.use_cache && matches!(backend, Backend::Gpu(_)) {
             return Err(Error::Input(
-                "the GPU backend keeps no KV cache: generate on it without the cache, or use \
-                 the CPU backend"
+                "the GPU backend keeps no KV cache: generate on it without the cache \
+                 (use_cache off, --no-cache), or use the CPU backend"
                     .into(),
             ));
         }
