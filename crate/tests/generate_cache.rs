@@ -244,3 +244,26 @@ fn uncached_steps_cost_more_the_longer_the_sequence_and_cached_ones_barely_grow(
     let inc = |i: usize| macs(&full, i + 1) - macs(&full, i);
     assert!(inc(20) > inc(4));
 }
+
+#[test]
+fn without_attention_tracing_steps_carry_no_maps_and_the_same_logits() {
+    let m = model(config(Arch::EncoderDecoder, PosEncoding::Rope), 2);
+    let prompt = vec![m.tokenizer.spec.bos, 5];
+    for use_cache in [true, false] {
+        let traced = run(&m, &prompt, Strategy::Greedy, use_cache, 6);
+        let opts = GenerateOptions {
+            max_new_tokens: 6,
+            use_cache,
+            trace_attention: false,
+            ..GenerateOptions::default()
+        };
+        let mut g = Generator::new(&m, Backend::Cpu, prompt.clone(), src_for(&m), opts).unwrap();
+        let mut n = 0;
+        while let Some(s) = block_on(g.step()).unwrap() {
+            assert!(s.attention.is_empty() && s.cross_attention.is_empty());
+            assert_eq!(s.logits, traced[n].logits, "step {n}, cache {use_cache}");
+            n += 1;
+        }
+        assert_eq!(n, traced.len());
+    }
+}

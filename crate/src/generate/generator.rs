@@ -50,8 +50,11 @@ pub struct GenerateOptions {
     pub use_cache: bool,
     /// How many of the most probable next tokens each step reports.
     pub top_candidates: usize,
+    /// Report each step's attention. Off, `Step::attention` stays empty and the uncached
+    /// path no longer records its (H, T, T) maps per layer: what a speed measurement wants.
+    pub trace_attention: bool,
     /// Run-time switches (scaling, padding mask, head ablation). Generation runs in eval
-    /// mode under the causal mask; `trace_attention` is set by the generator itself.
+    /// mode under the causal mask; its trace switches are set by the generator itself.
     pub forward: ForwardOptions,
 }
 
@@ -63,6 +66,7 @@ impl Default for GenerateOptions {
             max_new_tokens: 32,
             use_cache: true,
             top_candidates: 5,
+            trace_attention: true,
             forward: ForwardOptions::default(),
         }
     }
@@ -285,11 +289,16 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }
         let clock = Stopwatch::start(self.clock);
         let seqs = self.sequences();
-        let out = if self.opts.use_cache {
+        let mut out = if self.opts.use_cache {
             self.run_cached(&seqs)?
         } else {
             self.run_full(&seqs).await?
         };
+        if !self.opts.trace_attention {
+            // A decode step reports its (small) attention regardless; drop it alike.
+            out.attention.clear();
+            out.cross_attention.clear();
+        }
         let vocab_probs = softmax(&out.logits[0]); // (V)
         let (token, drawn, beam) = match self.beam.is_some() {
             false => {
@@ -374,10 +383,10 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }
     }
 
-    /// The options of every pass: the caller's switches with attention traced.
+    /// The options of every pass: the caller's switches, attention traced if asked for.
     fn pass_options(&self) -> ForwardOptions {
         ForwardOptions {
-            trace_attention: true,
+            trace_attention: self.opts.trace_attention,
             trace_hidden: false,
             ..self.opts.forward.clone()
         }
