@@ -3,21 +3,31 @@
 //! arrays and serde values go out; failures are `JsError`s with the core's message.
 //! No model logic lives here: every number comes from the Rust core.
 
+use std::rc::Rc;
+
 use js_sys::{Array, Float32Array, Object, Reflect};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use crate::backend::{Backend, GpuContext};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
+use crate::generate::{GenerateOptions, Generator, LengthPenalty, Strategy};
 use crate::model::forward::{AttnSite, Batch, HeadRef};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::tensor::Tensor;
 
 /// The most sequences one forward request may carry (the padding demo uses a few).
 const MAX_BATCH: usize = 8;
+/// The most tokens one generation may ask for (the models' `max_len` is far below).
+const MAX_NEW_TOKENS: usize = 1024;
+/// Candidates reported with each generation step.
+const TOP_CANDIDATES: usize = 8;
+/// The most hypotheses beam search may keep.
+const MAX_BEAM_WIDTH: usize = 16;
 
 fn js_err(e: Error) -> JsError {
     JsError::new(&e.to_string())
@@ -65,6 +75,43 @@ impl SamplingReq {
             _ => Sampling::default(),
         }
     }
+
+    /// The generator's strategy. Beam search compares hypotheses with the GNMT length
+    /// penalty (α = 0.6), so short endings are not favoured just for being short.
+    fn strategy(&self) -> Result<Strategy> {
+        match self.strategy.as_str() {
+            "greedy" => Ok(Strategy::Greedy),
+            "sample" => Ok(Strategy::Sample(self.sampling())),
+            "beam" => {
+                if self.beam_width == 0 || self.beam_width > MAX_BEAM_WIDTH {
+                    return Err(Error::Input(format!(
+                        "beam width must be from 1 to {MAX_BEAM_WIDTH}, got {}",
+                        self.beam_width
+                    )));
+                }
+                Ok(Strategy::Beam {
+                    width: self.beam_width,
+                    length_penalty: LengthPenalty::Gnmt { alpha: 0.6 },
+                })
+            }
+            other => Err(Error::Input(format!(
+                "unknown strategy '{other}' (known: greedy, sample, beam)"
+            ))),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct GenerateReq {
+    prompt: Vec<u32>,
+    #[serde(default)]
+    src: Option<Vec<u32>>,
+    switches: Switches,
+    sampling: SamplingReq,
+    max_new_tokens: usize,
+    /// Report each step's attention over the cache (the page draws it); off for speed.
+    #[serde(default)]
+    trace: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -147,10 +194,31 @@ fn state_norms(states: &[Tensor]) -> (Vec<usize>, Vec<f32>) {
     (vec![states.len(), b, t], out)
 }
 
+/// The page's name for a backend.
+fn backend_name(b: &Backend) -> &'static str {
+    match b {
+        Backend::Cpu => "cpu",
+        Backend::Gpu(_) => "webgpu",
+    }
+}
+
 /// The stateful engine behind the page's worker: one model, one backend.
 #[wasm_bindgen]
 pub struct Engine {
-    model: Option<Model>,
+    model: Option<Rc<Model>>,
+    backend: Backend,
+    generation: Option<Generation>,
+}
+
+/// A generation in progress, and what is needed to carry it on elsewhere.
+struct Generation {
+    gen: Generator<Rc<Model>>,
+    /// The request that started it (a GPU failure restarts it on the CPU).
+    prompt: Vec<u32>,
+    src: Option<Vec<u32>>,
+    opts: GenerateOptions,
+    /// Tokens generated before a fallback restarted the generator after them.
+    before: Vec<u32>,
 }
 
 impl Default for Engine {
@@ -160,10 +228,26 @@ impl Default for Engine {
 }
 
 impl Engine {
-    fn model(&self) -> std::result::Result<&Model, JsError> {
+    fn model(&self) -> std::result::Result<&Rc<Model>, JsError> {
         self.model
             .as_ref()
             .ok_or_else(|| input("no model is loaded: call load() first"))
+    }
+
+    /// A generator on `backend`; the GPU backend keeps no KV cache, so there every step
+    /// recomputes the sequence.
+    fn generator(
+        m: &Rc<Model>,
+        backend: &Backend,
+        prompt: Vec<u32>,
+        src: Option<Vec<u32>>,
+        opts: &GenerateOptions,
+    ) -> Result<Generator<Rc<Model>>> {
+        let opts = GenerateOptions {
+            use_cache: matches!(backend, Backend::Cpu),
+            ..opts.clone()
+        };
+        Generator::new(m.clone(), backend.clone(), prompt, src, opts)
     }
 
     fn options(&self, sw: &Switches, m: &Model) -> Result<ForwardOptions> {
@@ -236,7 +320,7 @@ impl Engine {
         trace: &Trace,
         ms: f64,
         backend: &str,
-    ) -> std::result::Result<JsValue, JsError> {
+    ) -> std::result::Result<Object, JsError> {
         let out = Object::new();
         let cfg = &m.config;
         set(&out, "backend", &JsValue::from_str(backend))?;
@@ -327,8 +411,7 @@ impl Engine {
                 decoder_macs(cfg, 0, batch.len, batch.src_len, true, batch.len)
             });
         set(&out, "flops", &JsValue::from_f64(2.0 * macs as f64))?;
-        set(&out, "fallback", &JsValue::NULL)?;
-        Ok(out.into())
+        Ok(out)
     }
 }
 
@@ -336,7 +419,11 @@ impl Engine {
 impl Engine {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Engine {
-        Engine { model: None }
+        Engine {
+            model: None,
+            backend: Backend::Cpu,
+            generation: None,
+        }
     }
 
     /// Load a checkpoint from its bytes; returns the model's description.
@@ -366,7 +453,8 @@ impl Engine {
             num_classes: cfg.num_classes,
             params: model.param_count(),
         })?;
-        self.model = Some(model);
+        self.model = Some(Rc::new(model));
+        self.generation = None;
         Ok(info)
     }
 
@@ -387,7 +475,60 @@ impl Engine {
     }
 
     /// Run on the CPU from now on.
-    pub fn use_cpu(&mut self) {}
+    pub fn use_cpu(&mut self) {
+        self.backend = Backend::Cpu;
+    }
+
+    /// Ask the browser for a WebGPU device and run on it from now on; returns the
+    /// adapter's description. Fails (and stays on the current backend) when there is none.
+    pub async fn use_gpu(&mut self) -> std::result::Result<String, JsError> {
+        let ctx = GpuContext::request().await.map_err(js_err)?;
+        let name = ctx.adapter_name().to_string();
+        self.backend = Backend::Gpu(ctx);
+        Ok(name)
+    }
+
+    /// "cpu" or "webgpu": what runs the next forward pass.
+    pub fn backend(&self) -> String {
+        backend_name(&self.backend).to_string()
+    }
+
+    /// The largest |logit_gpu − logit_cpu| over one forward pass of the loaded model on a
+    /// fixed input (the first tokens of the vocabulary after `<bos>`).
+    pub async fn parity(&mut self) -> std::result::Result<f64, JsError> {
+        let m = self.model()?.clone();
+        let m = &*m;
+        let Backend::Gpu(ctx) = self.backend.clone() else {
+            return Err(input("parity needs the GPU backend: call use_gpu() first"));
+        };
+        let spec = &m.tokenizer.spec;
+        let first = 4.min(m.config.vocab_size as u32 - 1);
+        let n = m.config.max_len.min(8);
+        let mut ids: Vec<u32> = vec![spec.bos]; // (T)
+        ids.extend((0..n as u32 - 1).map(|i| first + i % (m.config.vocab_size as u32 - first)));
+        ids.truncate(n);
+        let mut batch = Batch::single(&ids).map_err(js_err)?;
+        if m.config.arch == Arch::EncoderDecoder {
+            batch = batch.with_source(vec![ids[1..].to_vec()]).map_err(js_err)?;
+        }
+        let opts = ForwardOptions::default();
+        let cpu = Backend::Cpu
+            .forward(m, &batch, &opts)
+            .await
+            .map_err(js_err)?;
+        let gpu = ctx.forward(m, &batch, &opts).await.map_err(js_err)?;
+        let (a, b) = match (&cpu.class_logits, &gpu.class_logits) {
+            (Some(a), Some(b)) => (a, b),    // (B, num_classes)
+            _ => (&cpu.logits, &gpu.logits), // (B, T, V)
+        };
+        if a.shape != b.shape {
+            return Err(js_err(Error::Gpu(format!(
+                "the GPU returned logits of shape {:?}, the CPU {:?}",
+                b.shape, a.shape
+            ))));
+        }
+        Ok(a.max_abs_diff(b) as f64)
+    }
 
     /// One forward pass with every trace the page draws.
     pub async fn forward(&mut self, req: JsValue) -> std::result::Result<JsValue, JsError> {
@@ -396,14 +537,139 @@ impl Engine {
         if req.batch.is_empty() {
             return Err(input("forward request: the batch is empty"));
         }
-        let m = self.model()?;
+        let m = self.model()?.clone();
+        let m = &*m;
         let opts = self.options(&req.switches, m).map_err(js_err)?;
         let batch = self.batch(&req, m).map_err(js_err)?;
+        let backend = self.backend.clone();
         let clock = Stopwatch::start(None);
-        let trace = m.forward(&batch, &opts).map_err(js_err)?;
+        let (trace, fallback) = match backend.forward(m, &batch, &opts).await {
+            Ok(t) => (t, None),
+            // A GPU failure (lost device, out of memory): the CPU takes over from here on.
+            Err(Error::Gpu(why)) => (
+                Backend::Cpu
+                    .forward(m, &batch, &opts)
+                    .await
+                    .map_err(js_err)?,
+                Some(why),
+            ),
+            Err(e) => return Err(js_err(e)),
+        };
         let ms = clock.elapsed_ms();
-        let _ = req.sampling.seed;
-        let _ = req.sampling.beam_width;
-        self.forward_result(m, &req, &batch, &trace, ms, "cpu")
+        if fallback.is_some() {
+            self.backend = Backend::Cpu;
+        }
+        let ran = if fallback.is_some() {
+            "cpu"
+        } else {
+            backend_name(&backend)
+        };
+        let out = self.forward_result(m, &req, &batch, &trace, ms, ran)?;
+        let why = fallback.map_or(JsValue::NULL, |w| JsValue::from_str(&w));
+        set(&out, "fallback", &why)?;
+        Ok(out.into())
+    }
+
+    /// Start generating after `prompt` (decoder ids, `<bos>` first) and, for an
+    /// encoder-decoder model, from the source `src`. Steps come from `generate_step`.
+    pub fn generate_start(&mut self, req: JsValue) -> std::result::Result<JsValue, JsError> {
+        let req: GenerateReq = serde_wasm_bindgen::from_value(req)
+            .map_err(|e| input(format!("generate request: {e}")))?;
+        if req.max_new_tokens > MAX_NEW_TOKENS {
+            return Err(input(format!(
+                "max_new_tokens must be at most {MAX_NEW_TOKENS}, got {}",
+                req.max_new_tokens
+            )));
+        }
+        let m = self.model()?.clone();
+        let mut forward = self.options(&req.switches, &m).map_err(js_err)?;
+        forward.trace_attention = false;
+        forward.trace_hidden = false;
+        let opts = GenerateOptions {
+            strategy: req.sampling.strategy().map_err(js_err)?,
+            seed: req.sampling.seed,
+            max_new_tokens: req.max_new_tokens,
+            use_cache: true,
+            top_candidates: TOP_CANDIDATES,
+            trace_attention: req.trace.unwrap_or(true),
+            forward,
+        };
+        self.generation = None;
+        let gen = Self::generator(
+            &m,
+            &self.backend,
+            req.prompt.clone(),
+            req.src.clone(),
+            &opts,
+        )
+        .map_err(js_err)?;
+        self.generation = Some(Generation {
+            gen,
+            prompt: req.prompt,
+            src: req.src,
+            opts,
+            before: vec![],
+        });
+        let out = Object::new();
+        set(
+            &out,
+            "backend",
+            &JsValue::from_str(backend_name(&self.backend)),
+        )?;
+        set(&out, "fallback", &JsValue::NULL)?;
+        Ok(out.into())
+    }
+
+    /// One generation step: `{step, generated, done, backend, fallback}`. A GPU failure
+    /// moves the generation to the CPU, after the tokens generated so far, and carries on.
+    pub async fn generate_step(&mut self) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?.clone();
+        let mut g = self
+            .generation
+            .take()
+            .ok_or_else(|| input("no generation is running: call generate_start() first"))?;
+        let mut fallback = None;
+        let step = match g.gen.step().await {
+            Ok(s) => s,
+            Err(Error::Gpu(why)) => {
+                // Carry on on the CPU from where the GPU stopped (beam search restarts:
+                // its hypotheses lived on the GPU side of the failed step).
+                self.backend = Backend::Cpu;
+                let beam = matches!(g.opts.strategy, Strategy::Beam { .. });
+                let done = if beam { vec![] } else { g.gen.tokens() };
+                g.before.extend_from_slice(&done);
+                let prompt = [&g.prompt[..], &g.before[..]].concat();
+                let opts = GenerateOptions {
+                    max_new_tokens: g.opts.max_new_tokens.saturating_sub(g.before.len()).max(1),
+                    ..g.opts.clone()
+                };
+                g.gen = Self::generator(&m, &Backend::Cpu, prompt, g.src.clone(), &opts)
+                    .map_err(js_err)?;
+                fallback = Some(why);
+                g.gen.step().await.map_err(js_err)?
+            }
+            Err(e) => {
+                self.generation = Some(g);
+                return Err(js_err(e));
+            }
+        };
+        let Some(step) = step else {
+            self.generation = Some(g);
+            return Err(input("generation has already stopped: start it again"));
+        };
+        let out = Object::new();
+        set(&out, "step", &to_js(&step)?)?;
+        let generated = [&g.before[..], &g.gen.tokens()[..]].concat();
+        set(&out, "generated", &to_js(&generated)?)?;
+        set(&out, "done", &JsValue::from_bool(g.gen.is_done()))?;
+        set(
+            &out,
+            "backend",
+            &JsValue::from_str(backend_name(&self.backend)),
+        )?;
+        let why = fallback.map_or(JsValue::NULL, |w| JsValue::from_str(&w));
+        set(&out, "fallback", &why)?;
+        self.generation = Some(g);
+        Ok(out.into())
     }
 }

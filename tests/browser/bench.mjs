@@ -54,7 +54,7 @@ async function engineDecode(page, backend, n) {
       const sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 1, seed: 0 };
       const switches = { causal: true, padding_mask: true, scale: true, ablate: [] };
       const t0 = performance.now();
-      await c.call('generateStart', { prompt: [info.bos, ...prompt.ids], switches, sampling, max_new_tokens: n });
+      await c.call('generateStart', { prompt: [info.bos, ...prompt.ids], switches, sampling, max_new_tokens: n, trace: false });
       let first = null;
       let steps = 0;
       for (let i = 0; i < n; i++) {

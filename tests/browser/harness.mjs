@@ -115,14 +115,14 @@ export async function waitTokens(page, n, timeout = 60000) {
   await page.waitForFunction(
     (n) => {
       const el = document.querySelector('transformer-playground');
-      return el.generated.length >= n || el.done || el.error;
+      return el.generated.length >= n || el.done || el.error || el.genNote;
     },
     n,
     { timeout },
   );
   return page.evaluate(() => {
     const el = document.querySelector('transformer-playground');
-    return { ids: [...el.generated], done: el.done, error: el.error };
+    return { ids: [...el.generated], done: el.done, error: el.error, note: el.genNote };
   });
 }
 

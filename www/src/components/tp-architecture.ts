@@ -74,7 +74,8 @@ export class TpArchitecture extends LitElement {
       .blk.head rect {
         fill: #eef1f4;
       }
-      .blk.attn {
+      .blk.attn,
+      .blk.ffn {
         cursor: pointer;
       }
       .blk.sel rect {
@@ -134,7 +135,7 @@ export class TpArchitecture extends LitElement {
       for (let l = 0; l < n; l++) {
         out.push({ label: `L${l + 1} self-attention`, kind: 'attn', site, layer: l });
         if (cross) out.push({ label: `L${l + 1} cross-attention`, kind: 'attn', site: 'cross', layer: l });
-        out.push({ label: `L${l + 1} feed-forward`, kind: 'ffn', layer: l });
+        out.push({ label: `L${l + 1} feed-forward`, kind: 'ffn', site, layer: l });
       }
       return out;
     };
@@ -187,7 +188,7 @@ export class TpArchitecture extends LitElement {
   }
 
   private select(b: Block) {
-    if (b.kind !== 'attn' || b.site === undefined || b.layer === undefined) return;
+    if (b.site === undefined || b.layer === undefined) return;
     if (b.site === this.site && b.layer === this.layer) this.expanded = !this.expanded;
     else this.expanded = true;
     emit(this, 'tp-select', { site: b.site, layer: b.layer, head: this.head });
@@ -210,8 +211,8 @@ export class TpArchitecture extends LitElement {
           // Data flows upwards, as in the paper's figure: inputs at the bottom.
           const y = 20 + (n - 1 - bi) * (bh + vgap);
           if (s.name === 'encoder' && bi === n - 1) memoryY.push(y + bh / 2);
-          const sel = b.kind === 'attn' && b.site === this.site && b.layer === this.layer;
-          const focusable = b.kind === 'attn';
+          const sel = b.kind === 'attn' ? b.site === this.site && b.layer === this.layer : b.kind === 'ffn' && b.layer === this.layer && b.site === this.site;
+          const focusable = b.kind === 'attn' || b.kind === 'ffn';
           const line = bi > 0 ? svg`<line class="flow" x1=${x0 + W / 2} x2=${x0 + W / 2} y1=${y + bh} y2=${y + bh + vgap}></line>` : nothing;
           return svg`${line}<g
               class="blk ${b.kind} ${sel ? 'sel' : ''}"

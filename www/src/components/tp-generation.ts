@@ -28,6 +28,7 @@ export class TpGeneration extends LitElement {
     stats: { attribute: false },
     step: { attribute: false },
     strategy: { type: String },
+    note: { type: String },
     label: { type: String },
   };
 
@@ -40,6 +41,8 @@ export class TpGeneration extends LitElement {
   stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
   step: GenerateStep | null = null;
   strategy = 'greedy';
+  /** Why generation cannot run now, in the engine's words. */
+  note = '';
   label = 'Generation';
 
   static styles = [
@@ -105,6 +108,10 @@ export class TpGeneration extends LitElement {
       }
       .beams li.done {
         border-left-color: #21908d;
+      }
+      .note {
+        color: var(--tp-warn);
+        font-size: 0.85rem;
       }
       label {
         font-size: 0.85rem;
@@ -183,6 +190,7 @@ export class TpGeneration extends LitElement {
           <span class="mono small">${this.speed} ms</span></label
         >
       </div>
+      ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
       <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>
         ${this.prompt.map((t) => html`<span class="p">${showToken(t)}</span>`)}${this.generated.map((id) => html`<span class="g">${tok(id)}</span>`)}
       </div>

@@ -74,6 +74,7 @@ export class TransformerPlayground extends LitElement {
     tokenized: { state: true },
     lastForward: { state: true },
     generated: { state: true },
+    genNote: { state: true },
     playing: { state: true },
     done: { state: true },
     step: { state: true },
@@ -97,6 +98,8 @@ export class TransformerPlayground extends LitElement {
   lastForward: ForwardResult | null = null;
   /** Generated token ids (for beam search: the best beam's). */
   generated: number[] = [];
+  /** Why generation cannot run with the current settings ('' when it can). */
+  genNote = '';
   playing = false;
   done = false;
   step: GenerateStep | null = null;
@@ -343,6 +346,7 @@ export class TransformerPlayground extends LitElement {
   private resetGeneration() {
     this.genRun++;
     this.genStarted = false;
+    this.genNote = '';
     this.generated = [];
     this.done = false;
     this.step = null;
@@ -358,17 +362,22 @@ export class TransformerPlayground extends LitElement {
     const t0 = performance.now();
     const row0 = this.tokenized[0]?.ids ?? [];
     const info = this.info;
-    const started = await this.engine.call('generateStart', {
-      prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
-      src: info.arch === 'encoder_decoder' ? row0 : undefined,
-      switches: this.switches(),
-      sampling: this.sampling(),
-      max_new_tokens: this.st.max,
-    });
+    try {
+      await this.engine.call('generateStart', {
+        prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
+        src: info.arch === 'encoder_decoder' ? row0 : undefined,
+        switches: this.switches(),
+        sampling: this.sampling(),
+        max_new_tokens: this.st.max,
+      });
+    } catch (e) {
+      // Settings generation cannot run with (no causal mask, a full context): say why.
+      if (run === this.genRun) this.genNote = e instanceof Error ? e.message : String(e);
+      return;
+    }
     if (run !== this.genRun) return;
     this.genStarted = true;
     this.genT0 = t0;
-    this.stats = { ...this.stats, prefillMs: started.prefill_ms };
     this.playing = play;
     if (play) await this.loop(run);
   }
@@ -393,9 +402,10 @@ export class TransformerPlayground extends LitElement {
     }
     if (run !== this.genRun) return;
     const now = performance.now();
-    if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.genT0 };
+    // The first step runs the prefill (the whole prompt) and chooses the first token.
+    if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.genT0, prefillMs: step.step.wall_ms };
     else this.stepTimes.push(now - t);
-    this.engineTimes.push(step.step.wall_ms);
+    if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
     this.step = step;
     this.generated = step.generated;
     this.done = step.done;
@@ -514,6 +524,17 @@ export class TransformerPlayground extends LitElement {
 
   // ---------------------------------------------------------------- drawing
 
+  /** The input as the model saw it (padded), without the tokens generated after it. */
+  private inputRows(): number[][] {
+    const f = this.lastForward;
+    const info = this.info;
+    if (!f || !info) return [];
+    if (info.arch === 'encoder_decoder') return f.src_tokens;
+    if (info.arch === 'encoder_only') return f.tokens;
+    const promptLen = 1 + (this.tokenized[0]?.ids.length ?? 0);
+    return f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row));
+  }
+
   private tokensOf(ids: number[]): string[] {
     const v = this.info?.vocab ?? [];
     return ids.map((id) => v[id] ?? `?${id}`);
@@ -557,7 +578,7 @@ export class TransformerPlayground extends LitElement {
         .label=${inputLabel}
         .info=${info}
         .tokenized=${this.tokenized}
-        .padded=${info?.arch === 'encoder_decoder' ? (f?.src_tokens ?? []) : (f?.tokens ?? [])}
+        .padded=${this.inputRows()}
         @tp-text=${(e: CustomEvent<string>) => this.onText(e.detail)}
         @tp-batch=${(e: CustomEvent<string[]>) => this.patch({ batch: e.detail })}
       ></tp-input>
@@ -572,6 +593,7 @@ export class TransformerPlayground extends LitElement {
             .stats=${this.stats}
             .step=${this.step}
             .strategy=${this.st.strategy}
+            .note=${this.genNote}
             .label=${info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
             @tp-play=${() => void this.onPlay()}
             @tp-pause=${() => (this.playing = false)}

@@ -137,6 +137,8 @@ export interface GenerateStartRequest {
   switches: Switches;
   sampling: Sampling;
   max_new_tokens: number;
+  /** Report each step's attention over the cache (default true; off for speed). */
+  trace?: boolean;
 }
 
 /** One entry of the "what could have come next" list (the core's `Candidate`). */
@@ -189,7 +191,6 @@ export interface GenerateStep {
 }
 
 export interface GenerateStarted {
-  prefill_ms: number;
   backend: BackendName;
   fallback: string | null;
 }

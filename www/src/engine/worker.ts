@@ -153,12 +153,12 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       return r as Api[K]['res'];
     }
     case 'generateStart': {
-      const r = (await (eng as any).generate_start(payload)) as GenerateStarted;
+      const r = (eng.generate_start(payload)) as GenerateStarted;
       noteFallback(r.fallback);
       return r as Api[K]['res'];
     }
     case 'generateStep': {
-      const r = (await (eng as any).generate_step()) as GenerateStep;
+      const r = (await eng.generate_step()) as GenerateStep;
       noteFallback(r.fallback);
       return r as Api[K]['res'];
     }
