@@ -703,3 +703,42 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
         vs_cpu.0, vs_cpu.1, vs_torch.0, vs_torch.1
     );
 }
+
+#[test]
+fn a_model_too_large_for_the_device_is_refused_by_name_before_any_upload() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // The device is handed in: here one whose storage bindings stop at 4 KiB.
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 4096,
+        ..adapter.limits()
+    };
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: limits,
+        ..Default::default()
+    }))
+    .unwrap();
+    let ctx = GpuContext::new(device, queue, "a 4 KiB-binding device").unwrap();
+    // gpt-nano's largest tensor: in_proj_weight (3·32, 32) = 3 072 floats = 12 KiB.
+    let cfg = ModelConfig::preset("gpt-nano", tokenizer().vocab_size()).unwrap();
+    let model = Model::init(cfg, tokenizer(), 1);
+    match GpuModel::upload(&ctx, &model) {
+        Err(Error::Gpu(m)) => {
+            assert!(m.contains("in_proj_weight") && m.contains("4096"), "{m}")
+        }
+        Ok(_) => panic!("a 12 KiB tensor must not fit a 4 KiB binding"),
+        Err(e) => panic!("expected Error::Gpu, got {e}"),
+    }
+    // A model that fits runs on the same device.
+    let mut small = base(Arch::DecoderOnly);
+    small.d_model = 8;
+    small.d_ff = 8;
+    small.max_len = 8;
+    let model = Model::init(small, tokenizer(), 1);
+    let batch = Batch::single(&[1, 4, 5]).unwrap();
+    compare(&ctx, &model, &batch, &traced()).unwrap();
+}

@@ -108,10 +108,37 @@ pub struct GpuWeights {
     head: GpuHead,
 }
 
+/// Refuse, before anything is allocated, a model that this device cannot run: a parameter,
+/// or an activation of one full-length (`max_len`) sequence, larger than the largest
+/// buffer the device binds. The error names the tensor and the limit.
+pub fn check_fits(ctx: &GpuContext, model: &Model) -> Result<()> {
+    let mut largest = (String::new(), 0usize);
+    model.visit_params(&mut |name, t, _| {
+        if t.numel() > largest.1 {
+            largest = (name.to_string(), t.numel());
+        }
+    });
+    ctx.check_buffer_size(&format!("parameter {}", largest.0), largest.1)?;
+    let cfg = &model.config;
+    let (t, c) = (cfg.max_len, cfg.d_model);
+    for (what, n) in [
+        (
+            "the attention scores of a max_len sequence",
+            cfg.n_heads * t * t,
+        ),
+        ("the logits of a max_len sequence", t * cfg.vocab_size),
+        ("the Q|K|V projections of a max_len sequence", t * 3 * c),
+        ("the FFN hidden layer of a max_len sequence", t * cfg.d_ff),
+    ] {
+        ctx.check_buffer_size(what, n)?;
+    }
+    Ok(())
+}
+
 impl GpuWeights {
-    /// Upload every parameter of `model`, refusing (with the tensor's name) any that this
-    /// device cannot bind.
+    /// Upload every parameter of `model` after [`check_fits`].
     pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuWeights> {
+        check_fits(ctx, model)?;
         let cfg = &model.config;
         let c = cfg.d_model;
         let t = |name: &str, x: &Tensor| ctx.upload(name, &x.data);
