@@ -26,7 +26,7 @@
 //
 // −∞: WGSL has no infinity literal, and the WGSL spec lets implementations assume floats
 // are finite (comparisons with ∞ may be compiled away). A masked score is therefore the
-// sentinel MASKED = −3.4028235e38, the most negative finite f32, which no real score can
+// sentinel MASKED = −f32::MAX ≈ −3.4028235e38, the most negative finite f32, which no real score can
 // reach. softmax.wgsl tests for it exactly and never feeds it to exp(); the host turns it
 // back into −∞ when it reads scores for the trace.
 //
@@ -57,7 +57,9 @@ override SCORE: u32 = 0u;
 override HAS_REL: bool = false;
 override HAS_ALIBI: bool = false;
 
-const MASKED: f32 = -3.4028235e38;
+// Written out exactly: Chrome's WGSL compiler rejects the rounded -3.4028235e38 as
+// beyond the f32 range.
+const MASKED: f32 = -3.40282346638528859811704183484516925440e+38;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;

@@ -11,7 +11,7 @@
 //   2 probs   (R, S) f32, written
 //
 // −∞ handling: WGSL has no infinity, so a masked score is the sentinel
-// MASKED = −3.4028235e38 (the most negative finite f32) written by attention_scores.wgsl.
+// MASKED = −f32::MAX (the most negative finite f32) written by attention_scores.wgsl.
 // This kernel compares against it exactly: masked entries are skipped in the max and the
 // sum and get probability 0, and exp() only ever sees s − m ≤ 0 of real scores, so it
 // cannot overflow. A row with no unmasked key keeps m = MASKED and its sum 0; it is
@@ -29,7 +29,9 @@ struct Params {
 }
 
 const WG: u32 = 64u;
-const MASKED: f32 = -3.4028235e38;
+// Written out exactly: Chrome's WGSL compiler rejects the rounded -3.4028235e38 as
+// beyond the f32 range.
+const MASKED: f32 = -3.40282346638528859811704183484516925440e+38;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> scores: array<f32>;
