@@ -26,9 +26,9 @@
 //
 // −∞: WGSL has no infinity literal, and the WGSL spec lets implementations assume floats
 // are finite (comparisons with ∞ may be compiled away). A masked score is therefore the
-// sentinel MASKED = −f32::MAX ≈ −3.4028235e38, the most negative finite f32, which no real score can
-// reach. softmax.wgsl tests for it exactly and never feeds it to exp(); the host turns it
-// back into −∞ when it reads scores for the trace.
+// sentinel MASKED = −f32::MAX ≈ −3.4028235e38, the most negative finite f32, which no
+// real score can reach. softmax.wgsl tests for it exactly and never feeds it to exp();
+// the host turns it back into −∞ when it reads scores for the trace.
 //
 // Dispatch: 64 threads per workgroup, one thread per (b, h, t, j) element of the output,
 // 2-D grid: e = gid.x + gid.y · (64 · num_workgroups.x). Each thread walks the D
