@@ -290,15 +290,14 @@ pub struct GpuModel {
     weights: Arc<GpuWeights>,
 }
 
-/// What to read back after the pass, in the order the trace lists it.
-enum Planned {
-    Attention {
-        site: AttnSite,
-        layer: usize,
-        shape: [usize; 4],
-        scores: ReadSlot,
-        probs: ReadSlot,
-    },
+/// Where one attention sublayer's scores and probabilities land in the readback.
+struct PlannedAttention {
+    site: AttnSite,
+    layer: usize,
+    /// (B, H, T, S)
+    shape: [usize; 4],
+    scores: ReadSlot,
+    probs: ReadSlot,
 }
 
 /// The recording of one forward pass.
@@ -306,7 +305,7 @@ struct Pass<'a> {
     w: &'a GpuWeights,
     opts: &'a ForwardOptions,
     rec: Recorder,
-    attention: Vec<Planned>,
+    attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
 }
 
@@ -431,7 +430,8 @@ impl GpuModel {
                 let src_buf = ctx.upload_u32("source tokens", src)?; // (B, S)
                 let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
                 let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
-                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, false, None)?; // (B·S, C)
+                // The encoder output (B·S, C): the memory of every cross-attention.
+                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, false, None)?;
                 let causal = model.is_causal(AttnSite::DecoderSelf, opts);
                 let mem = Memory {
                     x: &memory,
@@ -462,8 +462,8 @@ impl GpuModel {
             }
             GpuHead::Classifier { weight, bias } => {
                 let n = cfg.num_classes;
+                // Position 0 of each sequence: rows of x with stride T·C.
                 let logits = ctx.zeros("class logits", b * n)?; // (B, N)
-                                                                // Row 0 of each sequence: rows of x with stride T·C.
                 pass.rec.matmul(&MatmulArgs {
                     a: Rows {
                         buf: &x,
@@ -503,7 +503,7 @@ enum HeadOut {
 /// Where each part of the trace lands in the readback.
 struct TracePlan {
     head: HeadOut,
-    attention: Vec<Planned>,
+    attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
 }
 
@@ -520,27 +520,19 @@ impl TracePlan {
         let attention = self
             .attention
             .into_iter()
-            .map(|p| match p {
-                Planned::Attention {
-                    site,
-                    layer,
-                    shape,
+            .map(|p| {
+                let mut scores = tensor(p.scores, &p.shape);
+                // The shaders' stand-in for −∞ (see attention_scores.wgsl) back to −∞.
+                for v in scores.data.iter_mut() {
+                    if *v == MASKED {
+                        *v = f32::NEG_INFINITY;
+                    }
+                }
+                AttnTrace {
+                    site: p.site,
+                    layer: p.layer,
                     scores,
-                    probs,
-                } => {
-                    let mut s = tensor(scores, &shape);
-                    // The shaders' stand-in for −∞ (see attention_scores.wgsl) back to −∞.
-                    for v in s.data.iter_mut() {
-                        if *v == MASKED {
-                            *v = f32::NEG_INFINITY;
-                        }
-                    }
-                    AttnTrace {
-                        site,
-                        layer,
-                        scores: s,
-                        probs: tensor(probs, &shape),
-                    }
+                    probs: tensor(p.probs, &p.shape),
                 }
             })
             .collect();
@@ -943,7 +935,7 @@ impl Pass<'_> {
             let shape = [dims.batch, dims.n_heads, dims.t_len, dims.s_len];
             let s_slot = self.rec.read(scores, 0, rows * dims.s_len)?;
             let p_slot = self.rec.read(probs, 0, rows * dims.s_len)?;
-            self.attention.push(Planned::Attention {
+            self.attention.push(PlannedAttention {
                 site,
                 layer,
                 shape,
