@@ -44,7 +44,7 @@ export class TpBackendBadge extends LitElement {
     if (!i) return html`<div class="badge" role="status">starting the engine…</div>`;
     return html`<div class="badge" role="status" data-backend=${i.backend}>
       <span class="name ${i.backend}">${i.backend === 'webgpu' ? 'WebGPU' : 'CPU'}</span>
-      <span class="reason">${i.reason}${i.adapter ? ` (${i.adapter})` : ''}.</span>
+      <span class="reason">${i.reason}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}.</span>
       ${i.detail ? html`<details class="small"><summary>why</summary><span class="muted">${i.detail}</span></details>` : nothing}
       ${i.parity !== null
         ? html`<span class="muted" data-parity=${i.parity}>largest GPU−CPU logit difference on this device: <b class="mono">${fmt(i.parity)}</b></span>`

@@ -464,6 +464,10 @@ export class TransformerPlayground extends LitElement {
       if (next.model !== prev.model) {
         this.genRun++;
         this.playing = false;
+        // Nothing of the old model stays on screen while the new one loads.
+        this.fwdVersion++;
+        this.lastForward = null;
+        this.previous = null;
         await this.loadModel(next.model, true);
       }
       this.clampSelection();
