@@ -93,7 +93,10 @@ try {
   const nav = [];
   for (let i = 0; i < RUNS; i++) {
     const { page } = await open(browser.context, server.url, 'play=0');
-    const r = await page.evaluate(() => ({ el: document.querySelector('transformer-playground').readyMs, nav: performance.now() }));
+    const r = await page.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      return { el: el.readyMs, nav: el.readyAt };
+    });
     ready.push(r.el);
     nav.push(r.nav);
     await page.close();

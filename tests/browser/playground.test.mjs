@@ -263,6 +263,32 @@ describe('without WebGPU (the CPU fallback)', () => {
     await page.close();
   });
 
+  test('two_embedded_widgets_run_side_by_side_in_a_blog_post', async () => {
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${server.url}embed.html`);
+    await page.waitForFunction(() => [...document.querySelectorAll('transformer-playground')].every((el) => el.ready && el.lastForward));
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('transformer-playground')].map((el) => el.ready)));
+    const unmasked = await page.evaluate(() => {
+      const el = document.getElementById('unmasked');
+      const a = el.lastForward.attention.find((x) => x.site === 'decoder_self' || x.site === 'encoder_self');
+      const [, , T, S] = a.probs.shape;
+      let upper = 0;
+      for (let i = 0; i < T; i++) for (let j = i + 1; j < S; j++) upper = Math.max(upper, a.probs.data[i * S + j]);
+      return { upper, causal: el.st.causal, hash: location.hash, parts: [...el.shadowRoot.querySelectorAll('.layout > *')].map((n) => n.tagName.toLowerCase()) };
+    });
+    assert.equal(unmasked.causal, false);
+    assert.ok(unmasked.upper > 0.001, 'the preset switched the causal mask off');
+    assert.equal(unmasked.hash, '', 'embedded widgets leave the page URL alone');
+    assert.deepEqual(unmasked.parts, ['tp-attention']);
+    await page.waitForFunction(() => document.getElementById('generating').generated.length >= 3);
+    await shot(page, 'embedded');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('the_page_fits_a_phone_screen', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0', { viewport: { width: 390, height: 844 } });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

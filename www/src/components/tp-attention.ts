@@ -142,6 +142,19 @@ export class TpAttention extends LitElement {
       .lab.row {
         justify-content: flex-end;
         padding-right: 4px;
+        max-width: 90px;
+      }
+      .lab.col {
+        width: 22px;
+        max-height: 72px;
+        align-items: flex-end;
+      }
+      .lab.col.long {
+        writing-mode: vertical-rl;
+        transform: rotate(180deg);
+        justify-content: flex-start;
+        align-items: center;
+        padding-top: 2px;
       }
       .lab.hot {
         color: var(--tp-fg);
@@ -181,6 +194,9 @@ export class TpAttention extends LitElement {
         .cell {
           width: 16px;
           height: 16px;
+        }
+        .lab.col {
+          width: 16px;
         }
       }
     `,
@@ -281,7 +297,7 @@ export class TpAttention extends LitElement {
     const cells = [];
     // Header row: an empty corner, then the key tokens.
     cells.push(html`<div class="lab" aria-hidden="true"></div>`);
-    for (let j = 0; j < S; j++) cells.push(html`<div class="lab ${j === fj ? 'hot' : ''}" aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
+    for (let j = 0; j < S; j++) cells.push(html`<div class="lab col ${k(j).length > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
     for (let i = 0; i < T; i++) {
       cells.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
       for (let j = 0; j < S; j++) {

@@ -5,6 +5,8 @@
 //   preset="causal=0&text=…"  settings in the URL-hash format, applied before the hash
 //   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
+//   views="attention,output"  show only these parts (controls, backend, input, generation,
+//                             architecture, attention, output, hidden); default: all
 
 import { LitElement, html, css, nothing } from 'lit';
 import { EngineClient } from '../engine/client';
@@ -65,6 +67,7 @@ export class TransformerPlayground extends LitElement {
     preset: { type: String },
     models: { type: String },
     noHash: { type: Boolean, attribute: 'no-hash' },
+    views: { type: String },
     st: { state: true },
     manifest: { state: true },
     info: { state: true },
@@ -86,6 +89,7 @@ export class TransformerPlayground extends LitElement {
   preset = '';
   models = '';
   noHash = false;
+  views = '';
 
   st: PlaygroundState = { ...DEFAULTS };
   manifest: ManifestEntry[] = [];
@@ -110,6 +114,8 @@ export class TransformerPlayground extends LitElement {
   private beforeLabel = '';
   /** Milliseconds from connection to the first drawn forward pass. */
   readyMs: number | null = null;
+  /** performance.now() when the first forward pass was drawn (from navigation start). */
+  readyAt: number | null = null;
 
   private client: EngineClient | null = null;
   private defaults: PlaygroundState = { ...DEFAULTS };
@@ -135,6 +141,9 @@ export class TransformerPlayground extends LitElement {
       }
       .wide {
         grid-column: 1 / -1;
+      }
+      .layout.single {
+        grid-template-columns: minmax(0, 1fr);
       }
       @media (max-width: 900px) {
         .layout {
@@ -215,7 +224,9 @@ export class TransformerPlayground extends LitElement {
     this.backendInfo = await this.client.call('setBackend', { backend: this.st.backend });
     await this.retokenize();
     await this.refresh();
-    this.readyMs = performance.now() - t0;
+    await this.updateComplete;
+    this.readyAt = performance.now();
+    this.readyMs = this.readyAt - t0;
     this.resolveReady();
     this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: this.readyMs } }));
     this.writeHash();
@@ -544,6 +555,12 @@ export class TransformerPlayground extends LitElement {
     return ids.map((id) => v[id] ?? `?${id}`);
   }
 
+  /** Is this part of the playground shown (the `views` attribute)? */
+  private shows(part: string): boolean {
+    if (!this.views.trim()) return true;
+    return this.views.split(',').some((v) => v.trim() === part);
+  }
+
   render() {
     if (this.error && !this.info) return html`<div class="error" role="alert">The playground could not start: ${this.error}</div>`;
     const info = this.info;
@@ -556,7 +573,8 @@ export class TransformerPlayground extends LitElement {
     const trace = f?.attention.find((a) => a.site === site && a.layer === this.st.layer) ?? null;
     const inputLabel = info?.arch === 'encoder_decoder' ? 'Source sentence' : info?.arch === 'encoder_only' ? 'Input' : 'Prompt';
     const promptTokens = info?.arch === 'encoder_decoder' ? this.tokensOf([info.bos]) : this.tokensOf(info ? [info.bos, ...(this.tokenized[0]?.ids ?? [])] : []);
-    return html`<div class="layout">
+    const single = this.views.trim() !== '' && this.views.split(',').filter((v) => v.trim()).length === 1;
+    return html`<div class="layout ${single ? 'single' : ''}">
       ${this.notes.length
         ? html`<div class="notes wide" role="status" data-notes>
             <button @click=${() => (this.notes = [])} aria-label="dismiss the notes">×</button>
@@ -567,16 +585,16 @@ export class TransformerPlayground extends LitElement {
           </div>`
         : nothing}
       ${this.error ? html`<div class="error wide" role="alert">${this.error}</div>` : nothing}
-      <tp-controls
+      ${this.shows('controls') ? html`<tp-controls
         class="wide"
         .manifest=${this.manifest}
         .state=${this.st}
         .info=${info}
         .causalDefault=${info?.arch !== 'encoder_only'}
         @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => this.patch(e.detail)}
-      ></tp-controls>
-      <tp-backend-badge class="wide" .info=${this.backendInfo}></tp-backend-badge>
-      <tp-input
+      ></tp-controls>` : nothing}
+      ${this.shows('backend') ? html`<tp-backend-badge class="wide" .info=${this.backendInfo}></tp-backend-badge>` : nothing}
+      ${this.shows('input') ? html`<tp-input
         .text=${this.st.text}
         .batch=${this.st.batch}
         .label=${inputLabel}
@@ -585,8 +603,8 @@ export class TransformerPlayground extends LitElement {
         .padded=${this.inputRows()}
         @tp-text=${(e: CustomEvent<string>) => this.onText(e.detail)}
         @tp-batch=${(e: CustomEvent<string[]>) => this.patch({ batch: e.detail })}
-      ></tp-input>
-      ${this.canGenerate()
+      ></tp-input>` : nothing}
+      ${this.canGenerate() && this.shows('generation')
         ? html`<tp-generation
             .info=${info}
             .prompt=${promptTokens}
@@ -608,7 +626,8 @@ export class TransformerPlayground extends LitElement {
               this.writeHash();
             }}
           ></tp-generation>`
-        : html`<tp-output
+        : !this.canGenerate() && this.shows('output')
+        ? html`<tp-output
             .info=${info}
             .modelProbs=${f?.model_probs ?? null}
             .sampleProbs=${f?.next_probs ?? null}
@@ -616,8 +635,9 @@ export class TransformerPlayground extends LitElement {
             .predicted=${f?.predicted ?? []}
             .inputTokens=${this.tokensOf(rowIds)}
             .sampling=${this.sampling()}
-          ></tp-output>`}
-      <tp-architecture
+          ></tp-output>`
+        : nothing}
+      ${this.shows('architecture') ? html`<tp-architecture
         .info=${info}
         .site=${site}
         .layer=${this.st.layer}
@@ -630,8 +650,8 @@ export class TransformerPlayground extends LitElement {
         .causalOn=${this.switches().causal}
         .paddingOn=${this.st.pad}
         @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
-      ></tp-architecture>
-      <tp-attention
+      ></tp-architecture>` : nothing}
+      ${this.shows('attention') ? html`<tp-attention
         .attention=${f?.attention ?? []}
         .site=${site}
         .layer=${this.st.layer}
@@ -645,8 +665,8 @@ export class TransformerPlayground extends LitElement {
         @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
         @tp-ablate=${(e: CustomEvent<HeadRef>) => this.patch({ ablate: toggleAblation(this.st, e.detail) })}
         @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => (this.cell = e.detail)}
-      ></tp-attention>
-      ${this.canGenerate()
+      ></tp-attention>` : nothing}
+      ${this.canGenerate() && this.shows('output')
         ? html`<tp-output
             .info=${info}
             .modelProbs=${f?.model_probs ?? null}
@@ -655,13 +675,13 @@ export class TransformerPlayground extends LitElement {
             @tp-sampling=${(e: CustomEvent<Partial<Sampling>>) => this.samplingPatch(e.detail)}
           ></tp-output>`
         : nothing}
-      <tp-hidden
+      ${this.shows('hidden') ? html`<tp-hidden
         .states=${f?.hidden ?? []}
         .info=${info}
         .tokens=${this.tokensOf(rowIds)}
         .srcTokens=${this.tokensOf(srcIds)}
         .selectedLayer=${this.st.layer}
-      ></tp-hidden>
+      ></tp-hidden>` : nothing}
     </div>`;
   }
 }
