@@ -115,6 +115,50 @@ describe('without WebGPU (the CPU fallback)', () => {
     await page.close();
   });
 
+  test('a_padded_batch_gives_pad_keys_zero_weight_until_the_padding_mask_is_off', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&causal=0');
+    const text = (await state(page)).st.text;
+    await page.getByLabel('batch of unequal lengths (padding)').check();
+    await page.locator('tp-input textarea#batch').fill(text.slice(0, 2));
+    await page.waitForFunction(() => document.querySelector('transformer-playground').lastForward?.tokens.length === 2);
+    const info = (await state(page)).info;
+    const site = info.arch === 'encoder_only' ? 'encoder_self' : 'decoder_self';
+    const pads = async () =>
+      page.evaluate(
+        ({ site, pad }) => {
+          const f = document.querySelector('transformer-playground').lastForward;
+          const a = f.attention.find((x) => x.site === site && x.layer === 0);
+          const [, H, T, S] = a.probs.shape;
+          const row = f.tokens[1];
+          let padWeight = 0;
+          for (let h = 0; h < H; h++)
+            for (let i = 0; i < T; i++)
+              for (let j = 0; j < S; j++) if (row[j] === pad) padWeight = Math.max(padWeight, a.probs.data[((1 * H + h) * T + i) * S + j]);
+          return { padWeight, nPads: row.filter((t) => t === pad).length, T };
+        },
+        { site, pad: info.pad },
+      );
+    const on = await pads();
+    assert.ok(on.nPads >= 1, 'the short sequence was padded');
+    assert.equal(on.padWeight, 0, 'with the padding mask, no query attends to a pad');
+    await page.getByRole('button', { name: 'sequence 2' }).click();
+    // The second sequence's map hatches every pad column (causal mask off here).
+    await page.waitForFunction(
+      (n) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelectorAll('.cell.masked').length === n,
+      on.T * on.nPads,
+    );
+    const chips = await page.locator('tp-input ul[data-row="1"] .chip.pad').count();
+    assert.equal(chips, on.nPads, 'the pads are drawn as chips');
+    await shot(page, 'padding-batch');
+    await page.getByLabel('padding mask').uncheck();
+    await page.waitForFunction(() => document.querySelector('transformer-playground').st.pad === false);
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelectorAll('.cell.masked').length === 0);
+    const off = await pads();
+    assert.ok(off.padWeight > 0.001, `without the padding mask the pads take weight (${off.padWeight})`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('switching_position_encoding_loads_the_model_trained_with_it', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0');
     const s0 = await state(page);

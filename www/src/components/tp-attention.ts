@@ -407,6 +407,14 @@ export class TpAttention extends LitElement {
             )}
           </div>`
         : nothing}
+      ${cur && cur.probs.shape[0] > 1
+        ? html`<div class="sites" role="group" aria-label="sequence of the batch">
+            ${Array.from(
+              { length: cur.probs.shape[0] },
+              (_, b) => html`<button aria-pressed=${b === this.row} @click=${() => emit(this, 'tp-row', b)}>sequence ${b + 1}</button>`,
+            )}
+          </div>`
+        : nothing}
       ${traces.length
         ? html`<div class="thumbs" style=${`grid-template-columns: auto repeat(${H}, auto)`} role="group" aria-label="heads by layer">
             ${traces.map(

@@ -83,6 +83,7 @@ export class TransformerPlayground extends LitElement {
     step: { state: true },
     stats: { state: true },
     cell: { state: true },
+    row: { state: true },
   };
 
   model = '';
@@ -109,6 +110,8 @@ export class TransformerPlayground extends LitElement {
   step: GenerateStep | null = null;
   stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
   cell = { i: 0, j: 0 };
+  /** Which sequence of the batch the views show. */
+  row = 0;
   /** The forward pass before the last switch changed, and what changed. */
   private previous: ForwardResult | null = null;
   private beforeLabel = '';
@@ -566,8 +569,9 @@ export class TransformerPlayground extends LitElement {
     const info = this.info;
     const f = this.lastForward;
     const site = this.st.site ?? 'decoder_self';
-    const rowIds = f?.tokens[0] ?? [];
-    const srcIds = f?.src_tokens[0] ?? [];
+    const row = Math.min(this.row, Math.max(0, (f?.tokens.length ?? 1) - 1));
+    const rowIds = f?.tokens[row] ?? [];
+    const srcIds = f?.src_tokens[row] ?? f?.src_tokens[0] ?? [];
     const queryTokens = this.tokensOf(site === 'encoder_self' && info?.arch === 'encoder_decoder' ? srcIds : rowIds);
     const keyTokens = this.tokensOf(site === 'decoder_self' || info?.arch !== 'encoder_decoder' ? rowIds : srcIds);
     const trace = f?.attention.find((a) => a.site === site && a.layer === this.st.layer) ?? null;
@@ -646,6 +650,7 @@ export class TransformerPlayground extends LitElement {
         .trace=${trace}
         .queryTokens=${queryTokens}
         .keyTokens=${keyTokens}
+        .row=${row}
         .scaleOn=${this.st.scale}
         .causalOn=${this.switches().causal}
         .paddingOn=${this.st.pad}
@@ -658,6 +663,7 @@ export class TransformerPlayground extends LitElement {
         .head=${this.st.head}
         .queryTokens=${queryTokens}
         .keyTokens=${keyTokens}
+        .row=${row}
         .ablate=${this.st.ablate}
         .scaleOn=${this.st.scale}
         .previous=${this.previous?.attention ?? []}
@@ -665,6 +671,7 @@ export class TransformerPlayground extends LitElement {
         @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}
         @tp-ablate=${(e: CustomEvent<HeadRef>) => this.patch({ ablate: toggleAblation(this.st, e.detail) })}
         @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => (this.cell = e.detail)}
+        @tp-row=${(e: CustomEvent<number>) => (this.row = e.detail)}
       ></tp-attention>` : nothing}
       ${this.canGenerate() && this.shows('output')
         ? html`<tp-output
@@ -680,6 +687,7 @@ export class TransformerPlayground extends LitElement {
         .info=${info}
         .tokens=${this.tokensOf(rowIds)}
         .srcTokens=${this.tokensOf(srcIds)}
+        .row=${row}
         .selectedLayer=${this.st.layer}
       ></tp-hidden>` : nothing}
     </div>`;
