@@ -268,8 +268,13 @@ export class TpArchitecture extends LitElement {
     const dk = this.info?.d_head ?? 0;
     const q = showToken(this.queryTokens[i] ?? `${i}`);
     const sum = probs.reduce((a, p) => a + p, 0);
-    const row = (xs: number[]) => xs.map((x) => fmt(x, 2)).join('  ');
-    const maskWhy = t.site === 'cross' ? 'padding of the source' : [this.causalOn ? 'causal: keys after the query' : '', this.paddingOn ? 'padding' : ''].filter(Boolean).join(' + ') || 'no mask switched on';
+    const row = (xs: number[]) => xs.slice(0, 24).map((x) => fmt(x, 2)).join('  ') + (xs.length > 24 ? `  … (${xs.length - 24} more)` : '');
+    // The causal switch acts on the main stack's self-attention only (docs/model.md).
+    const causalHere = t.site === 'decoder_self' || (t.site === 'encoder_self' && this.info?.arch === 'encoder_only');
+    const maskWhy =
+      [causalHere && this.causalOn ? 'causal: keys after the query' : '', this.paddingOn ? (t.site === 'cross' ? 'padding of the source' : 'padding') : '']
+        .filter(Boolean)
+        .join(' + ') || 'no mask switched on';
     return html`<p class="small">
         Steps of head ${h + 1} for the query <span class="mono">“${q}”</span> (position ${i}); numbers come from the running model.
       </p>

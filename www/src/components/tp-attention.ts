@@ -8,6 +8,9 @@ import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import { diverging, fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
 
+/** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
+const BIG_MAP = 48 * 48;
+
 export const SITE_NAMES: Record<AttnSite, string> = {
   encoder_self: 'encoder self-attention',
   decoder_self: 'decoder self-attention',
@@ -112,6 +115,14 @@ export class TpAttention extends LitElement {
         display: grid;
         gap: 1px;
         width: max-content;
+      }
+      .r {
+        display: contents;
+      }
+      canvas.big {
+        display: block;
+        image-rendering: pixelated;
+        cursor: crosshair;
       }
       .cell {
         width: 22px;
@@ -221,8 +232,9 @@ export class TpAttention extends LitElement {
   }
 
   protected updated(): void {
+    this.drawBig();
     // Small multiples are drawn on canvases: cheap for many heads.
-    const canvases = this.renderRoot.querySelectorAll<HTMLCanvasElement>('canvas[data-layer]');
+    const canvases = this.renderRoot.querySelectorAll<HTMLCanvasElement>('canvas.t');
     for (const c of canvases) {
       const t = this.traces().find((a) => a.layer === Number(c.dataset.layer));
       if (!t) continue;
@@ -287,6 +299,34 @@ export class TpAttention extends LitElement {
     }
   }
 
+  /** The large map on a canvas: one pixel block per cell, the focused one outlined. */
+  private drawBig() {
+    const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas.big');
+    const t = this.current();
+    if (!c || !t) return;
+    const [B, H, T, S] = t.probs.shape;
+    const b = Math.min(this.row, B - 1);
+    const h = Math.min(this.head, H - 1);
+    const cell = Math.max(3, Math.min(10, Math.floor(720 / Math.max(T, S))));
+    c.width = S * cell;
+    c.height = T * cell;
+    c.style.width = `${S * cell}px`;
+    c.style.height = `${T * cell}px`;
+    const ctx = c.getContext('2d');
+    if (!ctx) return;
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < S; j++) {
+        const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
+        ctx.fillStyle = masked ? '#c5cad1' : viridis(at(t.probs, b, h, i, j));
+        ctx.fillRect(j * cell, i * cell, cell, cell);
+      }
+    }
+    const [fi, fj] = this.focusCell;
+    ctx.strokeStyle = '#e4007c';
+    ctx.lineWidth = 2;
+    ctx.strokeRect(Math.min(fj, S - 1) * cell + 1, Math.min(fi, T - 1) * cell + 1, cell - 2, cell - 2);
+  }
+
   private heatmap(t: AttnTrace) {
     const [B, H, T, S] = t.probs.shape;
     const b = Math.min(this.row, B - 1);
@@ -298,14 +338,16 @@ export class TpAttention extends LitElement {
     // Header row: an empty corner, then the key tokens.
     cells.push(html`<div class="lab" aria-hidden="true"></div>`);
     for (let j = 0; j < S; j++) cells.push(html`<div class="lab col ${k(j).length > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
-    for (let i = 0; i < T; i++) {
-      cells.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
+    const big = T * S > BIG_MAP;
+    for (let i = 0; i < T && !big; i++) {
+      const row = [];
+      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
       for (let j = 0; j < S; j++) {
         const p = at(t.probs, b, h, i, j);
         const s = at(t.scores, b, h, i, j);
         const masked = s === Number.NEGATIVE_INFINITY;
         const label = `query ${i} “${q(i)}” to key ${j} “${k(j)}”: ${masked ? 'masked' : `score ${fmt(s)}, probability ${fmt(p)}`}`;
-        cells.push(html`<div
+        row.push(html`<div
           class="cell ${masked ? 'masked' : ''}"
           role="gridcell"
           tabindex=${i === fi && j === fj ? 0 : -1}
@@ -323,6 +365,7 @@ export class TpAttention extends LitElement {
           @keydown=${(e: KeyboardEvent) => this.move(e, T, S)}
         ></div>`);
       }
+      cells.push(html`<div role="row" class="r">${row}</div>`);
     }
     const fs = at(t.scores, b, h, fi, fj);
     const fp = at(t.probs, b, h, fi, fj);
@@ -331,8 +374,24 @@ export class TpAttention extends LitElement {
       t.site === 'cross'
         ? 'q from the decoder, k and v from the encoder'
         : 'q and k from the same sequence';
-    return html`<div class="map-wrap">
-        <div
+    const map = big
+      ? html`<canvas
+          class="big"
+          tabindex="0"
+          role="img"
+          data-site=${t.site}
+          data-layer=${t.layer}
+          data-head=${h}
+          aria-label=${`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: ${T} queries by ${S} keys; arrow keys move the highlighted cell, its values are read out below`}
+          @mousemove=${(e: MouseEvent) => {
+            const r = (e.target as HTMLCanvasElement).getBoundingClientRect();
+            const j = Math.floor(((e.clientX - r.left) / r.width) * S);
+            const i = Math.floor(((e.clientY - r.top) / r.height) * T);
+            if (i >= 0 && i < T && j >= 0 && j < S && (i !== fi || j !== fj)) this.setFocus(i, j, false);
+          }}
+          @keydown=${(e: KeyboardEvent) => this.move(e, T, S)}
+        ></canvas>`
+      : html`<div
           class="grid"
           role="grid"
           aria-label=${`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`}
@@ -342,8 +401,8 @@ export class TpAttention extends LitElement {
           style=${`grid-template-columns: auto repeat(${S}, auto)`}
         >
           ${cells}
-        </div>
-      </div>
+        </div>`;
+    return html`<div class="map-wrap">${map}</div>
       <div class="readout" aria-live="polite">
         <span class="mono">“${q(fi)}”</span> (query ${fi}) → <span class="mono">“${k(fj)}”</span> (key ${fj}):
         ${masked
@@ -430,7 +489,7 @@ export class TpAttention extends LitElement {
                       aria-label=${`show layer ${t.layer + 1} head ${h + 1}`}
                       @click=${() => emit(this, 'tp-select', { site: t.site, layer: t.layer, head: h })}
                     >
-                      <canvas data-layer=${t.layer} data-head=${h} aria-hidden="true"></canvas>
+                      <canvas class="t" data-layer=${t.layer} data-head=${h} aria-hidden="true"></canvas>
                     </button>
                     <button
                       class="abl"
