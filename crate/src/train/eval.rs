@@ -115,7 +115,8 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
         }
         Metric::Grammatical => {
             let len = task.max_tokens().min(model.config.max_len);
-            let texts = sample_texts(model, &[], n, len, seed)?;
+            let stop = model.tokenizer.id(".");
+            let texts = sample_texts(model, &[], n, len, stop, seed)?;
             let mut good = 0;
             for t in &texts {
                 let first = first_sentence(t);
@@ -291,13 +292,14 @@ pub fn classify(model: &Model, examples: &[Example]) -> Result<Vec<u32>> {
 }
 
 /// Sample `n` continuations of `<bos>` + `prompt` at temperature 1 (draws from a ChaCha8
-/// generator seeded with `seed`), each `len` tokens long in all; returns the texts after
-/// `<bos>`, prompt included. Decoder-only models only.
+/// generator seeded with `seed`), `len` tokens long in all, or shorter once every row has
+/// produced `stop`; returns the texts after `<bos>`, prompt included. Decoder-only models.
 pub fn sample_texts(
     model: &Model,
     prompt: &[u32],
     n: usize,
     len: usize,
+    stop: Option<u32>,
     seed: u64,
 ) -> Result<Vec<String>> {
     if model.config.arch != Arch::DecoderOnly {
@@ -312,7 +314,9 @@ pub fn sample_texts(
     start.extend_from_slice(prompt);
     let mut rows = vec![start; n];
     let mut probs = vec![0.0f32; v]; // (V)
-    while rows.first().is_some_and(|r| r.len() < len) {
+    let stopped =
+        |rows: &[Vec<u32>]| stop.is_some_and(|s| rows.iter().all(|r| r[1..].contains(&s)));
+    while rows.first().is_some_and(|r| r.len() < len) && !stopped(&rows) {
         let batch = Batch::new(rows.clone())?;
         let trace = model.forward(&batch, &eval_opts())?;
         let t = batch.len;

@@ -13,3 +13,7 @@ pub mod trainer;
 
 pub use eval::{evaluate, EvalReport};
 pub use trainer::{TrainOptions, Trainer};
+pub mod run;
+
+pub use run::RunSpec;
+pub mod recipes;

@@ -8,11 +8,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde::de::DeserializeOwned;
 use serde_json::json;
-use tplay::config::{Arch, ModelConfig};
-use tplay::tasks::{build, TaskOptions, TASKS};
-use tplay::train::{evaluate, TrainOptions, Trainer};
+use tplay::train::{evaluate, RunSpec, Trainer};
 use tplay::{Error, Result};
 
 #[derive(clap::Args)]
@@ -92,135 +89,39 @@ pub struct Args {
     eval_every: u64,
 }
 
-/// Parse a config enum from its JSON name, naming the flag on failure.
-fn parse_enum<T: DeserializeOwned>(flag: &str, value: &str, known: &str) -> Result<T> {
-    serde_json::from_value(json!(value)).map_err(|_| {
-        Error::Input(format!(
-            "--{flag}: unknown value '{value}' (known: {known})"
-        ))
-    })
-}
-
-/// The preset, with the task's needs and the flags' overrides applied.
-fn model_config(
-    args: &Args,
-    vocab: usize,
-    arch: Arch,
-    classes: usize,
-    task_len: usize,
-) -> Result<ModelConfig> {
-    let preset = args.preset.clone().unwrap_or_else(|| {
-        match arch {
-            Arch::DecoderOnly => "gpt-nano",
-            Arch::EncoderOnly => "encoder-nano",
-            Arch::EncoderDecoder => "seq2seq-nano",
+impl Args {
+    /// The run these flags describe.
+    fn spec(&self) -> RunSpec {
+        RunSpec {
+            task: self.task.clone(),
+            preset: self.preset.clone(),
+            seed: self.seed,
+            steps: self.steps,
+            batch: self.batch,
+            lr_factor: self.lr_factor,
+            warmup: self.warmup,
+            len: self.len,
+            pos_encoding: self.pos_encoding.clone(),
+            d_model: self.d_model,
+            heads: self.heads,
+            d_ff: self.d_ff,
+            layers: self.layers,
+            max_len: self.max_len,
+            norm: self.norm.clone(),
+            activation: self.activation.clone(),
+            score: self.score.clone(),
+            dropout: self.dropout,
+            label_smoothing: self.label_smoothing,
+            clip: self.clip,
         }
-        .to_string()
-    });
-    let mut cfg = ModelConfig::preset(&preset, vocab)?;
-    if cfg.arch != arch {
-        return Err(Error::Input(format!(
-            "--preset: task '{}' needs a {} model and preset '{preset}' is {}",
-            args.task,
-            arch_name(arch),
-            arch_name(cfg.arch)
-        )));
-    }
-    cfg.num_classes = classes;
-    if let Some(p) = &args.pos_encoding {
-        cfg.pos_encoding = parse_enum(
-            "pos-encoding",
-            p,
-            "none, sinusoidal, learned, relative, rope, alibi",
-        )?;
-    }
-    if let Some(n) = &args.norm {
-        cfg.norm = parse_enum("norm", n, "post_ln, pre_ln, batch_norm, none")?;
-    }
-    if let Some(a) = &args.activation {
-        cfg.activation = parse_enum("activation", a, "relu, gelu")?;
-    }
-    if let Some(s) = &args.score {
-        cfg.score = parse_enum("score", s, "scaled_dot, dot, additive")?;
-    }
-    if let Some(v) = args.d_model {
-        cfg.d_model = v;
-    }
-    if let Some(v) = args.heads {
-        cfg.n_heads = v;
-    }
-    if let Some(v) = args.d_ff {
-        cfg.d_ff = v;
-    }
-    if let Some(v) = args.layers {
-        match arch {
-            Arch::EncoderDecoder => {
-                cfg.n_encoder_layers = v;
-                cfg.n_decoder_layers = v;
-            }
-            _ => cfg.n_layers = v,
-        }
-    }
-    if let Some(v) = args.dropout {
-        cfg.dropout = v;
-    }
-    cfg.max_len = match args.max_len {
-        Some(v) => v,
-        None => cfg.max_len.max(task_len),
-    };
-    cfg.validate()?;
-    Ok(cfg)
-}
-
-fn arch_name(arch: Arch) -> &'static str {
-    match arch {
-        Arch::EncoderOnly => "encoder_only",
-        Arch::DecoderOnly => "decoder_only",
-        Arch::EncoderDecoder => "encoder_decoder",
     }
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if !TASKS.contains(&args.task.as_str()) {
-        return Err(Error::Input(format!(
-            "--task: unknown task '{}' (known: {})",
-            args.task,
-            TASKS.join(", ")
-        )));
-    }
-    if args.steps == 0 {
-        return Err(Error::Input("--steps: train for at least one step".into()));
-    }
-    if !(0.0..1.0).contains(&args.label_smoothing) {
-        return Err(Error::Input(format!(
-            "--label-smoothing: must be in [0, 1), got {}",
-            args.label_smoothing
-        )));
-    }
-    if !(args.lr_factor > 0.0 && args.lr_factor.is_finite()) {
-        return Err(Error::Input(format!(
-            "--lr-factor: must be positive, got {}",
-            args.lr_factor
-        )));
-    }
-    let task = build(&args.task, &TaskOptions { len: args.len })?;
-    let cfg = model_config(
-        &args,
-        task.tokenizer().vocab_size(),
-        task.arch(),
-        task.num_classes(),
-        task.max_tokens(),
-    )?;
-    let opts = TrainOptions {
-        steps: args.steps,
-        batch_size: args.batch,
-        lr_factor: args.lr_factor,
-        warmup: args.warmup.max(1),
-        seed: args.seed,
-        label_smoothing: args.label_smoothing,
-        clip: (args.clip > 0.0).then_some(args.clip),
-        ..TrainOptions::default()
-    };
+    let spec = args.spec();
+    let task = spec.task()?;
+    let cfg = spec.model_config(task.as_ref())?;
+    let opts = spec.train_options()?;
     let mut log = match &args.log {
         Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
             |e| Error::Input(format!("--log: cannot create {}: {e}", p.display())),

@@ -1,0 +1,211 @@
+//! Training speed and what training buys. A program that prints three tables
+//! (`cargo bench -p tplay --bench train`); nothing here asserts anything.
+//!
+//! 1. Training steps per second natively, for each shipped model's recipe.
+//! 2. Time to reach the shipped threshold: each task's recipe trained from scratch and
+//!    evaluated every few hundred steps until its held-out accuracy reaches the threshold.
+//! 3. Extrapolation: the shipped grammar models (one per position encoding, trained on
+//!    sequences of 64 characters) scored at 1×, 2× and 4× that length.
+//!
+//! Environment: `TPLAY_BENCH_TRAIN=speed` prints table 1 only; `=extrapolation` table 3
+//! only. Table 3 needs the checkpoints in `models/`.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tplay::tasks::grammar::GrammarTask;
+use tplay::tasks::Split;
+use tplay::train::eval::lm_stats_by_position;
+use tplay::train::recipes::{recipes, Recipe, GRAMMAR_TRAIN_LEN};
+use tplay::train::{evaluate, Trainer};
+
+fn trainer_for<'t>(r: &Recipe, task: &'t dyn tplay::tasks::Task) -> Trainer<'t> {
+    let cfg = r.run.model_config(task).expect("recipes are valid");
+    Trainer::new(task, cfg, r.run.train_options().expect("recipes are valid"))
+        .expect("recipes are valid")
+}
+
+fn speed() {
+    println!("## Training steps per second (native, one thread, release build)");
+    println!();
+    println!(
+        "| {:<32} | {:>9} | {:>5} | {:>11} | {:>10} |",
+        "model", "params", "batch", "steps / s", "tokens / s"
+    );
+    println!(
+        "|{:-<34}|{:-<11}|{:-<7}|{:-<13}|{:-<12}|",
+        "", "", "", "", ""
+    );
+    let mut seen = HashSet::new();
+    for r in recipes() {
+        // One row per distinct model shape: the grammar models differ only in positions.
+        let key = (r.run.task.clone(), r.run.pos_encoding.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let task = r.run.task().expect("recipes are valid");
+        let mut tr = trainer_for(&r, task.as_ref());
+        for _ in 0..3 {
+            tr.train_step().expect("a step runs");
+        }
+        let steps = 30;
+        let mut tokens = 0usize;
+        let start = Instant::now();
+        for _ in 0..steps {
+            let tb = tr.next_batch();
+            tokens += tb.b * (tb.t + tb.s);
+            tr.train_step().expect("a step runs");
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "| {:<32} | {:>9} | {:>5} | {:>11.1} | {:>10.0} |",
+            r.file.trim_end_matches(".safetensors"),
+            tr.model.param_count(),
+            r.run.batch,
+            steps as f64 / secs,
+            tokens as f64 / secs
+        );
+    }
+    println!();
+}
+
+fn time_to_threshold() {
+    println!("## Time to reach the shipped threshold (from scratch, the recipe's settings)");
+    println!();
+    println!(
+        "| {:<20} | {:<15} | {:>9} | {:>7} | {:>9} | {:>8} |",
+        "model", "metric", "threshold", "steps", "accuracy", "seconds"
+    );
+    println!(
+        "|{:-<22}|{:-<17}|{:-<11}|{:-<9}|{:-<11}|{:-<10}|",
+        "", "", "", "", "", ""
+    );
+    let mut seen = HashSet::new();
+    for r in recipes() {
+        // One grammar model stands for all six here (the first, the default).
+        if !seen.insert(r.run.task.clone()) {
+            continue;
+        }
+        let task = r.run.task().expect("recipes are valid");
+        let mut tr = trainer_for(&r, task.as_ref());
+        let every = if r.run.task == "grammar" { 500 } else { 250 };
+        let n = if r.run.task == "grammar" { 100 } else { 200 };
+        let start = Instant::now();
+        let mut train_secs = 0.0;
+        let mut reached = None;
+        let mut last = 0.0;
+        while tr.step < r.run.steps {
+            let t0 = Instant::now();
+            for _ in 0..every {
+                tr.train_step().expect("a step runs");
+            }
+            train_secs += t0.elapsed().as_secs_f64();
+            let report = evaluate(&tr.model, task.as_ref(), n, 7).expect("evaluation runs");
+            last = report.accuracy;
+            if report.accuracy >= r.threshold {
+                reached = Some(tr.step);
+                break;
+            }
+        }
+        let metric = task.metric().name();
+        match reached {
+            Some(step) => println!(
+                "| {:<20} | {:<15} | {:>9.2} | {:>7} | {:>9.3} | {:>8.1} |",
+                r.file.trim_end_matches(".safetensors"),
+                metric,
+                r.threshold,
+                step,
+                last,
+                train_secs
+            ),
+            None => println!(
+                "| {:<20} | {:<15} | {:>9.2} | {:>7} | {:>9.3} | {:>8} |",
+                r.file.trim_end_matches(".safetensors"),
+                metric,
+                r.threshold,
+                format!(">{}", r.run.steps),
+                last,
+                "not reached"
+            ),
+        }
+        let _ = start;
+    }
+    println!();
+    println!("(seconds count training steps only, not the evaluations in between)");
+    println!();
+}
+
+fn extrapolation() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let l = GRAMMAR_TRAIN_LEN;
+    println!(
+        "## Extrapolation: grammar models trained on {l} characters, scored on longer held-out text"
+    );
+    println!();
+    println!("Next-character accuracy / cross-entropy (nats) on the positions new at each length:");
+    println!(
+        "1× = positions 0..{l} of {l}-long sequences, 2× = positions {l}..{} of {}-long ones, \
+         4× = positions {}..{} of {}-long ones.",
+        2 * l,
+        2 * l,
+        2 * l,
+        4 * l,
+        4 * l
+    );
+    println!();
+    println!(
+        "| {:<11} | {:>14} | {:>14} | {:>14} |",
+        "positions", "1× acc / loss", "2× acc / loss", "4× acc / loss"
+    );
+    println!("|{:-<13}|{:-<16}|{:-<16}|{:-<16}|", "", "", "", "");
+    let task = GrammarTask::new(l).expect("a valid length");
+    for r in recipes().iter().filter(|r| r.run.task == "grammar") {
+        let path = dir.join(r.file);
+        let model = match tplay::checkpoint::load_file(&path) {
+            Ok(m) => m,
+            Err(e) => {
+                println!(
+                    "| {:<11} | (missing: {e}) |",
+                    r.run.pos_encoding.as_deref().unwrap_or("?")
+                );
+                continue;
+            }
+        };
+        let mut cells = vec![];
+        for mult in [1, 2, 4] {
+            let len = mult * l;
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let examples: Vec<_> = (0..48)
+                .map(|_| task.sequence(Split::HeldOut, &mut rng, len))
+                .collect();
+            let from = if mult == 1 { 0 } else { len / 2 };
+            let stats =
+                lm_stats_by_position(&model, &examples, &[(from, len)]).expect("evaluation runs");
+            cells.push(format!("{:.3} / {:.2}", stats[0].1, stats[0].0));
+        }
+        println!(
+            "| {:<11} | {:>14} | {:>14} | {:>14} |",
+            r.run.pos_encoding.as_deref().unwrap_or("?"),
+            cells[0],
+            cells[1],
+            cells[2]
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let which = std::env::var("TPLAY_BENCH_TRAIN").unwrap_or_default();
+    match which.as_str() {
+        "speed" => speed(),
+        "extrapolation" => extrapolation(),
+        _ => {
+            speed();
+            extrapolation();
+            time_to_threshold();
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! A training run described as data: the task, the preset and its overrides, the
+//! optimiser's settings. `tplay train` parses its flags into a [`RunSpec`]; the shipped
+//! models' recipes are `RunSpec`s too, and [`RunSpec::args`] writes back the exact flags,
+//! so a recipe, its command line and its checkpoint can never disagree.
+
+use serde::de::DeserializeOwned;
+
+use crate::config::{Arch, ModelConfig};
+use crate::error::{Error, Result};
+use crate::tasks::{build, Task, TaskOptions, TASKS};
+
+use super::trainer::TrainOptions;
+
+/// Every choice of a training run. `None` keeps the preset's (or the task's) value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    pub task: String,
+    /// By default the nano preset of the task's architecture.
+    pub preset: Option<String>,
+    pub seed: u64,
+    pub steps: u64,
+    pub batch: usize,
+    pub lr_factor: f32,
+    pub warmup: u64,
+    /// Task length (copy/reverse/sort: longest string; grammar: sequence length).
+    pub len: Option<usize>,
+    pub pos_encoding: Option<String>,
+    pub d_model: Option<usize>,
+    pub heads: Option<usize>,
+    pub d_ff: Option<usize>,
+    /// Layers (each stack of an encoder-decoder).
+    pub layers: Option<usize>,
+    pub max_len: Option<usize>,
+    pub norm: Option<String>,
+    pub activation: Option<String>,
+    pub score: Option<String>,
+    pub dropout: Option<f32>,
+    pub label_smoothing: f32,
+    /// Global-norm clipping threshold; 0 turns clipping off.
+    pub clip: f32,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            task: "copy".into(),
+            preset: None,
+            seed: 0,
+            steps: 2000,
+            batch: 32,
+            lr_factor: 1.0,
+            warmup: 200,
+            len: None,
+            pos_encoding: None,
+            d_model: None,
+            heads: None,
+            d_ff: None,
+            layers: None,
+            max_len: None,
+            norm: None,
+            activation: None,
+            score: None,
+            dropout: None,
+            label_smoothing: 0.0,
+            clip: 1.0,
+        }
+    }
+}
+
+/// Parse a config enum from its JSON name, naming the flag on failure.
+fn parse_enum<T: DeserializeOwned>(flag: &str, value: &str, known: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_string())).map_err(|_| {
+        Error::Input(format!(
+            "--{flag}: unknown value '{value}' (known: {known})"
+        ))
+    })
+}
+
+fn arch_name(arch: Arch) -> &'static str {
+    match arch {
+        Arch::EncoderOnly => "encoder_only",
+        Arch::DecoderOnly => "decoder_only",
+        Arch::EncoderDecoder => "encoder_decoder",
+    }
+}
+
+impl RunSpec {
+    /// The task this run trains on.
+    pub fn task(&self) -> Result<Box<dyn Task>> {
+        if !TASKS.contains(&self.task.as_str()) {
+            return Err(Error::Input(format!(
+                "--task: unknown task '{}' (known: {})",
+                self.task,
+                TASKS.join(", ")
+            )));
+        }
+        build(&self.task, &TaskOptions { len: self.len })
+    }
+
+    /// The model's config: the preset, fitted to the task (vocabulary, classes, a max_len
+    /// that holds its longest example), with the overrides applied and validated.
+    pub fn model_config(&self, task: &dyn Task) -> Result<ModelConfig> {
+        let arch = task.arch();
+        let preset = self.preset.clone().unwrap_or_else(|| {
+            match arch {
+                Arch::DecoderOnly => "gpt-nano",
+                Arch::EncoderOnly => "encoder-nano",
+                Arch::EncoderDecoder => "seq2seq-nano",
+            }
+            .to_string()
+        });
+        let mut cfg = ModelConfig::preset(&preset, task.tokenizer().vocab_size())?;
+        if cfg.arch != arch {
+            return Err(Error::Input(format!(
+                "--preset: task '{}' needs a {} model and preset '{preset}' is {}",
+                self.task,
+                arch_name(arch),
+                arch_name(cfg.arch)
+            )));
+        }
+        cfg.num_classes = task.num_classes();
+        if let Some(p) = &self.pos_encoding {
+            cfg.pos_encoding = parse_enum(
+                "pos-encoding",
+                p,
+                "none, sinusoidal, learned, relative, rope, alibi",
+            )?;
+        }
+        if let Some(n) = &self.norm {
+            cfg.norm = parse_enum("norm", n, "post_ln, pre_ln, batch_norm, none")?;
+        }
+        if let Some(a) = &self.activation {
+            cfg.activation = parse_enum("activation", a, "relu, gelu")?;
+        }
+        if let Some(s) = &self.score {
+            cfg.score = parse_enum("score", s, "scaled_dot, dot, additive")?;
+        }
+        if let Some(v) = self.d_model {
+            cfg.d_model = v;
+        }
+        if let Some(v) = self.heads {
+            cfg.n_heads = v;
+        }
+        if let Some(v) = self.d_ff {
+            cfg.d_ff = v;
+        }
+        if let Some(v) = self.layers {
+            match arch {
+                Arch::EncoderDecoder => {
+                    cfg.n_encoder_layers = v;
+                    cfg.n_decoder_layers = v;
+                }
+                _ => cfg.n_layers = v,
+            }
+        }
+        if let Some(v) = self.dropout {
+            cfg.dropout = v;
+        }
+        cfg.max_len = self.max_len.unwrap_or(cfg.max_len.max(task.max_tokens()));
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The trainer's options.
+    pub fn train_options(&self) -> Result<TrainOptions> {
+        if self.steps == 0 {
+            return Err(Error::Input("--steps: train for at least one step".into()));
+        }
+        if self.batch == 0 {
+            return Err(Error::Input(
+                "--batch: needs at least one example per step".into(),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.label_smoothing) {
+            return Err(Error::Input(format!(
+                "--label-smoothing: must be in [0, 1), got {}",
+                self.label_smoothing
+            )));
+        }
+        if !(self.lr_factor > 0.0 && self.lr_factor.is_finite()) {
+            return Err(Error::Input(format!(
+                "--lr-factor: must be positive, got {}",
+                self.lr_factor
+            )));
+        }
+        if !(self.clip >= 0.0 && self.clip.is_finite()) {
+            return Err(Error::Input(format!(
+                "--clip: must be 0 (off) or positive, got {}",
+                self.clip
+            )));
+        }
+        Ok(TrainOptions {
+            steps: self.steps,
+            batch_size: self.batch,
+            lr_factor: self.lr_factor,
+            warmup: self.warmup.max(1),
+            seed: self.seed,
+            label_smoothing: self.label_smoothing,
+            clip: (self.clip > 0.0).then_some(self.clip),
+            ..TrainOptions::default()
+        })
+    }
+
+    /// The `tplay train` flags that describe this run (those that differ from the
+    /// defaults), in a fixed order, without `--out`.
+    pub fn args(&self) -> Vec<String> {
+        let d = RunSpec::default();
+        let mut a: Vec<String> = vec!["--task".into(), self.task.clone()];
+        let mut push = |flag: &str, value: String| {
+            a.push(format!("--{flag}"));
+            a.push(value);
+        };
+        if let Some(p) = &self.preset {
+            push("preset", p.clone());
+        }
+        push("seed", self.seed.to_string());
+        push("steps", self.steps.to_string());
+        if self.batch != d.batch {
+            push("batch", self.batch.to_string());
+        }
+        if self.lr_factor != d.lr_factor {
+            push("lr-factor", self.lr_factor.to_string());
+        }
+        if self.warmup != d.warmup {
+            push("warmup", self.warmup.to_string());
+        }
+        let opt = |v: &Option<usize>| v.map(|x| x.to_string());
+        for (flag, value) in [
+            ("len", opt(&self.len)),
+            ("pos-encoding", self.pos_encoding.clone()),
+            ("d-model", opt(&self.d_model)),
+            ("heads", opt(&self.heads)),
+            ("d-ff", opt(&self.d_ff)),
+            ("layers", opt(&self.layers)),
+            ("max-len", opt(&self.max_len)),
+            ("norm", self.norm.clone()),
+            ("activation", self.activation.clone()),
+            ("score", self.score.clone()),
+            ("dropout", self.dropout.map(|x| x.to_string())),
+        ] {
+            if let Some(v) = value {
+                push(flag, v);
+            }
+        }
+        if self.label_smoothing != d.label_smoothing {
+            push("label-smoothing", self.label_smoothing.to_string());
+        }
+        if self.clip != d.clip {
+            push("clip", self.clip.to_string());
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PosEncoding;
+
+    #[test]
+    fn overrides_reach_the_config_and_the_task_sets_vocabulary_and_classes() {
+        let spec = RunSpec {
+            task: "sentiment".into(),
+            pos_encoding: Some("learned".into()),
+            layers: Some(1),
+            ..RunSpec::default()
+        };
+        let task = spec.task().unwrap();
+        let cfg = spec.model_config(task.as_ref()).unwrap();
+        assert_eq!(cfg.arch, Arch::EncoderOnly);
+        assert_eq!(cfg.num_classes, 2);
+        assert_eq!(cfg.n_layers, 1);
+        assert_eq!(cfg.pos_encoding, PosEncoding::Learned);
+        assert_eq!(cfg.vocab_size, task.tokenizer().vocab_size());
+    }
+
+    #[test]
+    fn bad_values_are_refused_naming_the_flag() {
+        let bad = RunSpec {
+            pos_encoding: Some("xpos".into()),
+            ..RunSpec::default()
+        };
+        let task = bad.task().unwrap();
+        let e = bad.model_config(task.as_ref()).unwrap_err().to_string();
+        assert!(e.contains("--pos-encoding") && e.contains("xpos"), "{e}");
+        let wrong_arch = RunSpec {
+            task: "translate".into(),
+            preset: Some("gpt-nano".into()),
+            ..RunSpec::default()
+        };
+        let task = wrong_arch.task().unwrap();
+        let e = wrong_arch
+            .model_config(task.as_ref())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--preset") && e.contains("encoder_decoder"),
+            "{e}"
+        );
+        let e = RunSpec {
+            task: "parity".into(),
+            ..RunSpec::default()
+        }
+        .task()
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("--task") && e.contains("parity"), "{e}");
+    }
+
+    #[test]
+    fn args_list_only_what_differs_from_the_defaults() {
+        let spec = RunSpec {
+            task: "grammar".into(),
+            seed: 3,
+            steps: 10,
+            len: Some(64),
+            pos_encoding: Some("rope".into()),
+            lr_factor: 0.5,
+            ..RunSpec::default()
+        };
+        assert_eq!(
+            spec.args().join(" "),
+            "--task grammar --seed 3 --steps 10 --lr-factor 0.5 --len 64 --pos-encoding rope"
+        );
+    }
+}
