@@ -238,4 +238,33 @@ fn recorded_forward_gives_the_same_logits_as_the_plain_forward() {
         let (recorded, _) = model.forward_recorded(&batch, &opts).unwrap();
         assert_eq!(plain.logits, recorded.logits, "{name}");
     }
+    // Train mode: dropout masks and BatchNorm batch statistics must be the same too.
+    let tok = tplay::Tokenizer::char_level("abcdefgh");
+    for preset in ["gpt-nano", "encoder-nano", "seq2seq-nano"] {
+        let mut cfg = tplay::ModelConfig::preset(preset, tok.vocab_size()).unwrap();
+        cfg.dropout = 0.2;
+        cfg.norm = tplay::config::Norm::BatchNorm;
+        let model = Model::init(cfg, tok.clone(), 4);
+        let mut batch =
+            tplay::model::forward::Batch::new(vec![vec![1, 5, 6, 7, 0], vec![1, 8, 9, 4, 5]])
+                .unwrap();
+        if preset == "seq2seq-nano" {
+            batch = batch
+                .with_source(vec![vec![6, 7, 0], vec![9, 10, 11]])
+                .unwrap();
+        }
+        let opts = ForwardOptions {
+            mode: Mode::Train { seed: 9 },
+            ..ForwardOptions::default()
+        };
+        let plain = model.forward(&batch, &opts).unwrap();
+        let (recorded, _) = model.forward_recorded(&batch, &opts).unwrap();
+        assert_eq!(plain.logits, recorded.logits, "{preset}");
+        assert_eq!(plain.running_stats, recorded.running_stats, "{preset}");
+        let eval = model.forward(&batch, &ForwardOptions::default()).unwrap();
+        assert_ne!(
+            plain.logits, eval.logits,
+            "{preset}: train mode must differ from eval"
+        );
+    }
 }

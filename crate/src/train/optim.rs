@@ -50,7 +50,7 @@ impl Adam {
     pub fn new(model: &Model, config: AdamConfig) -> Adam {
         let zeros: Vec<Vec<f32>> = trained_data(model)
             .into_iter()
-            .map(|d| vec![0.0; d.len()])
+            .map(|d| vec![0.0; d.len()]) // the shape of its tensor
             .collect();
         Adam {
             config,

@@ -76,7 +76,8 @@ pub fn attention_backward(
             let q_pos = spec.q_offset + i;
             let row = (h * t + i) * s;
             let dzi = &dz[i * c..(i + 1) * c][cols.clone()]; // (D)
-                                                             // forward: z_i = Σ_j p̃_ij · (v_j + rel_v[r]),  p̃ = p · dropout
+
+            // forward: z_i = Σ_j p̃_ij · (v_j + rel_v[r]),  p̃ = p · dropout
             for j in 0..s {
                 dp[j] = 0.0;
                 if scores[row + j] == f32::NEG_INFINITY {

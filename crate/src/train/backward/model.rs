@@ -441,12 +441,13 @@ fn sublayer_backward(
         _ => dout,
     };
     // forward: y = x + drop(f(·))  →  dx += dy (the residual path)
+    // (B, T, C)
     let mut dinp = if residual {
         dy_sum.clone()
     } else {
         vec![0.0f32; n]
-    }; // (B, T, C)
-       // forward: drop(f)  →  df = dy · mask
+    };
+    // forward: drop(f)  →  df = dy · mask
     let mut df = dy_sum; // (B, T, C)
     if let Some(mask) = &rec.out_dropout {
         for (d, m) in df.iter_mut().zip(mask) {
