@@ -72,6 +72,25 @@ function describeError(e: unknown): string {
   return String(e);
 }
 
+/** The few WebGPU fields the badge shows (the DOM typings have no WebGPU yet). */
+interface GpuLike {
+  requestAdapter(): Promise<{ info?: { vendor?: string; architecture?: string; description?: string }; isFallbackAdapter?: boolean } | null>;
+}
+
+/** "google swiftshader (a software fallback)": what the browser says about its adapter. */
+async function describeAdapter(gpu: GpuLike): Promise<string | null> {
+  try {
+    const a = await gpu.requestAdapter();
+    const info = a?.info;
+    if (!info) return null;
+    const name = [info.vendor, info.architecture, info.description].filter((x) => x && x.trim()).join(' ');
+    if (!name) return null;
+    return a.isFallbackAdapter || (a.info as { isFallbackAdapter?: boolean }).isFallbackAdapter ? `${name}, a software fallback` : name;
+  } catch {
+    return null;
+  }
+}
+
 async function setBackend(want: Api['setBackend']['req']['backend']): Promise<BackendInfo> {
   const eng = await ready();
   if (want === 'cpu') {
@@ -93,7 +112,8 @@ async function setBackend(want: Api['setBackend']['req']['backend']): Promise<Ba
   }
   let adapter: string;
   try {
-    adapter = await eng.use_gpu();
+    adapter = (await eng.use_gpu()).trim().replace(/^\((.*)\)$/, '$1');
+    adapter = (await describeAdapter(nav.gpu as GpuLike)) ?? adapter;
   } catch (e) {
     eng.use_cpu();
     backend = {
