@@ -29,6 +29,7 @@ export class TpGeneration extends LitElement {
     step: { attribute: false },
     strategy: { type: String },
     note: { type: String },
+    max: { type: Number },
     label: { type: String },
   };
 
@@ -43,6 +44,8 @@ export class TpGeneration extends LitElement {
   strategy = 'greedy';
   /** Why generation cannot run now, in the engine's words. */
   note = '';
+  /** Tokens to generate before stopping. */
+  max = 40;
   label = 'Generation';
 
   static styles = [
@@ -189,6 +192,19 @@ export class TpGeneration extends LitElement {
           />
           <span class="mono small">${this.speed} ms</span></label
         >
+        <label
+          >tokens
+          <input
+            type="number"
+            min="1"
+            max="200"
+            style="width:4.5em"
+            .value=${String(this.max)}
+            @change=${(e: Event) => {
+              const v = Math.round(Number((e.target as HTMLInputElement).value));
+              if (v >= 1 && v <= 200) emit(this, 'tp-max', v);
+            }}
+        /></label>
       </div>
       ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
       <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>

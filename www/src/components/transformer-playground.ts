@@ -620,6 +620,8 @@ export class TransformerPlayground extends LitElement {
             .step=${this.step}
             .strategy=${this.st.strategy}
             .note=${this.genNote}
+            .max=${this.st.max}
+            @tp-max=${(e: CustomEvent<number>) => this.patch({ max: e.detail })}
             .label=${info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
             @tp-play=${() => void this.onPlay()}
             @tp-pause=${() => (this.playing = false)}
