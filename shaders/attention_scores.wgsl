@@ -11,11 +11,15 @@
 // absolute position pos0 + t, key j at position j: a cached decoding step is this same
 // kernel with T = 1, pos0 = the cache length and S = the keys in the cache.
 //
+// Each sequence's keys occupy R ≥ S rows (`kv_rows`) of the key and key-token buffers:
+// R = S in a plain forward pass; in the KV cache R is the cache's capacity, of which the
+// first S rows are filled.
+//
 // Bindings (offsets and strides in elements):
 //   0 p          uniform Params
 //   1 q          query rows: row b·T + t at (b·T + t)·q_stride + q_col, head h at + h·D
-//   2 k          key rows:   row b·S + j at (b·S + j)·k_stride + k_col, head h at + h·D
-//   3 key_tokens (B, S) u32 — the token behind each key, for the padding mask
+//   2 k          key rows:   row b·R + j at (b·R + j)·k_stride + k_col, head h at + h·D
+//   3 key_tokens (B, R) u32 — the token behind each key, for the padding mask
 //   4 rel_k      (2K+1, D) f32 — read only when HAS_REL
 //   5 slopes     (H) f32 — ALiBi slopes m_h (`position::alibi_slopes`); only when HAS_ALIBI
 //   6 add_v      (H, D) f32 — `additive_v`; read only when SCORE == 1
@@ -50,7 +54,7 @@ struct Params {
     pad_id: u32,
     rel_max: u32,   // K, the clipping distance of relative positions
     divisor: f32,   // √D for scaled_dot with scaling on, else 1 (a division, as the CPU)
-    _pad0: u32,
+    kv_rows: u32,   // R: rows per sequence in k and key_tokens (≥ S)
 }
 
 override SCORE: u32 = 0u;
@@ -93,14 +97,14 @@ fn main(
     let i = p.pos0 + t; // absolute position of the query
 
     let masked = (p.causal == 1u && j > i)
-        || (p.padding == 1u && key_tokens[b * p.s_len + j] == p.pad_id);
+        || (p.padding == 1u && key_tokens[b * p.kv_rows + j] == p.pad_id);
     if (masked) {
         scores[e] = MASKED;
         return;
     }
 
     let qb = (b * p.t_len + t) * p.q_stride + p.q_col + h * p.d_head;
-    let kb = (b * p.s_len + j) * p.k_stride + p.k_col + h * p.d_head;
+    let kb = (b * p.kv_rows + j) * p.k_stride + p.k_col + h * p.d_head;
     // Row of the relative tables: clip(j − i, −K, K) + K.
     let dist = clamp(i32(j) - i32(i), -i32(p.rel_max), i32(p.rel_max));
     let rb = u32(dist + i32(p.rel_max)) * p.d_head;

@@ -10,7 +10,9 @@
 // Bindings (offsets and strides in elements):
 //   0 p       uniform Params
 //   1 probs   (B, H, T, S) f32 — from softmax.wgsl (masked keys are exactly 0)
-//   2 v       value rows: row b·S + j at (b·S + j)·v_stride + v_col, head h at + h·D
+//   2 v       value rows: row b·R + j at (b·R + j)·v_stride + v_col, head h at + h·D, where
+//             R ≥ S (`kv_rows`) is the rows each sequence occupies: S in a plain forward
+//             pass, the capacity of the KV cache in a cached step
 //   3 rel_v   (2K+1, D) f32 — read only when HAS_REL
 //   4 ablate  (H) u32 — 1 for a head whose output is zeroed
 //   5 z       (B·T, C) f32, written
@@ -28,7 +30,7 @@ struct Params {
     v_col: u32,
     pos0: u32,
     rel_max: u32,
-    _pad0: u32,
+    kv_rows: u32,   // R: rows per sequence in v (≥ S)
     _pad1: u32,
     _pad2: u32,
 }
@@ -66,7 +68,7 @@ fn main(
     let prow = ((b * p.n_heads + h) * p.t_len + t) * p.s_len;
     var acc = 0.0;
     for (var j = 0u; j < p.s_len; j = j + 1u) {
-        var vd = v[(b * p.s_len + j) * p.v_stride + p.v_col + h * p.d_head + d];
+        var vd = v[(b * p.kv_rows + j) * p.v_stride + p.v_col + h * p.d_head + d];
         if (HAS_REL) {
             let dist = clamp(i32(j) - i32(i), -i32(p.rel_max), i32(p.rel_max));
             vd = vd + rel_v[u32(dist + i32(p.rel_max)) * p.d_head + d];

@@ -1,12 +1,14 @@
-//! Generation on the GPU backend: the same seed gives the same tokens as on the CPU, step
-//! logits and attention agree to 1e-4, and beam search keeps the same beams. The GPU
-//! backend has no KV cache: it recomputes the prefix every step, and asking it for the
-//! cache is a clear error. Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
+//! Generation on the GPU backend, with its KV cache resident on the device and without
+//! the cache: the same seed gives the same tokens as on the CPU, step logits and attention
+//! agree to 1e-4, and beam search keeps the same beams. A cached step is one submission
+//! and one readback; a device lost mid-generation is an `Error::Gpu` after which the CPU
+//! carries on. Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
 
 mod gpu_common;
 
 use gpu_common::gpu_or_skip;
 use pollster::block_on;
+use tplay::backend::gpu::GpuContext;
 use tplay::backend::Backend;
 use tplay::config::{Arch, ModelConfig, PosEncoding};
 use tplay::generate::{
@@ -87,7 +89,7 @@ fn agree(what: &str, cpu: &[Step], gpu: &[Step]) -> f32 {
 }
 
 #[test]
-fn the_same_seed_gives_the_same_tokens_on_the_cpu_and_the_gpu() {
+fn the_same_seed_gives_the_same_tokens_on_the_cpu_and_the_gpu_with_and_without_the_cache() {
     let Some(ctx) = gpu_or_skip() else { return };
     let sample = Strategy::Sample(Sampling {
         temperature: 1.0,
@@ -97,18 +99,35 @@ fn the_same_seed_gives_the_same_tokens_on_the_cpu_and_the_gpu() {
     let mut worst = 0.0f32;
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
         for pos in [
+            PosEncoding::None,
             PosEncoding::Sinusoidal,
+            PosEncoding::Learned,
+            PosEncoding::Relative,
             PosEncoding::Rope,
             PosEncoding::Alibi,
         ] {
             let m = model(arch, pos, 5);
-            let what = format!("{arch:?}/{pos:?}");
-            // CPU with its cache against the GPU's recompute: the same numbers.
-            let (cpu, cs) = run(&m, Backend::Cpu, sample, true);
-            let (gpu, gs) = run(&m, Backend::Gpu(ctx.clone()), sample, false);
-            assert_eq!(cs.tokens.len(), 8, "{what}: the whole budget is used");
-            assert_eq!(cs.tokens, gs.tokens, "{what}");
-            worst = worst.max(agree(&what, &cpu, &gpu));
+            for strategy in [Strategy::Greedy, sample] {
+                let what = format!("{arch:?}/{pos:?}/{strategy:?}");
+                // The CPU with its cache against the GPU with its cache and the GPU's
+                // recompute: the same numbers, the same draws.
+                let (cpu, cs) = run(&m, Backend::Cpu, strategy, true);
+                assert_eq!(cs.tokens.len(), 8, "{what}: the whole budget is used");
+                for use_cache in [true, false] {
+                    let (gpu, gs) = run(&m, Backend::Gpu(ctx.clone()), strategy, use_cache);
+                    let what = format!("{what}, GPU cache {use_cache}");
+                    assert_eq!(cs.tokens, gs.tokens, "{what}");
+                    worst = worst.max(agree(&what, &cpu, &gpu));
+                    let fed: Vec<usize> = gpu.iter().map(|s| s.fed).collect();
+                    let lens: Vec<usize> = gpu.iter().map(|s| s.cache_len).collect();
+                    assert_eq!(lens, (2..10).collect::<Vec<_>>(), "{what}");
+                    if use_cache {
+                        assert_eq!(fed, [2, 1, 1, 1, 1, 1, 1, 1], "{what}: one token per step");
+                    } else {
+                        assert_eq!(fed, lens, "{what}: the whole sequence per step");
+                    }
+                }
+            }
         }
     }
     eprintln!("largest CPU-vs-GPU step logit difference: {worst:e}");
@@ -122,30 +141,119 @@ fn beam_search_keeps_the_same_beams_on_the_cpu_and_the_gpu() {
         length_penalty: LengthPenalty::Gnmt { alpha: 0.6 },
     };
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        let m = model(arch, PosEncoding::Learned, 8);
-        let (cpu, cs) = run(&m, Backend::Cpu, beam, true);
-        let (gpu, gs) = run(&m, Backend::Gpu(ctx.clone()), beam, false);
-        agree(&format!("beam {arch:?}"), &cpu, &gpu);
-        for (c, g) in cpu.iter().zip(&gpu) {
-            let live = |s: &Step| -> Vec<Vec<u32>> {
-                let b = s.beam.as_ref().unwrap();
-                b.live.iter().map(|h| h.tokens.clone()).collect()
-            };
-            assert_eq!(live(c), live(g), "beam {arch:?}, step {}", c.index);
+        for pos in [PosEncoding::Learned, PosEncoding::Rope] {
+            let m = model(arch, pos, 8);
+            let (cpu, cs) = run(&m, Backend::Cpu, beam, true);
+            for use_cache in [true, false] {
+                let what = format!("beam {arch:?}/{pos:?}, GPU cache {use_cache}");
+                let (gpu, gs) = run(&m, Backend::Gpu(ctx.clone()), beam, use_cache);
+                agree(&what, &cpu, &gpu);
+                for (c, g) in cpu.iter().zip(&gpu) {
+                    let live = |s: &Step| -> Vec<Vec<u32>> {
+                        let b = s.beam.as_ref().unwrap();
+                        b.live.iter().map(|h| h.tokens.clone()).collect()
+                    };
+                    assert_eq!(live(c), live(g), "{what}, step {}", c.index);
+                }
+                assert_eq!(cs.tokens, gs.tokens, "{what}");
+                assert!((cs.score - gs.score).abs() < 1e-4, "{what}");
+            }
         }
-        assert_eq!(cs.tokens, gs.tokens);
-        assert!((cs.score - gs.score).abs() < 1e-4);
     }
 }
 
 #[test]
-fn asking_the_gpu_for_a_kv_cache_is_an_error_that_says_what_to_do() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    let m = model(Arch::DecoderOnly, PosEncoding::Sinusoidal, 1);
-    let opts = GenerateOptions::default();
-    let e = Generator::new(&m, Backend::Gpu(ctx), vec![1], None, opts)
-        .err()
-        .expect("the GPU backend has no cache");
-    assert!(matches!(e, Error::Input(_)));
-    assert!(e.to_string().contains("--no-cache"), "{e}");
+fn a_cached_generation_step_on_the_gpu_is_one_submission_and_one_readback() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private context: the shared one counts the work of tests running in parallel.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let beam = Strategy::Beam {
+        width: 3,
+        length_penalty: LengthPenalty::None,
+    };
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for strategy in [Strategy::Greedy, beam] {
+            let m = model(arch, PosEncoding::Alibi, 3);
+            let opts = GenerateOptions {
+                strategy,
+                max_new_tokens: 6,
+                ..GenerateOptions::default()
+            };
+            let src = (arch == Arch::EncoderDecoder).then(|| vec![4, 7, 9, 5]);
+            let prompt = vec![m.tokenizer.spec.bos, 6];
+            let mut g = Generator::new(&m, Backend::Gpu(ctx.clone()), prompt, src, opts).unwrap();
+            let mut steps = 0;
+            loop {
+                let before = ctx.stats();
+                let Some(step) = block_on(g.step()).unwrap() else {
+                    break;
+                };
+                let d = ctx.stats().since(&before);
+                let what = format!("{arch:?} {strategy:?}, step {}", step.index);
+                assert_eq!((d.submissions, d.readbacks), (1, 1), "{what}: {d:?}");
+                let cache = g.gpu_cache().expect("the GPU keeps the cache");
+                assert_eq!(cache.len(), step.cache_len, "{what}");
+                steps += 1;
+            }
+            assert_eq!(steps, 6, "{arch:?} {strategy:?}");
+        }
+    }
+}
+
+#[test]
+fn a_device_lost_mid_generation_is_a_gpu_error_and_the_cpu_carries_on() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private device: this test destroys it.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let m = model(Arch::EncoderDecoder, PosEncoding::Rope, 4);
+    let src = vec![4, 7, 9, 5];
+    let prompt = vec![m.tokenizer.spec.bos, 6];
+    let opts = GenerateOptions {
+        max_new_tokens: 8,
+        ..GenerateOptions::default()
+    };
+    let mut gpu = Generator::new(
+        &m,
+        Backend::Gpu(ctx.clone()),
+        prompt.clone(),
+        Some(src.clone()),
+        opts.clone(),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        block_on(gpu.step()).unwrap();
+    }
+    ctx.device().destroy();
+    match block_on(gpu.step()) {
+        Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{why}"),
+        other => panic!("expected Error::Gpu, got {other:?}"),
+    }
+    // Carry on on the CPU after the three tokens: the same eight tokens as a CPU run.
+    let done = gpu.tokens();
+    assert_eq!(done.len(), 3);
+    let rest = GenerateOptions {
+        max_new_tokens: 5,
+        ..opts.clone()
+    };
+    let mut cpu = Generator::new(
+        &m,
+        Backend::Cpu,
+        [&prompt[..], &done[..]].concat(),
+        Some(src.clone()),
+        rest,
+    )
+    .unwrap();
+    let tail = block_on(cpu.run_to_end()).unwrap().tokens;
+    let whole = block_on(
+        Generator::new(&m, Backend::Cpu, prompt, Some(src), opts)
+            .unwrap()
+            .run_to_end(),
+    )
+    .unwrap()
+    .tokens;
+    assert_eq!([&done[..], &tail[..]].concat(), whole);
 }

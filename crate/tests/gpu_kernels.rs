@@ -9,8 +9,8 @@ mod gpu_common;
 
 use gpu_common::{gpu_or_skip, max_diff, values};
 use tplay::backend::gpu::{
-    rope_table, AttnDims, GpuBuffer, GpuContext, MatmulArgs, Recorder, Rows, ScoreArgs, ValueArgs,
-    MASKED,
+    rope_table, AttnDims, CopyArgs, GpuBuffer, GpuContext, MatmulArgs, Recorder, Rows, ScoreArgs,
+    SeqRows, ValueArgs, MASKED,
 };
 use tplay::config::{Activation, PosEncoding, Score};
 use tplay::model::attention::{attention_forward, AttnSpec, Relative};
@@ -503,6 +503,7 @@ impl AttnCase {
             s_len: self.s,
             d_head: self.d,
             pos0: self.pos0,
+            kv_rows: self.s,
         }
     }
 
@@ -602,6 +603,8 @@ fn attention_cases() -> Vec<AttnCase> {
         (2, 3, 3, 1, 7, 6),
         (3, 1, 8, 3, 9, 4),
         (2, 2, 2, 70, 70, 0),
+        // A cached step of three sequences: the third has no padding keys.
+        (3, 2, 4, 1, 6, 5),
     ];
     let scores = [
         (Score::ScaledDot, true),
@@ -700,4 +703,232 @@ fn attention_values_match_with_relative_values_and_ablated_heads() {
     eprintln!(
         "attention_values_match_with_relative_values_and_ablated_heads: worst difference {worst:e}"
     );
+}
+
+/// A KV cache layout of the case's keys and values: each sequence's S rows followed by
+/// `extra` rows of NaN (room the cache has not filled), keys tokens likewise with a pad
+/// id in the unfilled rows. A kernel that read past S would show NaN or a changed mask.
+fn cache_layout(case: &AttnCase, extra: usize) -> (Vec<f32>, Vec<u32>) {
+    let (b, s, c) = (case.b, case.s, case.h * case.d);
+    let r = s + extra;
+    let mut kv = vec![f32::NAN; b * r * 2 * c]; // (B·R, 2C)
+    let mut toks = vec![0u32; b * r]; // (B·R)
+    for seq in 0..b {
+        for j in 0..s {
+            let from = (seq * s + j) * 2 * c;
+            let to = (seq * r + j) * 2 * c;
+            kv[to..to + 2 * c].copy_from_slice(&case.kv[from..from + 2 * c]);
+            toks[seq * r + j] = if case.key_pad[seq * s + j] { 0 } else { 5 };
+        }
+    }
+    (kv, toks)
+}
+
+#[test]
+fn attention_over_a_partly_filled_cache_reads_only_its_filled_rows() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut worst = 0.0f32;
+    // Sequence 1 of every case is all padding; the cases with B = 3 check the rows of a
+    // sequence after it.
+    for case in attention_cases().iter().filter(|c| c.t == 1 && c.causal) {
+        let c = case.h * case.d;
+        let extra = 4;
+        let (kv, toks) = cache_layout(case, extra);
+        let dims = AttnDims {
+            kv_rows: case.s + extra,
+            ..case.dims()
+        };
+        let q = ctx.upload("q", &case.q).unwrap();
+        let gkv = ctx.upload("kv cache", &kv).unwrap();
+        let gt = ctx.upload_u32("cached tokens", &toks).unwrap();
+        let rel_k = ctx.upload("rel_k", &case.rel_k).unwrap();
+        let rel_v = ctx.upload("rel_v", &case.rel_v).unwrap();
+        let slopes = ctx.upload("slopes", &case.slopes).unwrap();
+        let add_v = ctx.upload("add_v", &case.add_v).unwrap();
+        let flags: Vec<u32> = case.ablate.iter().map(|&a| a as u32).collect();
+        let ablate = ctx.upload_u32("ablate", &flags).unwrap();
+        let probs = ctx.upload("probs", &case.probs).unwrap();
+        let scores = ctx.zeros("scores", case.scores.len()).unwrap();
+        let z = ctx.zeros("z", case.z.len()).unwrap();
+        let divisor = if case.score == Score::ScaledDot && case.scale {
+            (case.d as f32).sqrt()
+        } else {
+            1.0
+        };
+        let mut rec = ctx.recorder().unwrap();
+        rec.attention_scores(&ScoreArgs {
+            q: Rows::dense(&q, c),
+            k: Rows {
+                buf: &gkv,
+                stride: 2 * c,
+                col: 0,
+            },
+            key_tokens: &gt,
+            rel_k: case.rel.map(|_| &rel_k),
+            rel_max: case.rel.unwrap_or(0),
+            alibi_slopes: case.alibi.then_some(&slopes),
+            additive_v: (case.score == Score::Additive).then_some(&add_v),
+            divisor,
+            causal: case.causal,
+            padding: true,
+            pad_id: 0,
+            out: &scores,
+            dims,
+        })
+        .unwrap();
+        // The values from the CPU's probabilities, so each kernel is checked on its own.
+        rec.attention_values(&ValueArgs {
+            probs: &probs,
+            v: Rows {
+                buf: &gkv,
+                stride: 2 * c,
+                col: c,
+            },
+            rel_v: case.rel.map(|_| &rel_v),
+            rel_max: case.rel.unwrap_or(0),
+            ablate: &ablate,
+            out: &z,
+            dims,
+        })
+        .unwrap();
+        let s_slot = rec.read_all(&scores).unwrap();
+        let z_slot = rec.read_all(&z).unwrap();
+        let back = pollster::block_on(rec.finish()).unwrap();
+        let got_scores: Vec<f32> = back
+            .f32(s_slot)
+            .iter()
+            .map(|&v| if v == MASKED { f32::NEG_INFINITY } else { v })
+            .collect();
+        let ds = max_diff(&got_scores, &case.scores);
+        let dz = max_diff(back.f32(z_slot), &case.z);
+        assert!(ds < 1e-4 && dz < TOL, "{}: scores {ds}, z {dz}", case.name);
+        worst = worst.max(ds).max(dz);
+    }
+    eprintln!("attention over a partly filled cache: worst difference {worst:e}");
+}
+
+/// What copy_rows.wgsl must do, written out: element i of row t of destination
+/// sequence b comes from row t of source sequence `from[b]`.
+#[allow(clippy::too_many_arguments)]
+fn copy_reference(
+    src: &[u32],
+    dst: &mut [u32],
+    (s_seq, s_first, s_stride, s_col): (usize, usize, usize, usize),
+    (d_seq, d_first, d_stride, d_col): (usize, usize, usize, usize),
+    from: Option<&[u32]>,
+    b: usize,
+    t: usize,
+    w: usize,
+) {
+    for seq in 0..b {
+        let f = from.map_or(seq, |m| m[seq] as usize);
+        for row in 0..t {
+            for i in 0..w {
+                dst[(seq * d_seq + d_first + row) * d_stride + d_col + i] =
+                    src[(f * s_seq + s_first + row) * s_stride + s_col + i];
+            }
+        }
+    }
+}
+
+#[test]
+fn copy_rows_moves_exact_bits_for_cache_appends_and_beam_gathers() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    // Bit patterns an f32 copy could change: small integers (subnormal floats), −0, NaNs
+    // with payloads, ∞, and ordinary floats.
+    let pattern = |n: usize, seed: u32| -> Vec<u32> {
+        (0..n as u32)
+            .map(|i| match (i + seed) % 6 {
+                0 => i % 37,
+                1 => 0x8000_0000,
+                2 => 0x7fc0_0000 | (i & 0xff),
+                3 => 0x7f80_0000,
+                4 => 0x0000_0001 + i,
+                _ => (1.5f32 + i as f32).to_bits(),
+            })
+            .collect()
+    };
+    // (B, T, W, source (seq rows, first, stride, col), destination (…), from)
+    type Layout = (usize, usize, usize, usize);
+    type Case = (usize, usize, usize, Layout, Layout, Option<Vec<u32>>);
+    let cases: Vec<Case> = vec![
+        // Append: K | V columns of (B·T, 3C) projections, C = 4 → rows 2.. of a P = 7 cache.
+        (2, 3, 8, (3, 0, 12, 4), (7, 2, 8, 0), None),
+        // Append one token per sequence (W = 1) at position 5 of 6.
+        (3, 1, 1, (1, 0, 1, 0), (6, 5, 1, 0), None),
+        // Gather: survivors of a beam, with repeats, from 3 rows to 4.
+        (4, 5, 6, (9, 0, 6, 0), (9, 0, 6, 0), Some(vec![2, 0, 2, 1])),
+        // Gather down to one sequence of one row.
+        (1, 1, 3, (2, 0, 3, 0), (2, 0, 3, 0), Some(vec![1])),
+        // Nothing to copy.
+        (2, 0, 4, (3, 0, 4, 0), (3, 0, 4, 0), None),
+    ];
+    for (i, (b, t, w, sl, dl, from)) in cases.into_iter().enumerate() {
+        let src_seqs = from
+            .as_ref()
+            .map_or(b, |m| *m.iter().max().unwrap() as usize + 1);
+        let src = pattern(src_seqs * sl.0 * sl.2, 1);
+        let init = pattern(b * dl.0 * dl.2, 4);
+        let mut want = init.clone();
+        copy_reference(&src, &mut want, sl, dl, from.as_deref(), b, t, w);
+        let gs = ctx.upload_u32("src", &src).unwrap();
+        let gd = ctx.upload_u32("dst", &init).unwrap();
+        let got = run_and_read(&ctx, &gd, |r| {
+            r.copy_rows(&CopyArgs {
+                src: SeqRows {
+                    buf: &gs,
+                    seq_rows: sl.0,
+                    first: sl.1,
+                    stride: sl.2,
+                    col: sl.3,
+                },
+                dst: SeqRows {
+                    buf: &gd,
+                    seq_rows: dl.0,
+                    first: dl.1,
+                    stride: dl.2,
+                    col: dl.3,
+                },
+                from_seq: from.as_deref(),
+                batch: b,
+                t_len: t,
+                width: w,
+            })
+            .unwrap()
+        });
+        let got: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, want, "copy case {i}");
+    }
+}
+
+#[test]
+fn copy_rows_refuses_rows_past_a_sequence_or_a_buffer() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let a = ctx.zeros("a", 12).unwrap();
+    let b = ctx.zeros("b", 12).unwrap();
+    let seq = |buf, seq_rows, first| SeqRows {
+        buf,
+        seq_rows,
+        first,
+        stride: 2,
+        col: 0,
+    };
+    let mut rec = ctx.recorder().unwrap();
+    let mut args = CopyArgs {
+        src: seq(&a, 3, 0),
+        dst: seq(&b, 3, 2),
+        from_seq: None,
+        batch: 2,
+        t_len: 2,
+        width: 2,
+    };
+    // Rows 2..4 of a 3-row sequence.
+    let e = rec.copy_rows(&args).unwrap_err().to_string();
+    assert!(e.contains("past the"), "{e}");
+    // A source sequence that is not in the buffer.
+    args.dst = seq(&b, 3, 0);
+    let from = [0, 5];
+    args.from_seq = Some(&from);
+    let e = rec.copy_rows(&args).unwrap_err().to_string();
+    assert!(e.contains("copy source"), "{e}");
 }

@@ -7,16 +7,22 @@
 //!   back once. One launch function per kernel ([`kernels`]), each mirroring a CPU op.
 //! - [`GpuModel`]: a model's weights resident on the device and the whole forward pass
 //!   (`GpuContext::forward` keeps the last model uploaded).
+//! - [`GpuKvCache`]: generation's keys and values resident on the device
+//!   (`GpuModel::prefill`, then one `decode_step` per token: one submission each).
 
 // In the browser the WebGPU handles are not `Send` (JavaScript runs them on one thread), so
 // the `Arc`s below are shared ownership on that thread; natively the handles are
 // `Send + Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
+mod cache;
 mod context;
 pub mod kernels;
 mod model;
 
+pub use cache::GpuKvCache;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
-pub use kernels::{AttnDims, Kernel, MatmulArgs, Rows, ScoreArgs, ValueArgs, MASKED};
+pub use kernels::{
+    AttnDims, CopyArgs, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED,
+};
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};

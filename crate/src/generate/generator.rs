@@ -13,9 +13,14 @@
 //! The uncached path recomputes the whole prefix every step; its logits equal the
 //! cached ones (crate/tests/generate_cache.rs), only its cost differs.
 //!
+//! The cache lives where the backend computes: on the CPU a `KvCache`, on the GPU a
+//! `GpuKvCache` whose keys and values stay on the device (each decoding step uploads the
+//! new tokens only, and submits and reads back once).
+//!
 //! Beam search keeps its hypotheses as the sequences of one batch: the cache holds one
 //! row per live hypothesis, and after each step the rows are reordered to follow the
-//! surviving hypotheses' parents.
+//! surviving hypotheses' parents (on the GPU, by a copy kernel at the start of the next
+//! step).
 //!
 //! `step` is `async` because the GPU backend reads its results back asynchronously; on the
 //! CPU the future is ready at once (natively, drive it with `pollster::block_on`).
@@ -26,6 +31,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::gpu::GpuKvCache;
 use crate::backend::Backend;
 use crate::config::Arch;
 use crate::error::{Error, Result};
@@ -72,6 +78,13 @@ impl Default for GenerateOptions {
     }
 }
 
+/// The KV cache of a generation, on the backend that computes it.
+enum Cache {
+    Cpu(KvCache),
+    /// Boxed: its buffer handles make it several times the size of the CPU variant.
+    Gpu(Box<GpuKvCache>),
+}
+
 /// What the model said about each sequence fed in one step.
 struct Outputs {
     /// Per sequence, (V) logits for the next token.
@@ -107,7 +120,7 @@ pub struct Generator<M: Deref<Target = Model>> {
     beam: Option<BeamSearch>,
     /// One row per live sequence (one, or one per live hypothesis); `None` before the first
     /// cached step or without the cache.
-    cache: Option<KvCache>,
+    cache: Option<Cache>,
     steps: usize,
     stop: Option<StopReason>,
     total_ms: f64,
@@ -198,13 +211,6 @@ impl<M: Deref<Target = Model>> Generator<M> {
                     .into(),
             ));
         }
-        if opts.use_cache && matches!(backend, Backend::Gpu(_)) {
-            return Err(Error::Input(
-                "the GPU backend keeps no KV cache: generate on it without the cache \
-                 (use_cache off, --no-cache), or use the CPU backend"
-                    .into(),
-            ));
-        }
         let budget = opts.max_new_tokens.min(cfg.max_len - prompt.len());
         let beam = match opts.strategy {
             Strategy::Beam {
@@ -273,9 +279,20 @@ impl<M: Deref<Target = Model>> Generator<M> {
         self.beam.as_ref()
     }
 
-    /// The KV cache as it stands (with the cache, after the first step).
+    /// The CPU backend's KV cache as it stands (with the cache, after the first step).
     pub fn cache(&self) -> Option<&KvCache> {
-        self.cache.as_ref()
+        match &self.cache {
+            Some(Cache::Cpu(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The GPU backend's KV cache as it stands (with the cache, after the first step).
+    pub fn gpu_cache(&self) -> Option<&GpuKvCache> {
+        match &self.cache {
+            Some(Cache::Gpu(c)) => Some(c),
+            _ => None,
+        }
     }
 
     pub fn is_done(&self) -> bool {
@@ -290,7 +307,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
         let clock = Stopwatch::start(self.clock);
         let seqs = self.sequences();
         let mut out = if self.opts.use_cache {
-            self.run_cached(&seqs)?
+            self.run_cached(&seqs).await?
         } else {
             self.run_full(&seqs).await?
         };
@@ -396,8 +413,9 @@ impl<M: Deref<Target = Model>> Generator<M> {
         self.src.as_ref().map_or(0, Vec::len)
     }
 
-    /// With the cache: prefill on the first step, one decode step per sequence after.
-    fn run_cached(&mut self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+    /// With the cache: prefill on the first step, one decode step per sequence after, on
+    /// the CPU or with the keys and values resident on the GPU.
+    async fn run_cached(&mut self, seqs: &[Vec<u32>]) -> Result<Outputs> {
         let opts = self.pass_options();
         let model: &Model = &self.model;
         let cfg = &model.config;
@@ -409,8 +427,20 @@ impl<M: Deref<Target = Model>> Generator<M> {
                 if let Some(src) = &self.src {
                     batch = batch.with_source(vec![src.clone()])?;
                 }
-                let (cache, trace) = model.prefill(&batch, &opts)?;
                 let p = self.prompt.len();
+                let (cache, trace) = match &self.backend {
+                    Backend::Cpu => {
+                        let (cache, trace) = model.prefill(&batch, &opts)?;
+                        (Cache::Cpu(cache), trace)
+                    }
+                    Backend::Gpu(ctx) => {
+                        // Room for every position this run can feed.
+                        let capacity = p + self.budget;
+                        let (cache, trace) =
+                            ctx.prefill(model, &batch, &opts, Some(capacity)).await?;
+                        (Cache::Gpu(Box::new(cache)), trace)
+                    }
+                };
                 let v = cfg.vocab_size;
                 let last = trace.logits.data[(p - 1) * v..p * v].to_vec(); // (V)
                 let macs = encoder_macs(cfg, s) + decoder_macs(cfg, 0, p, s, true, p);
@@ -419,7 +449,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
                     attention: rows_of(&trace.attention, AttnSite::DecoderSelf, 0, p - 1),
                     cross_attention: rows_of(&trace.attention, AttnSite::Cross, 0, p - 1),
                     fed: p,
-                    cache_len: cache.len,
+                    cache_len: p,
                     multiply_adds: macs,
                 };
                 self.cache = Some(cache);
@@ -427,8 +457,17 @@ impl<M: Deref<Target = Model>> Generator<M> {
             }
             Some(cache) => {
                 let last: Vec<u32> = seqs.iter().map(|q| q[q.len() - 1]).collect(); // (B)
-                let pos = cache.len;
-                let step = model.decode_step(cache, &last, &opts)?;
+                let (step, cache_len) = match cache {
+                    Cache::Cpu(c) => {
+                        let step = model.decode_step(c, &last, &opts)?;
+                        (step, c.len)
+                    }
+                    Cache::Gpu(c) => {
+                        let step = c.decode_step(model, &last, &opts).await?;
+                        (step, c.len())
+                    }
+                };
+                let pos = step.position;
                 let v = cfg.vocab_size;
                 let logits = (0..b)
                     .map(|i| step.logits.data[i * v..(i + 1) * v].to_vec()) // (V)
@@ -438,7 +477,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
                     attention: rows_of(&step.attention, AttnSite::DecoderSelf, 0, 0),
                     cross_attention: rows_of(&step.attention, AttnSite::Cross, 0, 0),
                     fed: 1,
-                    cache_len: cache.len,
+                    cache_len,
                     multiply_adds: b as u64 * decoder_macs(cfg, pos, 1, s, false, 1),
                 })
             }
@@ -515,7 +554,10 @@ impl<M: Deref<Target = Model>> Generator<M> {
             });
         } else if let Some(cache) = self.cache.as_mut() {
             let parents: Vec<usize> = adv.live.iter().filter_map(|h| h.parent).collect();
-            select_sequences(cache, &parents);
+            match cache {
+                Cache::Cpu(c) => select_sequences(c, &parents),
+                Cache::Gpu(c) => c.select(&parents)?,
+            }
         }
         Ok(BeamStep {
             live: adv.live,

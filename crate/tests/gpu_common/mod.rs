@@ -40,13 +40,16 @@ pub fn values(n: usize, seed: u64, amp: f32) -> Vec<f32> {
         .collect()
 }
 
-/// Largest |a − b|, with −∞ equal only to −∞ (a mismatch counts as infinite).
+/// Largest |a − b|, with −∞ equal only to −∞ (a mismatch counts as infinite) and a NaN
+/// on either side counting as infinite (`f32::max` alone would skip it).
 pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "compared slices differ in length");
     a.iter()
         .zip(b)
         .map(|(x, y)| {
-            if x.is_infinite() || y.is_infinite() {
+            if x.is_nan() || y.is_nan() {
+                f32::INFINITY
+            } else if x.is_infinite() || y.is_infinite() {
                 if x == y {
                     0.0
                 } else {

@@ -626,11 +626,19 @@ impl Recorder {
         let polled: Result<()> = Ok(());
 
         async move {
-            polled?;
+            // A lost device makes every later launch invalid: when it is gone, say that
+            // rather than what failed because of it.
+            ctx.check_alive()?;
+            if let Err(e) = polled {
+                ctx.check_alive()?;
+                return Err(e);
+            }
             if let Some(e) = validation.await {
+                ctx.check_alive()?;
                 return Err(Error::Gpu(format!("a kernel launch was rejected: {e}")));
             }
             if let Some(e) = oom.await {
+                ctx.check_alive()?;
                 return Err(Error::Gpu(format!("the GPU ran out of memory: {e}")));
             }
             ctx.check_alive()?;

@@ -34,6 +34,9 @@ pub enum Kernel {
     Softmax,
     /// `shaders/attention_values.wgsl`: probability-weighted values, heads merged.
     AttentionValues,
+    /// `shaders/copy_rows.wgsl`: rows of 32-bit values between buffers (the KV cache's
+    /// append and beam reorder).
+    CopyRows,
 }
 
 /// How a binding is used; binding 0 is always the kernel's uniform block.
@@ -47,7 +50,7 @@ enum Bind {
 use Bind::{Read, ReadWrite, Uniform};
 
 impl Kernel {
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 11] = [
         Kernel::Matmul,
         Kernel::Activation,
         Kernel::Add,
@@ -58,6 +61,7 @@ impl Kernel {
         Kernel::AttentionScores,
         Kernel::Softmax,
         Kernel::AttentionValues,
+        Kernel::CopyRows,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +76,7 @@ impl Kernel {
             Kernel::AttentionScores => "attention_scores",
             Kernel::Softmax => "softmax",
             Kernel::AttentionValues => "attention_values",
+            Kernel::CopyRows => "copy_rows",
         }
     }
 
@@ -88,6 +93,7 @@ impl Kernel {
             Kernel::AttentionScores => include_str!("../../../../shaders/attention_scores.wgsl"),
             Kernel::Softmax => include_str!("../../../../shaders/softmax.wgsl"),
             Kernel::AttentionValues => include_str!("../../../../shaders/attention_values.wgsl"),
+            Kernel::CopyRows => include_str!("../../../../shaders/copy_rows.wgsl"),
         }
     }
 
@@ -104,6 +110,7 @@ impl Kernel {
             Kernel::AttentionScores => &[Uniform, Read, Read, Read, Read, Read, Read, ReadWrite],
             Kernel::Softmax => &[Uniform, Read, ReadWrite],
             Kernel::AttentionValues => &[Uniform, Read, Read, Read, Read, ReadWrite],
+            Kernel::CopyRows => &[Uniform, Read, Read, ReadWrite],
         }
     }
 
@@ -325,7 +332,7 @@ struct ScoreParams {
     pad_id: u32,
     rel_max: u32,
     divisor: f32,
-    _pad: u32,
+    kv_rows: u32,
 }
 
 #[repr(C)]
@@ -340,7 +347,25 @@ struct ValueParams {
     v_col: u32,
     pos0: u32,
     rel_max: u32,
-    _pad: [u32; 3],
+    kv_rows: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CopyParams {
+    batch: u32,
+    t_len: u32,
+    width: u32,
+    src_seq: u32,
+    src_t0: u32,
+    src_stride: u32,
+    src_col: u32,
+    dst_seq: u32,
+    dst_t0: u32,
+    dst_stride: u32,
+    dst_col: u32,
+    _pad: u32,
 }
 
 /// Sizes shared by the attention kernels.
@@ -358,6 +383,32 @@ pub struct AttnDims {
     pub d_head: usize,
     /// Absolute position of query 0 (the cache length in a cached decoding step).
     pub pos0: usize,
+    /// R ≥ S: rows each sequence occupies in the key, value and key-token buffers (key j
+    /// of sequence b is row b·R + j). S in a plain forward pass; the capacity of the KV
+    /// cache, of which the first S rows are filled, in a cached step.
+    pub kv_rows: usize,
+}
+
+impl AttnDims {
+    /// Rows of the key / value buffers the kernels read: the last sequence's S keys
+    /// after the B − 1 sequences before it.
+    fn key_rows(&self) -> usize {
+        if self.batch == 0 || self.s_len == 0 {
+            0
+        } else {
+            (self.batch - 1) * self.kv_rows + self.s_len
+        }
+    }
+
+    fn check_rows(&self) -> Result<()> {
+        if self.kv_rows < self.s_len {
+            return Err(Error::Gpu(format!(
+                "attention over S = {} keys in buffers of {} rows per sequence",
+                self.s_len, self.kv_rows
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Arguments of [`Recorder::attention_scores`].
@@ -365,9 +416,9 @@ pub struct AttnDims {
 pub struct ScoreArgs<'a> {
     /// (B·T) query rows; head h at columns `col + h·D ..`.
     pub q: Rows<'a>,
-    /// (B·S) key rows; head h at columns `col + h·D ..`.
+    /// (B·R) key rows (R = `dims.kv_rows`); head h at columns `col + h·D ..`.
     pub k: Rows<'a>,
-    /// (B, S) u32: the token behind each key.
+    /// (B, R) u32: the token behind each key.
     pub key_tokens: &'a GpuBuffer,
     /// (2K+1, D) Shaw relative keys, with K = `rel_max`.
     pub rel_k: Option<&'a GpuBuffer>,
@@ -391,7 +442,7 @@ pub struct ScoreArgs<'a> {
 pub struct ValueArgs<'a> {
     /// (B, H, T, S)
     pub probs: &'a GpuBuffer,
-    /// (B·S) value rows; head h at columns `col + h·D ..`.
+    /// (B·R) value rows (R = `dims.kv_rows`); head h at columns `col + h·D ..`.
     pub v: Rows<'a>,
     /// (2K+1, D) Shaw relative values, with K = `rel_max`.
     pub rel_v: Option<&'a GpuBuffer>,
@@ -401,6 +452,45 @@ pub struct ValueArgs<'a> {
     /// (B·T, C) with C = H·D, written.
     pub out: &'a GpuBuffer,
     pub dims: AttnDims,
+}
+
+/// Rows of a buffer laid out sequence by sequence: row t of sequence b starts at element
+/// `(b · seq_rows + first + t) · stride + col`.
+#[derive(Clone, Copy, Debug)]
+pub struct SeqRows<'a> {
+    pub buf: &'a GpuBuffer,
+    /// Rows each sequence occupies.
+    pub seq_rows: usize,
+    /// The first row of each sequence this copy touches.
+    pub first: usize,
+    pub stride: usize,
+    pub col: usize,
+}
+
+impl SeqRows<'_> {
+    /// Elements needed for rows `first .. first + t_len` of sequences `0..=last_seq`,
+    /// `width` wide.
+    fn extent(&self, last_seq: usize, t_len: usize, width: usize) -> usize {
+        if t_len == 0 || width == 0 {
+            0
+        } else {
+            (last_seq * self.seq_rows + self.first + t_len - 1) * self.stride + self.col + width
+        }
+    }
+}
+
+/// Arguments of [`Recorder::copy_rows`]: for b < `batch`, t < `t_len`, copy `width`
+/// elements of row t of sequence `from_seq[b]` (or b) of `src` to row t of sequence b of
+/// `dst`. `src` and `dst` are different buffers.
+#[derive(Clone, Copy, Debug)]
+pub struct CopyArgs<'a> {
+    pub src: SeqRows<'a>,
+    pub dst: SeqRows<'a>,
+    /// (B) the source sequence of each destination sequence; `None`: sequence b itself.
+    pub from_seq: Option<&'a [u32]>,
+    pub batch: usize,
+    pub t_len: usize,
+    pub width: usize,
 }
 
 /// The value attention_scores.wgsl writes for a masked score (WGSL has no −∞; see the
@@ -640,9 +730,10 @@ impl Recorder {
     pub fn attention_scores(&mut self, x: &ScoreArgs) -> Result<()> {
         let d = x.dims;
         let c = d.n_heads * d.d_head;
+        d.check_rows()?;
         need(x.q.buf, x.q.extent(d.batch * d.t_len, c), "queries")?;
-        need(x.k.buf, x.k.extent(d.batch * d.s_len, c), "keys")?;
-        need(x.key_tokens, d.batch * d.s_len, "key tokens")?;
+        need(x.k.buf, x.k.extent(d.key_rows(), c), "keys")?;
+        need(x.key_tokens, d.key_rows(), "key tokens")?;
         if let Some(r) = x.rel_k {
             need(r, (2 * x.rel_max + 1) * d.d_head, "rel_k")?;
         }
@@ -670,7 +761,7 @@ impl Recorder {
             pad_id: x.pad_id,
             rel_max: u(x.rel_max, "K")?,
             divisor: x.divisor,
-            _pad: 0,
+            kv_rows: u(d.kv_rows, "R")?,
         };
         let key = PipelineKey {
             kernel: Kernel::AttentionScores,
@@ -737,7 +828,8 @@ impl Recorder {
             d.batch * d.n_heads * d.t_len * d.s_len,
             "probabilities",
         )?;
-        need(x.v.buf, x.v.extent(d.batch * d.s_len, c), "values")?;
+        d.check_rows()?;
+        need(x.v.buf, x.v.extent(d.key_rows(), c), "values")?;
         if let Some(r) = x.rel_v {
             need(r, (2 * x.rel_max + 1) * d.d_head, "rel_v")?;
         }
@@ -754,7 +846,8 @@ impl Recorder {
             v_col: u(x.v.col, "v col")?,
             pos0: u(d.pos0, "pos0")?,
             rel_max: u(x.rel_max, "K")?,
-            _pad: [0; 3],
+            kv_rows: u(d.kv_rows, "R")?,
+            _pad: [0; 2],
         };
         let key = PipelineKey {
             kernel: Kernel::AttentionValues,
@@ -773,6 +866,81 @@ impl Recorder {
                 &x.out.buffer,
             ],
             groups_for(n)?,
+        )
+    }
+
+    /// Copy rows of 32-bit values between two buffers (f32 bits or u32 ids, unchanged):
+    /// `shaders/copy_rows.wgsl`, the KV cache's append (mirroring `extend_from_slice` in
+    /// `Model::decode_step`) and beam reorder (mirroring
+    /// `generate::generator::select_sequences`).
+    pub fn copy_rows(&mut self, x: &CopyArgs) -> Result<()> {
+        if x.src.seq_rows < x.src.first + x.t_len || x.dst.seq_rows < x.dst.first + x.t_len {
+            return Err(Error::Gpu(format!(
+                "copy of rows {}..{} (source) to {}..{} (destination) past the {} / {} rows \
+                 of a sequence",
+                x.src.first,
+                x.src.first + x.t_len,
+                x.dst.first,
+                x.dst.first + x.t_len,
+                x.src.seq_rows,
+                x.dst.seq_rows
+            )));
+        }
+        if x.batch == 0 {
+            return Ok(());
+        }
+        let last_src = match x.from_seq {
+            Some(m) => {
+                if m.len() != x.batch {
+                    return Err(Error::Gpu(format!(
+                        "copy of {} sequences with {} source indices",
+                        x.batch,
+                        m.len()
+                    )));
+                }
+                m.iter().copied().max().unwrap_or(0) as usize
+            }
+            None => x.batch - 1,
+        };
+        need(
+            x.src.buf,
+            x.src.extent(last_src, x.t_len, x.width),
+            "copy source",
+        )?;
+        need(
+            x.dst.buf,
+            x.dst.extent(x.batch - 1, x.t_len, x.width),
+            "copy destination",
+        )?;
+        let p = CopyParams {
+            batch: u(x.batch, "B")?,
+            t_len: u(x.t_len, "T")?,
+            width: u(x.width, "W")?,
+            src_seq: u(x.src.seq_rows, "source rows")?,
+            src_t0: u(x.src.first, "source first row")?,
+            src_stride: u(x.src.stride, "source stride")?,
+            src_col: u(x.src.col, "source col")?,
+            dst_seq: u(x.dst.seq_rows, "destination rows")?,
+            dst_t0: u(x.dst.first, "destination first row")?,
+            dst_stride: u(x.dst.stride, "destination stride")?,
+            dst_col: u(x.dst.col, "destination col")?,
+            _pad: 0,
+        };
+        let key = PipelineKey {
+            kernel: Kernel::CopyRows,
+            constants: vec![("HAS_FROM", x.from_seq.is_some() as u32)],
+        };
+        let from = x
+            .from_seq
+            .map(|m| self.ctx().upload_u32("source sequences", m))
+            .transpose()?;
+        let dummy = self.ctx().dummy().clone();
+        let from = from.as_ref().map(|b| &b.buffer).unwrap_or(&dummy);
+        self.dispatch(
+            key,
+            bytemuck::bytes_of(&p),
+            &[&x.src.buf.buffer, from, &x.dst.buf.buffer],
+            groups_for(x.batch * x.t_len * x.width)?,
         )
     }
 }

@@ -9,7 +9,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::context::{GpuBuffer, GpuContext, ReadSlot, Readback, Recorder};
-use super::kernels::{AttnDims, MatmulArgs, Rows, ScoreArgs, ValueArgs, MASKED};
+use super::kernels::{AttnDims, CopyArgs, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED};
 use crate::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
@@ -291,7 +291,7 @@ pub struct GpuModel {
 }
 
 /// Where one attention sublayer's scores and probabilities land in the readback.
-struct PlannedAttention {
+pub(super) struct PlannedAttention {
     site: AttnSite,
     layer: usize,
     /// (B, H, T, S)
@@ -311,11 +311,50 @@ struct Pass<'a> {
 
 /// The encoder output that cross-attention reads.
 struct Memory<'a> {
-    /// (B·S, C)
-    x: &'a GpuBuffer,
+    /// (B·S, C) the encoder output; `None` when the KV cache already holds every layer's
+    /// cross-attention K | V of it.
+    x: Option<&'a GpuBuffer>,
     /// (B, S) u32 source tokens
     tokens: &'a GpuBuffer,
     s: usize,
+}
+
+/// The KV cache a decoder stack appends its keys and values to and attends over, in a
+/// cached prefill (`pos0` = 0, the prompt) or a decoding step (`pos0` = the cache length,
+/// one token per sequence). Sequence b's position j is row b·P + j of every buffer.
+pub(super) struct CacheRun<'a> {
+    /// Per decoder layer, (B'·P, 2C): self-attention K (after RoPE) | V.
+    pub self_kv: &'a [GpuBuffer],
+    /// (B'·P) u32: the token at every cached position (the padding mask's keys).
+    pub key_tokens: &'a GpuBuffer,
+    /// Per decoder layer, (B'·S, 2C): cross-attention K | V of the encoder memory
+    /// (encoder-decoder only; empty otherwise).
+    pub cross_kv: &'a [GpuBuffer],
+    /// (B'·S) u32 source tokens (encoder-decoder only).
+    pub src_tokens: Option<&'a GpuBuffer>,
+    /// S
+    pub src_len: usize,
+    /// Run the encoder over `src_tokens` and write `cross_kv` (the prefill); otherwise
+    /// cross-attention reads `cross_kv` as it is.
+    pub encode: bool,
+    /// P: positions each sequence has room for.
+    pub capacity: usize,
+    /// Positions already cached: the new tokens sit at pos0, pos0 + 1, …
+    pub pos0: usize,
+    /// (P, C) absolute positions for a cache longer than the weights' (max_len, C) table.
+    pub pos_table: Option<&'a GpuBuffer>,
+    /// (P, D/2, 2) RoPE angles likewise.
+    pub rope_table: Option<&'a GpuBuffer>,
+}
+
+/// One layer's share of a [`CacheRun`].
+struct LayerCache<'a> {
+    /// (B'·P, 2C)
+    kv: &'a GpuBuffer,
+    /// (B'·P) u32
+    key_tokens: &'a GpuBuffer,
+    capacity: usize,
+    pos0: usize,
 }
 
 /// Scratch buffers of one stack, reused by every layer.
@@ -330,11 +369,13 @@ struct Scratch {
     z: GpuBuffer,
     /// (N, F) FFN hidden layer
     f: GpuBuffer,
-    /// (B, H, T, T) self-attention scores and probabilities
+    /// (B, H, T, pos0 + T) self-attention scores and probabilities
     self_scores: GpuBuffer,
     self_probs: GpuBuffer,
-    /// (B·S, 2C) K | V of cross-attention, and (B, H, T, S) its scores and probabilities
-    cross: Option<(GpuBuffer, GpuBuffer, GpuBuffer)>,
+    /// (B·S, 2C) K | V of cross-attention, when no KV cache holds them
+    cross_kv: Option<GpuBuffer>,
+    /// (B, H, T, S) cross-attention scores and probabilities
+    cross: Option<(GpuBuffer, GpuBuffer)>,
 }
 
 impl GpuModel {
@@ -415,12 +456,30 @@ impl GpuModel {
             Arch::EncoderOnly => {
                 let stack = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
                 let causal = model.is_causal(AttnSite::EncoderSelf, opts);
-                pass.stack(stack, AttnSite::EncoderSelf, &tokens, b, t, causal, None)?
+                pass.stack(
+                    stack,
+                    AttnSite::EncoderSelf,
+                    &tokens,
+                    b,
+                    t,
+                    causal,
+                    None,
+                    None,
+                )?
             }
             Arch::DecoderOnly => {
                 let stack = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
                 let causal = model.is_causal(AttnSite::DecoderSelf, opts);
-                pass.stack(stack, AttnSite::DecoderSelf, &tokens, b, t, causal, None)?
+                pass.stack(
+                    stack,
+                    AttnSite::DecoderSelf,
+                    &tokens,
+                    b,
+                    t,
+                    causal,
+                    None,
+                    None,
+                )?
             }
             Arch::EncoderDecoder => {
                 let src = batch.src_tokens.as_ref().ok_or_else(|| {
@@ -431,57 +490,105 @@ impl GpuModel {
                 let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
                 let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
                 // The encoder output (B·S, C): the memory of every cross-attention.
-                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, false, None)?;
+                let memory = pass.stack(
+                    enc,
+                    AttnSite::EncoderSelf,
+                    &src_buf,
+                    b,
+                    s,
+                    false,
+                    None,
+                    None,
+                )?;
                 let causal = model.is_causal(AttnSite::DecoderSelf, opts);
                 let mem = Memory {
-                    x: &memory,
+                    x: Some(&memory),
                     tokens: &src_buf,
                     s,
                 };
-                pass.stack(dec, AttnSite::DecoderSelf, &tokens, b, t, causal, Some(mem))?
+                pass.stack(
+                    dec,
+                    AttnSite::DecoderSelf,
+                    &tokens,
+                    b,
+                    t,
+                    causal,
+                    Some(mem),
+                    None,
+                )?
             }
         };
-        // Step 5, the head.
-        let c = cfg.d_model;
-        let head = match &w.head {
-            GpuHead::Lm { weight, bias } => {
-                let v = cfg.vocab_size;
-                let logits = ctx.zeros("logits", b * t * v)?; // (B, T, V)
-                pass.rec.matmul(&MatmulArgs {
-                    a: Rows::dense(&x, c),
-                    w: weight.as_ref().unwrap_or(&w.embed),
-                    w_offset: 0,
-                    bias: bias.as_ref(),
-                    b_offset: 0,
-                    out: Rows::dense(&logits, v),
-                    m: b * t,
-                    k: c,
-                    n: v,
-                })?;
-                HeadOut::Logits(pass.rec.read_all(&logits)?, [b, t, v])
-            }
-            GpuHead::Classifier { weight, bias } => {
-                let n = cfg.num_classes;
-                // Position 0 of each sequence: rows of x with stride T·C.
-                let logits = ctx.zeros("class logits", b * n)?; // (B, N)
-                pass.rec.matmul(&MatmulArgs {
-                    a: Rows {
-                        buf: &x,
-                        stride: t * c,
-                        col: 0,
-                    },
-                    w: weight,
-                    w_offset: 0,
-                    bias: Some(bias),
-                    b_offset: 0,
-                    out: Rows::dense(&logits, n),
-                    m: b,
-                    k: c,
-                    n,
-                })?;
-                HeadOut::Classes(pass.rec.read_all(&logits)?, [b, n])
-            }
+        let head = pass.head(&x, b, t)?;
+        let plan = TracePlan {
+            head,
+            attention: pass.attention,
+            hidden: pass.hidden,
         };
+        Ok((pass.rec.finish(), plan))
+    }
+
+    /// Record a pass through the KV cache into `rec` (which may already hold the cache's
+    /// beam reorder) and submit it: `tokens` (B, T) at positions `cache.pos0 ..` run
+    /// through the decoder under the causal mask, each layer appending their K | V to the
+    /// cache and attending over everything cached. With `cache.encode` (an
+    /// encoder-decoder prefill) the encoder runs first over `cache.src_tokens` and every
+    /// layer's cross-attention K | V of its output are written to `cache.cross_kv`;
+    /// otherwise cross-attention reads them from there.
+    ///
+    /// The caller has checked the inputs (crate/src/backend/gpu/cache.rs).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn record_cached(
+        &self,
+        rec: Recorder,
+        tokens: &GpuBuffer,
+        (b, t): (usize, usize),
+        opts: &ForwardOptions,
+        cache: &CacheRun,
+    ) -> Result<(
+        impl std::future::Future<Output = Result<Readback>>,
+        TracePlan,
+    )> {
+        let w = &*self.weights;
+        let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
+        let mut pass = Pass {
+            w,
+            opts,
+            rec,
+            attention: vec![],
+            hidden: vec![],
+        };
+        let memory: GpuBuffer;
+        let mem = match cache.src_tokens {
+            Some(src) => {
+                let x = if cache.encode {
+                    let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
+                    let s = cache.src_len;
+                    // The encoder output (B·S, C), read once for the cross K | V.
+                    memory =
+                        pass.stack(enc, AttnSite::EncoderSelf, src, b, s, false, None, None)?;
+                    Some(&memory)
+                } else {
+                    None
+                };
+                Some(Memory {
+                    x,
+                    tokens: src,
+                    s: cache.src_len,
+                })
+            }
+            None => None,
+        };
+        let x = pass.stack(
+            dec,
+            AttnSite::DecoderSelf,
+            tokens,
+            b,
+            t,
+            true,
+            mem,
+            Some(cache),
+        )?;
+        let head = pass.head(&x, b, t)?;
         let plan = TracePlan {
             head,
             attention: pass.attention,
@@ -495,20 +602,20 @@ fn missing(what: &str) -> Error {
     Error::Gpu(format!("the uploaded model has no {what} stack"))
 }
 
-enum HeadOut {
+pub(super) enum HeadOut {
     Logits(ReadSlot, [usize; 3]),
     Classes(ReadSlot, [usize; 2]),
 }
 
 /// Where each part of the trace lands in the readback.
-struct TracePlan {
+pub(super) struct TracePlan {
     head: HeadOut,
     attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
 }
 
 impl TracePlan {
-    fn build(self, data: &Readback) -> Trace {
+    pub(super) fn build(self, data: &Readback) -> Trace {
         let tensor = |slot: ReadSlot, shape: &[usize]| Tensor {
             shape: shape.to_vec(),
             data: data.f32(slot).to_vec(),
@@ -560,7 +667,8 @@ impl Pass<'_> {
     }
 
     /// One encoder or decoder stack over (B, T) tokens; returns its output (B·T, C)
-    /// (after the final norm).
+    /// (after the final norm). With `cache` the tokens sit at positions `pos0 ..`, their
+    /// keys and values are appended to the cache and every query attends over it.
     #[allow(clippy::too_many_arguments)]
     fn stack(
         &mut self,
@@ -571,16 +679,24 @@ impl Pass<'_> {
         t: usize,
         causal: bool,
         memory: Option<Memory>,
+        cache: Option<&CacheRun>,
     ) -> Result<GpuBuffer> {
         let w = self.w;
         let cfg = w.config.clone();
         let ctx = self.rec.ctx().clone();
         let (c, h, f) = (cfg.d_model, cfg.n_heads, cfg.d_ff);
         let n = b * t;
+        let pos0 = cache.map_or(0, |k| k.pos0);
+        // Keys each sequence's queries see: the cached positions and the new ones.
+        let s_self = pos0 + t;
         // Steps 1–2: embedding · scale + absolute positions.
         let mut x = ctx.zeros("residual stream", n * c)?; // (B·T, C)
         let per_forward_pos;
         let pos = match &w.pos_table {
+            // A cache longer than max_len brings its own (sinusoidal) table.
+            Some(table) if cache.is_some() => {
+                Some(cache.and_then(|k| k.pos_table).unwrap_or(table))
+            }
             // Sinusoidal positions go on past max_len: a longer input gets its own table.
             Some(_) if cfg.pos_encoding == PosEncoding::Sinusoidal && t > cfg.max_len => {
                 let mut table = vec![0.0f32; t * c]; // (T, C)
@@ -592,7 +708,30 @@ impl Pass<'_> {
         };
         let scale = embedding_scale(cfg.scale_embeddings, c);
         self.rec
-            .embedding(tokens, &w.embed, pos, &x, (n, t, c), 0, scale)?;
+            .embedding(tokens, &w.embed, pos, &x, (n, t, c), pos0, scale)?;
+        if let Some(k) = cache {
+            // The new tokens join the cache's (B'·P) key tokens at positions pos0 ..
+            self.rec.copy_rows(&CopyArgs {
+                src: SeqRows {
+                    buf: tokens,
+                    seq_rows: t,
+                    first: 0,
+                    stride: 1,
+                    col: 0,
+                },
+                dst: SeqRows {
+                    buf: k.key_tokens,
+                    seq_rows: k.capacity,
+                    first: pos0,
+                    stride: 1,
+                    col: 0,
+                },
+                from_seq: None,
+                batch: b,
+                t_len: t,
+                width: 1,
+            })?;
+        }
 
         let mut hidden = vec![];
         if self.opts.trace_hidden {
@@ -605,27 +744,50 @@ impl Pass<'_> {
             qkv: ctx.zeros("qkv", n * 3 * c)?,
             z: ctx.zeros("heads", n * c)?,
             f: ctx.zeros("ffn hidden", n * f)?,
-            self_scores: ctx.zeros("scores", b * h * t * t)?,
-            self_probs: ctx.zeros("probabilities", b * h * t * t)?,
+            self_scores: ctx.zeros("scores", b * h * t * s_self)?,
+            self_probs: ctx.zeros("probabilities", b * h * t * s_self)?,
+            cross_kv: match (s_cross, cache) {
+                (Some(s), None) => Some(ctx.zeros("cross kv", b * s * 2 * c)?),
+                _ => None,
+            },
             cross: match s_cross {
                 Some(s) => Some((
-                    ctx.zeros("cross kv", b * s * 2 * c)?,
                     ctx.zeros("cross scores", b * h * t * s)?,
                     ctx.zeros("cross probabilities", b * h * t * s)?,
                 )),
                 None => None,
             },
         };
-        // Rope positions beyond max_len get their own table, like sinusoidal ones.
+        // Rope positions beyond max_len get their own table, like sinusoidal ones (a
+        // cache longer than max_len brings its own).
         let rope_long = match &w.rope_table {
-            Some(_) if t > cfg.max_len => {
+            Some(_) if cache.is_none() && t > cfg.max_len => {
                 Some(ctx.upload("rope table", &rope_table(t, cfg.d_head()))?)
             }
             _ => None,
         };
-        let rope = rope_long.as_ref().or(w.rope_table.as_ref());
+        let rope = match &w.rope_table {
+            Some(table) => Some(
+                cache
+                    .and_then(|k| k.rope_table)
+                    .or(rope_long.as_ref())
+                    .unwrap_or(table),
+            ),
+            None => None,
+        };
 
         for (li, layer) in stack.layers.iter().enumerate() {
+            let layer_cache = match cache {
+                Some(k) => Some(LayerCache {
+                    kv: k.self_kv.get(li).ok_or_else(|| {
+                        Error::Gpu(format!("the KV cache has no buffers for layer {li}"))
+                    })?,
+                    key_tokens: k.key_tokens,
+                    capacity: k.capacity,
+                    pos0,
+                }),
+                None => None,
+            };
             // Self-attention sublayer (norm1).
             let norm = layer.norms.first();
             let ablate = self.ablation(site, li)?;
@@ -641,14 +803,29 @@ impl Pass<'_> {
                     causal,
                     rope,
                     &ablate,
+                    layer_cache.as_ref(),
                 )
             })?;
             let mut next_norm = 1;
             if let (Some(cross), Some(mem)) = (&layer.cross_attn, &memory) {
                 let norm = layer.norms.get(1);
                 let ablate = self.ablation(AttnSite::Cross, li)?;
+                let cached_kv = match cache {
+                    Some(k) => Some(k.cross_kv.get(li).ok_or_else(|| {
+                        Error::Gpu(format!(
+                            "the KV cache has no cross-attention buffers for layer {li}"
+                        ))
+                    })?),
+                    None => None,
+                };
                 self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
-                    pass.cross_attention(cross, inp, sc, li, mem, (b, t), &ablate)
+                    let kv = match cached_kv {
+                        Some(kv) => kv,
+                        None => sc.cross_kv.as_ref().ok_or_else(|| {
+                            Error::Gpu("cross-attention without its buffers".into())
+                        })?,
+                    };
+                    pass.cross_attention(cross, inp, sc, li, mem, kv, (b, t), &ablate)
                 })?;
                 next_norm = 2;
             }
@@ -670,6 +847,54 @@ impl Pass<'_> {
             std::mem::swap(&mut x, &mut sc.h);
         }
         Ok(x)
+    }
+
+    /// Step 5, the head, on (B·T, C) rows of `x`: logits (B, T, V), or a classifier's
+    /// (B, N) from position 0 of each sequence. Read back at the end of the pass.
+    fn head(&mut self, x: &GpuBuffer, b: usize, t: usize) -> Result<HeadOut> {
+        let w = self.w;
+        let cfg = &w.config;
+        let ctx = self.rec.ctx().clone();
+        let c = cfg.d_model;
+        Ok(match &w.head {
+            GpuHead::Lm { weight, bias } => {
+                let v = cfg.vocab_size;
+                let logits = ctx.zeros("logits", b * t * v)?; // (B, T, V)
+                self.rec.matmul(&MatmulArgs {
+                    a: Rows::dense(x, c),
+                    w: weight.as_ref().unwrap_or(&w.embed),
+                    w_offset: 0,
+                    bias: bias.as_ref(),
+                    b_offset: 0,
+                    out: Rows::dense(&logits, v),
+                    m: b * t,
+                    k: c,
+                    n: v,
+                })?;
+                HeadOut::Logits(self.rec.read_all(&logits)?, [b, t, v])
+            }
+            GpuHead::Classifier { weight, bias } => {
+                let n = cfg.num_classes;
+                // Position 0 of each sequence: rows of x with stride T·C.
+                let logits = ctx.zeros("class logits", b * n)?; // (B, N)
+                self.rec.matmul(&MatmulArgs {
+                    a: Rows {
+                        buf: x,
+                        stride: t * c,
+                        col: 0,
+                    },
+                    w: weight,
+                    w_offset: 0,
+                    bias: Some(bias),
+                    b_offset: 0,
+                    out: Rows::dense(&logits, n),
+                    m: b,
+                    k: c,
+                    n,
+                })?;
+                HeadOut::Classes(self.rec.read_all(&logits)?, [b, n])
+            }
+        })
     }
 
     /// (H) u32 flags: 1 for each head of (site, layer) that `opts.ablate` zeroes.
@@ -725,7 +950,9 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Self-attention of one layer: `sc.y (N, C)` from `inp (N, C)`.
+    /// Self-attention of one layer: `sc.y (N, C)` from `inp (N, C)`. With `cache` the
+    /// new keys and values are appended to the layer's cache first and the queries
+    /// attend over all `pos0 + T` cached positions.
     #[allow(clippy::too_many_arguments)]
     fn self_attention(
         &mut self,
@@ -739,10 +966,12 @@ impl Pass<'_> {
         causal: bool,
         rope: Option<&GpuBuffer>,
         ablate: &GpuBuffer,
+        cache: Option<&LayerCache>,
     ) -> Result<()> {
         let cfg = self.cfg().clone();
         let (c, h, d) = (cfg.d_model, cfg.n_heads, cfg.d_head());
         let n = b * t;
+        let pos0 = cache.map_or(0, |k| k.pos0);
         // q | k | v = inp · [W_Q; W_K; W_V]ᵀ + b: (N, 3C) in one matmul.
         self.rec.matmul(&MatmulArgs {
             a: Rows::dense(inp, c),
@@ -756,18 +985,11 @@ impl Pass<'_> {
             n: 3 * c,
         })?;
         if let Some(rot) = rope {
-            // The H query heads and the H key heads are 2H consecutive heads of D columns.
+            // The H query heads and the H key heads are 2H consecutive heads of D columns,
+            // row r at position pos0 + r % T.
             self.rec
-                .rope(rot, Rows::dense(&sc.qkv, 3 * c), n, t, 2 * h, d, 0)?;
+                .rope(rot, Rows::dense(&sc.qkv, 3 * c), n, t, 2 * h, d, pos0)?;
         }
-        let dims = AttnDims {
-            batch: b,
-            n_heads: h,
-            t_len: t,
-            s_len: t,
-            d_head: d,
-            pos0: 0,
-        };
         let relative = cfg.pos_encoding == PosEncoding::Relative;
         let alibi = if cfg.pos_encoding == PosEncoding::Alibi {
             self.w.alibi.as_ref()
@@ -779,14 +1001,74 @@ impl Pass<'_> {
             stride: 3 * c,
             col,
         };
+        // Keys and values: the (N, 3C) projections themselves, or the cache after the
+        // new rows' K | V columns have been appended to it.
+        let (keys, values, key_tokens, dims) = match cache {
+            None => (
+                qkv(c),
+                qkv(2 * c),
+                tokens,
+                AttnDims {
+                    batch: b,
+                    n_heads: h,
+                    t_len: t,
+                    s_len: t,
+                    d_head: d,
+                    pos0: 0,
+                    kv_rows: t,
+                },
+            ),
+            Some(k) => {
+                // (B·T, 3C) columns C..3C → rows (b, pos0 + t) of the (B'·P, 2C) cache.
+                self.rec.copy_rows(&CopyArgs {
+                    src: SeqRows {
+                        buf: &sc.qkv,
+                        seq_rows: t,
+                        first: 0,
+                        stride: 3 * c,
+                        col: c,
+                    },
+                    dst: SeqRows {
+                        buf: k.kv,
+                        seq_rows: k.capacity,
+                        first: k.pos0,
+                        stride: 2 * c,
+                        col: 0,
+                    },
+                    from_seq: None,
+                    batch: b,
+                    t_len: t,
+                    width: 2 * c,
+                })?;
+                let kv = |col| Rows {
+                    buf: k.kv,
+                    stride: 2 * c,
+                    col,
+                };
+                (
+                    kv(0),
+                    kv(c),
+                    k.key_tokens,
+                    AttnDims {
+                        batch: b,
+                        n_heads: h,
+                        t_len: t,
+                        s_len: k.pos0 + t,
+                        d_head: d,
+                        pos0: k.pos0,
+                        kv_rows: k.capacity,
+                    },
+                )
+            }
+        };
         self.attend(
             a,
             site,
             layer,
             qkv(0),
-            qkv(c),
-            qkv(2 * c),
-            tokens,
+            keys,
+            values,
+            key_tokens,
             (&sc.self_scores, &sc.self_probs),
             dims,
             causal,
@@ -799,7 +1081,8 @@ impl Pass<'_> {
     }
 
     /// Cross-attention of one decoder layer: queries from `inp (N, C)`, keys and values
-    /// from the encoder output.
+    /// `kv (B·S, 2C)` from the encoder output — computed here from `mem.x` when it is
+    /// given, read as they are otherwise (the KV cache's, computed at prefill).
     #[allow(clippy::too_many_arguments)]
     fn cross_attention(
         &mut self,
@@ -808,13 +1091,14 @@ impl Pass<'_> {
         sc: &Scratch,
         layer: usize,
         mem: &Memory,
+        kv: &GpuBuffer,
         (b, t): (usize, usize),
         ablate: &GpuBuffer,
     ) -> Result<()> {
         let cfg = self.cfg().clone();
         let (c, h, d) = (cfg.d_model, cfg.n_heads, cfg.d_head());
         let s = mem.s;
-        let (kv, scores, probs) = sc
+        let (scores, probs) = sc
             .cross
             .as_ref()
             .ok_or_else(|| Error::Gpu("cross-attention without its buffers".into()))?;
@@ -830,18 +1114,20 @@ impl Pass<'_> {
             k: c,
             n: c,
         })?;
-        // k | v = memory · [W_K; W_V]ᵀ + [b_K; b_V]: (B·S, 2C).
-        self.rec.matmul(&MatmulArgs {
-            a: Rows::dense(mem.x, c),
-            w: &a.in_w,
-            w_offset: c * c,
-            bias: Some(&a.in_b),
-            b_offset: c,
-            out: Rows::dense(kv, 2 * c),
-            m: b * s,
-            k: c,
-            n: 2 * c,
-        })?;
+        if let Some(memory) = mem.x {
+            // k | v = memory · [W_K; W_V]ᵀ + [b_K; b_V]: (B·S, 2C).
+            self.rec.matmul(&MatmulArgs {
+                a: Rows::dense(memory, c),
+                w: &a.in_w,
+                w_offset: c * c,
+                bias: Some(&a.in_b),
+                b_offset: c,
+                out: Rows::dense(kv, 2 * c),
+                m: b * s,
+                k: c,
+                n: 2 * c,
+            })?;
+        }
         let dims = AttnDims {
             batch: b,
             n_heads: h,
@@ -849,6 +1135,7 @@ impl Pass<'_> {
             s_len: s,
             d_head: d,
             pos0: 0,
+            kv_rows: s,
         };
         let kv_rows = |col| Rows {
             buf: kv,

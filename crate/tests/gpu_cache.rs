@@ -1,0 +1,510 @@
+//! The KV cache on the GPU computes what the CPU computes: after a prefill and at every
+//! decoding step its logits equal a full recompute of the whole sequence and the CPU's
+//! KV cache within 1e-4 (and its attention over the cache equals the CPU's), for
+//! decoder-only and encoder-decoder models, every position encoding, the run-time
+//! switches, positions past max_len, and beam reorders of its rows. A decoding step is
+//! one submission and one readback. What it cannot do is a clear error.
+//! Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
+
+mod gpu_common;
+
+use gpu_common::{gpu_or_skip, max_diff};
+use pollster::block_on;
+use tplay::backend::gpu::{GpuContext, GpuKvCache};
+use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+use tplay::model::cache::{KvCache, StepOutput};
+use tplay::model::forward::Batch;
+use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
+use tplay::{Error, Tokenizer};
+
+const TOL: f32 = 1e-4;
+
+const POSITIONS: [PosEncoding; 6] = [
+    PosEncoding::None,
+    PosEncoding::Sinusoidal,
+    PosEncoding::Learned,
+    PosEncoding::Relative,
+    PosEncoding::Rope,
+    PosEncoding::Alibi,
+];
+
+fn tokenizer() -> Tokenizer {
+    Tokenizer::char_level("abcdefghijkl")
+}
+
+/// A small model of `arch` (C 16, H 2, F 32; two decoder layers, one encoder layer),
+/// relative distances clipped at 3 so that the test lengths go past the clipping.
+fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
+    let preset = match arch {
+        Arch::DecoderOnly => "gpt-nano",
+        _ => "seq2seq-nano",
+    };
+    let cfg = ModelConfig {
+        d_model: 16,
+        n_heads: 2,
+        d_ff: 32,
+        max_len: 16,
+        n_encoder_layers: if arch == Arch::EncoderDecoder { 1 } else { 0 },
+        pos_encoding: pos,
+        relative_max_distance: 3,
+        ..ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap()
+    };
+    cfg.validate().unwrap();
+    cfg
+}
+
+fn traced() -> ForwardOptions {
+    ForwardOptions {
+        trace_attention: true,
+        ..ForwardOptions::default()
+    }
+}
+
+/// Two prompts of four tokens (the second with a padding token inside, which the padding
+/// mask hides from later positions), and for an encoder-decoder model two sources (the
+/// second right-padded).
+fn prompt_batch(m: &Model) -> Batch {
+    let bos = m.tokenizer.spec.bos;
+    let pad = m.tokenizer.spec.pad;
+    let batch = Batch::new(vec![vec![bos, 5, 7, 4], vec![bos, pad, 9, 6]]).unwrap();
+    match m.config.arch {
+        Arch::EncoderDecoder => batch
+            .with_source(vec![vec![5, 9, 4, 12, 7], vec![6, 8, 11, pad, pad]])
+            .unwrap(),
+        _ => batch,
+    }
+}
+
+/// The tokens fed at decoding step `k`, one per sequence.
+fn step_tokens(k: usize, b: usize) -> Vec<u32> {
+    (0..b).map(|i| 4 + ((k * 5 + i * 3) % 11) as u32).collect()
+}
+
+/// Logits (V) of the last position of every sequence in `rows` under `opts`: the full
+/// recompute.
+fn recompute_last(
+    m: &Model,
+    rows: &[Vec<u32>],
+    src: &Option<Vec<u32>>,
+    s: usize,
+    opts: &ForwardOptions,
+) -> Vec<f32> {
+    let mut batch = Batch::new(rows.to_vec()).unwrap();
+    if let Some(src) = src {
+        batch = batch
+            .with_source(src.chunks(s).map(<[u32]>::to_vec).collect())
+            .unwrap();
+    }
+    let trace = m.forward(&batch, opts).unwrap();
+    let (t, v) = (batch.len, m.config.vocab_size);
+    (0..batch.batch)
+        .flat_map(|i| trace.logits.data[(i * t + t - 1) * v..(i * t + t) * v].to_vec())
+        .collect() // (B, V)
+}
+
+/// The GPU step agrees with the CPU step: logits, and every traced attention's scores
+/// and probabilities (masked entries −∞ on both sides). Returns the largest logit gap.
+fn steps_agree(what: &str, cpu: &StepOutput, gpu: &StepOutput) -> f32 {
+    assert_eq!(cpu.position, gpu.position, "{what}: positions");
+    assert_eq!(cpu.logits.shape, gpu.logits.shape, "{what}: logit shapes");
+    let d = max_diff(&cpu.logits.data, &gpu.logits.data);
+    assert!(d <= TOL, "{what}: logits differ by {d}");
+    assert_eq!(cpu.attention.len(), gpu.attention.len(), "{what}: traces");
+    for (c, g) in cpu.attention.iter().zip(&gpu.attention) {
+        assert_eq!((c.site, c.layer), (g.site, g.layer), "{what}: trace order");
+        assert_eq!(c.probs.shape, g.probs.shape, "{what}: trace shapes");
+        let dp = max_diff(&c.probs.data, &g.probs.data);
+        assert!(
+            dp <= TOL,
+            "{what}: {:?} {} probs differ by {dp}",
+            c.site,
+            c.layer
+        );
+        let ds = max_diff(&c.scores.data, &g.scores.data);
+        let largest = c
+            .scores
+            .data
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(1.0f32, |m, x| m.max(x.abs()));
+        assert!(
+            ds <= TOL * largest,
+            "{what}: {:?} {} scores differ by {ds}",
+            c.site,
+            c.layer
+        );
+    }
+    d
+}
+
+/// Prefill on both backends, then `steps` decoding steps, comparing every step with the
+/// CPU cache and with a full recompute. Returns the largest logit difference seen.
+fn run_and_compare(
+    ctx: &GpuContext,
+    m: &Model,
+    opts: &ForwardOptions,
+    capacity: Option<usize>,
+    steps: usize,
+    what: &str,
+) -> f32 {
+    let batch = prompt_batch(m);
+    let (mut gpu, gtrace) = block_on(ctx.prefill(m, &batch, opts, capacity))
+        .unwrap_or_else(|e| panic!("{what}: prefill: {e}"));
+    let (mut cpu, ctrace) = m.prefill(&batch, opts).unwrap();
+    let mut worst = max_diff(&ctrace.logits.data, &gtrace.logits.data);
+    assert!(worst <= TOL, "{what}: prefill logits differ by {worst}");
+    assert_eq!(ctrace.attention.len(), gtrace.attention.len(), "{what}");
+    for (c, g) in ctrace.attention.iter().zip(&gtrace.attention) {
+        let d = max_diff(&c.probs.data, &g.probs.data);
+        assert!(d <= TOL, "{what}: prefill attention differs by {d}");
+    }
+    let mut rows: Vec<Vec<u32>> = (0..batch.batch).map(|i| batch.row(i).to_vec()).collect();
+    for k in 0..steps {
+        let toks = step_tokens(k, batch.batch);
+        let g = block_on(gpu.decode_step(m, &toks, opts))
+            .unwrap_or_else(|e| panic!("{what}, step {k}: {e}"));
+        let c = m.decode_step(&mut cpu, &toks, opts).unwrap();
+        let here = format!("{what}, step {k}");
+        worst = worst.max(steps_agree(&here, &c, &g));
+        for (r, &t) in rows.iter_mut().zip(&toks) {
+            r.push(t);
+        }
+        let full = recompute_last(m, &rows, &batch.src_tokens, batch.src_len, opts);
+        let d = max_diff(&full, &g.logits.data);
+        assert!(d <= TOL, "{here}: GPU cache vs full recompute: {d}");
+        worst = worst.max(d);
+        assert_eq!(gpu.len(), cpu.len, "{here}: cache lengths");
+        assert_eq!(gpu.tokens(), &cpu.tokens[..], "{here}: cached tokens");
+    }
+    assert_eq!(gpu.size_bytes(), cpu.size_bytes(), "{what}: bytes held");
+    worst
+}
+
+#[test]
+fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_position_encoding() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut worst = 0.0f32;
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for pos in POSITIONS {
+            let m = Model::init(config(arch, pos), tokenizer(), 7);
+            let what = format!("{arch:?}/{pos:?}");
+            // 4 prompt positions + 6 steps: past the relative clipping distance of 3.
+            worst = worst.max(run_and_compare(&ctx, &m, &traced(), None, 6, &what));
+        }
+    }
+    eprintln!("largest logit difference (GPU cache vs CPU cache / recompute): {worst:e}");
+}
+
+#[test]
+fn gpu_cache_follows_the_run_time_switches_and_every_score_and_norm() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let ablate_one = vec![HeadRef {
+        site: AttnSite::DecoderSelf,
+        layer: 1,
+        head: 0,
+    }];
+    let cases = [
+        (Score::Additive, Norm::PostLn, false, true, vec![]),
+        (Score::Dot, Norm::BatchNorm, true, false, vec![]),
+        (Score::ScaledDot, Norm::None, true, true, ablate_one.clone()),
+        (Score::ScaledDot, Norm::PreLn, false, true, vec![]),
+    ];
+    let mut worst = 0.0f32;
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for (score, norm, scale, padding_mask, ablate) in cases.clone() {
+            let mut ablate = ablate;
+            if arch == Arch::EncoderDecoder && !ablate.is_empty() {
+                ablate.push(HeadRef {
+                    site: AttnSite::Cross,
+                    layer: 0,
+                    head: 1,
+                });
+            }
+            let cfg = ModelConfig {
+                score,
+                norm,
+                activation: Activation::Gelu,
+                final_norm: norm != Norm::BatchNorm,
+                ..config(arch, PosEncoding::Rope)
+            };
+            let m = Model::init(cfg, tokenizer(), 9);
+            let opts = ForwardOptions {
+                scale,
+                padding_mask,
+                ablate,
+                ..traced()
+            };
+            let what = format!("{arch:?} {score:?} {norm:?} scale={scale} pad={padding_mask}");
+            worst = worst.max(run_and_compare(&ctx, &m, &opts, None, 4, &what));
+        }
+    }
+    eprintln!("largest logit difference over the switches: {worst:e}");
+}
+
+#[test]
+fn positions_past_max_len_continue_in_a_longer_cache() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    for pos in POSITIONS {
+        if pos == PosEncoding::Learned {
+            continue;
+        }
+        let cfg = ModelConfig {
+            max_len: 6,
+            ..config(Arch::DecoderOnly, pos)
+        };
+        let m = Model::init(cfg, tokenizer(), 4);
+        // 4 prompt positions + 7 steps: positions 4..10 of a model with max_len 6.
+        run_and_compare(
+            &ctx,
+            &m,
+            &traced(),
+            Some(12),
+            7,
+            &format!("{pos:?} past max_len"),
+        );
+    }
+}
+
+/// Both caches keep `rows`, then take one step; the logits must still agree.
+fn select_and_step(
+    m: &Model,
+    gpu: &mut GpuKvCache,
+    cpu: &mut KvCache,
+    rows: &[usize],
+    k: usize,
+    what: &str,
+) {
+    gpu.select(rows).unwrap();
+    tplay::generate::generator::select_sequences(cpu, rows);
+    assert_eq!(gpu.batch(), rows.len());
+    assert_eq!(gpu.tokens(), &cpu.tokens[..], "{what}: tokens after select");
+    let toks = step_tokens(k, rows.len());
+    let g = block_on(gpu.decode_step(m, &toks, &traced())).unwrap();
+    let c = m.decode_step(cpu, &toks, &traced()).unwrap();
+    steps_agree(&format!("{what}: after keeping {rows:?}"), &c, &g);
+}
+
+#[test]
+fn beam_reorders_of_the_gpu_cache_match_the_cpu_rows() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for pos in [PosEncoding::Learned, PosEncoding::Relative] {
+            let m = Model::init(config(arch, pos), tokenizer(), 12);
+            let bos = m.tokenizer.spec.bos;
+            // Three different prompts (and sources): a wrong row shows in the logits.
+            let mut batch =
+                Batch::new(vec![vec![bos, 4, 5], vec![bos, 9, 10], vec![bos, 11, 6]]).unwrap();
+            if arch == Arch::EncoderDecoder {
+                batch = batch
+                    .with_source(vec![vec![4, 4, 5], vec![7, 8, 9], vec![12, 11, 10]])
+                    .unwrap();
+            }
+            let (mut gpu, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+            let (mut cpu, _) = m.prefill(&batch, &traced()).unwrap();
+            let what = format!("{arch:?}/{pos:?}");
+            select_and_step(&m, &mut gpu, &mut cpu, &[2, 0, 2], 0, &what);
+            select_and_step(&m, &mut gpu, &mut cpu, &[1, 0, 2], 1, &what);
+            // Two selections before a step compose.
+            gpu.select(&[2, 2, 1]).unwrap();
+            tplay::generate::generator::select_sequences(&mut cpu, &[2, 2, 1]);
+            select_and_step(&m, &mut gpu, &mut cpu, &[2, 0], 2, &what);
+            // Shrink to one row, then grow back to four copies of it.
+            select_and_step(&m, &mut gpu, &mut cpu, &[1], 3, &what);
+            select_and_step(&m, &mut gpu, &mut cpu, &[0, 0, 0, 0], 4, &what);
+            // Keeping the first rows in place is no copy, and still right.
+            select_and_step(&m, &mut gpu, &mut cpu, &[0, 1], 5, &what);
+        }
+    }
+}
+
+#[test]
+fn a_decoding_step_is_one_submission_and_one_readback() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private context: the shared one counts the work of tests running in parallel.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        let m = Model::init(config(arch, PosEncoding::Rope), tokenizer(), 2);
+        let batch = prompt_batch(&m);
+        let before = ctx.stats();
+        let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+        let d = ctx.stats().since(&before);
+        assert_eq!(
+            (d.submissions, d.readbacks),
+            (1, 1),
+            "{arch:?} prefill: {d:?}"
+        );
+        let mut dispatches = vec![];
+        for k in 0..4 {
+            // Tracing on and off: either way one round trip.
+            let opts = if k % 2 == 0 {
+                traced()
+            } else {
+                ForwardOptions::default()
+            };
+            let before = ctx.stats();
+            let out = block_on(cache.decode_step(&m, &step_tokens(k, 2), &opts)).unwrap();
+            let d = ctx.stats().since(&before);
+            assert_eq!(
+                (d.submissions, d.readbacks),
+                (1, 1),
+                "{arch:?} step {k}: {d:?}"
+            );
+            assert_eq!(out.attention.is_empty(), k % 2 == 1, "{arch:?} step {k}");
+            dispatches.push(d.dispatches);
+        }
+        // The work of a step does not grow with the cache: the same kernels every step
+        // (the encoder and the prefix are not run again).
+        assert!(
+            dispatches.iter().all(|&n| n == dispatches[0]),
+            "{arch:?}: dispatches per step {dispatches:?}"
+        );
+        // A beam reorder is gathered in the same submission as the step after it.
+        cache.select(&[1, 0]).unwrap();
+        let before = ctx.stats();
+        block_on(cache.decode_step(&m, &step_tokens(9, 2), &traced())).unwrap();
+        let d = ctx.stats().since(&before);
+        assert_eq!(
+            (d.submissions, d.readbacks),
+            (1, 1),
+            "{arch:?} reorder: {d:?}"
+        );
+        assert!(
+            d.dispatches > dispatches[0],
+            "{arch:?}: the gather ran: {d:?}"
+        );
+    }
+}
+
+fn input_error<T: std::fmt::Debug>(got: Result<T, Error>, needle: &str) {
+    match got {
+        Err(Error::Input(m)) => assert!(m.contains(needle), "'{m}' should say '{needle}'"),
+        other => panic!("expected an input error saying '{needle}', got {other:?}"),
+    }
+}
+
+#[test]
+fn learned_positions_stop_at_max_len_with_a_clear_message() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let cfg = ModelConfig {
+        max_len: 6,
+        ..config(Arch::DecoderOnly, PosEncoding::Learned)
+    };
+    let m = Model::init(cfg, tokenizer(), 3);
+    let batch = prompt_batch(&m); // 4 positions
+    input_error(
+        block_on(ctx.prefill(&m, &batch, &traced(), Some(8))),
+        "learned positions stop at max_len = 6",
+    );
+    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+    assert_eq!(cache.capacity(), 6);
+    for k in 0..2 {
+        block_on(cache.decode_step(&m, &step_tokens(k, 2), &traced())).unwrap();
+    }
+    input_error(
+        block_on(cache.decode_step(&m, &step_tokens(2, 2), &traced())),
+        "learned positions stop at max_len = 6",
+    );
+}
+
+#[test]
+fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let m = Model::init(
+        config(Arch::DecoderOnly, PosEncoding::Alibi),
+        tokenizer(),
+        5,
+    );
+    let batch = prompt_batch(&m);
+    let opts = ForwardOptions::default();
+    let no_causal = ForwardOptions {
+        causal: Some(false),
+        ..ForwardOptions::default()
+    };
+    input_error(
+        block_on(ctx.prefill(&m, &batch, &no_causal, None)),
+        "causal mask",
+    );
+    let train = ForwardOptions {
+        mode: Mode::Train { seed: 1 },
+        ..ForwardOptions::default()
+    };
+    input_error(block_on(ctx.prefill(&m, &batch, &train, None)), "eval mode");
+    input_error(
+        block_on(ctx.prefill(&m, &batch, &opts, Some(3))),
+        "cannot hold a prompt of 4 tokens",
+    );
+    let enc = Model::init(
+        ModelConfig::preset("encoder-nano", tokenizer().vocab_size()).unwrap(),
+        tokenizer(),
+        1,
+    );
+    input_error(
+        block_on(ctx.prefill(&enc, &batch, &opts, None)),
+        "encoder_only",
+    );
+
+    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, Some(5))).unwrap();
+    input_error(
+        block_on(cache.decode_step(&m, &[4], &opts)),
+        "one token per sequence",
+    );
+    input_error(
+        block_on(cache.decode_step(&m, &[4, 99], &opts)),
+        "token id 99 for sequence 1",
+    );
+    let unscaled = ForwardOptions {
+        scale: false,
+        ..ForwardOptions::default()
+    };
+    input_error(
+        block_on(cache.decode_step(&m, &[4, 5], &unscaled)),
+        "prefill again",
+    );
+    input_error(cache.select(&[]), "at least one sequence");
+    input_error(cache.select(&[0, 2]), "sequence 2 does not exist");
+    // The errors above changed nothing: the cache still steps, until it is full.
+    block_on(cache.decode_step(&m, &[4, 5], &opts)).unwrap();
+    assert_eq!(cache.len(), 5);
+    input_error(
+        block_on(cache.decode_step(&m, &[4, 5], &opts)),
+        "the KV cache is full",
+    );
+    let other = Model::init(config(Arch::DecoderOnly, PosEncoding::Rope), tokenizer(), 5);
+    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    input_error(
+        block_on(cache.decode_step(&other, &[4, 5], &opts)),
+        "different model",
+    );
+}
+
+#[test]
+fn a_lost_device_is_a_gpu_error_not_a_panic() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private device: this test destroys it.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let m = Model::init(
+        config(Arch::EncoderDecoder, PosEncoding::Sinusoidal),
+        tokenizer(),
+        6,
+    );
+    let batch = prompt_batch(&m);
+    let opts = traced();
+    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    ctx.device().destroy();
+    match block_on(cache.decode_step(&m, &step_tokens(0, 2), &opts)) {
+        Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{why}"),
+        other => panic!("expected Error::Gpu, got {other:?}"),
+    }
+    // And it stays an error: the caller moves to the CPU, which carries on from the tokens.
+    assert!(matches!(
+        block_on(cache.decode_step(&m, &step_tokens(0, 2), &opts)),
+        Err(Error::Gpu(_))
+    ));
+    let (mut cpu, _) = m.prefill(&batch, &opts).unwrap();
+    assert_eq!(cache.tokens(), &cpu.tokens[..]);
+    m.decode_step(&mut cpu, &step_tokens(0, 2), &opts).unwrap();
+}
