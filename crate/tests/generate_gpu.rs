@@ -257,3 +257,68 @@ fn a_device_lost_mid_generation_is_a_gpu_error_and_the_cpu_carries_on() {
     .tokens;
     assert_eq!([&done[..], &tail[..]].concat(), whole);
 }
+
+/// `tplay generate … --json`: the step lines and the summary line.
+fn cli_json(args: &[&str]) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tplay"))
+        .arg("generate")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("the tplay binary runs");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let summary = lines.pop().expect("a summary line");
+    (lines, summary)
+}
+
+#[test]
+fn tplay_generate_on_the_gpu_keeps_the_cache_and_prints_the_cpu_tokens() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    for (name, src) in [
+        ("dec_preln_gelu_rope", None),
+        ("encdec_preln_gelu_sin", Some("hgfe")),
+    ] {
+        let model = fixtures.join(format!("{name}.safetensors"));
+        let model = model.to_str().unwrap();
+        let mut args = vec![
+            "--model",
+            model,
+            "--prompt",
+            "ab",
+            "--temperature",
+            "0.8",
+            "--seed",
+            "11",
+            "--max-tokens",
+            "6",
+        ];
+        if let Some(s) = src {
+            args.extend(["--src", s]);
+        }
+        let (cpu_steps, cpu) = cli_json(&[&args[..], &["--backend", "cpu"]].concat());
+        let (gpu_steps, gpu) = cli_json(&[&args[..], &["--backend", "gpu"]].concat());
+        assert_eq!(gpu["backend"], "gpu", "{name}");
+        assert_eq!(gpu["use_cache"], true, "{name}");
+        assert_eq!(gpu["tokens"], cpu["tokens"], "{name}");
+        let fed = |steps: &[serde_json::Value]| -> Vec<u64> {
+            steps.iter().map(|s| s["fed"].as_u64().unwrap()).collect()
+        };
+        assert_eq!(fed(&gpu_steps), fed(&cpu_steps), "{name}");
+        assert!(
+            fed(&gpu_steps)[1..].iter().all(|&n| n == 1),
+            "{name}: one token per cached step"
+        );
+    }
+}

@@ -59,7 +59,8 @@ pub struct Args {
     /// Recompute the whole sequence at every step instead of keeping a KV cache.
     #[arg(long)]
     no_cache: bool,
-    /// Where to run: cpu or gpu (the GPU backend generates without the cache).
+    /// Where to run: cpu or gpu (both keep the KV cache where they compute, unless
+    /// --no-cache).
     #[arg(long, default_value = "cpu")]
     backend: String,
     /// Print one JSON object per step and a summary line.
