@@ -234,8 +234,7 @@ impl Engine {
             .ok_or_else(|| input("no model is loaded: call load() first"))
     }
 
-    /// A generator on `backend`; the GPU backend keeps no KV cache, so there every step
-    /// recomputes the sequence.
+    /// A generator on `backend` (both backends keep a KV cache).
     fn generator(
         m: &Rc<Model>,
         backend: &Backend,
@@ -243,11 +242,7 @@ impl Engine {
         src: Option<Vec<u32>>,
         opts: &GenerateOptions,
     ) -> Result<Generator<Rc<Model>>> {
-        let opts = GenerateOptions {
-            use_cache: matches!(backend, Backend::Cpu),
-            ..opts.clone()
-        };
-        Generator::new(m.clone(), backend.clone(), prompt, src, opts)
+        Generator::new(m.clone(), backend.clone(), prompt, src, opts.clone())
     }
 
     fn options(&self, sw: &Switches, m: &Model) -> Result<ForwardOptions> {
