@@ -171,6 +171,8 @@ export class TpGeneration extends LitElement {
     const st = this.stats;
     const step = this.step;
     const tok = (id: number) => showToken(info?.vocab[id] ?? `${id}`);
+    // Word-level models: tokens are words, so the stream puts spaces between them.
+    const sep = info?.tokenizer_kind === 'word' ? ' ' : '';
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${this.label} <span class="sub">${this.done ? 'finished' : this.playing ? 'running' : 'paused'}</span></h2>
       <div class="buttons">
@@ -208,7 +210,7 @@ export class TpGeneration extends LitElement {
       </div>
       ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
       <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>
-        ${this.prompt.map((t) => html`<span class="p">${showToken(t)}</span>`)}${this.generated.map((id) => html`<span class="g">${tok(id)}</span>`)}
+        ${this.prompt.map((t) => html`<span class="p">${showToken(t)}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${tok(id)}</span>${sep}`)}
       </div>
       <div class="stats">
         <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>

@@ -14,6 +14,7 @@ export class TpOutput extends LitElement {
     sampleProbs: { attribute: false },
     classProbs: { attribute: false },
     predicted: { attribute: false },
+    classNames: { attribute: false },
     inputTokens: { attribute: false },
     sampling: { attribute: false },
     showAll: { state: true },
@@ -24,6 +25,8 @@ export class TpOutput extends LitElement {
   sampleProbs: Float32Array | null = null;
   classProbs: Float32Array | null = null;
   predicted: number[] = [];
+  /** Names of the classes, when the model list gives them. */
+  classNames: string[] = [];
   inputTokens: string[] = [];
   sampling: Sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 3, seed: 0 };
   showAll = false;
@@ -50,7 +53,7 @@ export class TpOutput extends LitElement {
       }
       .bars {
         display: grid;
-        grid-template-columns: 4.5em 1fr 5.2em 5.2em;
+        grid-template-columns: minmax(4.5em, max-content) 1fr 5.2em 5.2em;
         gap: 2px 6px;
         align-items: center;
         font-size: 0.78rem;
@@ -187,7 +190,7 @@ export class TpOutput extends LitElement {
     const p = this.classProbs;
     if (!p) return nothing;
     return html`<div class="bars" role="table" aria-label="class probabilities">
-      ${Array.from(p, (x, c) => html`<div class="tok" role="cell">class ${c}</div>
+      ${Array.from(p, (x, c) => html`<div class="tok" role="cell">${this.classNames[c] ?? `class ${c}`}</div>
           <div class="track" role="cell"><div class="fill" style=${`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div>`)}
     </div>`;

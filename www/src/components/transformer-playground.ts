@@ -639,6 +639,7 @@ export class TransformerPlayground extends LitElement {
             .sampleProbs=${f?.next_probs ?? null}
             .classProbs=${f?.class_probs ?? null}
             .predicted=${f?.predicted ?? []}
+            .classNames=${this.manifest.find((m) => m.file === this.st.model)?.classes ?? []}
             .inputTokens=${this.tokensOf(rowIds)}
             .sampling=${this.sampling()}
           ></tp-output>`

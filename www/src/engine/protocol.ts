@@ -27,6 +27,8 @@ export interface ManifestEntry {
   pos_encoding: string;
   default_prompt: string;
   description: string;
+  /** Optional names of a classifier's classes, by class index. */
+  classes?: string[];
 }
 
 /** What the engine says about a loaded checkpoint. */
