@@ -5,7 +5,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
-import { fmt, showToken, viridisRgb } from '../ui/palette';
+import { fmt, viridisRgb } from '../ui/palette';
 
 export interface GenStats {
   /** Page-measured: from the start request to the first token on screen. */
@@ -45,7 +45,7 @@ export class TpGeneration extends LitElement {
   /** Why generation cannot run now, in the engine's words. */
   note = '';
   /** Tokens to generate before stopping. */
-  max = 40;
+  max = 32;
   label = 'Generation';
 
   static styles = [
@@ -64,6 +64,7 @@ export class TpGeneration extends LitElement {
         margin: 10px 0;
         min-height: 1.8em;
         word-break: break-all;
+        white-space: pre-wrap;
       }
       .stream .p {
         color: var(--tp-muted);
@@ -170,7 +171,6 @@ export class TpGeneration extends LitElement {
     const info = this.info;
     const st = this.stats;
     const step = this.step;
-    const tok = (id: number) => showToken(info?.vocab[id] ?? `${id}`);
     // Word-level models: tokens are words, so the stream puts spaces between them.
     const sep = info?.tokenizer_kind === 'word' ? ' ' : '';
     return html`<section class="card" aria-labelledby="h">
@@ -210,7 +210,7 @@ export class TpGeneration extends LitElement {
       </div>
       ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
       <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>
-        ${this.prompt.map((t) => html`<span class="p">${showToken(t)}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${tok(id)}</span>${sep}`)}
+        ${this.prompt.map((t) => html`<span class="p">${t}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${info?.vocab[id] ?? `${id}`}</span>${sep}`)}
       </div>
       <div class="stats">
         <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
@@ -234,7 +234,7 @@ export class TpGeneration extends LitElement {
             ></canvas>
           </div>`
         : nothing}
-      ${this.strategy === 'beam' ? this.beamList(tok) : nothing}
+      ${this.strategy === 'beam' ? this.beamList((id) => info?.vocab[id] ?? `${id}`) : nothing}
     </section>`;
   }
 }

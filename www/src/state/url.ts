@@ -51,7 +51,7 @@ export const DEFAULTS: PlaygroundState = {
   topp: 1,
   beam: 3,
   speed: 150,
-  max: 40,
+  max: 32,
   play: true,
   site: null,
   layer: 0,
