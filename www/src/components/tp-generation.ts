@@ -209,9 +209,7 @@ export class TpGeneration extends LitElement {
         /></label>
       </div>
       ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
-      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>
-        ${this.prompt.map((t) => html`<span class="p">${t}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${info?.vocab[id] ?? `${id}`}</span>${sep}`)}
-      </div>
+      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p">${t}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${info?.vocab[id] ?? `${id}`}</span>${sep}`)}</div>
       <div class="stats">
         <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
         <span>prefill <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>
