@@ -254,7 +254,6 @@ export class TransformerPlayground extends LitElement {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.modelsBase()).href });
-    const site = this.defaultSite();
     const st = { ...this.st, model: file };
     if (resetText) {
       st.text = entry.default_prompt;
@@ -267,7 +266,6 @@ export class TransformerPlayground extends LitElement {
     }
     if (st.site !== null && !this.sites().includes(st.site)) st.site = null;
     this.st = st;
-    if (!this.st.site) this.st = { ...this.st, site };
     this.clampSelection();
   }
 
@@ -482,7 +480,10 @@ export class TransformerPlayground extends LitElement {
         this.fwdVersion++;
         this.lastForward = null;
         this.previous = null;
-        await this.loadModel(next.model, true);
+        // Another task (another vocabulary) starts from its own prompt, unless the same
+        // change also set the text (a pasted link); a sibling model keeps the input.
+        const task = (file: string) => this.manifest.find((m) => m.file === file)?.task;
+        await this.loadModel(next.model, task(next.model) !== task(prev.model) && next.text === prev.text);
       }
       this.clampSelection();
       if (next.backend !== prev.backend) {
@@ -568,7 +569,8 @@ export class TransformerPlayground extends LitElement {
     if (this.error && !this.info) return html`<div class="error" role="alert">The playground could not start: ${this.error}</div>`;
     const info = this.info;
     const f = this.lastForward;
-    const site = this.st.site ?? 'decoder_self';
+    // No site in the settings: the model's most telling one (kept out of the URL).
+    const site = this.st.site ?? this.defaultSite();
     const row = Math.min(this.row, Math.max(0, (f?.tokens.length ?? 1) - 1));
     const rowIds = f?.tokens[row] ?? [];
     const srcIds = f?.src_tokens[row] ?? f?.src_tokens[0] ?? [];
