@@ -110,6 +110,11 @@ describe('without WebGPU (the CPU fallback)', () => {
     // A cell's probability is readable from its label as well as its data attribute.
     const label = await page.locator('tp-attention .cell[data-i="0"][data-j="1"]').getAttribute('aria-label');
     assert.match(label, /probability/);
+    // Side by side with the previous setting: the difference view shows what changed.
+    await page.getByLabel(/compare with the previous setting/).check();
+    const diffs = await page.locator('tp-attention .diff .cell').evaluateAll((cs) => cs.map((c) => Number(c.dataset.diff)));
+    assert.equal(diffs.length, T * T);
+    assert.ok(Math.max(...diffs) > 0.001, 'some weight moved once the mask was off');
     await shot(page, 'causal-off');
     assert.deepEqual(errors, []);
     await page.close();
