@@ -13,7 +13,7 @@ use pollster::block_on;
 use tplay::backend::gpu::{GpuContext, GpuKvCache};
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::cache::{KvCache, StepOutput};
-use tplay::model::forward::Batch;
+use tplay::model::forward::{Batch, HiddenTrace};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
 use tplay::{Error, Tokenizer};
 
@@ -53,10 +53,37 @@ fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
     cfg
 }
 
+/// Attention and the residual stream traced: every number a step reports is compared.
 fn traced() -> ForwardOptions {
     ForwardOptions {
         trace_attention: true,
+        trace_hidden: true,
         ..ForwardOptions::default()
+    }
+}
+
+/// Largest |x| among the finite values, at least 1: the scale of a relative tolerance.
+fn largest(x: &[f32]) -> f32 {
+    x.iter()
+        .filter(|v| v.is_finite())
+        .fold(1.0f32, |m, v| m.max(v.abs()))
+}
+
+/// Hidden states agree within TOL relative to their size (a post-norm BatchNorm model's
+/// residual stream is far from 1, where f32 itself rounds at ~1e-5 relative).
+fn hidden_agree(what: &str, cpu: &[HiddenTrace], gpu: &[HiddenTrace]) {
+    assert_eq!(cpu.len(), gpu.len(), "{what}: hidden traces");
+    for (c, g) in cpu.iter().zip(gpu) {
+        assert_eq!(c.stack, g.stack, "{what}: hidden trace order");
+        assert_eq!(c.states.len(), g.states.len(), "{what}: hidden states");
+        for (i, (cs, gs)) in c.states.iter().zip(&g.states).enumerate() {
+            assert_eq!(cs.shape, gs.shape, "{what}: hidden state {i} shape");
+            let d = max_diff(&cs.data, &gs.data);
+            assert!(
+                d <= TOL * largest(&cs.data),
+                "{what}: hidden state {i} differs by {d}"
+            );
+        }
     }
 }
 
@@ -121,19 +148,14 @@ fn steps_agree(what: &str, cpu: &StepOutput, gpu: &StepOutput) -> f32 {
             c.layer
         );
         let ds = max_diff(&c.scores.data, &g.scores.data);
-        let largest = c
-            .scores
-            .data
-            .iter()
-            .filter(|x| x.is_finite())
-            .fold(1.0f32, |m, x| m.max(x.abs()));
         assert!(
-            ds <= TOL * largest,
+            ds <= TOL * largest(&c.scores.data),
             "{what}: {:?} {} scores differ by {ds}",
             c.site,
             c.layer
         );
     }
+    hidden_agree(what, &cpu.hidden, &gpu.hidden);
     d
 }
 
@@ -158,6 +180,7 @@ fn run_and_compare(
         let d = max_diff(&c.probs.data, &g.probs.data);
         assert!(d <= TOL, "{what}: prefill attention differs by {d}");
     }
+    hidden_agree(&format!("{what}: prefill"), &ctrace.hidden, &gtrace.hidden);
     let mut rows: Vec<Vec<u32>> = (0..batch.batch).map(|i| batch.row(i).to_vec()).collect();
     for k in 0..steps {
         let toks = step_tokens(k, batch.batch);
