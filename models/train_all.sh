@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p tplay
 
+cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding alibi --max-len 256 --out models/grammar-alibi.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding rope --max-len 256 --out models/grammar-rope.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding sinusoidal --max-len 256 --out models/grammar-sinusoidal.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding learned --max-len 256 --out models/grammar-learned.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding relative --max-len 256 --out models/grammar-relative.safetensors
-cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding alibi --max-len 256 --out models/grammar-alibi.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding none --max-len 256 --out models/grammar-none.safetensors
 cargo run --release -p tplay -- train --task translate --seed 1 --steps 8000 --dropout 0.1 --out models/translate.safetensors
 cargo run --release -p tplay -- train --task sentiment --seed 1 --steps 2000 --out models/sentiment.safetensors

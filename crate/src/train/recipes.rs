@@ -60,7 +60,9 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
             pos_encoding: Some(pos.into()),
             ..RunSpec::default()
         },
-        threshold: 0.9,
+        // Without any position information the model is a little weaker at agreement
+        // across a relative clause; it is held to a lower bar.
+        threshold: if pos == "none" { 0.85 } else { 0.9 },
     }
 }
 
@@ -68,10 +70,16 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
 pub fn recipes() -> Vec<Recipe> {
     vec![
         grammar(
+            "alibi",
+            "Grammar LM · ALiBi",
+            "A character-level GPT (2 layers, 4 heads, d_model 32) trained on sentences of a small \
+             English grammar. Each head adds a penalty proportional to distance to its \
+             attention scores (ALiBi), so it keeps working on text longer than it was trained on.",
+        ),
+        grammar(
             "rope",
             "Grammar LM · RoPE",
-            "A character-level GPT (2 layers, 4 heads, d_model 32) trained on sentences of a small \
-             English grammar. Queries and keys are rotated by their position (RoPE).",
+            "The same language model with queries and keys rotated by their position (RoPE).",
         ),
         grammar(
             "sinusoidal",
@@ -90,12 +98,6 @@ pub fn recipes() -> Vec<Recipe> {
             "Grammar LM · relative (Shaw)",
             "The same language model with trained vectors for clipped key distances added to \
              keys and values.",
-        ),
-        grammar(
-            "alibi",
-            "Grammar LM · ALiBi",
-            "The same language model with a per-head penalty on distance added to the \
-             attention scores.",
         ),
         grammar(
             "none",

@@ -1,0 +1,206 @@
+//! The shipped models (`models/`): each checkpoint loads, fits its task, and reaches its
+//! accuracy threshold on the task's held-out split; the manifest the page reads and the
+//! reproduction script agree with the recipes (`tplay::train::recipes`).
+//!
+//! Thresholds (also in models/README.md), on the held-out split:
+//!
+//! | model | metric | threshold | scored on |
+//! |---|---|---|---|
+//! | grammar-* (alibi, rope, sinusoidal, learned, relative) | sampled sentences that parse | ≥ 90% | 300 sentences sampled at temperature 1 from `<bos>` |
+//! | grammar-none | sampled sentences that parse | ≥ 85% | 300 sentences, as above |
+//! | grammar-alibi (the default) | continuations of "the cat" that parse | ≥ 90% | 100 samples |
+//! | translate | exact match of the greedy digits | ≥ 95% | 300 held-out numbers |
+//! | sentiment | class accuracy | ≥ 95% | 500 held-out reviews |
+//! | tagging | tag accuracy | ≥ 95% | 300 held-out sentences |
+//! | reverse | exact match at the trained lengths (1–8) | ≥ 99% | 500 held-out strings |
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tplay::config::Arch;
+use tplay::model::Model;
+use tplay::train::eval::{check_fit, first_sentence, sample_texts};
+use tplay::train::evaluate;
+use tplay::train::recipes::{recipes, Recipe};
+
+/// The thresholds of the table above, by file; the recipes must state the same.
+const THRESHOLDS: &[(&str, f64)] = &[
+    ("grammar-alibi.safetensors", 0.90),
+    ("grammar-rope.safetensors", 0.90),
+    ("grammar-sinusoidal.safetensors", 0.90),
+    ("grammar-learned.safetensors", 0.90),
+    ("grammar-relative.safetensors", 0.90),
+    ("grammar-none.safetensors", 0.85),
+    ("translate.safetensors", 0.95),
+    ("sentiment.safetensors", 0.95),
+    ("tagging.safetensors", 0.95),
+    ("reverse.safetensors", 0.99),
+];
+
+/// Shipped weights together must stay small enough for an instant page.
+const MAX_TOTAL_BYTES: u64 = 2 * 1024 * 1024;
+
+fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
+}
+
+fn load(r: &Recipe) -> Model {
+    tplay::checkpoint::load_file(&models_dir().join(r.file))
+        .unwrap_or_else(|e| panic!("{}: {e}", r.file))
+}
+
+/// Held-out examples scored per task (kept modest: the test runs in the debug profile).
+fn sample_size(task: &str) -> usize {
+    match task {
+        "grammar" => 300,
+        "translate" | "tagging" => 300,
+        _ => 500,
+    }
+}
+
+fn check(r: &Recipe) {
+    let want = THRESHOLDS
+        .iter()
+        .find(|(f, _)| *f == r.file)
+        .unwrap_or_else(|| panic!("{} has no threshold in this test", r.file))
+        .1;
+    assert_eq!(r.threshold, want, "{}: recipe and test disagree", r.file);
+    let model = load(r);
+    let task = r.run.task().unwrap();
+    check_fit(&model, task.as_ref()).unwrap();
+    let cfg = r.run.model_config(task.as_ref()).unwrap();
+    assert_eq!(
+        model.config, cfg,
+        "{}: the checkpoint's config is not the recipe's",
+        r.file
+    );
+    let report = evaluate(&model, task.as_ref(), sample_size(&r.run.task), 1).unwrap();
+    eprintln!(
+        "{}: {} {:.3} on {} (threshold {want}), held-out loss {:.4}; {:?}",
+        r.file, report.metric, report.accuracy, report.n, report.held_out_loss, report.samples
+    );
+    assert!(
+        report.accuracy >= want,
+        "{}: {} is {:.3}, below {want}",
+        r.file,
+        report.metric,
+        report.accuracy
+    );
+}
+
+fn recipe(file: &str) -> Recipe {
+    recipes()
+        .into_iter()
+        .find(|r| r.file == file)
+        .unwrap_or_else(|| panic!("no recipe for {file}"))
+}
+
+#[test]
+fn grammar_models_of_every_position_encoding_write_sentences_that_parse() {
+    for r in recipes().iter().filter(|r| r.run.task == "grammar") {
+        check(r);
+    }
+}
+
+#[test]
+fn default_model_continues_the_cat_with_sentences_that_parse() {
+    let r = &recipes()[0];
+    let model = load(r);
+    assert_eq!(model.config.arch, Arch::DecoderOnly);
+    let task = r.run.task().unwrap();
+    let prompt = model.tokenizer.encode(r.default_prompt);
+    assert!(prompt.unknown.is_empty());
+    let stop = model.tokenizer.id(".");
+    let texts = sample_texts(&model, &prompt.ids, 100, 64, stop, 3).unwrap();
+    let good = texts
+        .iter()
+        .filter(|t| first_sentence(t).is_some_and(|s| task.accepts(s) == Some(true)))
+        .count();
+    eprintln!(
+        "\"{}\" → {good}/100 parse, e.g. {:?}",
+        r.default_prompt,
+        &texts[..3]
+    );
+    assert!(texts.iter().all(|t| t.starts_with(r.default_prompt)));
+    assert!(
+        good >= 90,
+        "only {good} of 100 continuations of the prompt parse"
+    );
+}
+
+#[test]
+fn translation_model_writes_the_digits_of_unseen_numbers() {
+    check(&recipe("translate.safetensors"));
+}
+
+#[test]
+fn sentiment_classifier_gets_negation_right_on_unseen_reviews() {
+    check(&recipe("sentiment.safetensors"));
+}
+
+#[test]
+fn tagger_tags_unseen_sentences() {
+    check(&recipe("tagging.safetensors"));
+}
+
+#[test]
+fn reverse_model_reverses_unseen_strings() {
+    check(&recipe("reverse.safetensors"));
+}
+
+#[test]
+fn every_recipe_has_a_threshold_and_every_threshold_a_recipe() {
+    let files: Vec<&str> = recipes().iter().map(|r| r.file).collect();
+    let listed: Vec<&str> = THRESHOLDS.iter().map(|(f, _)| *f).collect();
+    assert_eq!(files, listed);
+}
+
+#[test]
+fn manifest_lists_every_shipped_model_as_the_recipes_describe_it() {
+    let text = std::fs::read_to_string(models_dir().join("manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&text).unwrap();
+    let entries = manifest.as_array().expect("the manifest is a list");
+    let all = recipes();
+    assert_eq!(entries.len(), all.len(), "one entry per shipped model");
+    let mut total = 0;
+    for (e, r) in entries.iter().zip(&all) {
+        let field = |k: &str| {
+            e[k].as_str()
+                .unwrap_or_else(|| panic!("{}: `{k}` is missing or not a string", r.file))
+        };
+        assert_eq!(field("file"), r.file);
+        assert_eq!(field("title"), r.title);
+        assert_eq!(field("task"), r.run.task);
+        assert_eq!(field("default_prompt"), r.default_prompt);
+        assert_eq!(field("description"), r.description);
+        assert_eq!(field("command"), r.command());
+        let model = load(r);
+        let cfg = serde_json::to_value(&model.config).unwrap();
+        assert_eq!(e["arch"], cfg["arch"], "{}", r.file);
+        assert_eq!(e["pos_encoding"], cfg["pos_encoding"], "{}", r.file);
+        assert_eq!(
+            e["params"].as_u64(),
+            Some(model.param_count() as u64),
+            "{}",
+            r.file
+        );
+        let acc = e["held_out_accuracy"].as_f64().expect("held_out_accuracy");
+        assert!(acc >= r.threshold, "{}: manifest says {acc}", r.file);
+        total += std::fs::metadata(models_dir().join(r.file)).unwrap().len();
+    }
+    assert!(
+        total <= MAX_TOTAL_BYTES,
+        "shipped weights take {total} bytes, over {MAX_TOTAL_BYTES}"
+    );
+}
+
+#[test]
+fn train_all_script_runs_exactly_the_recipes_commands() {
+    let script = std::fs::read_to_string(models_dir().join("train_all.sh")).unwrap();
+    let lines: Vec<&str> = script
+        .lines()
+        .filter(|l| l.starts_with("cargo run"))
+        .collect();
+    let commands: Vec<String> = recipes().iter().map(Recipe::command).collect();
+    assert_eq!(lines, commands);
+}
