@@ -162,6 +162,16 @@ fn text_input_reports_unknown_characters() {
     assert_eq!(out["unknown"][0]["position"], 1);
     assert_eq!(out["unknown"][0]["text"], "Z");
     assert_eq!(out["tokens"][1], 3, "Z becomes <unk>");
+    let with_bos = json_of(&tplay(&[
+        "forward",
+        "--model",
+        model.to_str().unwrap(),
+        "--text",
+        "aZb",
+        "--bos",
+    ]));
+    assert_eq!(with_bos["tokens"][0], 1, "<bos> first");
+    assert_eq!(with_bos["unknown"][0]["position"], 2);
 }
 
 #[test]

@@ -21,9 +21,12 @@ pub struct Args {
     /// Token ids, comma separated (e.g. 1,5,9).
     #[arg(long, conflicts_with = "text", required_unless_present = "text")]
     tokens: Option<String>,
-    /// Text, encoded with the model's tokenizer (no <bos> is added).
+    /// Text, encoded with the model's tokenizer.
     #[arg(long)]
     text: Option<String>,
+    /// Put <bos> before the tokens (as the shipped models were trained).
+    #[arg(long)]
+    bos: bool,
     /// Source token ids of an encoder-decoder model.
     #[arg(long, conflicts_with = "src_text")]
     src_tokens: Option<String>,
@@ -130,7 +133,14 @@ fn nested(t: &Tensor, skip_batch: bool) -> Value {
 
 pub fn run(args: Args) -> Result<()> {
     let model = tplay::checkpoint::load_file(&args.model)?;
-    let (ids, unknown) = input_ids(&model, &args.tokens, &args.text, "--tokens")?;
+    let (mut ids, mut unknown) = input_ids(&model, &args.tokens, &args.text, "--tokens")?;
+    if args.bos {
+        ids.insert(0, model.tokenizer.spec.bos);
+        // positions of unknown pieces move one to the right
+        for u in unknown.as_array_mut().into_iter().flatten() {
+            u["position"] = json!(u["position"].as_u64().unwrap_or(0) + 1);
+        }
+    }
     let mut batch = Batch::single(&ids)?;
     let mut src_unknown = json!([]);
     if args.src_tokens.is_some() || args.src_text.is_some() {
