@@ -39,9 +39,13 @@ export class TpControls extends LitElement {
         display: inline-flex;
         gap: 5px;
         align-items: center;
+        max-width: 100%;
+        min-width: 0;
       }
       select {
         max-width: 100%;
+        min-width: 0;
+        flex: 1 1 auto;
       }
       .desc {
         font-size: 0.82rem;
@@ -89,7 +93,7 @@ export class TpControls extends LitElement {
               (a) => html`<optgroup label=${ARCH_NAMES[a] ?? a}>
                 ${this.manifest
                   .filter((m) => m.arch === a)
-                  .map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title} — ${m.pos_encoding}</option>`)}
+                  .map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
               </optgroup>`,
             )}
           </select></label
