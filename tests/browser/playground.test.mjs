@@ -212,6 +212,34 @@ describe('without WebGPU (the CPU fallback)', () => {
     await page2.close();
   });
 
+  test('a_link_that_names_a_model_starts_from_that_models_own_prompt', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const manifest = await page.evaluate(() => document.querySelector('transformer-playground').manifest);
+    await page.close();
+    for (const entry of manifest.slice(1)) {
+      const { page: p } = await open(browser.context, server.url, `model=${entry.file}&play=0`);
+      const s = await state(p);
+      assert.equal(s.st.model, entry.file);
+      assert.equal(s.st.text, entry.default_prompt, `${entry.file} starts from its own prompt`);
+      assert.ok(!s.hash.includes('text='), `the model's own prompt stays out of the link: ${s.hash}`);
+      await p.close();
+    }
+    // The reversal model, from its own prompt, writes the letters backwards.
+    const rev = manifest.find((m) => m.task === 'reverse');
+    if (rev) {
+      const { page: p } = await open(browser.context, server.url, `model=${rev.file}&speed=0`);
+      await p.waitForFunction(() => document.querySelector('transformer-playground').done, undefined, { timeout: 60000 });
+      const out = await p.evaluate(() => {
+        const el = document.querySelector('transformer-playground');
+        return el.generated.map((i) => el.info.vocab[i]).join('');
+      });
+      const letters = rev.default_prompt.replace('>', '');
+      assert.equal(out, `${[...letters].reverse().join('')}<eos>`);
+      await p.close();
+    }
+    assert.deepEqual(errors, []);
+  });
+
   test('hostile_hash_values_are_rejected_with_a_visible_note', async () => {
     const long = 'x'.repeat(5000);
     const hash = [

@@ -23,7 +23,7 @@ import type {
   Switches,
   Tokenized,
 } from '../engine/protocol';
-import { DEFAULTS, formatHash, parseHash, quote, toggleAblation, type PlaygroundState } from '../state/url';
+import { DEFAULTS, formatHash, parseHash, quote, toggleAblation, type Parsed, type PlaygroundState } from '../state/url';
 import { panel } from '../ui/shared';
 import type { GenStats } from './tp-generation';
 import './tp-controls';
@@ -215,11 +215,11 @@ export class TransformerPlayground extends LitElement {
     this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt };
     const notes: string[] = [];
     if (this.preset) {
-      const p = parseHash(this.preset, this.defaults);
+      const p = this.parseSettings(this.preset, this.defaults);
       this.defaults = p.state;
       notes.push(...p.notes);
     }
-    const parsed = this.noHash ? { state: this.defaults, notes: [] } : parseHash(location.hash, this.defaults);
+    const parsed = this.noHash ? { state: this.defaults, notes: [] } : this.parseSettings(location.hash, this.defaults);
     notes.push(...parsed.notes);
     this.st = this.checkModel(parsed.state, notes);
     this.notes = notes;
@@ -234,6 +234,20 @@ export class TransformerPlayground extends LitElement {
     this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: this.readyMs } }));
     this.writeHash();
     if (this.canGenerate()) await this.startGeneration(this.st.play);
+  }
+
+  /** The defaults for a state that runs `model`: that model's own default prompt. */
+  private defaultsFor(model: string): PlaygroundState {
+    const entry = this.manifest.find((m) => m.file === model);
+    return { ...this.defaults, text: entry ? entry.default_prompt : this.defaults.text };
+  }
+
+  /** Parse settings; a link that names a model but no text gets that model's prompt. */
+  private parseSettings(text: string, base: PlaygroundState): Parsed {
+    const first = parseHash(text, base);
+    const entry = this.manifest.find((m) => m.file === first.state.model);
+    if (!entry || entry.file === base.model) return first;
+    return parseHash(text, { ...base, text: entry.default_prompt });
   }
 
   /** A model named by a link must be one of the shipped ones. */
@@ -444,16 +458,16 @@ export class TransformerPlayground extends LitElement {
 
   private writeHash() {
     if (this.noHash) return;
-    const h = formatHash(this.st, this.defaults);
+    const h = formatHash(this.st, this.defaultsFor(this.st.model));
     const url = `${location.pathname}${location.search}${h ? `#${h}` : ''}`;
     history.replaceState(null, '', url);
   }
 
   /** A pasted or edited link: apply it as a whole. */
   private async applyHash() {
-    const want = `#${formatHash(this.st, this.defaults)}`;
+    const want = `#${formatHash(this.st, this.defaultsFor(this.st.model))}`;
     if (location.hash === want || (location.hash === '' && want === '#')) return;
-    const p = parseHash(location.hash, this.defaults);
+    const p = this.parseSettings(location.hash, this.defaults);
     const notes = [...p.notes];
     const next = this.checkModel(p.state, notes);
     this.notes = notes;
