@@ -86,13 +86,12 @@ async function pageDecode(context, url, backend, n) {
   return r;
 }
 
-const server = await serve();
-const browser = await launch({ webgpu: true });
-try {
+/** Page-ready times over RUNS fresh loads in one browser. */
+async function pageReady(context, url) {
   const ready = [];
   const nav = [];
   for (let i = 0; i < RUNS; i++) {
-    const { page } = await open(browser.context, server.url, 'play=0');
+    const { page } = await open(context, url, 'play=0');
     const r = await page.evaluate(() => {
       const el = document.querySelector('transformer-playground');
       return { el: el.readyMs, nav: el.readyAt };
@@ -101,8 +100,21 @@ try {
     nav.push(r.nav);
     await page.close();
   }
-  console.log(`page ready (element connected → first forward drawn): median ${f(median(ready))} ms over ${RUNS} loads`);
-  console.log(`page ready (navigation → first forward drawn):       median ${f(median(nav))} ms`);
+  return { ready: median(ready), nav: median(nav) };
+}
+
+const server = await serve();
+const plain = await launch({ webgpu: false });
+try {
+  const r = await pageReady(plain.context, server.url);
+  console.log(`page ready without WebGPU (CPU): ${f(r.nav)} ms from navigation, ${f(r.ready)} ms from the element's start (median of ${RUNS})`);
+} finally {
+  await plain.close();
+}
+const browser = await launch({ webgpu: true });
+try {
+  const r = await pageReady(browser.context, server.url);
+  console.log(`page ready with WebGPU (adapter + a GPU-vs-CPU check pass): ${f(r.nav)} ms from navigation, ${f(r.ready)} ms from the element's start`);
 
   for (const backend of ['cpu', 'webgpu']) {
     const p = [];
