@@ -184,6 +184,17 @@ fn manifest_lists_every_shipped_model_as_the_recipes_describe_it() {
             "{}",
             r.file
         );
+        // Classifiers name their classes, in label order, for the page to show.
+        let names = r.run.task().unwrap().class_names().to_vec();
+        if names.is_empty() {
+            assert!(
+                e.get("classes").is_none(),
+                "{}: classes on a non-classifier",
+                r.file
+            );
+        } else {
+            assert_eq!(e["classes"], serde_json::json!(names), "{}", r.file);
+        }
         let acc = e["held_out_accuracy"].as_f64().expect("held_out_accuracy");
         assert!(acc >= r.threshold, "{}: manifest says {acc}", r.file);
         total += std::fs::metadata(models_dir().join(r.file)).unwrap().len();
