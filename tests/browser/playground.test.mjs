@@ -74,6 +74,31 @@ describe('without WebGPU (the CPU fallback)', () => {
     await page.close();
   });
 
+  test('step_play_and_pause_drive_generation_one_token_at_a_time', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&speed=400&max=30');
+    const n = () => page.evaluate(() => document.querySelector('transformer-playground').generated.length);
+    assert.equal(await n(), 0, 'nothing runs before play');
+    const step = page.getByRole('button', { name: 'generate one token' });
+    for (let k = 1; k <= 3; k++) {
+      await step.click();
+      await page.waitForFunction((k) => document.querySelector('transformer-playground').generated.length === k, k);
+    }
+    // The cache holds the prompt and every token fed so far.
+    const cache = await page.locator('tp-generation canvas#cache').getAttribute('data-cache-len');
+    const promptLen = await page.evaluate(() => 1 + document.querySelector('transformer-playground').tokenized[0].ids.length);
+    assert.equal(Number(cache), promptLen + 2);
+    await page.getByRole('button', { name: 'play generation' }).click();
+    await page.waitForFunction(() => document.querySelector('transformer-playground').generated.length >= 5);
+    await page.getByRole('button', { name: 'pause generation' }).click();
+    await page.waitForFunction(() => !document.querySelector('transformer-playground').playing);
+    await page.waitForTimeout(300); // a step already in flight may still land
+    const paused = await n();
+    await page.waitForTimeout(1000);
+    assert.equal(await n(), paused, 'nothing is generated while paused');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('page_says_it_fell_back_to_the_cpu_and_still_generates', async () => {
     const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&speed=0&max=6');
     const s = await state(page);

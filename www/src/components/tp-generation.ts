@@ -5,17 +5,9 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
+import type { GenStats } from '../state/generation';
 import { fmt, viridisRgb } from '../ui/palette';
 
-export interface GenStats {
-  /** Page-measured: from the start request to the first token on screen. */
-  ttftMs: number | null;
-  /** Engine-measured mean time of the decode steps. */
-  engineMsPerToken: number | null;
-  /** Page-measured mean time between tokens, pauses excluded. */
-  wallMsPerToken: number | null;
-  prefillMs: number | null;
-}
 
 export class TpGeneration extends LitElement {
   static properties = {

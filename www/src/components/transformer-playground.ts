@@ -15,7 +15,7 @@ import type {
   BackendInfo,
   ForwardRequest,
   ForwardResult,
-  GenerateStep,
+  GenerateStartRequest,
   HeadRef,
   ManifestEntry,
   ModelInfo,
@@ -25,7 +25,7 @@ import type {
 } from '../engine/protocol';
 import { DEFAULTS, formatHash, parseHash, quote, toggleAblation, type Parsed, type PlaygroundState } from '../state/url';
 import { panel } from '../ui/shared';
-import type { GenStats } from './tp-generation';
+import { GenerationRunner, type GenStats } from '../state/generation';
 import './tp-controls';
 import './tp-backend-badge';
 import './tp-input';
@@ -35,7 +35,6 @@ import './tp-hidden';
 import './tp-output';
 import './tp-generation';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function validManifest(x: unknown): ManifestEntry[] {
   if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');
@@ -76,12 +75,6 @@ export class TransformerPlayground extends LitElement {
     error: { state: true },
     tokenized: { state: true },
     lastForward: { state: true },
-    generated: { state: true },
-    genNote: { state: true },
-    playing: { state: true },
-    done: { state: true },
-    step: { state: true },
-    stats: { state: true },
     cell: { state: true },
     row: { state: true },
   };
@@ -101,14 +94,31 @@ export class TransformerPlayground extends LitElement {
   tokenized: Tokenized[] = [];
   /** The latest forward pass with its traces (read by the browser tests). */
   lastForward: ForwardResult | null = null;
-  /** Generated token ids (for beam search: the best beam's). */
-  generated: number[] = [];
-  /** Why generation cannot run with the current settings ('' when it can). */
-  genNote = '';
-  playing = false;
-  done = false;
-  step: GenerateStep | null = null;
-  stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+  /** The generation loop and what it has produced. */
+  private gen = new GenerationRunner({
+    engine: () => this.engine,
+    request: () => this.generationRequest(),
+    pauseMs: () => this.st.speed,
+    changed: () => this.requestUpdate(),
+    afterStep: () => this.refresh(),
+    failed: (e) => this.fail(e),
+  });
+  // Read by the browser tests and the benchmark.
+  get generated(): number[] {
+    return this.gen.generated;
+  }
+  get done(): boolean {
+    return this.gen.done;
+  }
+  get playing(): boolean {
+    return this.gen.playing;
+  }
+  get genNote(): string {
+    return this.gen.note;
+  }
+  get stats(): GenStats {
+    return this.gen.stats;
+  }
   cell = { i: 0, j: 0 };
   /** Which sequence of the batch the views show. */
   row = 0;
@@ -122,11 +132,6 @@ export class TransformerPlayground extends LitElement {
 
   private client: EngineClient | null = null;
   private defaults: PlaygroundState = { ...DEFAULTS };
-  private genRun = 0;
-  private genStarted = false;
-  private genT0 = 0;
-  private stepTimes: number[] = [];
-  private engineTimes: number[] = [];
   private fwdVersion = 0;
   private textTimer: ReturnType<typeof setTimeout> | undefined;
   private onHash = () => this.applyHash();
@@ -187,7 +192,7 @@ export class TransformerPlayground extends LitElement {
   disconnectedCallback(): void {
     super.disconnectedCallback();
     window.removeEventListener('hashchange', this.onHash);
-    this.genRun++;
+    this.gen.reset();
     this.client?.terminate();
     this.client = null;
   }
@@ -233,7 +238,7 @@ export class TransformerPlayground extends LitElement {
     this.resolveReady();
     this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: this.readyMs } }));
     this.writeHash();
-    if (this.canGenerate()) await this.startGeneration(this.st.play);
+    if (this.canGenerate()) await this.gen.start(this.st.play);
   }
 
   /** The defaults for a state that runs `model`: that model's own default prompt. */
@@ -369,89 +374,18 @@ export class TransformerPlayground extends LitElement {
 
   // ---------------------------------------------------------------- generation
 
-  private resetGeneration() {
-    this.genRun++;
-    this.genStarted = false;
-    this.genNote = '';
-    this.generated = [];
-    this.done = false;
-    this.step = null;
-    this.stepTimes = [];
-    this.engineTimes = [];
-    this.stats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
-  }
-
-  private async startGeneration(play: boolean) {
-    this.resetGeneration();
-    if (!this.canGenerate() || !this.info) return;
-    const run = this.genRun;
-    const t0 = performance.now();
-    const row0 = this.tokenized[0]?.ids ?? [];
+  /** What a fresh generation starts from: the prompt (or source) as the model was trained. */
+  private generationRequest(): GenerateStartRequest | null {
     const info = this.info;
-    try {
-      await this.engine.call('generateStart', {
-        prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
-        src: info.arch === 'encoder_decoder' ? row0 : undefined,
-        switches: this.switches(),
-        sampling: this.sampling(),
-        max_new_tokens: this.st.max,
-      });
-    } catch (e) {
-      // Settings generation cannot run with (no causal mask, a full context): say why.
-      if (run === this.genRun) this.genNote = e instanceof Error ? e.message : String(e);
-      return;
-    }
-    if (run !== this.genRun) return;
-    this.genStarted = true;
-    this.genT0 = t0;
-    this.playing = play;
-    if (play) await this.loop(run);
-  }
-
-  private async loop(run: number) {
-    while (this.playing && run === this.genRun && !this.done) {
-      await this.stepOnce(run);
-      if (this.st.speed > 0) await sleep(this.st.speed);
-    }
-    if (run === this.genRun) this.playing = false;
-  }
-
-  private async stepOnce(run: number) {
-    const t = performance.now();
-    let step: GenerateStep;
-    try {
-      step = await this.engine.call('generateStep', {});
-    } catch (e) {
-      this.playing = false;
-      this.fail(e);
-      return;
-    }
-    if (run !== this.genRun) return;
-    const now = performance.now();
-    // The first step runs the prefill (the whole prompt) and chooses the first token.
-    if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.genT0, prefillMs: step.step.wall_ms };
-    else this.stepTimes.push(now - t);
-    if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
-    this.step = step;
-    this.generated = step.generated;
-    this.done = step.done;
-    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
-    this.stats = { ...this.stats, engineMsPerToken: mean(this.engineTimes), wallMsPerToken: mean(this.stepTimes) };
-    await this.refresh();
-  }
-
-  private async onPlay() {
-    if (!this.genStarted || this.done) await this.startGeneration(true);
-    else {
-      this.playing = true;
-      await this.loop(this.genRun);
-    }
-  }
-
-  private async onStep() {
-    if (this.playing) return;
-    if (!this.genStarted || this.done) await this.startGeneration(false);
-    await this.stepOnce(this.genRun);
+    if (!info || !this.canGenerate()) return null;
+    const row0 = this.tokenized[0]?.ids ?? [];
+    return {
+      prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
+      src: info.arch === 'encoder_decoder' ? row0 : undefined,
+      switches: this.switches(),
+      sampling: this.sampling(),
+      max_new_tokens: this.st.max,
+    };
   }
 
   // ---------------------------------------------------------------- settings
@@ -488,8 +422,7 @@ export class TransformerPlayground extends LitElement {
     }
     try {
       if (next.model !== prev.model) {
-        this.genRun++;
-        this.playing = false;
+        this.gen.reset();
         // Nothing of the old model stays on screen while the new one loads.
         this.fwdVersion++;
         this.lastForward = null;
@@ -523,11 +456,10 @@ export class TransformerPlayground extends LitElement {
         formatHash({ ...DEFAULTS, ablate: next.ablate }) !== formatHash({ ...DEFAULTS, ablate: prev.ablate });
       this.writeHash();
       if (restart && this.canGenerate()) {
-        const wasPlaying = this.playing || next.model !== prev.model;
-        this.resetGeneration();
-        this.playing = false;
+        const wasPlaying = this.gen.playing || next.model !== prev.model;
+        this.gen.reset();
         await this.refresh();
-        if (wasPlaying && this.st.play) await this.startGeneration(true);
+        if (wasPlaying && this.st.play) await this.gen.start(true);
       } else {
         await this.refresh();
       }
@@ -628,21 +560,21 @@ export class TransformerPlayground extends LitElement {
         ? html`<tp-generation
             .info=${info}
             .prompt=${promptTokens}
-            .generated=${this.generated}
-            .playing=${this.playing}
-            .done=${this.done}
+            .generated=${this.gen.generated}
+            .playing=${this.gen.playing}
+            .done=${this.gen.done}
             .speed=${this.st.speed}
-            .stats=${this.stats}
-            .step=${this.step}
+            .stats=${this.gen.stats}
+            .step=${this.gen.step}
             .strategy=${this.st.strategy}
-            .note=${this.genNote}
+            .note=${this.gen.note}
             .max=${this.st.max}
             @tp-max=${(e: CustomEvent<number>) => this.patch({ max: e.detail })}
             .label=${info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
-            @tp-play=${() => void this.onPlay()}
-            @tp-pause=${() => (this.playing = false)}
-            @tp-step=${() => void this.onStep()}
-            @tp-restart=${() => void this.startGeneration(true)}
+            @tp-play=${() => void this.gen.play()}
+            @tp-pause=${() => this.gen.pause()}
+            @tp-step=${() => void this.gen.stepOne()}
+            @tp-restart=${() => void this.gen.start(true)}
             @tp-speed=${(e: CustomEvent<number>) => {
               this.st = { ...this.st, speed: e.detail };
               this.writeHash();

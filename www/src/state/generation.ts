@@ -1,0 +1,153 @@
+// The generation loop: play, pause and step over the engine's streaming steps, with the
+// page's own timings. No DOM here: the runner tells its host about every change, and the
+// host draws.
+
+import type { EngineClient } from '../engine/client';
+import type { GenerateStartRequest, GenerateStep } from '../engine/protocol';
+
+export interface GenStats {
+  /** Page-measured: from the start request to the first token. */
+  ttftMs: number | null;
+  /** Engine-measured mean time of the decode steps (the first step, the prefill, excluded). */
+  engineMsPerToken: number | null;
+  /** Page-measured mean time between tokens, pauses excluded. */
+  wallMsPerToken: number | null;
+  /** Engine-measured time of the first step: the whole prompt at once, then a choice. */
+  prefillMs: number | null;
+}
+
+const NO_STATS: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+
+export interface GenerationHost {
+  engine(): EngineClient;
+  /** What a fresh generation starts from, or null when the model cannot generate. */
+  request(): GenerateStartRequest | null;
+  /** Pause between tokens, in milliseconds. */
+  pauseMs(): number;
+  /** The runner's public state changed. */
+  changed(): void;
+  /** A step landed; the host redraws its traces before the next step runs. */
+  afterStep(): Promise<void>;
+  /** A failure that is not about the settings. */
+  failed(e: unknown): void;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+
+export class GenerationRunner {
+  /** Generated ids (for beam search: the best hypothesis's). */
+  generated: number[] = [];
+  playing = false;
+  done = false;
+  step: GenerateStep | null = null;
+  /** Why generation cannot run with the current settings ('' when it can). */
+  note = '';
+  stats: GenStats = NO_STATS;
+
+  /** Bumped by every reset: a loop or step of an older run drops its result. */
+  private run = 0;
+  private started = false;
+  private t0 = 0;
+  private stepTimes: number[] = [];
+  private engineTimes: number[] = [];
+
+  constructor(private host: GenerationHost) {}
+
+  /** Forget the current generation; a running loop stops at its next step. */
+  reset(): void {
+    this.run++;
+    this.started = false;
+    this.playing = false;
+    this.note = '';
+    this.generated = [];
+    this.done = false;
+    this.step = null;
+    this.stepTimes = [];
+    this.engineTimes = [];
+    this.stats = NO_STATS;
+    this.host.changed();
+  }
+
+  /** Start from the host's request; with `play`, keep stepping until done or paused. */
+  async start(play: boolean): Promise<void> {
+    this.reset();
+    const req = this.host.request();
+    if (!req) return;
+    const run = this.run;
+    const t0 = performance.now();
+    try {
+      await this.host.engine().call('generateStart', req);
+    } catch (e) {
+      // Settings generation cannot run with (no causal mask, a full context): say why.
+      if (run === this.run) {
+        this.note = e instanceof Error ? e.message : String(e);
+        this.host.changed();
+      }
+      return;
+    }
+    if (run !== this.run) return;
+    this.started = true;
+    this.t0 = t0;
+    this.playing = play;
+    this.host.changed();
+    if (play) await this.loop(run);
+  }
+
+  pause(): void {
+    this.playing = false;
+    this.host.changed();
+  }
+
+  /** Play: carry on, or start again once finished. */
+  async play(): Promise<void> {
+    if (!this.started || this.done) return this.start(true);
+    this.playing = true;
+    this.host.changed();
+    await this.loop(this.run);
+  }
+
+  /** One token while paused (starting first if needed). */
+  async stepOne(): Promise<void> {
+    if (this.playing) return;
+    if (!this.started || this.done) await this.start(false);
+    if (this.started) await this.advance(this.run);
+  }
+
+  private async loop(run: number): Promise<void> {
+    while (this.playing && run === this.run && !this.done) {
+      await this.advance(run);
+      const pause = this.host.pauseMs();
+      if (pause > 0) await sleep(pause);
+    }
+    if (run === this.run && this.playing) {
+      this.playing = false;
+      this.host.changed();
+    }
+  }
+
+  private async advance(run: number): Promise<void> {
+    const t = performance.now();
+    let step: GenerateStep;
+    try {
+      step = await this.host.engine().call('generateStep', {});
+    } catch (e) {
+      if (run === this.run) {
+        this.playing = false;
+        this.host.failed(e);
+      }
+      return;
+    }
+    if (run !== this.run) return;
+    const now = performance.now();
+    if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.t0, prefillMs: step.step.wall_ms };
+    else this.stepTimes.push(now - t);
+    if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
+    this.step = step;
+    this.generated = step.generated;
+    this.done = step.done;
+    this.stats = { ...this.stats, engineMsPerToken: mean(this.engineTimes), wallMsPerToken: mean(this.stepTimes) };
+    this.host.changed();
+    await this.host.afterStep();
+  }
+}
