@@ -132,7 +132,7 @@ export class TpInput extends LitElement {
     const lengths = this.tokenized.map((t) => t.ids.length);
     return html`<section class="card" aria-labelledby="h">
       <div class="bar">
-        <h2 id="h">${this.label} <span class="sub">${this.info ? `${this.info.tokenizer_kind}-level, ${this.info.vocab.length} tokens` : ''}</span></h2>
+        <h2 id="h">${this.label} <span class="sub">${this.info ? `${this.info.tokenizer_kind}-level tokens, vocabulary of ${this.info.vocab.length}` : ''}</span></h2>
         <label class="check"
           ><input
             type="checkbox"
