@@ -169,8 +169,8 @@ const FIELDS: Field = {
     format: (v) => v ?? '',
     expect: 'encoder_self, decoder_self or cross',
   },
-  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number' },
-  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number' },
+  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number from 0 to 63' },
+  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number from 0 to 63' },
 };
 
 const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];
