@@ -50,7 +50,6 @@ pub fn browser_tests() -> Result<()> {
 /// Browser figures for `cargo xtask bench`: page-ready time, time to first token, decode
 /// tokens/s per backend with and without tracing, and transfer sizes (raw and gzip).
 /// Prints them; never asserts on time. Called by `cargo xtask bench`.
-#[allow(dead_code)] // until bench.rs calls it
 pub fn browser_bench() -> Result<()> {
     build_all()?;
     let browser = chromium()?;
