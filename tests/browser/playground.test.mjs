@@ -414,17 +414,28 @@ describe('with WebGPU (SwiftShader)', () => {
     const n = 6;
     const { page, errors } = await open(browser.context, server.url, `backend=webgpu&speed=0&max=${n}`);
     const s = await state(page);
-    assert.equal(s.backend.backend, 'webgpu', `WebGPU should run: ${s.backend.reason}`);
+    assert.equal(s.backend.backend, 'webgpu', `WebGPU should run: ${s.backend.reason} ${s.backend.detail}`);
     assert.ok(Number.isFinite(s.backend.parity) && s.backend.parity < 1e-3, `GPU−CPU logit difference ${s.backend.parity}`);
-    const gpu = await waitTokens(page, n, 120000);
-    const steps = await page.evaluate(() => document.querySelector('transformer-playground').lastForward.backend);
-    assert.equal(steps, 'webgpu');
+    await waitTokens(page, n, 120000);
+    assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').lastForward.backend), 'webgpu');
     await shot(page, 'webgpu');
-    const { page: cpuPage } = await open(browser.context, server.url, `backend=cpu&speed=0&max=${n}`);
-    const cpu = await waitTokens(cpuPage, n);
-    assert.deepEqual(gpu.ids, cpu.ids, 'greedy decoding picks the same tokens on both backends');
-    assert.deepEqual(errors, []);
+    const manifest = await page.evaluate(() => document.querySelector('transformer-playground').manifest);
     await page.close();
-    await cpuPage.close();
+    // Every model that generates, every position encoding: the same greedy tokens.
+    for (const entry of manifest.filter((m) => m.arch !== 'encoder_only')) {
+      const { page: gpuPage, errors: ge } = await open(browser.context, server.url, `model=${entry.file}&backend=webgpu&speed=0&max=${n}`);
+      const gs = await state(gpuPage);
+      assert.equal(gs.backend.backend, 'webgpu', `${entry.file}: ${gs.backend.reason}`);
+      assert.ok(gs.backend.parity < 1e-3, `${entry.file}: GPU−CPU logit difference ${gs.backend.parity}`);
+      const gpu = await waitTokens(gpuPage, n, 120000);
+      const { page: cpuPage, errors: ce } = await open(browser.context, server.url, `model=${entry.file}&backend=cpu&speed=0&max=${n}`);
+      const cpu = await waitTokens(cpuPage, n);
+      assert.ok(cpu.ids.length >= 1, `${entry.file} generates`);
+      assert.deepEqual(gpu.ids, cpu.ids, `${entry.file}: greedy decoding picks the same tokens on both backends`);
+      assert.deepEqual([...ge, ...ce], []);
+      await gpuPage.close();
+      await cpuPage.close();
+    }
+    assert.deepEqual(errors, []);
   });
 });
