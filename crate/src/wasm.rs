@@ -365,11 +365,12 @@ impl Engine {
             set(&out, "next_probs", &Float32Array::new_with_length(0).into())?;
             set(&out, "predicted", &to_js::<[u32]>(&[])?)?;
         } else {
+            // (B, T, V)
             set(
                 &out,
                 "logits",
                 &dense(&trace.logits.shape, &trace.logits.data)?,
-            )?; // (B, T, V)
+            )?;
             let t = batch.len;
             let row0 = &trace.logits.data[..t * v]; // (T, V)
             let at_last = &row0[last * v..(last + 1) * v]; // (V)
@@ -378,13 +379,14 @@ impl Engine {
                 "model_probs",
                 &Float32Array::from(softmax(at_last).as_slice()).into(),
             )?;
+            // (V): what sampling draws from, after temperature, top-k and top-p
             let drawn = sampling_distribution(at_last, &req.sampling.sampling()).map_err(js_err)?;
             set(
                 &out,
                 "next_probs",
                 &Float32Array::from(f32s(drawn).as_slice()).into(),
             )?;
-            let predicted = row0
+            let predicted = row0 // (T)
                 .chunks(v)
                 .map(argmax)
                 .collect::<Result<Vec<u32>>>()
@@ -392,19 +394,14 @@ impl Engine {
             set(&out, "predicted", &to_js(&predicted)?)?;
             set(&out, "class_probs", &JsValue::NULL)?;
         }
-        let macs = batch.batch as u64
-            * (encoder_macs(
-                cfg,
-                batch.src_len.max(if cfg.arch == Arch::EncoderOnly {
-                    batch.len
-                } else {
-                    0
-                }),
-            ) + if cfg.arch == Arch::EncoderOnly {
-                0
-            } else {
-                decoder_macs(cfg, 0, batch.len, batch.src_len, true, batch.len)
-            });
+        // Multiply-adds of the whole pass, per sequence, then for the batch.
+        let (t, src) = (batch.len, batch.src_len);
+        let per_sequence = match cfg.arch {
+            Arch::EncoderOnly => encoder_macs(cfg, t),
+            Arch::DecoderOnly => decoder_macs(cfg, 0, t, 0, false, t),
+            Arch::EncoderDecoder => encoder_macs(cfg, src) + decoder_macs(cfg, 0, t, src, true, t),
+        };
+        let macs = batch.batch as u64 * per_sequence;
         set(&out, "flops", &JsValue::from_f64(2.0 * macs as f64))?;
         Ok(out)
     }
