@@ -17,8 +17,9 @@ use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
 use crate::generate::{GenerateOptions, Generator, LengthPenalty, Strategy};
 use crate::model::forward::{AttnSite, Batch, HeadRef};
-use crate::model::{ForwardOptions, Mode, Model, Trace};
+use crate::model::{AttentionParams, ForwardOptions, Mode, Model, Trace};
 use crate::tensor::Tensor;
+use crate::train::schedule::noam_lr;
 
 /// The most sequences one forward request may carry (the padding demo uses a few).
 const MAX_BATCH: usize = 8;
@@ -194,6 +195,113 @@ fn state_norms(states: &[Tensor]) -> (Vec<usize>, Vec<f32>) {
     (vec![states.len(), b, t], out)
 }
 
+/// Entropy (nats) and largest probability of each query row of an attention map,
+/// averaged over the first `real` query rows of each sequence: `((B, H), (B, H))`.
+fn saturation(probs: &Tensor, real: &[usize]) -> (Vec<f32>, Vec<f32>) {
+    let (b, h, t, s) = (
+        probs.shape[0],
+        probs.shape[1],
+        probs.shape[2],
+        probs.shape[3],
+    );
+    let mut entropy = Vec::with_capacity(b * h); // (B, H)
+    let mut max_prob = Vec::with_capacity(b * h); // (B, H)
+    for bi in 0..b {
+        let rows = real.get(bi).copied().unwrap_or(t).clamp(1, t);
+        for hi in 0..h {
+            let (mut e_sum, mut m_sum) = (0.0f64, 0.0f64);
+            for i in 0..rows {
+                let start = ((bi * h + hi) * t + i) * s;
+                let row = &probs.data[start..start + s]; // (S)
+                e_sum -= row
+                    .iter()
+                    .filter(|&&p| p > 0.0)
+                    .map(|&p| p as f64 * (p as f64).ln())
+                    .sum::<f64>();
+                m_sum += row.iter().fold(0.0f32, |m, &p| m.max(p)) as f64;
+            }
+            entropy.push((e_sum / rows as f64) as f32);
+            max_prob.push((m_sum / rows as f64) as f32);
+        }
+    }
+    (entropy, max_prob)
+}
+
+/// One line of the cost panel: a component, its parameters, and the FLOPs one token
+/// spends in it (2 × the multiply-adds of its matrix products), per layer.
+#[derive(Serialize)]
+struct CostRow {
+    /// "embeddings", "encoder layer", "decoder layer" or "head".
+    group: &'static str,
+    part: &'static str,
+    params: usize,
+    flops: u64,
+    /// How many layers repeat this row (1 outside the stacks).
+    layers: usize,
+}
+
+#[derive(Serialize)]
+struct CostReport {
+    n_heads: usize,
+    d_head: usize,
+    d_model: usize,
+    /// Keys each query attends to (the context length the attention rows assume).
+    context: usize,
+    rows: Vec<CostRow>,
+    /// Trained values of the whole model with this head count.
+    params: usize,
+    /// The FLOP counter's total for one token through the layers (no embeddings, no
+    /// head): the last token of a decoder, one row of an encoder. `None` for an
+    /// encoder-decoder, whose token crosses two stacks of different lengths.
+    core_layer_flops: Option<u64>,
+}
+
+/// The rows of one attention sublayer: Q, K, V and O projections, then the scores and
+/// the weighted sum over `context` keys.
+fn attention_rows(
+    rows: &mut Vec<CostRow>,
+    group: &'static str,
+    a: &AttentionParams,
+    names: [&'static str; 5],
+    cfg: &crate::config::ModelConfig,
+    context: usize,
+    layers: usize,
+) {
+    // in_proj_weight (3C, C) holds W_Q, W_K, W_V one under another.
+    let w = a.in_proj_weight.numel() / 3;
+    let b = a.in_proj_bias.numel() / 3;
+    for name in &names[..3] {
+        rows.push(CostRow {
+            group,
+            part: name,
+            params: w + b,
+            flops: 2 * w as u64,
+            layers,
+        });
+    }
+    rows.push(CostRow {
+        group,
+        part: names[3],
+        params: a.out_proj_weight.numel() + a.out_proj_bias.numel(),
+        flops: 2 * a.out_proj_weight.numel() as u64,
+        layers,
+    });
+    let extra = [&a.additive_v, &a.rel_k, &a.rel_v]
+        .into_iter()
+        .flatten()
+        .map(Tensor::numel)
+        .sum();
+    // H heads, each: D multiply-adds per score q·k and D per weighted value, per key.
+    let per_head = 2 * 2 * cfg.d_head() as u64 * context as u64;
+    rows.push(CostRow {
+        group,
+        part: names[4],
+        params: extra,
+        flops: cfg.n_heads as u64 * per_head,
+        layers,
+    });
+}
+
 /// The page's name for a backend.
 fn backend_name(b: &Backend) -> &'static str {
     match b {
@@ -334,6 +442,15 @@ impl Engine {
             set(&o, "layer", &JsValue::from_f64(a.layer as f64))?;
             set(&o, "scores", &dense(&a.scores.shape, &a.scores.data)?)?; // (B, H, T, S)
             set(&o, "probs", &dense(&a.probs.shape, &a.probs.data)?)?; // (B, H, T, S)
+                                                                       // Queries are target rows, except in an encoder-decoder's encoder.
+            let real: Vec<usize> = match (a.site, &req.src) {
+                (AttnSite::EncoderSelf, Some(src)) => src.iter().map(Vec::len).collect(),
+                _ => req.batch.iter().map(Vec::len).collect(),
+            };
+            let (entropy, max_prob) = saturation(&a.probs, &real); // (B, H), (B, H)
+            let bh = [a.probs.shape[0], a.probs.shape[1]];
+            set(&o, "entropy", &dense(&bh, &entropy)?)?; // (B, H)
+            set(&o, "max_prob", &dense(&bh, &max_prob)?)?; // (B, H)
             attention.push(&o);
         }
         set(&out, "attention", &attention)?;
@@ -463,6 +580,192 @@ impl Engine {
             ids: enc.ids,
             tokens,
             unknown: enc.unknown,
+        })
+    }
+
+    /// Parameters and FLOPs per token of every component of the loaded model rebuilt
+    /// with `n_heads` heads (a divisor of d_model), each query attending to `context`
+    /// keys. The projections' shapes do not depend on the head count.
+    pub fn cost(&self, n_heads: usize, context: usize) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?;
+        let mut cfg = m.config.clone();
+        cfg.n_heads = n_heads;
+        cfg.validate().map_err(|e| input(format!("heads: {e}")))?;
+        if context == 0 || context > cfg.max_len {
+            return Err(input(format!(
+                "context must be from 1 to {} tokens, got {context}",
+                cfg.max_len
+            )));
+        }
+        let shaped = Model::zeros(cfg.clone(), m.tokenizer.clone());
+        let mut rows = vec![CostRow {
+            group: "embeddings",
+            part: "token embedding (a lookup)",
+            params: shaped.embed.numel(),
+            flops: 0,
+            layers: 1,
+        }];
+        if let Some(p) = &shaped.pos_embed {
+            rows.push(CostRow {
+                group: "embeddings",
+                part: "learned positions (a lookup)",
+                params: p.numel(),
+                flops: 0,
+                layers: 1,
+            });
+        }
+        let stacks = [
+            ("encoder layer", &shaped.encoder),
+            ("decoder layer", &shaped.decoder),
+        ];
+        for (group, stack) in stacks {
+            let Some(stack) = stack else { continue };
+            let Some(layer) = stack.layers.first() else {
+                continue;
+            };
+            let n = stack.layers.len();
+            attention_rows(
+                &mut rows,
+                group,
+                &layer.self_attn,
+                [
+                    "Q projection",
+                    "K projection",
+                    "V projection",
+                    "O projection",
+                    "scores + mix",
+                ],
+                &cfg,
+                context,
+                n,
+            );
+            if let Some(x) = &layer.cross_attn {
+                attention_rows(
+                    &mut rows,
+                    group,
+                    x,
+                    [
+                        "cross Q projection",
+                        "cross K projection",
+                        "cross V projection",
+                        "cross O projection",
+                        "cross scores + mix",
+                    ],
+                    &cfg,
+                    context,
+                    n,
+                );
+            }
+            let (w1, w2) = (layer.linear1_weight.numel(), layer.linear2_weight.numel());
+            rows.push(CostRow {
+                group,
+                part: "FFN",
+                params: w1 + layer.linear1_bias.numel() + w2 + layer.linear2_bias.numel(),
+                flops: 2 * (w1 + w2) as u64,
+                layers: n,
+            });
+            let norms: usize = layer
+                .norms
+                .iter()
+                .map(|p| p.weight.numel() + p.bias.numel())
+                .sum();
+            if norms > 0 {
+                rows.push(CostRow {
+                    group,
+                    part: "norms (not counted: O(C))",
+                    params: norms,
+                    flops: 0,
+                    layers: n,
+                });
+            }
+            if let Some(p) = &stack.final_norm {
+                rows.push(CostRow {
+                    group: "head",
+                    part: "final norm",
+                    params: p.weight.numel() + p.bias.numel(),
+                    flops: 0,
+                    layers: 1,
+                });
+            }
+        }
+        let (part, params, weight) = match &shaped.head {
+            crate::model::HeadParams::Lm { weight, bias } => {
+                let b = bias.as_ref().map_or(0, Tensor::numel);
+                match weight {
+                    Some(w) => ("LM head", w.numel() + b, w.numel()),
+                    None => ("LM head (tied to the embedding)", b, shaped.embed.numel()),
+                }
+            }
+            crate::model::HeadParams::Classifier { weight, bias } => {
+                ("classifier", weight.numel() + bias.numel(), weight.numel())
+            }
+        };
+        rows.push(CostRow {
+            group: "head",
+            part,
+            params,
+            flops: 2 * weight as u64,
+            layers: 1,
+        });
+        let core_layer_flops = match cfg.arch {
+            Arch::DecoderOnly => Some(2 * decoder_macs(&cfg, context - 1, 1, 0, false, 0)),
+            Arch::EncoderOnly => Some(2 * encoder_macs(&cfg, context) / context as u64),
+            Arch::EncoderDecoder => None,
+        };
+        to_js(&CostReport {
+            n_heads,
+            d_head: cfg.d_head(),
+            d_model: cfg.d_model,
+            context,
+            rows,
+            params: shaped.param_count(),
+            core_layer_flops,
+        })
+    }
+
+    /// The Noam learning rate (factor 1) for the loaded model's d_model at `points`
+    /// evenly spaced steps from 1 to `last_step`, and the peak found over every step.
+    pub fn noam(
+        &self,
+        warmup: u32,
+        last_step: u32,
+        points: u32,
+    ) -> std::result::Result<JsValue, JsError> {
+        let c = self.model()?.config.d_model;
+        if warmup == 0 || !(2..=1_000_000).contains(&last_step) || !(2..=2000).contains(&points) {
+            return Err(input(format!(
+                "schedule: warmup must be positive, the last step from 2 to 1000000 and the \
+                 points from 2 to 2000; got warmup {warmup}, last step {last_step}, {points} points"
+            )));
+        }
+        let (warmup, last) = (warmup as u64, last_step as u64);
+        let steps: Vec<u64> = (0..points as u64)
+            .map(|i| 1 + i * (last - 1) / (points as u64 - 1))
+            .collect();
+        let lr: Vec<f32> = steps.iter().map(|&s| noam_lr(s, c, warmup, 1.0)).collect();
+        let (mut peak_step, mut peak_lr) = (1u64, f32::MIN);
+        for s in 1..=last {
+            let v = noam_lr(s, c, warmup, 1.0);
+            if v > peak_lr {
+                (peak_step, peak_lr) = (s, v);
+            }
+        }
+        #[derive(Serialize)]
+        struct Schedule {
+            d_model: usize,
+            warmup: u64,
+            steps: Vec<u64>,
+            lr: Vec<f32>,
+            peak_step: u64,
+            peak_lr: f32,
+        }
+        to_js(&Schedule {
+            d_model: c,
+            warmup,
+            steps,
+            lr,
+            peak_step,
+            peak_lr,
         })
     }
 

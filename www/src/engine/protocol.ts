@@ -103,6 +103,10 @@ export interface AttnTrace {
   scores: Dense;
   /** (B, H, T, S) */
   probs: Dense;
+  /** (B, H): entropy (nats) of each query's attention row, averaged over the real queries. */
+  entropy: Dense;
+  /** (B, H): largest probability of each query's row, averaged the same way. */
+  max_prob: Dense;
 }
 
 export interface HiddenTrace {
@@ -209,6 +213,41 @@ export interface BackendInfo {
   parity: number | null;
 }
 
+/** One component of the cost panel, per layer. */
+export interface CostRow {
+  group: 'embeddings' | 'encoder layer' | 'decoder layer' | 'head';
+  part: string;
+  params: number;
+  /** FLOPs one token spends here: 2 × the multiply-adds of its matrix products. */
+  flops: number;
+  /** How many layers repeat this row. */
+  layers: number;
+}
+
+/** Parameters and FLOPs per token of the loaded model rebuilt with `n_heads` heads. */
+export interface CostReport {
+  n_heads: number;
+  d_head: number;
+  d_model: number;
+  /** Keys each query attends to. */
+  context: number;
+  rows: CostRow[];
+  /** Trained values of the whole model with this head count. */
+  params: number;
+  /** The core's FLOP counter for one token through the layers (null for encoder-decoder). */
+  core_layer_flops: number | null;
+}
+
+/** The Noam learning rate (factor 1) for the loaded model's d_model. */
+export interface Schedule {
+  d_model: number;
+  warmup: number;
+  steps: number[];
+  lr: number[];
+  peak_step: number;
+  peak_lr: number;
+}
+
 /** The requests, their payloads and what each answers. */
 export interface Api {
   load: { req: { url: string }; res: ModelInfo };
@@ -217,6 +256,8 @@ export interface Api {
   forward: { req: ForwardRequest; res: ForwardResult };
   generateStart: { req: GenerateStartRequest; res: GenerateStarted };
   generateStep: { req: Record<string, never>; res: GenerateStep };
+  cost: { req: { n_heads: number; context: number }; res: CostReport };
+  noam: { req: { warmup: number; last_step: number; points: number }; res: Schedule };
 }
 
 export type Op = keyof Api;

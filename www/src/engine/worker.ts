@@ -182,6 +182,14 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       noteFallback(r.fallback);
       return r as Api[K]['res'];
     }
+    case 'cost': {
+      const { n_heads, context } = payload as Api['cost']['req'];
+      return eng.cost(n_heads, context) as Api[K]['res'];
+    }
+    case 'noam': {
+      const { warmup, last_step, points } = payload as Api['noam']['req'];
+      return eng.noam(warmup, last_step, points) as Api[K]['res'];
+    }
     default:
       throw new Error(`unknown request '${String(op)}'`);
   }
