@@ -6,13 +6,15 @@
 //   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
 //   views="attention,output"  show only these parts (controls, backend, input, generation,
-//                             architecture, attention, output, hidden); default: all
+//                             architecture, attention, output, hidden, saturation, cost,
+//                             schedule); default: all
 
 import { LitElement, html, css, nothing } from 'lit';
 import { EngineClient } from '../engine/client';
 import type {
   AttnSite,
   BackendInfo,
+  CostReport,
   ForwardRequest,
   ForwardResult,
   GenerateStartRequest,
@@ -20,6 +22,7 @@ import type {
   ManifestEntry,
   ModelInfo,
   Sampling,
+  Schedule,
   Switches,
   Tokenized,
 } from '../engine/protocol';
@@ -34,6 +37,9 @@ import './tp-attention';
 import './tp-hidden';
 import './tp-output';
 import './tp-generation';
+import './tp-saturation';
+import './tp-cost';
+import './tp-schedule';
 
 
 function validManifest(x: unknown): ManifestEntry[] {
@@ -77,6 +83,8 @@ export class TransformerPlayground extends LitElement {
     lastForward: { state: true },
     cell: { state: true },
     row: { state: true },
+    costReport: { state: true },
+    schedule: { state: true },
   };
 
   model = '';
@@ -120,6 +128,13 @@ export class TransformerPlayground extends LitElement {
     return this.gen.stats;
   }
   cell = { i: 0, j: 0 };
+  /** The cost panel's numbers for `heads` heads (read by the browser tests). */
+  costReport: CostReport | null = null;
+  /** The Noam schedule for this model's d_model and `warmup` (read by the browser tests). */
+  schedule: Schedule | null = null;
+  /** Heads the cost panel counts with (null: the model's own). */
+  private heads: number | null = null;
+  private warmup = 4000;
   /** Which sequence of the batch the views show. */
   row = 0;
   /** The forward pass before the last switch changed, and what changed. */
@@ -149,6 +164,11 @@ export class TransformerPlayground extends LitElement {
       }
       .wide {
         grid-column: 1 / -1;
+      }
+      tp-saturation,
+      tp-cost,
+      tp-schedule {
+        align-self: start;
       }
       .layout.single {
         grid-template-columns: minmax(0, 1fr);
@@ -286,6 +306,34 @@ export class TransformerPlayground extends LitElement {
     if (st.site !== null && !this.sites().includes(st.site)) st.site = null;
     this.st = st;
     this.clampSelection();
+    this.heads = null;
+    this.costReport = null;
+    await this.updateSchedule();
+  }
+
+  /** Count the cost of the model with the chosen heads, for the current input length. */
+  private async updateCost() {
+    const info = this.info;
+    const f = this.lastForward;
+    if (!info || !f) return;
+    const context = Math.max(1, Math.min(info.max_len, f.tokens[0]?.length ?? 1));
+    const n_heads = this.heads ?? info.n_heads;
+    const c = this.costReport;
+    if (c && c.n_heads === n_heads && c.context === context && c.d_model === info.d_model) return;
+    try {
+      this.costReport = await this.engine.call('cost', { n_heads, context });
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private async updateSchedule() {
+    const w = this.warmup;
+    try {
+      this.schedule = await this.engine.call('noam', { warmup: w, last_step: Math.min(1_000_000, Math.max(100, 5 * w)), points: 240 });
+    } catch (e) {
+      this.fail(e);
+    }
   }
 
   private sites(): AttnSite[] {
@@ -366,6 +414,7 @@ export class TransformerPlayground extends LitElement {
       if (version === this.fwdVersion) {
         this.lastForward = r;
         this.error = '';
+        await this.updateCost();
       }
     } catch (e) {
       this.fail(e);
@@ -641,6 +690,30 @@ export class TransformerPlayground extends LitElement {
         .row=${row}
         .selectedLayer=${this.st.layer}
       ></tp-hidden>` : nothing}
+      ${this.shows('saturation') ? html`<tp-saturation
+        .attention=${f?.attention ?? []}
+        .previous=${this.previous?.attention ?? []}
+        .site=${site}
+        .layer=${this.st.layer}
+        .row=${row}
+        .scaleOn=${this.st.scale}
+        .beforeLabel=${this.previous ? this.beforeLabel : ''}
+      ></tp-saturation>` : nothing}
+      ${this.shows('cost') ? html`<tp-cost
+        .report=${this.costReport}
+        .info=${info}
+        @tp-heads=${(e: CustomEvent<number>) => {
+          this.heads = e.detail;
+          void this.updateCost();
+        }}
+      ></tp-cost>` : nothing}
+      ${this.shows('schedule') ? html`<tp-schedule
+        .schedule=${this.schedule}
+        @tp-warmup=${(e: CustomEvent<number>) => {
+          this.warmup = e.detail;
+          void this.updateSchedule();
+        }}
+      ></tp-schedule>` : nothing}
     </div>`;
   }
 }

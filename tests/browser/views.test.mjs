@@ -1,0 +1,141 @@
+// The cost, softmax-saturation and Noam-schedule views in headless Chromium: each reads
+// the engine's own numbers and reacts to its control. Screenshots land in artifacts/.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve } from './harness.mjs';
+import { join } from 'node:path';
+import { artifacts } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  server = await serve();
+  browser = await launch({ webgpu: false });
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const el = 'document.querySelector("transformer-playground")';
+
+/** A screenshot of one view alone. */
+function shotOf(page, tag, name) {
+  return page.locator(tag).screenshot({ path: join(artifacts, `${name}.png`) });
+}
+
+/** The cost table's rows as drawn: {group, part, params, flops, layers}. */
+function costRows(page) {
+  return page
+    .locator('tp-cost tbody tr[data-part]')
+    .evaluateAll((rs) => rs.map((r) => ({ group: r.dataset.group, part: r.dataset.part, params: Number(r.dataset.params), flops: Number(r.dataset.flops), layers: Number(r.dataset.layers) })));
+}
+
+describe('the cost, saturation and schedule views', () => {
+  test('changing_the_head_count_keeps_projection_params_and_flops_equal_and_matches_the_flop_counter', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
+    const info = await page.evaluate(`${el}.info`);
+    assert.equal(info.arch, 'decoder_only', 'the default model is a decoder');
+    const first = await costRows(page);
+    const proj = (rows) => rows.filter((r) => / projection$/.test(r.part));
+    assert.equal(proj(first).length, 4, 'Q, K, V and O rows');
+    const C = info.d_model;
+    for (const r of proj(first)) {
+      assert.equal(r.params, C * C + C, `${r.part}: C×C weights and C biases`);
+      assert.equal(r.flops, 2 * C * C, `${r.part}: 2·C² FLOPs per token`);
+    }
+    // The total is the loaded checkpoint's own parameter count.
+    const total = Number(await page.locator('tp-cost tfoot tr').getAttribute('data-total-params'));
+    assert.equal(total, info.params);
+    // The rows of the layers add up to the generation FLOP counter's number.
+    const p = page.locator('tp-cost p[data-layer-flops]');
+    assert.equal(Number(await p.getAttribute('data-layer-flops')), Number(await p.getAttribute('data-core-flops')));
+    assert.ok(Number(await p.getAttribute('data-core-flops')) > 0);
+
+    // Another head count: the projections cost exactly the same, d_k changes.
+    const divisors = [];
+    for (let d = 1; d <= C; d++) if (C % d === 0) divisors.push(d);
+    const other = divisors.find((d) => d !== info.n_heads && d > 1) ?? 1;
+    await page.getByLabel('number of heads h (divisors of d_model)').selectOption(String(other));
+    await page.waitForFunction((h) => document.querySelector('transformer-playground').costReport?.n_heads === h, other);
+    await page.waitForFunction((h) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-cost').shadowRoot.querySelector('[data-dhead]')?.dataset.dhead === String(h), C / other);
+    const second = await costRows(page);
+    assert.deepEqual(
+      proj(second).map((r) => [r.part, r.params, r.flops]),
+      proj(first).map((r) => [r.part, r.params, r.flops]),
+    );
+    const scores = (rows) => rows.find((r) => r.part === 'scores + mix');
+    assert.equal(scores(second).flops, scores(first).flops, 'h heads of C/h: the same score FLOPs');
+    assert.ok(scores(first).flops > 0);
+    await page.locator('tp-cost').scrollIntoViewIfNeeded();
+    await shotOf(page, 'transformer-playground >> tp-cost', 'view-cost');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('turning_sqrt_dk_scaling_off_lowers_the_mean_entropy_and_shows_the_previous_values', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const foot = page.locator('tp-saturation tfoot tr');
+    const on = Number(await foot.getAttribute('data-mean-entropy'));
+    const info = await page.evaluate(`${el}.info`);
+    assert.equal(await page.locator('tp-saturation tbody tr').count(), info.n_heads, 'one row per head');
+    // The readout matches the drawn attention map: mean entropy of the rows of layer 1.
+    const fromMap = await page.evaluate(() => {
+      const p = document.querySelector('transformer-playground');
+      const a = p.lastForward.attention.find((x) => x.layer === 0 && x.site === 'decoder_self');
+      const [, H, T, S] = a.probs.shape;
+      let sum = 0;
+      for (let h = 0; h < H; h++)
+        for (let i = 0; i < T; i++) {
+          let e = 0;
+          for (let j = 0; j < S; j++) {
+            const q = a.probs.data[(h * T + i) * S + j];
+            if (q > 0) e -= q * Math.log(q);
+          }
+          sum += e;
+        }
+      return sum / (H * T);
+    });
+    assert.ok(Math.abs(fromMap - on) < 1e-4, `mean entropy ${on} vs ${fromMap} from the map`);
+    await page.getByLabel('scale by √d_k').uncheck();
+    await page.waitForFunction(() => document.querySelector('transformer-playground').st.scale === false);
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-saturation').shadowRoot.querySelector('tfoot tr')?.dataset.beforeMeanEntropy);
+    const off = Number(await foot.getAttribute('data-mean-entropy'));
+    const before = Number(await foot.getAttribute('data-before-mean-entropy'));
+    assert.ok(Math.abs(before - on) < 1e-6, `the previous setting's mean (${before}) is shown beside (${on})`);
+    assert.ok(off < on - 1e-3, `without √d_k the rows are sharper: ${off} < ${on}`);
+    await page.locator('tp-saturation').scrollIntoViewIfNeeded();
+    await shotOf(page, 'transformer-playground >> tp-saturation', 'view-saturation');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('the_noam_peak_sits_at_step_equal_to_warmup_with_the_textbook_value', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').schedule !== null);
+    const info = await page.evaluate(`${el}.info`);
+    let s = await page.evaluate(`${el}.schedule`);
+    assert.equal(s.warmup, 4000);
+    assert.equal(s.peak_step, 4000);
+    const peak = (c, w) => 1 / Math.sqrt(c * w);
+    assert.ok(Math.abs(s.peak_lr - peak(info.d_model, 4000)) / peak(info.d_model, 4000) < 1e-5);
+    assert.match(await page.locator('tp-schedule text[data-peak]').textContent(), /step 4,000/);
+    const input = page.getByLabel('warmup steps of the Noam schedule');
+    await input.fill('1500');
+    await input.press('Enter');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').schedule?.warmup === 1500);
+    s = await page.evaluate(`${el}.schedule`);
+    assert.equal(s.peak_step, 1500);
+    assert.ok(Math.abs(s.peak_lr - peak(info.d_model, 1500)) / peak(info.d_model, 1500) < 1e-5);
+    // Warmup is linear: a quarter of the way there, a quarter of the peak.
+    const i = s.steps.findIndex((x) => x >= 100);
+    assert.ok(Math.abs(s.lr[i] / s.peak_lr - s.steps[i] / 1500) < 1e-5);
+    assert.match(await page.locator('tp-schedule text[data-peak]').textContent(), /step 1,500/);
+    await page.locator('tp-schedule').scrollIntoViewIfNeeded();
+    await shotOf(page, 'transformer-playground >> tp-schedule', 'view-schedule');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,156 @@
+// Softmax saturation: for the selected attention layer, how peaked each head's rows are
+// — the mean entropy of a query's attention row and its mean largest probability. With
+// the √d_k scaling off, scores grow with d_k and the softmax saturates: entropy falls
+// and the largest weight climbs toward 1. The previous setting is shown beside.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { AttnSite, AttnTrace } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { cividis, fmt, inkOn } from '../ui/palette';
+import { SITE_NAMES } from './tp-attention';
+
+interface Readout {
+  entropy: number[];
+  maxProb: number[];
+}
+
+function readout(t: AttnTrace | undefined, row: number): Readout | null {
+  if (!t || !t.entropy || !t.max_prob) return null;
+  const [B, H] = t.entropy.shape;
+  const b = Math.min(row, B - 1);
+  return {
+    entropy: Array.from(t.entropy.data.slice(b * H, (b + 1) * H)),
+    maxProb: Array.from(t.max_prob.data.slice(b * H, (b + 1) * H)),
+  };
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+export class TpSaturation extends LitElement {
+  static properties = {
+    attention: { attribute: false },
+    previous: { attribute: false },
+    site: { type: String },
+    layer: { type: Number },
+    row: { type: Number },
+    scaleOn: { type: Boolean },
+    beforeLabel: { type: String },
+  };
+
+  attention: AttnTrace[] = [];
+  previous: AttnTrace[] = [];
+  site: AttnSite = 'decoder_self';
+  layer = 0;
+  row = 0;
+  scaleOn = true;
+  beforeLabel = '';
+
+  static styles = [
+    panel,
+    css`
+      .wrap {
+        overflow-x: auto;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.8rem;
+      }
+      th,
+      td {
+        padding: 2px 8px;
+        text-align: right;
+        border-bottom: 1px solid var(--tp-line);
+        white-space: nowrap;
+      }
+      th[scope='row'] {
+        text-align: left;
+      }
+      thead th {
+        color: var(--tp-muted);
+        font-weight: 600;
+      }
+      td.cell {
+        font-family: ui-monospace, Menlo, Consolas, monospace;
+      }
+      tfoot td,
+      tfoot th {
+        font-weight: 700;
+        border-bottom: none;
+      }
+      .before {
+        border-left: 2px solid var(--tp-line);
+      }
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+    `,
+  ];
+
+  /** A max-probability cell, shaded from spread (dark) to saturated (bright). */
+  private probCell(p: number, cls = '') {
+    return html`<td class="cell ${cls}" style=${`background:${cividis(p)};color:${inkOn(p)}`}>${fmt(p)}</td>`;
+  }
+
+  render() {
+    const cur = this.attention.find((a) => a.site === this.site && a.layer === this.layer);
+    const prev = this.previous.find((a) => a.site === this.site && a.layer === this.layer);
+    const now = readout(cur, this.row);
+    const before = this.beforeLabel && prev && cur && prev.entropy.shape.join() === cur.entropy.shape.join() ? readout(prev, this.row) : null;
+    const keys = cur ? cur.probs.shape[3] : 0;
+    const setting = `√d_k scaling ${this.scaleOn ? 'on' : 'off'}`;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Softmax saturation <span class="sub">${SITE_NAMES[this.site]}, layer ${this.layer + 1}</span></h2>
+      <p>
+        Per head: the entropy of a query's attention row (in nats; 0 = all weight on one key, at most ln ${keys} =
+        ${fmt(Math.log(Math.max(keys, 1)), 2)} for ${keys} equal keys) and its largest probability, averaged over the queries.
+        Turn the √d_k scaling off and the scores grow by √d_k: rows saturate toward one key.
+      </p>
+      ${now
+        ? html`<div class="wrap">
+              <table aria-label=${`attention entropy and largest probability per head, ${setting}${before ? `, beside the previous setting` : ''}`}>
+                <thead>
+                  <tr>
+                    <th scope="col">head</th>
+                    <th scope="col">entropy<br /><span class="small muted">${setting}</span></th>
+                    <th scope="col">max p<br /><span class="small muted">${setting}</span></th>
+                    ${before
+                      ? html`<th scope="col" class="before">entropy<br /><span class="small muted">before</span></th>
+                          <th scope="col">max p<br /><span class="small muted">before</span></th>`
+                      : nothing}
+                  </tr>
+                </thead>
+                <tbody>
+                  ${now.entropy.map(
+                    (e, h) => html`<tr data-head=${h} data-entropy=${e} data-max-prob=${now.maxProb[h]}>
+                      <th scope="row">${h + 1}</th>
+                      <td class="cell">${fmt(e)}</td>
+                      ${this.probCell(now.maxProb[h])}
+                      ${before ? html`<td class="cell before">${fmt(before.entropy[h])}</td>${this.probCell(before.maxProb[h])}` : nothing}
+                    </tr>`,
+                  )}
+                </tbody>
+                <tfoot>
+                  <tr data-mean-entropy=${mean(now.entropy)} data-before-mean-entropy=${before ? mean(before.entropy) : ''}>
+                    <th scope="row">mean</th>
+                    <td class="cell">${fmt(mean(now.entropy))}</td>
+                    <td class="cell">${fmt(mean(now.maxProb))}</td>
+                    ${before
+                      ? html`<td class="cell before">${fmt(mean(before.entropy))}</td>
+                          <td class="cell">${fmt(mean(before.maxProb))}</td>`
+                      : nothing}
+                  </tr>
+                </tfoot>
+              </table>
+            </div>
+            ${before
+              ? html`<p class="small muted">“before”: the setting before the last switch (${this.beforeLabel}).</p>`
+              : html`<p class="small muted">Toggle √d_k scaling (Controls) to see the previous setting beside this one.</p>`}`
+        : html`<p class="muted">No attention map for this layer yet.</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-saturation', TpSaturation);

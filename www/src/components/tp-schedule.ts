@@ -1,0 +1,146 @@
+// The Noam learning-rate schedule for the running model's d_model: a linear warmup for
+// `warmup` steps, then decay as 1/√step; the engine computes every point and the peak.
+
+import { LitElement, html, css, svg, nothing } from 'lit';
+import type { Schedule } from '../engine/protocol';
+import { emit, panel } from '../ui/shared';
+
+/** A learning rate to three significant digits: 0.00456. */
+function lrText(x: number): string {
+  return x.toPrecision(3);
+}
+
+const W = 420;
+const H = 180;
+const PAD = { l: 58, r: 12, t: 26, b: 30 };
+
+export class TpSchedule extends LitElement {
+  static properties = {
+    schedule: { attribute: false },
+  };
+
+  schedule: Schedule | null = null;
+
+  static styles = [
+    panel,
+    css`
+      svg {
+        width: 100%;
+        max-width: 560px;
+        height: auto;
+        display: block;
+      }
+      .axis {
+        stroke: var(--tp-muted);
+        stroke-width: 1;
+      }
+      .curve {
+        fill: none;
+        stroke: var(--tp-accent);
+        stroke-width: 2;
+      }
+      .guide {
+        stroke: var(--tp-warn);
+        stroke-dasharray: 3 3;
+      }
+      .peak {
+        fill: var(--tp-warn);
+      }
+      text {
+        font-size: 11px;
+        fill: var(--tp-fg);
+      }
+      text.muted {
+        fill: var(--tp-muted);
+      }
+      .controls {
+        display: flex;
+        gap: 10px;
+        align-items: center;
+        flex-wrap: wrap;
+        margin-bottom: 6px;
+      }
+      input[type='number'] {
+        width: 7em;
+      }
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+    `,
+  ];
+
+  private onWarmup(e: Event) {
+    const input = e.target as HTMLInputElement;
+    const v = Math.round(Number(input.value));
+    if (!Number.isFinite(v) || v < 1 || v > 200000) {
+      input.setCustomValidity('warmup must be a whole number of steps from 1 to 200000');
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity('');
+    emit(this, 'tp-warmup', v);
+  }
+
+  private chart(s: Schedule) {
+    const last = s.steps[s.steps.length - 1];
+    const top = s.peak_lr * 1.1;
+    const x = (step: number) => PAD.l + ((step - 1) / (last - 1)) * (W - PAD.l - PAD.r);
+    const y = (lr: number) => H - PAD.b - (lr / top) * (H - PAD.t - PAD.b);
+    const pts = s.steps.map((st, i) => `${x(st).toFixed(1)},${y(s.lr[i]).toFixed(1)}`).join(' ');
+    const px = x(s.peak_step);
+    const py = y(s.peak_lr);
+    const anchor = px > W * 0.6 ? 'end' : 'start';
+    const label = `peak: step ${s.peak_step.toLocaleString('en-US')}, lr ${lrText(s.peak_lr)}`;
+    return html`<svg
+      viewBox="0 0 ${W} ${H}"
+      role="img"
+      aria-label=${`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}: rises linearly to ${label}, then falls as one over the square root of the step, to ${lrText(s.lr[s.lr.length - 1])} at step ${last}`}
+    >
+      ${svg`
+        <line class="axis" x1=${PAD.l} y1=${H - PAD.b} x2=${W - PAD.r} y2=${H - PAD.b}></line>
+        <line class="axis" x1=${PAD.l} y1=${PAD.t - 6} x2=${PAD.l} y2=${H - PAD.b}></line>
+        <line class="guide" x1=${px} y1=${py} x2=${px} y2=${H - PAD.b}></line>
+        <line class="guide" x1=${PAD.l} y1=${py} x2=${px} y2=${py}></line>
+        <polyline class="curve" points=${pts}></polyline>
+        <circle class="peak" cx=${px} cy=${py} r="4"></circle>
+        <text x=${px + (anchor === 'start' ? 6 : -6)} y=${py - 8} text-anchor=${anchor} data-peak>${label}</text>
+        <text x=${PAD.l - 4} y=${py + 4} text-anchor="end" class="muted">${lrText(s.peak_lr)}</text>
+        <text x=${PAD.l - 4} y=${H - PAD.b + 4} text-anchor="end" class="muted">0</text>
+        <text x=${PAD.l} y=${H - PAD.b + 16} text-anchor="start" class="muted">1</text>
+        <text x=${px} y=${H - PAD.b + 16} text-anchor="middle" class="muted">${s.peak_step.toLocaleString('en-US')}</text>
+        <text x=${W - PAD.r} y=${H - PAD.b + 16} text-anchor="end" class="muted">${last.toLocaleString('en-US')}</text>
+        <text x=${(W + PAD.l) / 2} y=${H - 2} text-anchor="middle" class="muted">step</text>
+        <text x="12" y=${(H - PAD.b + PAD.t) / 2} text-anchor="middle" class="muted" transform=${`rotate(-90 12 ${(H - PAD.b + PAD.t) / 2})`}>learning rate</text>
+      `}
+    </svg>`;
+  }
+
+  render() {
+    const s = this.schedule;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Noam schedule <span class="sub">learning rate vs step</span></h2>
+      <p>
+        <span class="mono">lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)</span>: a linear warmup, then decay as 1/√step.
+        The peak sits at step = warmup, with lr = (d_model · warmup)^−0.5${s ? html` (d_model = ${s.d_model} here)` : nothing}.
+      </p>
+      <div class="controls">
+        <label
+          >warmup steps
+          <input
+            type="number"
+            min="1"
+            max="200000"
+            step="100"
+            .value=${String(s?.warmup ?? 4000)}
+            aria-label="warmup steps of the Noam schedule"
+            @change=${this.onWarmup}
+          />
+        </label>
+      </div>
+      ${s ? this.chart(s) : html`<p class="muted">Waiting for the model…</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-schedule', TpSchedule);
