@@ -681,7 +681,11 @@ impl Engine {
             if let Some(p) = &stack.final_norm {
                 rows.push(CostRow {
                     group: "head",
-                    part: "final norm",
+                    part: if group == "encoder layer" {
+                        "encoder's final norm"
+                    } else {
+                        "decoder's final norm"
+                    },
                     params: p.weight.numel() + p.bias.numel(),
                     flops: 0,
                     layers: 1,

@@ -75,6 +75,26 @@ describe('the cost, saturation and schedule views', () => {
     await page.close();
   });
 
+  test('every_architectures_cost_rows_add_up_to_its_checkpoints_parameter_count', async () => {
+    for (const model of ['translate.safetensors', 'sentiment.safetensors', 'grammar-relative.safetensors']) {
+      const { page, errors } = await open(browser.context, server.url, `play=0&model=${model}`);
+      await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
+      const info = await page.evaluate(`${el}.info`);
+      const rows = await costRows(page);
+      const sum = rows.reduce((s, r) => s + r.params * r.layers, 0);
+      assert.equal(sum, info.params, `${model}: the rows hold every trained value`);
+      if (info.arch === 'encoder_decoder') {
+        assert.ok(rows.some((r) => r.part === 'cross K projection'), `${model}: cross-attention is counted`);
+      } else {
+        const p = page.locator('tp-cost p[data-layer-flops]');
+        assert.equal(Number(await p.getAttribute('data-layer-flops')), Number(await p.getAttribute('data-core-flops')), `${model}: rows match the FLOP counter`);
+      }
+      if (model === 'translate.safetensors') await shotOf(page, 'transformer-playground >> tp-cost', 'view-cost-translate');
+      assert.deepEqual(errors, []);
+      await page.close();
+    }
+  });
+
   test('turning_sqrt_dk_scaling_off_lowers_the_mean_entropy_and_shows_the_previous_values', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0');
     const foot = page.locator('tp-saturation tfoot tr');

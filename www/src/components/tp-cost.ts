@@ -40,7 +40,7 @@ export class TpCost extends LitElement {
       }
       th,
       td {
-        padding: 2px 6px;
+        padding: 2px 5px;
         border-bottom: 1px solid var(--tp-line);
         text-align: right;
         white-space: nowrap;
@@ -86,7 +86,6 @@ export class TpCost extends LitElement {
       <td>${r.part}</td>
       <td class="mono">${count(r.params)}</td>
       <td class="mono">${r.flops ? count(r.flops) : '—'}</td>
-      <td class="mono">${r.layers > 1 ? `× ${r.layers}` : ''}</td>
     </tr>`;
   }
 
@@ -116,8 +115,8 @@ export class TpCost extends LitElement {
             <p>
               ${r.n_heads} head${r.n_heads > 1 ? 's' : ''} of ${r.d_head} dimensions: each head's W_Q is ${r.d_model}×${r.d_head}, and ${r.n_heads} of them
               side by side are one ${r.d_model}×${r.d_model} matrix — ${q ? html`<strong class="mono">${count(q.params)}</strong> parameters` : nothing} and the
-              same FLOPs for any h. Scores and the weighted sum cost h × 2·2·d_k per key, also the same for any h. Attention rows
-              assume ${r.context} key${r.context > 1 ? 's' : ''} (the current input).
+              same FLOPs for any h. Scores and the weighted sum cost h × 2·2·d_k per key, also the same for any h. Each query is
+              counted as seeing ${r.context} key${r.context > 1 ? 's' : ''}, the length of the current input.
               ${headsNote(info, r)}
             </p>
             <div class="wrap">
@@ -127,14 +126,15 @@ export class TpCost extends LitElement {
                     <th scope="col">component</th>
                     <th scope="col">parameters</th>
                     <th scope="col">FLOPs / token</th>
-                    <th scope="col"><span class="visually-hidden">layers</span></th>
                   </tr>
                 </thead>
                 ${groups.map((g) => {
                   const rows = r.rows.filter((x) => x.group === g);
                   if (!rows.length) return nothing;
+                  const n = rows[0].layers;
+                  const each = g.endsWith('layer') ? (n > 1 ? `, each of ${n}` : ', the only one') : '';
                   return html`<tbody>
-                    <tr class="group"><th scope="rowgroup" colspan="4">${g}${g.endsWith('layer') ? ' (each)' : ''}</th></tr>
+                    <tr class="group"><th scope="rowgroup" colspan="3">${g}${each}</th></tr>
                     ${rows.map((x) => this.rowHtml(x))}
                   </tbody>`;
                 })}
@@ -143,7 +143,6 @@ export class TpCost extends LitElement {
                     <td>whole model</td>
                     <td class="mono">${count(r.params)}</td>
                     <td class="mono">${count(totalFlops)}</td>
-                    <td></td>
                   </tr>
                 </tfoot>
               </table>
@@ -152,7 +151,8 @@ export class TpCost extends LitElement {
               FLOPs are 2 × the multiply-adds of matrix products; lookups, norms, softmax and activations are left out.
               ${r.core_layer_flops !== null
                 ? html`The layers add up to ${count(layerFlops)} FLOPs per token; the engine's generation counter says ${count(r.core_layer_flops)}.`
-                : html`A translation token also reads the encoder's ${r.context} rows through cross-attention.`}
+                : html`The whole model's total adds all layers at
+                  ${r.context} key${r.context > 1 ? 's' : ''} per query.`}
             </p>`
         : html`<p class="muted">Waiting for the model…</p>`}
     </section>`;

@@ -10,7 +10,7 @@ function lrText(x: number): string {
   return x.toPrecision(3);
 }
 
-const W = 420;
+const W = 380;
 const H = 180;
 const PAD = { l: 58, r: 12, t: 26, b: 30 };
 

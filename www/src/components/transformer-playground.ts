@@ -316,7 +316,9 @@ export class TransformerPlayground extends LitElement {
     const info = this.info;
     const f = this.lastForward;
     if (!info || !f) return;
-    const context = Math.max(1, Math.min(info.max_len, f.tokens[0]?.length ?? 1));
+    // The input's length: the source of a translation, the prompt and what followed it otherwise.
+    const input = info.arch === 'encoder_decoder' ? f.src_tokens[0]?.length : f.tokens[0]?.length;
+    const context = Math.max(1, Math.min(info.max_len, input ?? 1));
     const n_heads = this.heads ?? info.n_heads;
     const c = this.costReport;
     if (c && c.n_heads === n_heads && c.context === context && c.d_model === info.d_model) return;
