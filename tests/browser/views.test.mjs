@@ -153,6 +153,12 @@ describe('the cost, saturation and schedule views', () => {
     const i = s.steps.findIndex((x) => x >= 100);
     assert.ok(Math.abs(s.lr[i] / s.peak_lr - s.steps[i] / 1500) < 1e-5);
     assert.match(await page.locator('tp-schedule text[data-peak]').textContent(), /step 1,500/);
+    // A warmup out of range is refused where it was typed; the chart keeps the last one.
+    await input.fill('5');
+    await input.press('Enter');
+    assert.equal(await input.evaluate((i) => i.validity.valid), false);
+    assert.match(await input.evaluate((i) => i.validationMessage), /from 100 to 200000/);
+    assert.equal((await page.evaluate(`${el}.schedule`)).warmup, 1500);
     await page.locator('tp-schedule').scrollIntoViewIfNeeded();
     await shotOf(page, 'transformer-playground >> tp-schedule', 'view-schedule');
     assert.deepEqual(errors, []);

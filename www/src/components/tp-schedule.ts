@@ -73,8 +73,8 @@ export class TpSchedule extends LitElement {
   private onWarmup(e: Event) {
     const input = e.target as HTMLInputElement;
     const v = Math.round(Number(input.value));
-    if (!Number.isFinite(v) || v < 1 || v > 200000) {
-      input.setCustomValidity('warmup must be a whole number of steps from 1 to 200000');
+    if (!Number.isFinite(v) || v < 100 || v > 200000) {
+      input.setCustomValidity('warmup must be a whole number of steps from 100 to 200000');
       input.reportValidity();
       return;
     }
@@ -129,7 +129,7 @@ export class TpSchedule extends LitElement {
           >warmup steps
           <input
             type="number"
-            min="1"
+            min="100"
             max="200000"
             step="100"
             .value=${String(s?.warmup ?? 4000)}
