@@ -75,13 +75,16 @@ fn npm() -> Command {
     Command::new("npm")
 }
 
-/// `npm ci` when the front end's packages are missing (a fresh checkout).
+/// Install the front end's packages at the versions package-lock.json records, when they
+/// are missing (a fresh checkout). `npm install` rather than `npm ci`: Vite names an
+/// optional, Windows-only package that the registry does not serve, which `npm ci` treats
+/// as a lock file out of sync while `npm install` skips it and leaves the lock unchanged.
 fn npm_install() -> Result<()> {
     let www = root().join("www");
     if www.join("node_modules/.package-lock.json").exists() {
         return Ok(());
     }
-    sh(npm().args(["--prefix", "www", "ci", "--no-audit", "--no-fund"]))
+    sh(npm().args(["--prefix", "www", "install", "--no-audit", "--no-fund"]))
 }
 
 /// The wasm-bindgen version the crate is locked to (Cargo.lock), which the CLI must equal.
