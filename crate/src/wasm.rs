@@ -16,7 +16,7 @@ use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
 use crate::generate::{GenerateOptions, Generator, LengthPenalty, Strategy};
-use crate::model::forward::{AttnSite, Batch, HeadRef};
+use crate::model::forward::{Activations, AttnSite, Batch, HeadRef, SublayerKind};
 use crate::model::{AttentionParams, ForwardOptions, Mode, Model, Trace};
 use crate::tensor::Tensor;
 use crate::train::schedule::noam_lr;
@@ -122,6 +122,9 @@ struct ForwardReq {
     src: Option<Vec<Vec<u32>>>,
     switches: Switches,
     sampling: SamplingReq,
+    /// Also report every attention sublayer's q, k and v per head (the q·k inspector).
+    #[serde(default)]
+    qkv: bool,
 }
 
 /// What the page is told about a loaded checkpoint.
@@ -225,6 +228,60 @@ fn saturation(probs: &Tensor, real: &[usize]) -> (Vec<f32>, Vec<f32>) {
         }
     }
     (entropy, max_prob)
+}
+
+/// Columns h·D..(h+1)·D of a (B, N, H·D) projection, regrouped by head: (B, H, N, D).
+fn by_head(x: &[f32], b: usize, n: usize, h: usize, d: usize) -> Vec<f32> {
+    let c = h * d;
+    let mut out = Vec::with_capacity(b * h * n * d); // (B, H, N, D)
+    for bi in 0..b {
+        for hi in 0..h {
+            for ni in 0..n {
+                let start = (bi * n + ni) * c + hi * d;
+                out.extend_from_slice(&x[start..start + d]); // (D)
+            }
+        }
+    }
+    out
+}
+
+/// Largest |q − k| over the tokens and dimensions of each head, (B, H): zero exactly
+/// when every query equals its own token's key (W_Q = W_K). Self-attention only.
+fn qk_gap(q: &[f32], k: &[f32], b: usize, h: usize, n: usize, d: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(b * h); // (B, H)
+    for head in 0..b * h {
+        let rows = head * n * d..(head + 1) * n * d;
+        let gap = q[rows.clone()]
+            .iter()
+            .zip(&k[rows])
+            .fold(0.0f32, |m, (a, c)| m.max((a - c).abs()));
+        out.push(gap);
+    }
+    out
+}
+
+/// The recorded q, k, v of the attention sublayer at `site`/`layer`, if it ran.
+fn recorded_qkv(
+    acts: &Activations,
+    site: AttnSite,
+    layer: usize,
+) -> Option<&crate::model::attention::AttnCache> {
+    let kind = match site {
+        AttnSite::Cross => SublayerKind::CrossAttention,
+        _ => SublayerKind::SelfAttention,
+    };
+    [&acts.encoder, &acts.decoder]
+        .into_iter()
+        .flatten()
+        .filter(|s| site == AttnSite::Cross || s.site == site)
+        .find_map(|s| {
+            s.layers
+                .get(layer)?
+                .iter()
+                .find(|r| r.kind == kind)?
+                .attn
+                .as_ref()
+        })
 }
 
 /// One line of the cost panel: a component, its parameters, and the FLOPs one token
@@ -415,12 +472,14 @@ impl Engine {
     }
 
     /// The trace as the page's `ForwardResult`.
+    #[allow(clippy::too_many_arguments)]
     fn forward_result(
         &self,
         m: &Model,
         req: &ForwardReq,
         batch: &Batch,
         trace: &Trace,
+        acts: Option<&Activations>,
         ms: f64,
         backend: &str,
     ) -> std::result::Result<Object, JsError> {
@@ -451,6 +510,27 @@ impl Engine {
             let bh = [a.probs.shape[0], a.probs.shape[1]];
             set(&o, "entropy", &dense(&bh, &entropy)?)?; // (B, H)
             set(&o, "max_prob", &dense(&bh, &max_prob)?)?; // (B, H)
+            if let Some(c) = acts.and_then(|acts| recorded_qkv(acts, a.site, a.layer)) {
+                let (b, h, t, s) = (
+                    a.probs.shape[0],
+                    a.probs.shape[1],
+                    a.probs.shape[2],
+                    a.probs.shape[3],
+                );
+                let d = cfg.d_head();
+                let q = by_head(&c.q, b, t, h, d); // (B, H, T, D)
+                let k = by_head(&c.k, b, s, h, d); // (B, H, S, D)
+                let v = by_head(&c.v, b, s, h, d); // (B, H, S, D)
+                set(&o, "q", &dense(&[b, h, t, d], &q)?)?;
+                set(&o, "k", &dense(&[b, h, s, d], &k)?)?;
+                set(&o, "v", &dense(&[b, h, s, d], &v)?)?;
+                let gap = if a.site == AttnSite::Cross {
+                    JsValue::NULL
+                } else {
+                    dense(&bh, &qk_gap(&q, &k, b, h, t, d))? // (B, H)
+                };
+                set(&o, "qk_gap", &gap)?;
+            }
             attention.push(&o);
         }
         set(&out, "attention", &attention)?;
@@ -863,7 +943,13 @@ impl Engine {
         } else {
             backend_name(&backend)
         };
-        let out = self.forward_result(m, &req, &batch, &trace, ms, ran)?;
+        // The q·k inspector reads q, k and v from the CPU reference's recorded pass.
+        let acts = if req.qkv {
+            Some(m.forward_recorded(&batch, &opts).map_err(js_err)?.1)
+        } else {
+            None
+        };
+        let out = self.forward_result(m, &req, &batch, &trace, acts.as_ref(), ms, ran)?;
         let why = fallback.map_or(JsValue::NULL, |w| JsValue::from_str(&w));
         set(&out, "fallback", &why)?;
         Ok(out.into())

@@ -7,6 +7,7 @@ import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import { diverging, fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
+import './tp-qk';
 
 /** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
 const BIG_MAP = 48 * 48;
@@ -34,6 +35,8 @@ export class TpAttention extends LitElement {
     keyTokens: { attribute: false },
     ablate: { attribute: false },
     scaleOn: { type: Boolean },
+    score: { type: String },
+    posEncoding: { type: String },
     previous: { attribute: false },
     beforeLabel: { type: String },
     showDiff: { state: true },
@@ -50,6 +53,9 @@ export class TpAttention extends LitElement {
   keyTokens: string[] = [];
   ablate: HeadRef[] = [];
   scaleOn = true;
+  /** The model's score function (scaled_dot, dot, additive) and position encoding. */
+  score = 'scaled_dot';
+  posEncoding = '';
   /** The attention of the run before the last switch changed, to compare with. */
   previous: AttnTrace[] = [];
   /** What changed, in words ("causal mask on → off"). */
@@ -110,6 +116,20 @@ export class TpAttention extends LitElement {
         overflow: auto;
         max-width: 100%;
         margin-top: 10px;
+      }
+      .beside {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 12px;
+        align-items: flex-start;
+      }
+      .beside .map-wrap {
+        flex: 0 1 auto;
+      }
+      .beside tp-qk {
+        margin-top: 10px;
+        flex: 1 1 240px;
+        max-width: 440px;
       }
       .grid {
         display: grid;
@@ -402,7 +422,21 @@ export class TpAttention extends LitElement {
         >
           ${cells}
         </div>`;
-    return html`<div class="map-wrap">${map}</div>
+    return html`<div class="beside">
+        <div class="map-wrap">${map}</div>
+        <tp-qk
+          .trace=${t}
+          .b=${b}
+          .head=${h}
+          .i=${fi}
+          .j=${fj}
+          .scaleOn=${this.scaleOn}
+          .score=${this.score}
+          .posEncoding=${this.posEncoding}
+          .queryTokens=${this.queryTokens}
+          .keyTokens=${this.keyTokens}
+        ></tp-qk>
+      </div>
       <div class="readout" aria-live="polite">
         <span class="mono">“${q(fi)}”</span> (query ${fi}) → <span class="mono">“${k(fj)}”</span> (key ${fj}):
         ${masked

@@ -410,7 +410,13 @@ export class TransformerPlayground extends LitElement {
   /** One forward pass with traces of what is on screen now. */
   private async refresh() {
     const version = ++this.fwdVersion;
-    const req: ForwardRequest = { batch: this.targetRows(), src: this.srcRows(), switches: this.switches(), sampling: this.sampling() };
+    const req: ForwardRequest = {
+      batch: this.targetRows(),
+      src: this.srcRows(),
+      switches: this.switches(),
+      sampling: this.sampling(),
+      qkv: this.shows('attention'),
+    };
     try {
       const r = await this.engine.call('forward', req);
       if (version === this.fwdVersion) {
@@ -668,6 +674,8 @@ export class TransformerPlayground extends LitElement {
         .row=${row}
         .ablate=${this.st.ablate}
         .scaleOn=${this.st.scale}
+        .score=${info?.score ?? 'scaled_dot'}
+        .posEncoding=${info?.pos_encoding ?? ''}
         .previous=${this.previous?.attention ?? []}
         .beforeLabel=${this.previous ? this.beforeLabel : ''}
         @tp-select=${(e: CustomEvent<{ site: AttnSite; layer: number; head: number }>) => this.patch(e.detail)}

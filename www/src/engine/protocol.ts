@@ -88,6 +88,8 @@ export interface ForwardRequest {
   src?: number[][];
   switches: Switches;
   sampling: Sampling;
+  /** Also send every attention sublayer's q, k and v per head (for the q·k inspector). */
+  qkv?: boolean;
 }
 
 /** A dense f32 tensor that crossed the worker boundary. */
@@ -107,6 +109,14 @@ export interface AttnTrace {
   entropy: Dense;
   /** (B, H): largest probability of each query's row, averaged the same way. */
   max_prob: Dense;
+  /** (B, H, T, D) queries of each head, after RoPE where it applies (when asked with `qkv`). */
+  q?: Dense;
+  /** (B, H, S, D) keys, after RoPE where it applies (when asked with `qkv`). */
+  k?: Dense;
+  /** (B, H, S, D) values (when asked with `qkv`). */
+  v?: Dense;
+  /** (B, H): max over tokens and dimensions of |q − k| (self-attention; null for cross). */
+  qk_gap?: Dense | null;
 }
 
 export interface HiddenTrace {
