@@ -34,6 +34,8 @@ pub struct RunSpec {
     pub norm: Option<String>,
     pub activation: Option<String>,
     pub score: Option<String>,
+    /// Tie W_K to W_Q (the pre-mask score matrix becomes symmetric).
+    pub share_qk: bool,
     pub dropout: Option<f32>,
     pub label_smoothing: f32,
     /// Global-norm clipping threshold; 0 turns clipping off.
@@ -60,6 +62,7 @@ impl Default for RunSpec {
             norm: None,
             activation: None,
             score: None,
+            share_qk: false,
             dropout: None,
             label_smoothing: 0.0,
             clip: 1.0,
@@ -152,6 +155,9 @@ impl RunSpec {
                 }
                 _ => cfg.n_layers = v,
             }
+        }
+        if self.share_qk {
+            cfg.share_qk = true;
         }
         if let Some(v) = self.dropout {
             cfg.dropout = v;
@@ -247,6 +253,9 @@ impl RunSpec {
         }
         if self.clip != d.clip {
             push("clip", self.clip.to_string());
+        }
+        if self.share_qk {
+            a.push("--share-qk".into());
         }
         a
     }

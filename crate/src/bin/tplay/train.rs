@@ -72,6 +72,10 @@ pub struct Args {
     /// Override the score function (scaled_dot, dot, additive).
     #[arg(long)]
     score: Option<String>,
+    /// Tie the key projection to the query projection (W_K = W_Q): every head's score
+    /// matrix q_i·k_j is then symmetric before masking.
+    #[arg(long)]
+    share_qk: bool,
     /// Override the dropout probability used in train mode.
     #[arg(long)]
     dropout: Option<f32>,
@@ -110,6 +114,7 @@ impl Args {
             norm: self.norm.clone(),
             activation: self.activation.clone(),
             score: self.score.clone(),
+            share_qk: self.share_qk,
             dropout: self.dropout,
             label_smoothing: self.label_smoothing,
             clip: self.clip,
