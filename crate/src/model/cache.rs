@@ -20,7 +20,7 @@ use super::forward::{
 };
 use super::position::{alibi_slopes, rope_forward};
 use super::{AttentionParams, Model};
-use crate::config::{Arch, PosEncoding};
+use crate::config::{Arch, ModelConfig, PosEncoding};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -170,11 +170,7 @@ impl Model {
                 .unwrap_or_default(),
             d_model: c,
             n_heads: self.config.n_heads,
-            opts: ForwardOptions {
-                trace_attention: false,
-                trace_hidden: false,
-                ..opts.clone()
-            },
+            opts: cache_switches(opts),
         };
         Ok((cache, trace))
     }
@@ -394,44 +390,7 @@ impl Model {
                 "this cache was built by a different model; prefill again".into(),
             ));
         }
-        let same = ForwardOptions {
-            trace_attention: false,
-            trace_hidden: false,
-            ..opts.clone()
-        };
-        if same != cache.opts {
-            return Err(Error::Input(
-                "the switches (causal, padding mask, scale, ablation) differ from the ones the \
-                 cache was built with; prefill again"
-                    .into(),
-            ));
-        }
-        if tokens.len() != cache.batch {
-            return Err(Error::Input(format!(
-                "a decoding step takes one token per sequence: the cache holds {} sequences, \
-                 got {} tokens",
-                cache.batch,
-                tokens.len()
-            )));
-        }
-        if let Some((i, &t)) = tokens
-            .iter()
-            .enumerate()
-            .find(|(_, &t)| t as usize >= cfg.vocab_size)
-        {
-            return Err(Error::Input(format!(
-                "token id {t} for sequence {i} is outside the vocabulary of {} tokens (ids 0..{})",
-                cfg.vocab_size,
-                cfg.vocab_size - 1
-            )));
-        }
-        if cfg.pos_encoding == PosEncoding::Learned && cache.len >= cfg.max_len {
-            return Err(Error::Input(format!(
-                "learned positions stop at max_len = {}; the cache already holds {} positions",
-                cfg.max_len, cache.len
-            )));
-        }
-        Ok(())
+        check_step_input(cfg, &cache.opts, opts, tokens, cache.batch, cache.len)
     }
 }
 
@@ -519,4 +478,60 @@ fn attend(
         probs: Tensor { shape, data: probs },
     };
     (out, trace)
+}
+
+/// The switches a cache is bound to: everything in `opts` but what is only recorded.
+pub fn cache_switches(opts: &ForwardOptions) -> ForwardOptions {
+    ForwardOptions {
+        trace_attention: false,
+        trace_hidden: false,
+        ..opts.clone()
+    }
+}
+
+/// The checks every decoding step makes, on the CPU cache and the GPU cache alike: the
+/// switches are the ones the cache was built with (`built`), one token per sequence of the
+/// B = `batch` sequences, ids inside the vocabulary, and learned positions within max_len
+/// for a cache already holding `len` positions.
+pub fn check_step_input(
+    cfg: &ModelConfig,
+    built: &ForwardOptions,
+    opts: &ForwardOptions,
+    tokens: &[u32],
+    batch: usize,
+    len: usize,
+) -> Result<()> {
+    if cache_switches(opts) != *built {
+        return Err(Error::Input(
+            "the switches (causal, padding mask, scale, ablation) differ from the ones the \
+                 cache was built with; prefill again"
+                .into(),
+        ));
+    }
+    if tokens.len() != batch {
+        return Err(Error::Input(format!(
+            "a decoding step takes one token per sequence: the cache holds {} sequences, \
+                 got {} tokens",
+            batch,
+            tokens.len()
+        )));
+    }
+    if let Some((i, &t)) = tokens
+        .iter()
+        .enumerate()
+        .find(|(_, &t)| t as usize >= cfg.vocab_size)
+    {
+        return Err(Error::Input(format!(
+            "token id {t} for sequence {i} is outside the vocabulary of {} tokens (ids 0..{})",
+            cfg.vocab_size,
+            cfg.vocab_size - 1
+        )));
+    }
+    if cfg.pos_encoding == PosEncoding::Learned && len >= cfg.max_len {
+        return Err(Error::Input(format!(
+            "learned positions stop at max_len = {}; the cache already holds {} positions",
+            cfg.max_len, len
+        )));
+    }
+    Ok(())
 }

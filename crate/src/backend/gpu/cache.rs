@@ -29,7 +29,7 @@ use super::kernels::{CopyArgs, SeqRows};
 use super::model::{rope_table, CacheRun, GpuModel};
 use crate::config::{Arch, PosEncoding};
 use crate::error::{Error, Result};
-use crate::model::cache::StepOutput;
+use crate::model::cache::{cache_switches, check_step_input, StepOutput};
 use crate::model::forward::Batch;
 use crate::model::position::sinusoidal_table;
 use crate::model::{AttnSite, ForwardOptions, Mode, Model, Trace};
@@ -159,14 +159,6 @@ fn check_cacheable(model: &Model, opts: &ForwardOptions) -> Result<()> {
 }
 
 /// The switches that must stay the same for the life of a cache.
-fn switches(opts: &ForwardOptions) -> ForwardOptions {
-    ForwardOptions {
-        trace_attention: false,
-        trace_hidden: false,
-        ..opts.clone()
-    }
-}
-
 impl GpuModel {
     /// Run the prompt `batch` (B sequences of T tokens, and for an encoder-decoder model
     /// their sources) through the model once on the GPU and keep every decoder layer's
@@ -252,7 +244,7 @@ impl GpuModel {
         let trace = plan.build(&readback.await?);
         let cache = GpuKvCache {
             model: self.clone(),
-            opts: switches(opts),
+            opts: cache_switches(opts),
             shape,
             batch: b,
             len: t,
@@ -448,38 +440,7 @@ impl GpuKvCache {
                 "this cache was built by a different model; prefill again".into(),
             ));
         }
-        if switches(opts) != self.opts {
-            return Err(Error::Input(
-                "the switches (causal, padding mask, scale, ablation) differ from the ones the \
-                 cache was built with; prefill again"
-                    .into(),
-            ));
-        }
-        if tokens.len() != self.batch {
-            return Err(Error::Input(format!(
-                "a decoding step takes one token per sequence: the cache holds {} sequences, \
-                 got {} tokens",
-                self.batch,
-                tokens.len()
-            )));
-        }
-        if let Some((i, &t)) = tokens
-            .iter()
-            .enumerate()
-            .find(|(_, &t)| t as usize >= cfg.vocab_size)
-        {
-            return Err(Error::Input(format!(
-                "token id {t} for sequence {i} is outside the vocabulary of {} tokens (ids 0..{})",
-                cfg.vocab_size,
-                cfg.vocab_size - 1
-            )));
-        }
-        if cfg.pos_encoding == PosEncoding::Learned && self.len >= cfg.max_len {
-            return Err(Error::Input(format!(
-                "learned positions stop at max_len = {}; the cache already holds {} positions",
-                cfg.max_len, self.len
-            )));
-        }
+        check_step_input(cfg, &self.opts, opts, tokens, self.batch, self.len)?;
         if self.len >= self.shape.p {
             return Err(Error::Input(format!(
                 "the KV cache is full: it has room for {} positions per sequence; prefill \
