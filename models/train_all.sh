@@ -2,7 +2,7 @@
 # Train every shipped model from scratch: one command per checkpoint, run from the
 # repository root. The same seed gives the same weights on the same platform (floating-point
 # results may differ across CPUs and compilers). Each command prints its held-out
-# evaluation as JSON. Takes about 25 minutes on two cores.
+# evaluation as JSON. Takes about 30 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p tplay
@@ -13,6 +13,7 @@ cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --war
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding learned --max-len 256 --out models/grammar-learned.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding relative --max-len 256 --out models/grammar-relative.safetensors
 cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding none --max-len 256 --out models/grammar-none.safetensors
+cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding sinusoidal --max-len 256 --share-qk --out models/grammar-shared-qk.safetensors
 cargo run --release -p tplay -- train --task translate --seed 1 --steps 8000 --dropout 0.1 --out models/translate.safetensors
 cargo run --release -p tplay -- train --task sentiment --seed 1 --steps 2000 --out models/sentiment.safetensors
 cargo run --release -p tplay -- train --task tagging --seed 1 --steps 2000 --out models/tagging.safetensors

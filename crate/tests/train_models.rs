@@ -8,6 +8,7 @@
 //! |---|---|---|---|
 //! | grammar-* (alibi, rope, sinusoidal, learned, relative) | sampled sentences that parse | ≥ 90% | 300 sentences sampled at temperature 1 from `<bos>` |
 //! | grammar-none | sampled sentences that parse | ≥ 85% | 300 sentences, as above |
+//! | grammar-shared-qk (sinusoidal, W_K = W_Q) | sampled sentences that parse | ≥ 90% | 300 sentences, as above |
 //! | grammar-alibi (the default) | continuations of "the cat" that parse | ≥ 90% | 100 samples |
 //! | translate | exact match of the greedy digits | ≥ 95% | 300 held-out numbers |
 //! | sentiment | class accuracy | ≥ 95% | 500 held-out reviews |
@@ -31,6 +32,7 @@ const THRESHOLDS: &[(&str, f64)] = &[
     ("grammar-learned.safetensors", 0.90),
     ("grammar-relative.safetensors", 0.90),
     ("grammar-none.safetensors", 0.85),
+    ("grammar-shared-qk.safetensors", 0.90),
     ("translate.safetensors", 0.95),
     ("sentiment.safetensors", 0.95),
     ("tagging.safetensors", 0.95),
@@ -128,6 +130,72 @@ fn default_model_continues_the_cat_with_sentences_that_parse() {
     );
 }
 
+/// The largest |s_ij − s_ji| and the largest |s_ij| over every head of every layer, for
+/// a grammar sentence run without the causal mask (every score finite).
+fn score_asymmetry(model: &Model) -> (f32, f32) {
+    let ids = model
+        .tokenizer
+        .encode("the dogs that the cat sees run.")
+        .ids;
+    let batch = tplay::model::forward::Batch::single(&ids).unwrap();
+    let opts = tplay::model::ForwardOptions {
+        causal: Some(false),
+        trace_attention: true,
+        ..Default::default()
+    };
+    let trace = model.forward(&batch, &opts).unwrap();
+    assert_eq!(trace.attention.len(), model.config.n_layers);
+    let (mut worst, mut largest) = (0.0f32, 0.0f32);
+    for a in &trace.attention {
+        let (h, t) = (a.scores.shape[1], a.scores.shape[2]); // (1, H, T, T)
+        assert_eq!(a.scores.shape[3], t);
+        for head in 0..h {
+            let s = &a.scores.data[head * t * t..(head + 1) * t * t]; // (T, T)
+            for i in 0..t {
+                for j in 0..t {
+                    largest = largest.max(s[i * t + j].abs());
+                    worst = worst.max((s[i * t + j] - s[j * t + i]).abs());
+                }
+            }
+        }
+    }
+    (worst, largest)
+}
+
+#[test]
+fn shared_qk_model_has_symmetric_scores_before_the_mask_and_its_untied_namesake_not() {
+    let shared = recipes()
+        .into_iter()
+        .find(|r| r.run.share_qk)
+        .expect("a recipe with W_K = W_Q");
+    let model = load(&shared);
+    assert!(model.config.share_qk, "{}: share_qk is off", shared.file);
+    let (worst, largest) = score_asymmetry(&model);
+    eprintln!(
+        "{}: largest |s_ij − s_ji| = {worst:e} (largest |s| {largest})",
+        shared.file
+    );
+    assert!(
+        largest > 0.1,
+        "{}: the scores are all near zero",
+        shared.file
+    );
+    assert!(
+        worst < 1e-4,
+        "{}: scores differ by {worst} across the diagonal",
+        shared.file
+    );
+    // The same recipe with separate W_Q and W_K: far from symmetric.
+    let untied = recipe("grammar-sinusoidal.safetensors");
+    let (worst, _) = score_asymmetry(&load(&untied));
+    eprintln!("{}: largest |s_ij − s_ji| = {worst}", untied.file);
+    assert!(
+        worst > 0.1,
+        "{}: scores nearly symmetric ({worst})",
+        untied.file
+    );
+}
+
 #[test]
 fn translation_model_writes_the_digits_of_unseen_numbers() {
     check(&recipe("translate.safetensors"));
@@ -178,6 +246,17 @@ fn manifest_lists_every_shipped_model_as_the_recipes_describe_it() {
         let cfg = serde_json::to_value(&model.config).unwrap();
         assert_eq!(e["arch"], cfg["arch"], "{}", r.file);
         assert_eq!(e["pos_encoding"], cfg["pos_encoding"], "{}", r.file);
+        // A model with W_K = W_Q says so, for the page to tell it from its namesake
+        // with the same position encoding; the others leave the field out.
+        if model.config.share_qk {
+            assert_eq!(e["share_qk"], Value::Bool(true), "{}", r.file);
+        } else {
+            assert!(
+                e.get("share_qk").is_none(),
+                "{}: share_qk on an untied model",
+                r.file
+            );
+        }
         assert_eq!(
             e["params"].as_u64(),
             Some(model.param_count() as u64),

@@ -66,6 +66,27 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
     }
 }
 
+/// The grammar model whose heads use one matrix for queries and keys (W_K = W_Q), so
+/// every head's score q_i·k_j equals q_j·k_i before the causal mask. Its positions are
+/// sinusoidal, like its untied namesake's, for a side-by-side comparison: added to the
+/// embeddings, they reach queries and keys alike and keep the symmetry (ALiBi and RoPE
+/// would keep it too, Shaw's relative keys would not; a test below checks all six).
+fn grammar_shared_qk() -> Recipe {
+    let mut r = grammar(
+        "sinusoidal",
+        "Grammar LM · shared W_Q = W_K",
+        "The sinusoidal language model with one matrix for queries and keys (W_K = W_Q): the \
+         score of token i for token j equals that of j for i, so before the causal mask hides \
+         the upper triangle each head's score matrix is symmetric. Sine/cosine positions, \
+         added to the embeddings, keep the symmetry; so would ALiBi's distance penalty and \
+         RoPE's rotations, while relative (Shaw) position vectors, added to the keys only, \
+         would break it.",
+    );
+    r.file = "grammar-shared-qk.safetensors";
+    r.run.share_qk = true;
+    r
+}
+
 /// Every shipped model, the playground's default first.
 pub fn recipes() -> Vec<Recipe> {
     vec![
@@ -105,6 +126,7 @@ pub fn recipes() -> Vec<Recipe> {
             "The same language model with no position information at all: only the causal \
              mask tells tokens apart by place.",
         ),
+        grammar_shared_qk(),
         Recipe {
             file: "translate.safetensors",
             title: "Number words → digits",
@@ -185,7 +207,7 @@ mod tests {
     fn one_grammar_model_per_position_encoding_on_the_same_task() {
         let mut seen: Vec<String> = recipes()
             .iter()
-            .filter(|r| r.run.task == "grammar")
+            .filter(|r| r.run.task == "grammar" && !r.run.share_qk)
             .map(|r| r.run.pos_encoding.clone().unwrap())
             .collect();
         seen.sort();
@@ -193,5 +215,79 @@ mod tests {
             seen,
             ["alibi", "learned", "none", "relative", "rope", "sinusoidal"]
         );
+    }
+
+    #[test]
+    fn shared_qk_model_ties_keys_to_queries_with_positions_that_keep_scores_symmetric() {
+        let shared: Vec<Recipe> = recipes().into_iter().filter(|r| r.run.share_qk).collect();
+        assert_eq!(shared.len(), 1);
+        let r = &shared[0];
+        assert_eq!(r.run.task, "grammar");
+        let task = r.run.task().unwrap();
+        let cfg = r.run.model_config(task.as_ref()).unwrap();
+        assert!(cfg.share_qk);
+        // Positions added to the embeddings (or none): the plainest case of q_i·k_j = q_j·k_i.
+        assert!(matches!(
+            cfg.pos_encoding,
+            crate::config::PosEncoding::Sinusoidal | crate::config::PosEncoding::None
+        ));
+        assert!(r
+            .command()
+            .ends_with(&format!("--share-qk --out models/{}", r.file)));
+        // The page opens with the first model, which must stay the ALiBi one.
+        assert_ne!(recipes()[0].file, r.file);
+        assert_eq!(recipes()[0].file, "grammar-alibi.safetensors");
+    }
+
+    /// Largest |s_ij − s_ji| and largest |s_ij| over every head and layer of a freshly
+    /// initialised grammar model with W_K = W_Q and the given positions, run without the
+    /// causal mask.
+    fn shared_qk_asymmetry(pos: crate::config::PosEncoding) -> (f32, f32) {
+        use crate::model::{forward::Batch, ForwardOptions, Model};
+        let r = grammar_shared_qk();
+        let task = r.run.task().unwrap();
+        let mut cfg = r.run.model_config(task.as_ref()).unwrap();
+        cfg.pos_encoding = pos;
+        let model = Model::init(cfg, task.tokenizer().clone(), 7);
+        let ids = model
+            .tokenizer
+            .encode("the cats that a dog sees sleep.")
+            .ids;
+        let opts = ForwardOptions {
+            causal: Some(false),
+            trace_attention: true,
+            ..ForwardOptions::default()
+        };
+        let trace = model.forward(&Batch::single(&ids).unwrap(), &opts).unwrap();
+        let (mut worst, mut largest) = (0.0f32, 0.0f32);
+        for a in &trace.attention {
+            let (h, t) = (a.scores.shape[1], a.scores.shape[2]); // (1, H, T, T)
+            for head in 0..h {
+                let s = &a.scores.data[head * t * t..(head + 1) * t * t]; // (T, T)
+                for i in 0..t {
+                    for j in 0..t {
+                        largest = largest.max(s[i * t + j].abs());
+                        worst = worst.max((s[i * t + j] - s[j * t + i]).abs());
+                    }
+                }
+            }
+        }
+        (worst, largest)
+    }
+
+    #[test]
+    fn with_shared_qk_only_shaws_relative_keys_break_the_symmetry_of_the_scores() {
+        use crate::config::PosEncoding::*;
+        // Added positions reach q and k alike; ALiBi's penalty −m·|i − j| is symmetric;
+        // RoPE gives (R_i u_i)·(R_j u_j) = u_i·R_(j−i) u_j, the same read both ways since
+        // R_(i−j) is the transpose of R_(j−i).
+        for pos in [None, Sinusoidal, Learned, Rope, Alibi] {
+            let (worst, largest) = shared_qk_asymmetry(pos);
+            assert!(largest > 0.1, "{pos:?}: scores all near zero ({largest})");
+            assert!(worst < 1e-4, "{pos:?}: scores differ by {worst}");
+        }
+        // Shaw: s_ij = u_i·(u_j + a_(j−i)) and s_ji = u_j·(u_i + a_(i−j)) differ.
+        let (worst, _) = shared_qk_asymmetry(Relative);
+        assert!(worst > 1e-3, "relative: scores nearly symmetric ({worst})");
     }
 }
