@@ -79,8 +79,13 @@ export class TpControls extends LitElement {
     if (!st) return nothing;
     const current = this.manifest.find((m) => m.file === st.model);
     const arches = [...new Set(this.manifest.map((m) => m.arch))];
-    // Same architecture and task, other position encodings: the models to switch between.
-    const siblings = current ? this.manifest.filter((m) => m.arch === current.arch && m.task === current.task) : [];
+    // Same architecture, task and W_Q/W_K choice, other position encodings: the models to
+    // switch between (the shared-W_Q = W_K model differs in more than its positions).
+    const siblings = current
+      ? this.manifest.filter(
+          (m) => m.arch === current.arch && m.task === current.task && !!m.share_qk === !!current.share_qk,
+        )
+      : [];
     const causal = st.causal ?? this.causalDefault;
     const check = (label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
       html`<label title=${help}><input type="checkbox" .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`;

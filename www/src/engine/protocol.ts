@@ -29,6 +29,8 @@ export interface ManifestEntry {
   description: string;
   /** Optional names of a classifier's classes, by class index. */
   classes?: string[];
+  /** True for a model trained with W_K = W_Q. */
+  share_qk?: boolean;
 }
 
 /** What the engine says about a loaded checkpoint. */
