@@ -355,8 +355,9 @@ impl Model {
         })
     }
 
-    /// A cache holds eval-mode, causal decoder activations only.
-    fn check_cacheable(&self, opts: &ForwardOptions) -> Result<()> {
+    /// A cache (CPU or GPU) holds eval-mode, causal decoder activations only: refuse a
+    /// model without a decoder, a classifier, train mode, or no causal mask.
+    pub fn check_cacheable(&self, opts: &ForwardOptions) -> Result<()> {
         if self.config.arch == Arch::EncoderOnly {
             return Err(Error::Input(
                 "an encoder_only model has no decoder: there is nothing to cache".into(),

@@ -27,12 +27,12 @@
 use super::context::{GpuBuffer, GpuContext, Recorder};
 use super::kernels::{CopyArgs, SeqRows};
 use super::model::{rope_table, CacheRun, GpuModel};
-use crate::config::{Arch, PosEncoding};
+use crate::config::PosEncoding;
 use crate::error::{Error, Result};
 use crate::model::cache::{cache_switches, check_step_input, StepOutput};
 use crate::model::forward::Batch;
 use crate::model::position::sinusoidal_table;
-use crate::model::{AttnSite, ForwardOptions, Mode, Model, Trace};
+use crate::model::{ForwardOptions, Model, Trace};
 use crate::tensor::Tensor;
 
 /// One set of the cache's buffers, with room for `seqs` sequences.
@@ -129,35 +129,6 @@ impl std::fmt::Debug for GpuKvCache {
     }
 }
 
-/// Refuse what a KV cache cannot hold: no decoder, a classifier, train mode, or no
-/// causal mask (the same rules and words as `Model::prefill`).
-fn check_cacheable(model: &Model, opts: &ForwardOptions) -> Result<()> {
-    if model.config.arch == Arch::EncoderOnly {
-        return Err(Error::Input(
-            "an encoder_only model has no decoder: there is nothing to cache".into(),
-        ));
-    }
-    if model.config.is_classifier() {
-        return Err(Error::Input(
-            "a classifier has no token logits to generate from".into(),
-        ));
-    }
-    if opts.mode != Mode::Eval {
-        return Err(Error::Input(
-            "the KV cache runs in eval mode: train mode draws new dropout masks at every pass"
-                .into(),
-        ));
-    }
-    if !model.is_causal(AttnSite::DecoderSelf, opts) {
-        return Err(Error::Input(
-            "the KV cache needs the causal mask: without it earlier positions would change \
-             with every new token"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
 /// The switches that must stay the same for the life of a cache.
 impl GpuModel {
     /// Run the prompt `batch` (B sequences of T tokens, and for an encoder-decoder model
@@ -175,7 +146,7 @@ impl GpuModel {
         opts: &ForwardOptions,
         capacity: Option<usize>,
     ) -> Result<(GpuKvCache, Trace)> {
-        check_cacheable(model, opts)?;
+        model.check_cacheable(opts)?;
         let cfg = self.config().clone();
         if model.config != cfg {
             return Err(Error::Gpu(
@@ -433,7 +404,7 @@ impl GpuKvCache {
                 "this GPU KV cache is unusable ({why}); prefill again, or carry on on the CPU"
             )));
         }
-        check_cacheable(model, opts)?;
+        model.check_cacheable(opts)?;
         let cfg = &model.config;
         if *cfg != *self.model.config() {
             return Err(Error::Input(
