@@ -469,6 +469,9 @@ export class TransformerPlayground extends LitElement {
   private async applySettings(next: PlaygroundState) {
     const prev = this.st;
     this.st = next;
+    // The link says what the page is set to from the moment it is set, not once the model
+    // has loaded; it is written again below after the selection is clamped.
+    this.writeHash();
     const changed = describeSwitchChange(prev, next, this.info?.arch !== 'encoder_only');
     if (changed && next.model === prev.model && next.text === prev.text) {
       this.previous = this.lastForward;
