@@ -135,8 +135,22 @@ fn wasm_bindgen_cli() -> Result<PathBuf> {
     Ok(cargo_bin.join("wasm-bindgen"))
 }
 
+/// The wasm32 standard library, added with rustup when missing (a fresh machine).
+fn wasm_target() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("wasm32-unknown-unknown"))
+        .unwrap_or(false);
+    if installed {
+        return Ok(());
+    }
+    sh(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
+}
+
 /// The core for the browser: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
 fn build_wasm() -> Result<()> {
+    wasm_target()?;
     let bindgen = wasm_bindgen_cli()?;
     sh(cargo()
         .args([
