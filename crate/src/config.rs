@@ -40,6 +40,18 @@ pub enum PosEncoding {
     Alibi,
 }
 
+impl PosEncoding {
+    /// Every scheme, in the order the docs introduce them.
+    pub const ALL: [PosEncoding; 6] = [
+        PosEncoding::None,
+        PosEncoding::Sinusoidal,
+        PosEncoding::Learned,
+        PosEncoding::Relative,
+        PosEncoding::Rope,
+        PosEncoding::Alibi,
+    ];
+}
+
 /// Normalisation and where it sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -422,6 +434,22 @@ mod tests {
         match c.validate() {
             Err(Error::Config(m)) => m,
             other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_position_encoding_is_listed_once() {
+        // The match has no wildcard: a new scheme does not compile until it is placed here.
+        let index = |p: PosEncoding| match p {
+            PosEncoding::None => 0,
+            PosEncoding::Sinusoidal => 1,
+            PosEncoding::Learned => 2,
+            PosEncoding::Relative => 3,
+            PosEncoding::Rope => 4,
+            PosEncoding::Alibi => 5,
+        };
+        for (i, p) in PosEncoding::ALL.into_iter().enumerate() {
+            assert_eq!(index(p), i, "{p:?}");
         }
     }
 

@@ -9,15 +9,6 @@ use tplay::{Error, Tokenizer};
 
 const TOL: f32 = 1e-5;
 
-const POSITIONS: [PosEncoding; 6] = [
-    PosEncoding::None,
-    PosEncoding::Sinusoidal,
-    PosEncoding::Learned,
-    PosEncoding::Relative,
-    PosEncoding::Rope,
-    PosEncoding::Alibi,
-];
-
 fn config(arch: Arch, pos: PosEncoding, norm: Norm, score: Score) -> ModelConfig {
     let (n_layers, n_enc, n_dec) = match arch {
         Arch::EncoderDecoder => (0, 2, 2),
@@ -161,7 +152,7 @@ fn enc_maps(m: &Model) -> usize {
 #[test]
 fn cached_decoding_equals_full_recompute_for_every_position_encoding_decoder_only() {
     let mut worst = 0.0f32;
-    for (i, pos) in POSITIONS.into_iter().enumerate() {
+    for (i, pos) in PosEncoding::ALL.into_iter().enumerate() {
         for norm in [Norm::PreLn, Norm::PostLn, Norm::BatchNorm] {
             let m = model(
                 config(Arch::DecoderOnly, pos, norm, Score::ScaledDot),
@@ -185,7 +176,7 @@ fn cached_decoding_equals_full_recompute_for_every_position_encoding_decoder_onl
 #[test]
 fn cached_decoding_equals_full_recompute_for_every_position_encoding_encoder_decoder() {
     let mut worst = 0.0f32;
-    for (i, pos) in POSITIONS.into_iter().enumerate() {
+    for (i, pos) in PosEncoding::ALL.into_iter().enumerate() {
         for norm in [Norm::PreLn, Norm::PostLn] {
             let m = model(
                 config(Arch::EncoderDecoder, pos, norm, Score::ScaledDot),

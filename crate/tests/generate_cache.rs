@@ -13,15 +13,6 @@ use tplay::Tokenizer;
 
 const TOL: f32 = 1e-5;
 
-const POSITIONS: [PosEncoding; 6] = [
-    PosEncoding::None,
-    PosEncoding::Sinusoidal,
-    PosEncoding::Learned,
-    PosEncoding::Relative,
-    PosEncoding::Rope,
-    PosEncoding::Alibi,
-];
-
 fn tokenizer() -> Tokenizer {
     Tokenizer::char_level("abcdefghijklmnop")
 }
@@ -118,7 +109,7 @@ fn cached_logits_equal_full_recompute_at_every_step_for_every_decoder_and_positi
     });
     let mut worst = 0.0f32;
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for (k, pos) in POSITIONS.into_iter().enumerate() {
+        for (k, pos) in PosEncoding::ALL.into_iter().enumerate() {
             let m = model(config(arch, pos), 100 + k as u64);
             let prompt = [m.tokenizer.spec.bos, 6, 8];
             let cached = run(&m, &prompt, sample, true, 20);

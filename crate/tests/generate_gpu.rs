@@ -98,14 +98,7 @@ fn the_same_seed_gives_the_same_tokens_on_the_cpu_and_the_gpu_with_and_without_t
     });
     let mut worst = 0.0f32;
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for pos in [
-            PosEncoding::None,
-            PosEncoding::Sinusoidal,
-            PosEncoding::Learned,
-            PosEncoding::Relative,
-            PosEncoding::Rope,
-            PosEncoding::Alibi,
-        ] {
+        for pos in PosEncoding::ALL {
             let m = model(arch, pos, 5);
             for strategy in [Strategy::Greedy, sample] {
                 let what = format!("{arch:?}/{pos:?}/{strategy:?}");

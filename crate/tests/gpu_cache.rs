@@ -19,15 +19,6 @@ use tplay::{Error, Tokenizer};
 
 const TOL: f32 = 1e-4;
 
-const POSITIONS: [PosEncoding; 6] = [
-    PosEncoding::None,
-    PosEncoding::Sinusoidal,
-    PosEncoding::Learned,
-    PosEncoding::Relative,
-    PosEncoding::Rope,
-    PosEncoding::Alibi,
-];
-
 fn tokenizer() -> Tokenizer {
     Tokenizer::char_level("abcdefghijkl")
 }
@@ -208,7 +199,7 @@ fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_posit
     let Some(ctx) = gpu_or_skip() else { return };
     let mut worst = 0.0f32;
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for pos in POSITIONS {
+        for pos in PosEncoding::ALL {
             let m = Model::init(config(arch, pos), tokenizer(), 7);
             let what = format!("{arch:?}/{pos:?}");
             // 4 prompt positions + 6 steps: past the relative clipping distance of 3.
@@ -267,7 +258,7 @@ fn gpu_cache_follows_the_run_time_switches_and_every_score_and_norm() {
 #[test]
 fn positions_past_max_len_continue_in_a_longer_cache() {
     let Some(ctx) = gpu_or_skip() else { return };
-    for pos in POSITIONS {
+    for pos in PosEncoding::ALL {
         if pos == PosEncoding::Learned {
             continue;
         }

@@ -200,14 +200,7 @@ fn variants(arch: Arch) -> Vec<(String, ModelConfig)> {
             .unwrap_or_else(|e| panic!("variant {name}: {e}"));
         out.push((name.to_string(), c));
     };
-    for pos in [
-        PosEncoding::None,
-        PosEncoding::Sinusoidal,
-        PosEncoding::Learned,
-        PosEncoding::Relative,
-        PosEncoding::Rope,
-        PosEncoding::Alibi,
-    ] {
+    for pos in PosEncoding::ALL {
         add(&format!("pos {pos:?}"), &|c| {
             c.pos_encoding = pos;
             c.relative_max_distance = 3;

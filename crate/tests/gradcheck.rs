@@ -1145,14 +1145,7 @@ fn train_mode() -> ForwardOptions {
 
 #[test]
 fn decoder_only_gradients_match_for_every_position_encoding() {
-    for pos in [
-        PosEncoding::None,
-        PosEncoding::Sinusoidal,
-        PosEncoding::Learned,
-        PosEncoding::Relative,
-        PosEncoding::Rope,
-        PosEncoding::Alibi,
-    ] {
+    for pos in PosEncoding::ALL {
         let cfg = ModelConfig {
             pos_encoding: pos,
             ..base_config(Arch::DecoderOnly)

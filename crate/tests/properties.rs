@@ -24,15 +24,6 @@ fn tokenizer() -> Tokenizer {
 
 const V: u32 = 14;
 
-const POSITIONS: [PosEncoding; 6] = [
-    PosEncoding::None,
-    PosEncoding::Sinusoidal,
-    PosEncoding::Learned,
-    PosEncoding::Relative,
-    PosEncoding::Rope,
-    PosEncoding::Alibi,
-];
-
 fn config(arch: Arch, pos: PosEncoding, norm: Norm) -> ModelConfig {
     let (n_layers, n_enc, n_dec) = match arch {
         Arch::EncoderDecoder => (0, 2, 2),
@@ -95,7 +86,7 @@ proptest! {
     /// the future backwards.
     #[test]
     fn causal_mask_keeps_earlier_logits_bit_identical_when_a_future_token_changes(
-        pos in select(POSITIONS.to_vec()),
+        pos in select(PosEncoding::ALL.to_vec()),
         norm in norms(),
         tokens in words(2..12),
         k_frac in 0.0f64..1.0,
@@ -117,7 +108,7 @@ proptest! {
     /// The same for the decoder of an encoder-decoder model (the source stays fixed).
     #[test]
     fn causal_decoder_of_encoder_decoder_keeps_earlier_logits_bit_identical(
-        pos in select(POSITIONS.to_vec()),
+        pos in select(PosEncoding::ALL.to_vec()),
         norm in norms(),
         tokens in words(2..10),
         src in words(1..8),
@@ -144,7 +135,7 @@ proptest! {
     #[test]
     fn padding_content_does_not_change_real_outputs(
         arch in select(vec![Arch::EncoderOnly, Arch::DecoderOnly]),
-        pos in select(POSITIONS.to_vec()),
+        pos in select(PosEncoding::ALL.to_vec()),
         norm in select(vec![Norm::PostLn, Norm::PreLn, Norm::None]),
         long in words(3..10),
         short_len in 1usize..3,
@@ -228,7 +219,7 @@ proptest! {
     #[test]
     fn fully_masked_attention_rows_give_zeros_never_nan(
         arch in select(vec![Arch::EncoderOnly, Arch::DecoderOnly, Arch::EncoderDecoder]),
-        pos in select(POSITIONS.to_vec()),
+        pos in select(PosEncoding::ALL.to_vec()),
         score in select(vec![Score::ScaledDot, Score::Dot, Score::Additive]),
         tokens in prop::collection::vec(prop_oneof![Just(PAD), FIRST_WORD..V], 1..8),
         all_pad_src in any::<bool>(),
