@@ -260,6 +260,30 @@ pub struct MatmulArgs<'a> {
     pub n: usize,
 }
 
+impl<'a> MatmulArgs<'a> {
+    /// The common case, a `Linear` layer: `out (M, N) = inp (M, K) · Wᵀ + b` with dense
+    /// rows and the whole of W (N, K) and b (N).
+    pub fn linear(
+        inp: &'a GpuBuffer,
+        w: &'a GpuBuffer,
+        bias: Option<&'a GpuBuffer>,
+        out: &'a GpuBuffer,
+        (m, k, n): (usize, usize, usize),
+    ) -> Self {
+        MatmulArgs {
+            a: Rows::dense(inp, k),
+            w,
+            w_offset: 0,
+            bias,
+            b_offset: 0,
+            out: Rows::dense(out, n),
+            m,
+            k,
+            n,
+        }
+    }
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct MatmulParams {

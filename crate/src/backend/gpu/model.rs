@@ -860,17 +860,13 @@ impl Pass<'_> {
             GpuHead::Lm { weight, bias } => {
                 let v = cfg.vocab_size;
                 let logits = ctx.zeros("logits", b * t * v)?; // (B, T, V)
-                self.rec.matmul(&MatmulArgs {
-                    a: Rows::dense(x, c),
-                    w: weight.as_ref().unwrap_or(&w.embed),
-                    w_offset: 0,
-                    bias: bias.as_ref(),
-                    b_offset: 0,
-                    out: Rows::dense(&logits, v),
-                    m: b * t,
-                    k: c,
-                    n: v,
-                })?;
+                self.rec.matmul(&MatmulArgs::linear(
+                    x,
+                    weight.as_ref().unwrap_or(&w.embed),
+                    bias.as_ref(),
+                    &logits,
+                    (b * t, c, v),
+                ))?;
                 HeadOut::Logits(self.rec.read_all(&logits)?, [b, t, v])
             }
             GpuHead::Classifier { weight, bias } => {
@@ -973,17 +969,13 @@ impl Pass<'_> {
         let n = b * t;
         let pos0 = cache.map_or(0, |k| k.pos0);
         // q | k | v = inp · [W_Q; W_K; W_V]ᵀ + b: (N, 3C) in one matmul.
-        self.rec.matmul(&MatmulArgs {
-            a: Rows::dense(inp, c),
-            w: &a.in_w,
-            w_offset: 0,
-            bias: Some(&a.in_b),
-            b_offset: 0,
-            out: Rows::dense(&sc.qkv, 3 * c),
-            m: n,
-            k: c,
-            n: 3 * c,
-        })?;
+        self.rec.matmul(&MatmulArgs::linear(
+            inp,
+            &a.in_w,
+            Some(&a.in_b),
+            &sc.qkv,
+            (n, c, 3 * c),
+        ))?;
         if let Some(rot) = rope {
             // The H query heads and the H key heads are 2H consecutive heads of D columns,
             // row r at position pos0 + r % T.
@@ -1241,46 +1233,34 @@ impl Pass<'_> {
         })?;
         // out = z · W_Oᵀ + b_O
         let n = dims.batch * dims.t_len;
-        self.rec.matmul(&MatmulArgs {
-            a: Rows::dense(z, c),
-            w: &a.out_w,
-            w_offset: 0,
-            bias: Some(&a.out_b),
-            b_offset: 0,
-            out: Rows::dense(out, c),
-            m: n,
-            k: c,
-            n: c,
-        })
+        self.rec.matmul(&MatmulArgs::linear(
+            z,
+            &a.out_w,
+            Some(&a.out_b),
+            out,
+            (n, c, c),
+        ))
     }
 
     /// The FFN sublayer: `sc.y = act(inp · W₁ᵀ + b₁) · W₂ᵀ + b₂` over N rows.
     fn ffn(&mut self, l: &GpuLayer, inp: &GpuBuffer, sc: &Scratch, n: usize) -> Result<()> {
         let cfg = self.cfg().clone();
         let (c, f) = (cfg.d_model, cfg.d_ff);
-        self.rec.matmul(&MatmulArgs {
-            a: Rows::dense(inp, c),
-            w: &l.linear1_w,
-            w_offset: 0,
-            bias: Some(&l.linear1_b),
-            b_offset: 0,
-            out: Rows::dense(&sc.f, f),
-            m: n,
-            k: c,
-            n: f,
-        })?;
+        self.rec.matmul(&MatmulArgs::linear(
+            inp,
+            &l.linear1_w,
+            Some(&l.linear1_b),
+            &sc.f,
+            (n, c, f),
+        ))?;
         self.rec.activation(&sc.f, n * f, cfg.activation)?;
-        self.rec.matmul(&MatmulArgs {
-            a: Rows::dense(&sc.f, f),
-            w: &l.linear2_w,
-            w_offset: 0,
-            bias: Some(&l.linear2_b),
-            b_offset: 0,
-            out: Rows::dense(&sc.y, c),
-            m: n,
-            k: f,
-            n: c,
-        })
+        self.rec.matmul(&MatmulArgs::linear(
+            &sc.f,
+            &l.linear2_w,
+            Some(&l.linear2_b),
+            &sc.y,
+            (n, f, c),
+        ))
     }
 }
 
