@@ -7,9 +7,11 @@
 
 pub mod attention;
 pub mod cache;
+pub mod cost;
 pub mod embedding;
 pub mod ffn;
 pub mod forward;
+pub mod inspect;
 pub mod norm;
 pub mod position;
 
