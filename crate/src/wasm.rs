@@ -610,6 +610,15 @@ impl Engine {
         let batch = self.batch(&req, m).map_err(js_err)?;
         let backend = self.backend.clone();
         let clock = Stopwatch::start(None);
+        // On the CPU with the q·k inspector open, one recorded pass gives both the trace
+        // and the q, k, v (`forward` is the same pass without the recording).
+        if req.qkv && matches!(backend, Backend::Cpu) {
+            let (trace, acts) = m.forward_recorded(&batch, &opts).map_err(js_err)?;
+            let ms = clock.elapsed_ms();
+            let out = self.forward_result(m, &req, &batch, &trace, Some(&acts), ms, "cpu")?;
+            set(&out, "fallback", &JsValue::NULL)?;
+            return Ok(out.into());
+        }
         let (trace, fallback) = match backend.forward(m, &batch, &opts).await {
             Ok(t) => (t, None),
             // A GPU failure (lost device, out of memory): the CPU takes over from here on.
@@ -631,7 +640,8 @@ impl Engine {
         } else {
             backend_name(&backend)
         };
-        // The q·k inspector reads q, k and v from the CPU reference's recorded pass.
+        // The q·k inspector reads q, k and v from the CPU reference's recorded pass (the
+        // GPU keeps no per-head copies of them).
         let acts = if req.qkv {
             Some(m.forward_recorded(&batch, &opts).map_err(js_err)?.1)
         } else {
