@@ -1,6 +1,7 @@
 // Browser figures for `cargo xtask bench` (a program that prints numbers; it asserts
 // nothing about time): page-ready time, time to first token, decode tokens/s per backend
-// with and without the page's tracing, and what the page transfers (raw and gzip).
+// with and without the page's tracing, the first load by kind (what a visit downloads
+// before the page is live) and everything the build ships (raw and gzip).
 // Headless Chromium with --enable-unsafe-webgpu: WebGPU runs on SwiftShader here, which
 // is a correctness target, not a speed target.
 
@@ -8,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { dist, launch, open, serve } from './harness.mjs';
+import { describeFirstLoad, measureFirstLoad } from './firstload.mjs';
 
 const RUNS = Number(process.env.TPLAY_BENCH_RUNS ?? 3);
 const TOKENS = Number(process.env.TPLAY_BENCH_TOKENS ?? 24);
@@ -29,11 +31,11 @@ function files(dir) {
 }
 
 function sizes() {
-  const groups = { wasm: [0, 0], js: [0, 0], models: [0, 0], html: [0, 0] };
+  const groups = { wasm: [0, 0], js: [0, 0], css: [0, 0], models: [0, 0], html: [0, 0], other: [0, 0] };
   for (const p of files(dist)) {
     const body = readFileSync(p);
-    const key = p.includes('/models/') ? 'models' : extname(p) === '.wasm' ? 'wasm' : extname(p) === '.js' ? 'js' : extname(p) === '.html' ? 'html' : null;
-    if (!key) continue;
+    const ext = extname(p);
+    const key = p.includes('/models/') ? 'models' : ext === '.wasm' ? 'wasm' : ext === '.js' ? 'js' : ext === '.css' ? 'css' : ext === '.html' ? 'html' : 'other';
     groups[key][0] += body.length;
     groups[key][1] += gzipSync(body, { level: 9 }).length;
   }
@@ -106,6 +108,7 @@ async function pageReady(context, url) {
 const server = await serve();
 const plain = await launch({ webgpu: false });
 try {
+  console.log(describeFirstLoad(await measureFirstLoad(plain.context, server.url)));
   const r = await pageReady(plain.context, server.url);
   console.log(`page ready without WebGPU (CPU): ${f(r.nav)} ms from navigation, ${f(r.ready)} ms from the element's start (median of ${RUNS})`);
 } finally {
@@ -134,7 +137,7 @@ try {
   }
 
   const s = sizes();
-  console.log('transfer size (raw / gzip -9):');
+  console.log('everything the build ships (raw / gzip -9):');
   for (const [k, [raw, gz]] of Object.entries(s)) console.log(`  ${k.padEnd(7)} ${(raw / 1024).toFixed(1).padStart(8)} KiB / ${(gz / 1024).toFixed(1).padStart(8)} KiB`);
 } finally {
   await browser.close();

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: programs that print numbers (never assertions on time).
 //!
 //! The native benches live in crate/benches/ (forward passes per backend, decoding with
-//! and without the KV cache, training); the browser bench drives headless Chromium.
+//! and without the KV cache, training); the browser bench drives headless Chromium and
+//! prints the first load's bytes by kind and the time to first token.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 
 use crate::util::{cargo, sh, Result};

@@ -47,8 +47,9 @@ pub fn browser_tests() -> Result<()> {
         .env("TPLAY_CHROMIUM", browser))
 }
 
-/// Browser figures for `cargo xtask bench`: page-ready time, time to first token, decode
-/// tokens/s per backend with and without tracing, and transfer sizes (raw and gzip).
+/// Browser figures for `cargo xtask bench`: the first load's bytes by kind (HTML, JS, CSS,
+/// wasm, the default model; raw and gzip), page-ready time, time to first token, decode
+/// tokens/s per backend with and without tracing, and everything the build ships.
 /// Prints them; never asserts on time. Called by `cargo xtask bench`.
 pub fn browser_bench() -> Result<()> {
     build_all()?;

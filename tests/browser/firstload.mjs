@@ -1,0 +1,82 @@
+// What the page transfers before it first shows a real forward pass: every response the
+// page itself fetched (the document, scripts, styles, the wasm engine, the model list and
+// the default model), grouped by kind, raw and as gzip -9 would send it. Fetches a service
+// worker makes in the background to keep the page offline are not part of the first load
+// and are counted apart. Shared by the size-budget test and `cargo xtask bench`.
+
+import { gzipSync } from 'node:zlib';
+import { extname } from 'node:path';
+
+/** The budget for the first load, gzip: 1 MB. */
+export const BUDGET_BYTES = 1_000_000;
+
+export function kindOf(url) {
+  const path = new URL(url).pathname;
+  const ext = extname(path);
+  if (ext === '.safetensors') return 'model';
+  if (ext === '.wasm') return 'wasm';
+  if (ext === '.js' || ext === '.mjs') return 'js';
+  if (ext === '.css') return 'css';
+  if (ext === '.html' || path.endsWith('/')) return 'html';
+  if (ext === '.json' || ext === '.webmanifest') return 'json';
+  return 'other';
+}
+
+/**
+ * Open `url` in a fresh page of `context` and wait until the playground is ready.
+ * Resolves with { kinds: {kind: {n, raw, gzip}}, total: {raw, gzip}, files: [...], background }.
+ */
+export async function measureFirstLoad(context, url) {
+  const page = await context.newPage();
+  const seen = [];
+  page.on('response', (r) => seen.push(r));
+  const background = { n: 0, raw: 0 };
+  const onSw = async (r) => {
+    if (!r.request().serviceWorker()) return;
+    try {
+      background.n++;
+      background.raw += (await r.body()).length;
+    } catch {
+      // an opaque or redirected response has no body to count
+    }
+  };
+  context.on('response', onSw);
+  await page.goto(url);
+  await page.waitForFunction(() => customElements.get('transformer-playground') !== undefined);
+  await page.evaluate(() => document.querySelector('transformer-playground').ready);
+  const files = [];
+  for (const r of seen) {
+    if (r.status() !== 200 || r.url().startsWith('data:')) continue;
+    let body;
+    try {
+      body = await r.body();
+    } catch {
+      continue;
+    }
+    files.push({ url: r.url(), kind: kindOf(r.url()), raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+  }
+  const kinds = {};
+  const total = { raw: 0, gzip: 0 };
+  for (const f of files) {
+    const k = (kinds[f.kind] ??= { n: 0, raw: 0, gzip: 0 });
+    k.n++;
+    k.raw += f.raw;
+    k.gzip += f.gzip;
+    total.raw += f.raw;
+    total.gzip += f.gzip;
+  }
+  context.off('response', onSw);
+  await page.close();
+  return { kinds, total, files, background };
+}
+
+/** The measurement as lines of text. */
+export function describeFirstLoad(m) {
+  const kb = (x) => `${(x / 1024).toFixed(1).padStart(7)} KiB`;
+  const lines = ['first load (raw / gzip -9), what the page fetches before its first forward pass is drawn:'];
+  for (const [k, v] of Object.entries(m.kinds).sort((a, b) => b[1].gzip - a[1].gzip)) {
+    lines.push(`  ${k.padEnd(6)} ${String(v.n).padStart(2)} file${v.n === 1 ? ' ' : 's'} ${kb(v.raw)} / ${kb(v.gzip)}`);
+  }
+  lines.push(`  total            ${kb(m.total.raw)} / ${kb(m.total.gzip)}  (budget ${(BUDGET_BYTES / 1e6).toFixed(1)} MB gzip: ${((100 * m.total.gzip) / BUDGET_BYTES).toFixed(1)}% used)`);
+  return lines.join('\n');
+}
