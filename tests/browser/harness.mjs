@@ -84,11 +84,14 @@ export async function launch({ webgpu = false } = {}) {
 
 /**
  * Open the page with a hash; collects console errors and uncaught exceptions.
+ * `media` emulates system preferences (colour scheme, reduced motion) from the first paint.
  * Resolves once the playground has drawn its first forward pass.
  */
-export async function open(context, baseUrl, hash = '', { viewport } = {}) {
+export async function open(context, baseUrl, hash = '', { viewport, media } = {}) {
   const page = await context.newPage();
   if (viewport) await page.setViewportSize(viewport);
+  // media: { colorScheme: 'dark', reducedMotion: 'reduce' } as the system would ask.
+  if (media) await page.emulateMedia(media);
   const errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());

@@ -64,15 +64,15 @@ export class TpArchitecture extends LitElement {
         stroke-width: 1.5;
       }
       .blk.attn rect {
-        fill: #e8f0fe;
+        fill: var(--tp-attn-fill);
       }
       .blk.ffn rect {
-        fill: #fdf1dc;
+        fill: var(--tp-ffn-fill);
       }
       .blk.io rect,
       .blk.embed rect,
       .blk.head rect {
-        fill: #eef1f4;
+        fill: var(--tp-io-fill);
       }
       .blk.attn,
       .blk.ffn {
@@ -86,12 +86,12 @@ export class TpArchitecture extends LitElement {
         outline: none;
       }
       .blk:focus-visible rect {
-        stroke: #e4007c;
+        stroke: var(--tp-focus);
         stroke-width: 3;
       }
       .blk text {
         font-size: 11px;
-        fill: #1c1f24;
+        fill: var(--tp-fg);
         pointer-events: none;
       }
       .stack-label {

@@ -152,10 +152,10 @@ export class TpAttention extends LitElement {
         box-sizing: border-box;
       }
       .cell.masked {
-        background: repeating-linear-gradient(45deg, #9aa1ab 0 2px, #d8dce1 2px 5px) !important;
+        background: repeating-linear-gradient(45deg, var(--tp-hatch-a) 0 2px, var(--tp-hatch-b) 2px 5px) !important;
       }
       .cell:focus {
-        outline: 2px solid #e4007c;
+        outline: 2px solid var(--tp-focus);
         outline-offset: 0;
         z-index: 1;
       }
@@ -215,7 +215,7 @@ export class TpAttention extends LitElement {
         display: inline-block;
         width: 14px;
         height: 10px;
-        background: repeating-linear-gradient(45deg, #9aa1ab 0 2px, #d8dce1 2px 5px);
+        background: repeating-linear-gradient(45deg, var(--tp-hatch-a) 0 2px, var(--tp-hatch-b) 2px 5px);
       }
       .diff .cell {
         width: 14px;

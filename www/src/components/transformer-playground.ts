@@ -5,6 +5,7 @@
 //   preset="causal=0&text=…"  settings in the URL-hash format, applied before the hash
 //   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
+//   theme="dark"              colours: light, dark or auto (the reader's system setting)
 //   views="attention,output"  show only these parts (controls, backend, input, generation,
 //                             architecture, attention, output, hidden, saturation, cost,
 //                             schedule); default: all
@@ -26,8 +27,9 @@ import type {
   Switches,
   Tokenized,
 } from '../engine/protocol';
-import { DEFAULTS, formatHash, parseHash, quote, toggleAblation, type Parsed, type PlaygroundState } from '../state/url';
-import { panel } from '../ui/shared';
+import { DEFAULTS, formatHash, parseHash, parseTheme, quote, toggleAblation, type Parsed, type PlaygroundState, type Theme } from '../state/url';
+import { panel, theme } from '../ui/shared';
+import { prefersReducedMotion, storedTheme, storeTheme } from '../ui/prefs';
 import { GenerationRunner, type GenStats } from '../state/generation';
 import './tp-controls';
 import './tp-backend-badge';
@@ -155,8 +157,21 @@ export class TransformerPlayground extends LitElement {
   readonly ready: Promise<void> = new Promise((r) => (this.resolveReady = r));
 
   static styles = [
+    theme,
     panel,
     css`
+      .bar {
+        display: flex;
+        gap: 12px;
+        align-items: center;
+        justify-content: flex-end;
+        flex-wrap: wrap;
+        font-size: 0.85rem;
+        color: var(--tp-muted);
+      }
+      .bar .hint {
+        margin-right: auto;
+      }
       .layout {
         display: grid;
         grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
@@ -194,14 +209,31 @@ export class TransformerPlayground extends LitElement {
         float: right;
       }
       .error {
-        border: 2px solid #b00020;
+        border: 2px solid var(--tp-error);
         border-radius: 8px;
         padding: 8px 12px;
       }
     `,
   ];
 
+  /** The system asked for reduced motion when the element started. */
+  reducedMotion = false;
+
   // ---------------------------------------------------------------- lifecycle
+
+  protected willUpdate(): void {
+    // The colour theme lives on the host, where every view's colours are inherited from.
+    if (this.st.theme === 'auto') this.removeAttribute('theme');
+    else if (this.getAttribute('theme') !== this.st.theme) this.setAttribute('theme', this.st.theme);
+  }
+
+  /** The reader chose a theme: it holds here, is remembered, and stays out of links. */
+  private setTheme(t: Theme) {
+    storeTheme(t);
+    this.defaults = { ...this.defaults, theme: t };
+    this.st = { ...this.st, theme: t };
+    this.writeHash();
+  }
 
   connectedCallback(): void {
     super.connectedCallback();
@@ -237,7 +269,16 @@ export class TransformerPlayground extends LitElement {
     this.manifest = validManifest(await resp.json());
     if (!this.manifest.length) throw new Error('the model list is empty');
     const first = this.manifest.find((m) => m.file === this.model) ?? this.manifest[0];
-    this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt };
+    // The reader's own preferences: the theme they chose last (or the embedder's), and no
+    // playback on load when their system asks for reduced motion (a link may still ask).
+    this.reducedMotion = prefersReducedMotion();
+    this.defaults = {
+      ...DEFAULTS,
+      model: first.file,
+      text: first.default_prompt,
+      theme: parseTheme(this.getAttribute('theme') ?? '') ?? storedTheme(),
+      play: !this.reducedMotion,
+    };
     const notes: string[] = [];
     if (this.preset) {
       const p = this.parseSettings(this.preset, this.defaults);
@@ -571,6 +612,25 @@ export class TransformerPlayground extends LitElement {
     return this.views.split(',').some((v) => v.trim() === part);
   }
 
+  /** Page-wide preferences above the controls: the colour theme. */
+  private bar() {
+    const still = this.reducedMotion && !this.gen.playing && this.gen.generated.length === 0 && this.canGenerate();
+    return html`<div class="bar wide">
+      ${still ? html`<span class="hint" data-reduced-motion>Your system asks for reduced motion, so generation waits for Play.</span>` : nothing}
+      <label
+        >Colours
+        <select
+          aria-label="colour theme"
+          @change=${(e: Event) => this.setTheme((e.target as HTMLSelectElement).value as Theme)}
+        >
+          ${(['auto', 'light', 'dark'] as const).map(
+            (t) => html`<option value=${t} ?selected=${this.st.theme === t}>${t === 'auto' ? 'as the system' : t}</option>`,
+          )}
+        </select></label
+      >
+    </div>`;
+  }
+
   render() {
     if (this.error && !this.info) return html`<div class="error" role="alert">The playground could not start: ${this.error}</div>`;
     const info = this.info;
@@ -597,6 +657,7 @@ export class TransformerPlayground extends LitElement {
           </div>`
         : nothing}
       ${this.error ? html`<div class="error wide" role="alert">${this.error}</div>` : nothing}
+      ${this.shows('controls') ? this.bar() : nothing}
       ${this.shows('controls') ? html`<tp-controls
         class="wide"
         .manifest=${this.manifest}

@@ -33,7 +33,11 @@ export interface PlaygroundState {
   site: AttnSite | null;
   layer: number;
   head: number;
+  /** Colours: the reader's system preference (auto), or light or dark. */
+  theme: Theme;
 }
+
+export type Theme = 'auto' | 'light' | 'dark';
 
 export const DEFAULTS: PlaygroundState = {
   model: '',
@@ -56,6 +60,7 @@ export const DEFAULTS: PlaygroundState = {
   site: null,
   layer: 0,
   head: 0,
+  theme: 'auto',
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
@@ -80,6 +85,10 @@ function parseBool(v: string): boolean | undefined {
   if (v === '1' || v === 'true' || v === 'on') return true;
   if (v === '0' || v === 'false' || v === 'off') return false;
   return undefined;
+}
+
+export function parseTheme(v: string): Theme | undefined {
+  return v === 'auto' || v === 'light' || v === 'dark' ? v : undefined;
 }
 
 function parseNumber(v: string, min: number, max: number, integer: boolean): number | undefined {
@@ -171,6 +180,7 @@ const FIELDS: Field = {
   },
   layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number from 0 to 63' },
   head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number from 0 to 63' },
+  theme: { parse: parseTheme, format: (v) => v, expect: 'auto, light or dark' },
 };
 
 const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];

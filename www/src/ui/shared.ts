@@ -7,32 +7,75 @@ export function emit<T>(from: EventTarget, name: string, detail: T): void {
   from.dispatchEvent(new CustomEvent<T>(name, { detail, bubbles: true, composed: true }));
 }
 
+/** The light palette; every colour a view uses is one of these variables. */
+const LIGHT = css`
+  color-scheme: light;
+  --tp-page: #f6f7f9;
+  --tp-bg: #ffffff;
+  --tp-fg: #1c1f24;
+  --tp-muted: #5b6470;
+  --tp-line: #d9dde3;
+  --tp-accent: #2f5bd3;
+  --tp-accent-soft: #e3ebff;
+  --tp-warn: #a14b00;
+  --tp-warn-soft: #fff1e0;
+  --tp-error: #b00020;
+  --tp-focus: #e4007c;
+  --tp-attn-fill: #e8f0fe;
+  --tp-ffn-fill: #fdf1dc;
+  --tp-io-fill: #eef1f4;
+  --tp-hatch-a: #9aa1ab;
+  --tp-hatch-b: #d8dce1;
+  --tp-masked: #c5cad1;
+`;
+
+/** The dark palette: the same roles, readable on a dark page. */
+const DARK = css`
+  color-scheme: dark;
+  --tp-page: #14161a;
+  --tp-bg: #1d2026;
+  --tp-fg: #e6e8eb;
+  --tp-muted: #a3acb8;
+  --tp-line: #3f4550;
+  --tp-accent: #8fb0ff;
+  --tp-accent-soft: #25304a;
+  --tp-warn: #ffb870;
+  --tp-warn-soft: #3a2a18;
+  --tp-error: #ff8a9a;
+  --tp-focus: #ff5cb8;
+  --tp-attn-fill: #22314f;
+  --tp-ffn-fill: #3d3020;
+  --tp-io-fill: #2a2f37;
+  --tp-hatch-a: #5d6470;
+  --tp-hatch-b: #2f343c;
+  --tp-masked: #4a505a;
+`;
+
+/**
+ * The colour theme, set once on <transformer-playground> and inherited by every view inside
+ * it: the reader's system preference (`prefers-color-scheme`) unless the element's `theme`
+ * attribute says `light` or `dark`.
+ */
+export const theme = css`
+  :host {
+    ${LIGHT}
+  }
+  :host([theme='dark']) {
+    ${DARK}
+  }
+  @media (prefers-color-scheme: dark) {
+    :host(:not([theme='light'])) {
+      ${DARK}
+    }
+  }
+`;
+
 export const panel = css`
   :host {
     display: block;
-    --tp-bg: #ffffff;
-    --tp-fg: #1c1f24;
-    --tp-muted: #5b6470;
-    --tp-line: #d9dde3;
-    --tp-accent: #2f5bd3;
-    --tp-accent-soft: #e3ebff;
-    --tp-warn: #a14b00;
-    --tp-warn-soft: #fff1e0;
     --tp-radius: 10px;
     color: var(--tp-fg);
     font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
-  }
-  @media (prefers-color-scheme: dark) {
-    :host {
-      --tp-bg: #1d2026;
-      --tp-fg: #e6e8eb;
-      --tp-muted: #a3acb8;
-      --tp-line: #363b44;
-      --tp-accent: #8fb0ff;
-      --tp-accent-soft: #25304a;
-      --tp-warn: #ffb870;
-      --tp-warn-soft: #3a2a18;
-    }
   }
   .card {
     background: var(--tp-bg);
