@@ -19,6 +19,8 @@ fn bad(msg: impl Into<String>) -> Error {
 
 /// Parse a checkpoint from its bytes.
 pub fn load(bytes: &[u8]) -> Result<Model> {
+    // Sizes first: nothing below allocates for a number the file states until it passed.
+    crate::limits::check_checkpoint(bytes)?;
     let (_, meta) = SafeTensors::read_metadata(bytes)
         .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
     let st = SafeTensors::deserialize(bytes)

@@ -193,6 +193,8 @@ impl ModelConfig {
     /// Reject impossible combinations, naming the field at fault.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, why: String| Err(Error::Config(format!("{field}: {why}")));
+        // Sizes first: every field that decides an allocation, and the parameters they add up to.
+        crate::limits::check_config(self)?;
         if self.vocab_size < 4 {
             return bad(
                 "vocab_size",

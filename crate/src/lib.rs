@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod error;
+pub mod limits;
 pub mod model;
 pub mod tensor;
 pub mod tokenizer;

@@ -45,6 +45,7 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn new(spec: TokenizerSpec) -> Result<Self> {
+        crate::limits::check_tokenizer(&spec)?;
         let n = spec.tokens.len();
         for (name, id) in [
             ("pad", spec.pad),

@@ -16,20 +16,15 @@ use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
 use crate::generate::{GenerateOptions, Generator, LengthPenalty, Strategy};
+use crate::limits::{self, MAX_BEAM_WIDTH};
 use crate::model::cost::cost_report;
 use crate::model::forward::{Activations, AttnSite, Batch, HeadRef};
 use crate::model::inspect::{by_head, qk_gap, recorded_qkv, saturation, state_norms};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::train::schedule::noam_lr;
 
-/// The most sequences one forward request may carry (the padding demo uses a few).
-const MAX_BATCH: usize = 8;
-/// The most tokens one generation may ask for (the models' `max_len` is far below).
-const MAX_NEW_TOKENS: usize = 1024;
 /// Candidates reported with each generation step.
 const TOP_CANDIDATES: usize = 8;
-/// The most hypotheses beam search may keep.
-const MAX_BEAM_WIDTH: usize = 16;
 
 fn js_err(e: Error) -> JsError {
     JsError::new(&e.to_string())
@@ -271,12 +266,6 @@ impl Engine {
 
     fn batch(&self, req: &ForwardReq, m: &Model) -> Result<Batch> {
         let pad = m.tokenizer.spec.pad;
-        if req.batch.len() > MAX_BATCH {
-            return Err(Error::Input(format!(
-                "at most {MAX_BATCH} sequences per request, got {}",
-                req.batch.len()
-            )));
-        }
         let batch = Batch::padded(req.batch.clone(), pad)?;
         let batch = match (&req.src, m.config.arch) {
             (Some(src), Arch::EncoderDecoder) => batch.with_padded_source(src.clone(), pad)?,
@@ -475,6 +464,7 @@ impl Engine {
     /// Text to ids with the loaded model's tokenizer, and where `<unk>` had to be used.
     pub fn tokenize(&self, text: &str) -> std::result::Result<JsValue, JsError> {
         let m = self.model()?;
+        limits::check_text(text).map_err(js_err)?;
         let enc = m.tokenizer.encode(text);
         let tokens = enc
             .ids
@@ -555,6 +545,13 @@ impl Engine {
         Ok(name)
     }
 
+    /// Test-only: trap on purpose (a panic, which aborts the wasm instance) so the browser
+    /// tests can prove the page restarts a dead engine. The page sends it only from its
+    /// test hook (`testOnlyCrashEngine`); nothing a user types or links reaches it.
+    pub fn test_only_trap(&self) {
+        panic!("test-only trap: the engine was told to crash");
+    }
+
     /// "cpu" or "webgpu": what runs the next forward pass.
     pub fn backend(&self) -> String {
         backend_name(&self.backend).to_string()
@@ -606,6 +603,13 @@ impl Engine {
         }
         let m = self.model()?.clone();
         let m = &*m;
+        limits::check_forward_request(
+            &m.config,
+            &req.batch,
+            req.src.as_deref(),
+            req.switches.ablate.len(),
+        )
+        .map_err(js_err)?;
         let opts = self.options(&req.switches, m).map_err(js_err)?;
         let batch = self.batch(&req, m).map_err(js_err)?;
         let backend = self.backend.clone();
@@ -658,12 +662,14 @@ impl Engine {
     pub fn generate_start(&mut self, req: JsValue) -> std::result::Result<JsValue, JsError> {
         let req: GenerateReq = serde_wasm_bindgen::from_value(req)
             .map_err(|e| input(format!("generate request: {e}")))?;
-        if req.max_new_tokens > MAX_NEW_TOKENS {
-            return Err(input(format!(
-                "max_new_tokens must be at most {MAX_NEW_TOKENS}, got {}",
-                req.max_new_tokens
-            )));
-        }
+        limits::check_generate_request(
+            req.prompt.len(),
+            req.src.as_ref().map(Vec::len),
+            req.max_new_tokens,
+            (req.sampling.strategy == "beam").then_some(req.sampling.beam_width),
+            req.switches.ablate.len(),
+        )
+        .map_err(js_err)?;
         let m = self.model()?.clone();
         let mut forward = self.options(&req.switches, &m).map_err(js_err)?;
         forward.trace_attention = false;
