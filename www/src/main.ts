@@ -4,3 +4,5 @@
 export { TransformerPlayground } from './components/transformer-playground';
 export { EngineClient } from './engine/client';
 export { parseHash, formatHash } from './state/url';
+export { PlaygroundStore } from './state/store';
+export { VIEWS, VIEW_NAMES } from './views/registry';

@@ -35,6 +35,8 @@ export interface PlaygroundState {
   head: number;
   /** Colours: the reader's system preference (auto), or light or dark. */
   theme: Theme;
+  /** The views shown, by registered name (empty: every view). */
+  views: string[];
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
@@ -61,6 +63,7 @@ export const DEFAULTS: PlaygroundState = {
   layer: 0,
   head: 0,
   theme: 'auto',
+  views: [],
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
@@ -117,25 +120,48 @@ function formatAblate(a: HeadRef[]): string {
   return a.map((h) => `${h.site}.${h.layer}.${h.head}`).join(',');
 }
 
+/**
+ * What changing a setting makes the page do. A change does the union of its settings'
+ * effects, in this order; every change is drawn again.
+ */
+export type Effect =
+  /** load the model the setting names (then tokenize, restart and run, as below) */
+  | 'reload'
+  /** switch the engine to the backend the setting names */
+  | 'backend'
+  /** run the input through the tokenizer again */
+  | 'tokenize'
+  /** start the generation again from the prompt (and run the forward pass) */
+  | 'restart'
+  /** run the forward pass again, traces and all */
+  | 'forward';
+
 type Field = {
   [K in keyof PlaygroundState]: {
     parse: (v: string) => PlaygroundState[K] | undefined;
     format: (v: PlaygroundState[K]) => string;
     /** What a valid value looks like, for the note. */
     expect: string;
+    /** What a change of this setting makes happen ([]: it is only drawn again). */
+    effects: readonly Effect[];
   };
 };
+
+const RESTART: readonly Effect[] = ['restart'];
+const REDRAW: readonly Effect[] = [];
 
 const FIELDS: Field = {
   model: {
     parse: (v) => (/^[A-Za-z0-9_.-]{1,80}\.safetensors$/.test(v) ? v : undefined),
     format: (v) => v,
     expect: 'a model file name ending in .safetensors',
+    effects: ['reload', 'tokenize', 'restart'],
   },
   text: {
     parse: (v) => (v.length <= MAX_TEXT ? v : undefined),
     format: (v) => v,
     expect: `text of at most ${MAX_TEXT} characters`,
+    effects: ['tokenize', 'restart'],
   },
   batch: {
     parse: (v) => {
@@ -146,48 +172,60 @@ const FIELDS: Field = {
     },
     format: (v) => v.join('\n'),
     expect: `at most ${MAX_BATCH} lines of at most ${MAX_TEXT} characters`,
+    effects: ['tokenize', 'forward'],
   },
   causal: {
     parse: (v) => (v === 'auto' ? null : parseBool(v)),
     format: (v) => (v === null ? 'auto' : v ? '1' : '0'),
     expect: '1, 0 or auto',
+    effects: RESTART,
   },
-  pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
-  scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
-  ablate: { parse: parseAblate, format: formatAblate, expect: 'heads like decoder_self.0.1, comma-separated' },
+  pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
+  scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
+  ablate: { parse: parseAblate, format: formatAblate, expect: 'heads like decoder_self.0.1, comma-separated', effects: RESTART },
   backend: {
     parse: (v) => (v === 'webgpu' || v === 'cpu' ? v : undefined),
     format: (v) => v,
     expect: 'webgpu or cpu',
+    effects: ['backend', 'restart'],
   },
-  seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: 'a whole number from 0 to 4294967295' },
+  seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: 'a whole number from 0 to 4294967295', effects: RESTART },
   strategy: {
     parse: (v) => (v === 'greedy' || v === 'sample' || v === 'beam' ? v : undefined),
     format: (v) => v,
     expect: 'greedy, sample or beam',
+    effects: RESTART,
   },
-  temp: { parse: (v) => parseNumber(v, 0.05, 5, false), format: String, expect: 'a number from 0.05 to 5' },
-  topk: { parse: (v) => parseNumber(v, 0, 10000, true), format: String, expect: 'a whole number from 0 (off) to 10000' },
-  topp: { parse: (v) => parseNumber(v, 0.01, 1, false), format: String, expect: 'a number from 0.01 to 1' },
-  beam: { parse: (v) => parseNumber(v, 1, 8, true), format: String, expect: 'a whole number from 1 to 8' },
-  speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: 'milliseconds from 0 to 2000' },
-  max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: 'a whole number from 1 to 200' },
-  play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0' },
+  temp: { parse: (v) => parseNumber(v, 0.05, 5, false), format: String, expect: 'a number from 0.05 to 5', effects: RESTART },
+  topk: { parse: (v) => parseNumber(v, 0, 10000, true), format: String, expect: 'a whole number from 0 (off) to 10000', effects: RESTART },
+  topp: { parse: (v) => parseNumber(v, 0.01, 1, false), format: String, expect: 'a number from 0.01 to 1', effects: RESTART },
+  beam: { parse: (v) => parseNumber(v, 1, 8, true), format: String, expect: 'a whole number from 1 to 8', effects: RESTART },
+  speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: 'milliseconds from 0 to 2000', effects: REDRAW },
+  max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: 'a whole number from 1 to 200', effects: RESTART },
+  play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: REDRAW },
   site: {
     parse: (v) => (SITES.includes(v as AttnSite) ? (v as AttnSite) : undefined),
     format: (v) => v ?? '',
     expect: 'encoder_self, decoder_self or cross',
+    effects: REDRAW,
   },
-  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number from 0 to 63' },
-  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number from 0 to 63' },
-  theme: { parse: parseTheme, format: (v) => v, expect: 'auto, light or dark' },
+  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number from 0 to 63', effects: REDRAW },
+  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number from 0 to 63', effects: REDRAW },
+  // A newly shown view may need more of the forward pass (the q·k inspector's q, k, v).
+  views: {
+    parse: (v) => (v === '' ? [] : /^[a-z][a-z0-9-]{0,31}(,[a-z][a-z0-9-]{0,31}){0,31}$/.test(v) ? v.split(',') : undefined),
+    format: (v) => v.join(','),
+    expect: 'view names, comma-separated',
+    effects: ['forward'],
+  },
+  theme: { parse: parseTheme, format: (v) => v, expect: 'auto, light or dark', effects: REDRAW },
 };
 
 const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];
 
 /** Read a location hash (with or without its `#`). Never throws. */
 export function parseHash(hash: string, defaults: PlaygroundState = DEFAULTS): Parsed {
-  const state: PlaygroundState = { ...defaults, batch: [...defaults.batch], ablate: [...defaults.ablate] };
+  const state: PlaygroundState = { ...defaults, batch: [...defaults.batch], ablate: [...defaults.ablate], views: [...defaults.views] };
   const notes: string[] = [];
   const raw = hash.startsWith('#') ? hash.slice(1) : hash;
   if (raw === '') return { state, notes };
@@ -245,4 +283,14 @@ export function toggleAblation(state: PlaygroundState, h: HeadRef): HeadRef[] {
   return isAblated(state, h)
     ? state.ablate.filter((a) => !(a.site === h.site && a.layer === h.layer && a.head === h.head))
     : [...state.ablate, h];
+}
+
+/** What changing `prev` into `next` makes happen: the union of the changed settings' effects. */
+export function effectsOf(prev: PlaygroundState, next: PlaygroundState): Set<Effect> {
+  const out = new Set<Effect>();
+  for (const k of KEYS) {
+    const f = FIELDS[k].format as (v: unknown) => string;
+    if (f(prev[k]) !== f(next[k])) for (const e of FIELDS[k].effects) out.add(e);
+  }
+  return out;
 }

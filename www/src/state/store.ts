@@ -1,0 +1,631 @@
+// The playground's state and its orchestration, with no DOM in it: the settings (the URL
+// table of ./url.ts), what the engine answered, and what each change of a setting makes
+// happen — reload the model, switch the backend, tokenize again, restart the generation,
+// run the forward pass again, or only redraw — as each setting declares in that table.
+// The element <transformer-playground> reads this store and draws it; a test or a lesson
+// page can drive the same store without a page.
+
+import type { EngineClient } from '../engine/client';
+import type {
+  Api,
+  AttnSite,
+  AttnTrace,
+  BackendInfo,
+  CostReport,
+  ForwardRequest,
+  ForwardResult,
+  GenerateStartRequest,
+  HeadRef,
+  ManifestEntry,
+  ModelInfo,
+  Op,
+  Sampling,
+  Schedule,
+  Switches,
+  Tokenized,
+} from '../engine/protocol';
+import { DEFAULTS, effectsOf, formatHash, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
+import { GenerationRunner, type GenStats } from './generation';
+
+/**
+ * What a view needs from the engine beyond the forward pass and its traces (which every
+ * view gets); the store asks only for what a shown view needs.
+ */
+export type Need =
+  /** q, k and v of every head on each attention trace (the q·k inspector) */
+  | 'qkv'
+  /** parameters and FLOPs per component (`cost`) */
+  | 'cost'
+  /** the Noam learning-rate curve (`noam`) */
+  | 'schedule';
+
+/** What the store needs from its surroundings (the element gives the page's). */
+export interface StoreHost {
+  /** A fresh engine (in the page: a Web Worker running the wasm core). */
+  engine(): EngineClient;
+  /** Where manifest.json and the checkpoints are. */
+  modelsBase: URL;
+  /** The file to start with (an entry of the manifest; '' for the first). */
+  model: string;
+  /** Settings in the URL-hash format, applied before the hash. */
+  preset: string;
+  /** The view names shown when the settings name none ('' for every view). */
+  views: string;
+  /** Defaults the page sets before any preset or link (the reader's theme, reduced motion). */
+  defaults: Partial<PlaygroundState>;
+  /** The URL hash, or null to leave it alone (several widgets on one page). */
+  hash: { read(): string; write(hash: string): void } | null;
+  /** Every view name there is (the registry's). */
+  viewNames: readonly string[];
+  /** What each view needs, by name. */
+  needsOf(view: string): readonly Need[];
+  /** Something drawn changed. */
+  changed(): void;
+}
+
+/** The parts of a model's manifest entry the page checks before using it. */
+function validManifest(x: unknown): ManifestEntry[] {
+  if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');
+  return x.filter(
+    (m): m is ManifestEntry =>
+      m && typeof m.file === 'string' && /^[A-Za-z0-9_.-]+\.safetensors$/.test(m.file) && typeof m.title === 'string',
+  );
+}
+
+/** The run-time switch that changed between two settings, in words; '' when none did. */
+export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
+  const onOff = (v: boolean) => (v ? 'on' : 'off');
+  const parts: string[] = [];
+  const ca = a.causal ?? causalDefault;
+  const cb = b.causal ?? causalDefault;
+  if (ca !== cb) parts.push(`causal mask ${onOff(ca)} → ${onOff(cb)}`);
+  if (a.pad !== b.pad) parts.push(`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`);
+  if (a.scale !== b.scale) parts.push(`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`);
+  if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
+    parts.push(`${a.ablate.length} → ${b.ablate.length} heads switched off`);
+  }
+  if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
+  return parts.join(', ');
+}
+
+export class PlaygroundStore {
+  /** The settings (mirrored in the URL hash). */
+  st: PlaygroundState = { ...DEFAULTS };
+  manifest: ManifestEntry[] = [];
+  info: ModelInfo | null = null;
+  backendInfo: BackendInfo | null = null;
+  /** Settings of the link that were not used, one sentence each. */
+  notes: string[] = [];
+  error = '';
+  /** The input rows after the tokenizer: the text first, then the batch lines. */
+  tokenized: Tokenized[] = [];
+  /** The latest forward pass with its traces. */
+  lastForward: ForwardResult | null = null;
+  /** The forward pass before the last switch changed, and what changed. */
+  previous: ForwardResult | null = null;
+  beforeLabel = '';
+  /** The cost panel's numbers for `heads` heads. */
+  costReport: CostReport | null = null;
+  /** The Noam schedule for this model's d_model and `warmup`. */
+  schedule: Schedule | null = null;
+  /** The focused heatmap cell: query i, key j. */
+  cell = { i: 0, j: 0 };
+  /** Which sequence of the batch the views show. */
+  row = 0;
+  /** Milliseconds from start to the first drawn forward pass. */
+  readyMs: number | null = null;
+  /** performance.now() when the first forward pass was ready. */
+  readyAt: number | null = null;
+  /** The generation loop and what it has produced. */
+  readonly gen: GenerationRunner;
+
+  /** Heads the cost panel counts with (null: the model's own). */
+  private heads: number | null = null;
+  private warmup = 4000;
+  private client: EngineClient | null = null;
+  private defaults: PlaygroundState = { ...DEFAULTS };
+  private fwdVersion = 0;
+  private textTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  private t0 = 0;
+
+  constructor(private host: StoreHost) {
+    this.gen = new GenerationRunner({
+      engine: () => this.engine,
+      request: () => this.generationRequest(),
+      pauseMs: () => this.st.speed,
+      changed: () => this.host.changed(),
+      afterStep: () => this.refresh(),
+      failed: (e) => this.fail(e),
+    });
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Load the manifest and the model, run the first forward pass, start generating. */
+  async start(): Promise<void> {
+    this.t0 = performance.now();
+    this.client = this.host.engine();
+    this.client.onEvent((e) => {
+      if (e.event === 'backend') {
+        this.backendInfo = e.info;
+        this.host.changed();
+      }
+    });
+    const resp = await fetch(new URL('manifest.json', this.host.modelsBase));
+    if (!resp.ok) throw new Error(`cannot load the model list (HTTP ${resp.status})`);
+    this.manifest = validManifest(await resp.json());
+    if (!this.manifest.length) throw new Error('the model list is empty');
+    const first = this.manifest.find((m) => m.file === this.host.model) ?? this.manifest[0];
+    this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
+    const notes: string[] = [];
+    if (this.host.views.trim()) {
+      const p = this.parseSettings(`views=${encodeURIComponent(this.host.views.replace(/\s+/g, ''))}`, this.defaults);
+      this.defaults = p.state;
+      notes.push(...p.notes);
+    }
+    if (this.host.preset) {
+      const p = this.parseSettings(this.host.preset, this.defaults);
+      this.defaults = p.state;
+      notes.push(...p.notes);
+    }
+    const parsed = this.host.hash ? this.parseSettings(this.host.hash.read(), this.defaults) : { state: this.defaults, notes: [] };
+    notes.push(...parsed.notes);
+    this.st = this.checkModel(parsed.state, notes);
+    this.notes = notes;
+    this.host.changed();
+    await this.loadModel(this.st.model, false);
+    this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
+    await this.retokenize();
+    await this.refresh();
+    this.writeHash();
+    this.host.changed();
+  }
+
+  /** The first forward pass is on screen: note when. */
+  drawn(): void {
+    this.readyAt = performance.now();
+    this.readyMs = this.readyAt - this.t0;
+  }
+
+  /** Start generating on load when the settings say so (after the first drawing). */
+  async autoplay(): Promise<void> {
+    if (this.canGenerate()) await this.gen.start(this.st.play);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.textTimer);
+    this.gen.reset();
+    this.client?.terminate();
+    this.client = null;
+  }
+
+  fail(e: unknown): void {
+    this.error = e instanceof Error ? e.message : String(e);
+    console.warn('playground:', this.error);
+    this.host.changed();
+  }
+
+  /** Send one request to this playground's engine (for lesson pages and tests). */
+  call<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
+    return this.engine.call(op, payload);
+  }
+
+  private get engine(): EngineClient {
+    if (!this.client) throw new Error('the engine is not running');
+    return this.client;
+  }
+
+  // ---------------------------------------------------------------- views
+
+  /** The names of the views shown (every view when the settings name none). */
+  get shownViews(): string[] {
+    return this.st.views.length ? this.st.views : [...this.host.viewNames];
+  }
+
+  /** Is this view shown? */
+  shows(view: string): boolean {
+    return this.shownViews.includes(view);
+  }
+
+  /** Does a shown view need this from the engine? */
+  needs(need: Need): boolean {
+    return this.shownViews.some((v) => this.host.needsOf(v).includes(need));
+  }
+
+  // ---------------------------------------------------------------- settings
+
+  /** The defaults for a state that runs `model`: that model's own default prompt. */
+  private defaultsFor(model: string): PlaygroundState {
+    const entry = this.manifest.find((m) => m.file === model);
+    return { ...this.defaults, text: entry ? entry.default_prompt : this.defaults.text };
+  }
+
+  /** Parse settings; a link that names a model but no text gets that model's prompt. */
+  private parseSettings(text: string, base: PlaygroundState): Parsed {
+    const first = this.checkViews(parseHash(text, base), base);
+    const entry = this.manifest.find((m) => m.file === first.state.model);
+    if (!entry || entry.file === base.model) return first;
+    return this.checkViews(parseHash(text, { ...base, text: entry.default_prompt }), base);
+  }
+
+  /** View names must be registered ones; the others are dropped with a note. */
+  private checkViews(p: Parsed, base: PlaygroundState): Parsed {
+    const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
+    if (!unknown.length) return p;
+    const views = p.state.views.filter((v) => this.host.viewNames.includes(v));
+    const note = `Ignored views ${unknown.map(quote).join(', ')}: known views are ${this.host.viewNames.join(', ')}.`;
+    return { state: { ...p.state, views: views.length ? views : base.views }, notes: [...p.notes, note] };
+  }
+
+  /** A model named by a link must be one of the shipped ones. */
+  private checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
+    if (this.manifest.some((m) => m.file === s.model)) return s;
+    notes.push(`Ignored model=${quote(s.model)}: not one of the shipped models.`);
+    return { ...s, model: this.defaults.model };
+  }
+
+  /** The settings as a URL hash (without `#`), only what differs from the defaults. */
+  get hash(): string {
+    return formatHash(this.st, this.defaultsFor(this.st.model));
+  }
+
+  private writeHash() {
+    this.host.hash?.write(this.hash);
+  }
+
+  /** A pasted or edited link: apply it as a whole. */
+  async applyHash(hash: string): Promise<void> {
+    const want = `#${this.hash}`;
+    if (hash === want || (hash === '' && want === '#')) return;
+    const p = this.parseSettings(hash, this.defaults);
+    const notes = [...p.notes];
+    const next = this.checkModel(p.state, notes);
+    this.notes = notes;
+    await this.apply(next);
+  }
+
+  /** Change some settings. */
+  patch(p: Partial<PlaygroundState>): Promise<void> {
+    return this.apply({ ...this.st, ...p });
+  }
+
+  /** Change the sampling controls (named as the engine names them). */
+  patchSampling(p: Partial<Sampling>): Promise<void> {
+    const m: Partial<PlaygroundState> = {};
+    if (p.strategy !== undefined) m.strategy = p.strategy;
+    if (p.temperature !== undefined) m.temp = p.temperature;
+    if (p.top_k !== undefined) m.topk = p.top_k;
+    if (p.top_p !== undefined) m.topp = p.top_p;
+    if (p.beam_width !== undefined) m.beam = p.beam_width;
+    return this.patch(m);
+  }
+
+  /** Typing: the text is applied once the typing pauses. */
+  typeText(text: string): void {
+    clearTimeout(this.textTimer);
+    this.textTimer = setTimeout(() => void this.patch({ text }), 200);
+  }
+
+  /** Switch one head off, or back on. */
+  toggleHead(h: HeadRef): Promise<void> {
+    return this.patch({ ablate: toggleAblation(this.st, h) });
+  }
+
+  /** The cost panel's head count (not a setting: an exploration of the numbers). */
+  setHeads(n: number): void {
+    this.heads = n;
+    void this.updateCost();
+  }
+
+  /** The schedule's warmup (not a setting either). */
+  setWarmup(w: number): void {
+    this.warmup = w;
+    void this.updateSchedule();
+  }
+
+  /** The reader chose a colour theme: it holds here and stays out of links. */
+  setTheme(t: Theme): void {
+    this.defaults = { ...this.defaults, theme: t };
+    this.st = { ...this.st, theme: t };
+    this.writeHash();
+    this.host.changed();
+  }
+
+  focusCell(cell: { i: number; j: number }): void {
+    this.cell = cell;
+    this.host.changed();
+  }
+
+  selectRow(row: number): void {
+    this.row = row;
+    this.host.changed();
+  }
+
+  dismissNotes(): void {
+    this.notes = [];
+    this.host.changed();
+  }
+
+  /**
+   * Apply new settings, doing only what the changed settings declare (url.ts): reload,
+   * switch the backend, tokenize, restart the generation, run the forward pass, or redraw.
+   */
+  async apply(next: PlaygroundState): Promise<void> {
+    const prev = this.st;
+    const effects = effectsOf(prev, next);
+    this.st = next;
+    // The link says what the page is set to from the moment it is set, not once the model
+    // has loaded; it is written again below after the selection is clamped.
+    this.writeHash();
+    this.host.changed();
+    if (effects.size === 0) return;
+    const has = (e: Effect) => effects.has(e);
+    const changed = describeSwitchChange(prev, next, this.info?.arch !== 'encoder_only');
+    if (changed && next.model === prev.model && next.text === prev.text) {
+      this.previous = this.lastForward;
+      this.beforeLabel = changed;
+    } else if (next.model !== prev.model || next.text !== prev.text) {
+      this.previous = null;
+      this.beforeLabel = '';
+    }
+    try {
+      if (has('reload')) {
+        this.gen.reset();
+        // Nothing of the old model stays on screen while the new one loads.
+        this.fwdVersion++;
+        this.lastForward = null;
+        this.previous = null;
+        // Another task (another vocabulary) starts from its own prompt, unless the same
+        // change also set the text (a pasted link); a sibling model keeps the input.
+        const task = (file: string) => this.manifest.find((m) => m.file === file)?.task;
+        await this.loadModel(next.model, task(next.model) !== task(prev.model) && next.text === prev.text);
+      }
+      this.clampSelection();
+      if (has('backend')) this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
+      if (has('tokenize')) await this.retokenize();
+      this.writeHash();
+      if (has('restart') && this.canGenerate()) {
+        const wasPlaying = this.gen.playing || has('reload');
+        this.gen.reset();
+        await this.refresh();
+        if (wasPlaying && this.st.play) await this.gen.start(true);
+      } else if (has('forward') || has('restart')) {
+        await this.refresh();
+      } else {
+        // A newly shown view may need numbers the engine has not sent yet.
+        await this.updateCost();
+        if (this.needs('schedule') && !this.schedule) await this.updateSchedule();
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+    this.host.changed();
+  }
+
+  // ---------------------------------------------------------------- engine calls
+
+  private async loadModel(file: string, resetText: boolean) {
+    const entry = this.manifest.find((m) => m.file === file);
+    if (!entry) throw new Error(`unknown model ${file}`);
+    this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
+    const st = { ...this.st, model: file };
+    if (resetText) {
+      st.text = entry.default_prompt;
+      st.batch = [];
+      st.ablate = [];
+      st.causal = null;
+      st.layer = 0;
+      st.head = 0;
+      st.site = null;
+    }
+    if (st.site !== null && !this.sites().includes(st.site)) st.site = null;
+    this.st = st;
+    this.clampSelection();
+    this.heads = null;
+    this.costReport = null;
+    this.schedule = null;
+    if (this.needs('schedule')) await this.updateSchedule();
+    this.host.changed();
+  }
+
+  /** Count the cost of the model with the chosen heads, for the current input length. */
+  private async updateCost() {
+    const info = this.info;
+    const f = this.lastForward;
+    if (!info || !f || !this.needs('cost')) return;
+    // The input's length: the source of a translation, the prompt and what followed it otherwise.
+    const input = info.arch === 'encoder_decoder' ? f.src_tokens[0]?.length : f.tokens[0]?.length;
+    const context = Math.max(1, Math.min(info.max_len, input ?? 1));
+    const n_heads = this.heads ?? info.n_heads;
+    const c = this.costReport;
+    if (c && c.n_heads === n_heads && c.context === context && c.d_model === info.d_model) return;
+    try {
+      this.costReport = await this.engine.call('cost', { n_heads, context });
+      this.host.changed();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private async updateSchedule() {
+    const w = this.warmup;
+    try {
+      this.schedule = await this.engine.call('noam', { warmup: w, last_step: Math.min(1_000_000, Math.max(100, 5 * w)), points: 240 });
+      this.host.changed();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private async retokenize() {
+    const texts = [this.st.text, ...this.st.batch.filter((l) => l.trim() !== '')];
+    const out: Tokenized[] = [];
+    for (const text of texts) out.push(await this.engine.call('tokenize', { text }));
+    this.tokenized = out;
+  }
+
+  /** One forward pass with traces of what is on screen now. */
+  private async refresh() {
+    const version = ++this.fwdVersion;
+    const req: ForwardRequest = {
+      batch: this.targetRows(),
+      src: this.srcRows(),
+      switches: this.switches(),
+      sampling: this.sampling(),
+      qkv: this.needs('qkv'),
+    };
+    try {
+      const r = await this.engine.call('forward', req);
+      if (version === this.fwdVersion && !this.stopped) {
+        this.lastForward = r;
+        this.error = '';
+        this.host.changed();
+        await this.updateCost();
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- derived
+
+  /** The attention sublayers of the loaded model, the most telling first. */
+  sites(): AttnSite[] {
+    const a = this.info?.arch;
+    if (a === 'encoder_only') return ['encoder_self'];
+    if (a === 'decoder_only') return ['decoder_self'];
+    // Encoder-decoder: cross-attention first, where the alignment of the translation shows.
+    return ['cross', 'decoder_self', 'encoder_self'];
+  }
+
+  /** The sublayer the views show: the setting's, or the model's most telling one. */
+  get site(): AttnSite {
+    return this.st.site ?? this.sites()[0];
+  }
+
+  private clampSelection() {
+    const info = this.info;
+    if (!info) return;
+    const layersOf = (s: AttnSite) => (s === 'encoder_self' ? info.encoder_layers : info.decoder_layers);
+    const layer = Math.min(this.st.layer, Math.max(0, layersOf(this.site) - 1));
+    const head = Math.min(this.st.head, info.n_heads - 1);
+    const ablate = this.st.ablate.filter((h) => this.sites().includes(h.site) && h.head < info.n_heads && h.layer < layersOf(h.site));
+    if (layer !== this.st.layer || head !== this.st.head || ablate.length !== this.st.ablate.length) {
+      this.st = { ...this.st, layer, head, ablate };
+    }
+  }
+
+  canGenerate(): boolean {
+    return this.info !== null && this.info.arch !== 'encoder_only';
+  }
+
+  switches(): Switches {
+    return { causal: this.st.causal ?? this.info?.arch !== 'encoder_only', padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
+  }
+
+  sampling(): Sampling {
+    return {
+      strategy: this.st.strategy,
+      temperature: this.st.temp,
+      top_k: this.st.topk,
+      top_p: this.st.topp,
+      beam_width: this.st.beam,
+      seed: this.st.seed,
+    };
+  }
+
+  /** What the decoder (or the encoder of an encoder-only model) reads, per batch row. */
+  private targetRows(): number[][] {
+    const info = this.info;
+    if (!info) return [];
+    // A classifier reads its answer at position 0, where training put <bos>; a tagger
+    // reads the words alone.
+    if (info.arch === 'encoder_only') return this.tokenized.map((t) => (info.num_classes > 0 ? [info.bos, ...t.ids] : t.ids));
+    if (info.arch === 'encoder_decoder') return [[info.bos, ...this.gen.generated]];
+    return this.tokenized.map((t, b) => [info.bos, ...t.ids, ...(b === 0 ? this.gen.generated : [])]);
+  }
+
+  private srcRows(): number[][] | undefined {
+    if (this.info?.arch !== 'encoder_decoder') return undefined;
+    return this.tokenized.slice(0, 1).map((t) => t.ids);
+  }
+
+  /** What a fresh generation starts from: the prompt (or source) as the model was trained. */
+  private generationRequest(): GenerateStartRequest | null {
+    const info = this.info;
+    if (!info || !this.canGenerate()) return null;
+    const row0 = this.tokenized[0]?.ids ?? [];
+    return {
+      prompt: info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...row0],
+      src: info.arch === 'encoder_decoder' ? row0 : undefined,
+      switches: this.switches(),
+      sampling: this.sampling(),
+      max_new_tokens: this.st.max,
+    };
+  }
+
+  /** The input as the model saw it (padded), without the tokens generated after it. */
+  inputRows(): number[][] {
+    const f = this.lastForward;
+    const info = this.info;
+    if (!f || !info) return [];
+    if (info.arch === 'encoder_decoder') return f.src_tokens;
+    if (info.arch === 'encoder_only') return f.tokens;
+    const promptLen = 1 + (this.tokenized[0]?.ids.length ?? 0);
+    return f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row));
+  }
+
+  tokensOf(ids: number[]): string[] {
+    const v = this.info?.vocab ?? [];
+    return ids.map((id) => v[id] ?? `?${id}`);
+  }
+
+  /** The batch row the views show, kept inside the batch. */
+  get shownRow(): number {
+    return Math.min(this.row, Math.max(0, (this.lastForward?.tokens.length ?? 1) - 1));
+  }
+
+  /** Token ids of the shown row (target side). */
+  get rowIds(): number[] {
+    return this.lastForward?.tokens[this.shownRow] ?? [];
+  }
+
+  /** Source ids of the shown row (encoder-decoder). */
+  get srcIds(): number[] {
+    const f = this.lastForward;
+    return f?.src_tokens[this.shownRow] ?? f?.src_tokens[0] ?? [];
+  }
+
+  /** The tokens along the rows (queries) of the shown attention map. */
+  get queryTokens(): string[] {
+    return this.tokensOf(this.site === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcIds : this.rowIds);
+  }
+
+  /** The tokens along the columns (keys) of the shown attention map. */
+  get keyTokens(): string[] {
+    return this.tokensOf(this.site === 'decoder_self' || this.info?.arch !== 'encoder_decoder' ? this.rowIds : this.srcIds);
+  }
+
+  /** The trace of the shown sublayer and layer. */
+  get trace(): AttnTrace | null {
+    return this.lastForward?.attention.find((a) => a.site === this.site && a.layer === this.st.layer) ?? null;
+  }
+
+  /** The prompt as the decoder reads it. */
+  get promptTokens(): string[] {
+    const info = this.info;
+    if (!info) return [];
+    return info.arch === 'encoder_decoder' ? this.tokensOf([info.bos]) : this.tokensOf([info.bos, ...(this.tokenized[0]?.ids ?? [])]);
+  }
+
+  /** The class names of the loaded model (a classifier's manifest entry). */
+  get classNames(): string[] {
+    return this.manifest.find((m) => m.file === this.st.model)?.classes ?? [];
+  }
+
+  get stats(): GenStats {
+    return this.gen.stats;
+  }
+}

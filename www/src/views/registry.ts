@@ -1,0 +1,247 @@
+// Every view of the playground, registered once. A view's name works in the element's
+// `views` attribute and in the URL (`#views=attention,output`); its row says which element
+// draws it, under what title, what it needs from the engine beyond the forward pass, and
+// how the store's numbers and actions bind to the element. The table's order is the
+// order on the page. Adding a view: write its element (one file in ../components/), import
+// it below, and add one row (www/README.md, "Adding a view").
+
+import { html, type TemplateResult } from 'lit';
+import type { AttnSite, HeadRef, Sampling } from '../engine/protocol';
+import type { Need, PlaygroundStore } from '../state/store';
+import type { PlaygroundState } from '../state/url';
+import '../components/tp-controls';
+import '../components/tp-backend-badge';
+import '../components/tp-input';
+import '../components/tp-generation';
+import '../components/tp-architecture';
+import '../components/tp-attention';
+import '../components/tp-output';
+import '../components/tp-hidden';
+import '../components/tp-saturation';
+import '../components/tp-cost';
+import '../components/tp-schedule';
+
+export interface ViewDef {
+  /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
+  readonly name: string;
+  /** The custom element that draws it. */
+  readonly tag: string;
+  /** What the view shows, in a few words (for lists of views and screen readers). */
+  readonly title: string;
+  /** What it needs from the engine beyond the forward pass and its traces. */
+  readonly needs: readonly Need[];
+  /** Whether the loaded model has anything for this view (default: always). */
+  readonly available?: (s: PlaygroundStore) => boolean;
+  /** The element, bound to the store's numbers and actions (`class="wide"`: the full width). */
+  readonly render: (s: PlaygroundStore) => TemplateResult;
+}
+
+type Select = CustomEvent<{ site: AttnSite; layer: number; head: number }>;
+
+export const VIEWS = [
+  {
+    name: 'controls',
+    tag: 'tp-controls',
+    title: 'Settings',
+    needs: [],
+    render: (s) => html`<tp-controls
+      class="wide"
+      .manifest=${s.manifest}
+      .state=${s.st}
+      .info=${s.info}
+      .causalDefault=${s.info?.arch !== 'encoder_only'}
+      @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => void s.patch(e.detail)}
+    ></tp-controls>`,
+  },
+  {
+    name: 'backend',
+    tag: 'tp-backend-badge',
+    title: 'Backend and GPU–CPU parity',
+    needs: [],
+    render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo}></tp-backend-badge>`,
+  },
+  {
+    name: 'input',
+    tag: 'tp-input',
+    title: 'Input tokens',
+    needs: [],
+    render: (s) => html`<tp-input
+      .text=${s.st.text}
+      .batch=${s.st.batch}
+      .label=${s.info?.arch === 'encoder_decoder' ? 'Source sentence' : s.info?.arch === 'encoder_only' ? 'Input' : 'Prompt'}
+      .info=${s.info}
+      .tokenized=${s.tokenized}
+      .padded=${s.inputRows()}
+      @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
+      @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
+    ></tp-input>`,
+  },
+  {
+    name: 'generation',
+    tag: 'tp-generation',
+    title: 'Generation, token by token',
+    needs: [],
+    available: (s) => s.canGenerate(),
+    render: (s) => html`<tp-generation
+      .info=${s.info}
+      .prompt=${s.promptTokens}
+      .generated=${s.gen.generated}
+      .playing=${s.gen.playing}
+      .done=${s.gen.done}
+      .speed=${s.st.speed}
+      .stats=${s.gen.stats}
+      .step=${s.gen.step}
+      .strategy=${s.st.strategy}
+      .note=${s.gen.note}
+      .max=${s.st.max}
+      .label=${s.info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
+      @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
+      @tp-play=${() => void s.gen.play()}
+      @tp-pause=${() => s.gen.pause()}
+      @tp-step=${() => void s.gen.stepOne()}
+      @tp-restart=${() => void s.gen.start(true)}
+      @tp-speed=${(e: CustomEvent<number>) => void s.patch({ speed: e.detail })}
+    ></tp-generation>`,
+  },
+  {
+    name: 'architecture',
+    tag: 'tp-architecture',
+    title: 'Architecture diagram',
+    needs: [],
+    render: (s) => html`<tp-architecture
+      .info=${s.info}
+      .site=${s.site}
+      .layer=${s.st.layer}
+      .head=${s.st.head}
+      .cell=${s.cell}
+      .trace=${s.trace}
+      .queryTokens=${s.queryTokens}
+      .keyTokens=${s.keyTokens}
+      .row=${s.shownRow}
+      .scaleOn=${s.st.scale}
+      .causalOn=${s.switches().causal}
+      .paddingOn=${s.st.pad}
+      @tp-select=${(e: Select) => void s.patch(e.detail)}
+    ></tp-architecture>`,
+  },
+  {
+    name: 'attention',
+    tag: 'tp-attention',
+    title: 'Attention maps per layer and head',
+    needs: ['qkv'],
+    render: (s) => html`<tp-attention
+      .attention=${s.lastForward?.attention ?? []}
+      .site=${s.site}
+      .layer=${s.st.layer}
+      .head=${s.st.head}
+      .queryTokens=${s.queryTokens}
+      .keyTokens=${s.keyTokens}
+      .row=${s.shownRow}
+      .ablate=${s.st.ablate}
+      .scaleOn=${s.st.scale}
+      .score=${s.info?.score ?? 'scaled_dot'}
+      .posEncoding=${s.info?.pos_encoding ?? ''}
+      .previous=${s.previous?.attention ?? []}
+      .beforeLabel=${s.previous ? s.beforeLabel : ''}
+      @tp-select=${(e: Select) => void s.patch(e.detail)}
+      @tp-ablate=${(e: CustomEvent<HeadRef>) => void s.toggleHead(e.detail)}
+      @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => s.focusCell(e.detail)}
+      @tp-row=${(e: CustomEvent<number>) => s.selectRow(e.detail)}
+    ></tp-attention>`,
+  },
+  {
+    // A model that generates: the next-token distribution and the sampling controls; a
+    // classifier: its class probabilities; a tagger: the predicted token at each position.
+    name: 'output',
+    tag: 'tp-output',
+    title: 'Output probabilities',
+    needs: [],
+    render: (s) =>
+      s.canGenerate()
+        ? html`<tp-output
+            .info=${s.info}
+            .modelProbs=${s.lastForward?.model_probs ?? null}
+            .sampleProbs=${s.lastForward?.next_probs ?? null}
+            .sampling=${s.sampling()}
+            @tp-sampling=${(e: CustomEvent<Partial<Sampling>>) => void s.patchSampling(e.detail)}
+          ></tp-output>`
+        : html`<tp-output
+            .info=${s.info}
+            .modelProbs=${s.lastForward?.model_probs ?? null}
+            .sampleProbs=${s.lastForward?.next_probs ?? null}
+            .classProbs=${s.lastForward?.class_probs ?? null}
+            .predicted=${s.lastForward?.predicted ?? []}
+            .classNames=${s.classNames}
+            .inputTokens=${s.tokensOf(s.rowIds)}
+            .sampling=${s.sampling()}
+          ></tp-output>`,
+  },
+  {
+    name: 'hidden',
+    tag: 'tp-hidden',
+    title: 'Residual stream norms per layer',
+    needs: [],
+    render: (s) => html`<tp-hidden
+      .states=${s.lastForward?.hidden ?? []}
+      .info=${s.info}
+      .tokens=${s.tokensOf(s.rowIds)}
+      .srcTokens=${s.tokensOf(s.srcIds)}
+      .row=${s.shownRow}
+      .selectedLayer=${s.st.layer}
+    ></tp-hidden>`,
+  },
+  {
+    name: 'saturation',
+    tag: 'tp-saturation',
+    title: 'Softmax saturation per head',
+    needs: [],
+    render: (s) => html`<tp-saturation
+      .attention=${s.lastForward?.attention ?? []}
+      .previous=${s.previous?.attention ?? []}
+      .site=${s.site}
+      .layer=${s.st.layer}
+      .row=${s.shownRow}
+      .scaleOn=${s.st.scale}
+      .beforeLabel=${s.previous ? s.beforeLabel : ''}
+    ></tp-saturation>`,
+  },
+  {
+    name: 'cost',
+    tag: 'tp-cost',
+    title: 'Parameters and FLOPs per component',
+    needs: ['cost'],
+    render: (s) => html`<tp-cost
+      .report=${s.costReport}
+      .info=${s.info}
+      @tp-heads=${(e: CustomEvent<number>) => s.setHeads(e.detail)}
+    ></tp-cost>`,
+  },
+  {
+    name: 'schedule',
+    tag: 'tp-schedule',
+    title: 'Noam learning-rate schedule',
+    needs: ['schedule'],
+    render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
+  },
+] as const satisfies readonly ViewDef[];
+
+/** A registered view's name. */
+export type ViewName = (typeof VIEWS)[number]['name'];
+
+/** Every view name, in page order. */
+export const VIEW_NAMES: readonly ViewName[] = VIEWS.map((v) => v.name);
+
+/** The registered view of this name. */
+export function viewNamed(name: string): ViewDef | undefined {
+  return (VIEWS as readonly ViewDef[]).find((v) => v.name === name);
+}
+
+/** What the view of this name needs from the engine. */
+export function needsOf(name: string): readonly Need[] {
+  return viewNamed(name)?.needs ?? [];
+}
+
+/** The rows to draw for these names, in page order, for the loaded model. */
+export function viewsToDraw(s: PlaygroundStore, names: readonly string[]): readonly ViewDef[] {
+  return (VIEWS as readonly ViewDef[]).filter((v) => names.includes(v.name) && (v.available ? v.available(s) : true));
+}
