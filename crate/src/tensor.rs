@@ -52,20 +52,36 @@ impl Tensor {
         &mut self.data[i * c..(i + 1) * c]
     }
 
-    /// Largest absolute element-wise difference; shapes must match.
+    /// Largest absolute element-wise difference, NaN-aware (see [`max_abs_diff`]);
+    /// shapes must match.
     pub fn max_abs_diff(&self, other: &Tensor) -> f32 {
         assert_eq!(self.shape, other.shape, "max_abs_diff of different shapes");
         max_abs_diff(&self.data, &other.data)
     }
 }
 
-/// Largest absolute element-wise difference of two equally long slices.
+/// Largest absolute element-wise difference of two equally long slices — the one
+/// comparison every test and the page's GPU-vs-CPU parity use. It never hides a broken
+/// number: a NaN on either side, or an infinity the other side does not share (+∞ against
+/// −∞ or a finite value), is an infinite difference. Equal infinities (a masked score, −∞
+/// on both sides) differ by 0.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "max_abs_diff of different lengths");
     a.iter()
         .zip(b)
-        .map(|(x, y)| (x - y).abs())
+        .map(|(&x, &y)| abs_diff(x, y))
         .fold(0.0, f32::max)
+}
+
+/// |x − y| with the rules of [`max_abs_diff`] (`f32::max` alone would drop a NaN).
+fn abs_diff(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::INFINITY
+    } else if x == y {
+        0.0 // also equal infinities, whose difference would be NaN
+    } else {
+        (x - y).abs() // an infinity on one side only gives +∞ here
+    }
 }
 
 /// The one general matrix product everything else calls: `out (M, N) = A (M, K) · B (K, N)`,
@@ -141,6 +157,27 @@ pub fn matmul_tn(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_abs_diff_counts_every_nan_and_unshared_infinity_as_infinite() {
+        let inf = f32::INFINITY;
+        // All-NaN against finite numbers (what a broken GPU kernel returns).
+        assert_eq!(max_abs_diff(&[f32::NAN; 3], &[0.0, 1.0, 2.0]), inf);
+        // One NaN among good numbers, on either side, and NaN against NaN.
+        assert_eq!(max_abs_diff(&[0.0, f32::NAN], &[0.0, 0.5]), inf);
+        assert_eq!(max_abs_diff(&[0.0, 0.5], &[0.0, f32::NAN]), inf);
+        assert_eq!(max_abs_diff(&[f32::NAN], &[f32::NAN]), inf);
+        // Infinities the other side does not share.
+        assert_eq!(max_abs_diff(&[inf], &[1.0e30]), inf);
+        assert_eq!(max_abs_diff(&[-inf], &[inf]), inf);
+        assert_eq!(max_abs_diff(&[2.0], &[-inf]), inf);
+        // Shared infinities (masked scores) agree; finite numbers as usual.
+        assert_eq!(max_abs_diff(&[-inf, 1.0, inf], &[-inf, 1.25, inf]), 0.25);
+        assert_eq!(max_abs_diff(&[], &[]), 0.0);
+        let a = Tensor::new(vec![1, 2], vec![0.0, f32::NAN]).unwrap();
+        let b = Tensor::new(vec![1, 2], vec![0.0, 0.0]).unwrap();
+        assert_eq!(a.max_abs_diff(&b), inf);
+    }
 
     fn naive_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
         let mut out = vec![0.0; m * n];

@@ -9,6 +9,7 @@ use js_sys::{Array, Float32Array, Object, Reflect};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use crate::backend::parity::{gpu_parity, nan_logits};
 use crate::backend::{Backend, GpuContext};
 use crate::config::Arch;
 use crate::error::{Error, Result};
@@ -557,41 +558,24 @@ impl Engine {
         backend_name(&self.backend).to_string()
     }
 
-    /// The largest |logit_gpu − logit_cpu| over one forward pass of the loaded model on a
-    /// fixed input (the first tokens of the vocabulary after `<bos>`).
-    pub async fn parity(&mut self) -> std::result::Result<f64, JsError> {
+    /// GPU-vs-CPU parity of the loaded model on this device (`backend::parity`):
+    /// `{max_abs_diff, agrees}`.
+    pub async fn parity(&mut self) -> std::result::Result<JsValue, JsError> {
         let m = self.model()?.clone();
-        let m = &*m;
-        let Backend::Gpu(ctx) = self.backend.clone() else {
-            return Err(input("parity needs the GPU backend: call use_gpu() first"));
-        };
-        let spec = &m.tokenizer.spec;
-        let first = 4.min(m.config.vocab_size as u32 - 1);
-        let n = m.config.max_len.min(8);
-        let mut ids: Vec<u32> = vec![spec.bos]; // (T)
-        ids.extend((0..n as u32 - 1).map(|i| first + i % (m.config.vocab_size as u32 - first)));
-        ids.truncate(n);
-        let mut batch = Batch::single(&ids).map_err(js_err)?;
-        if m.config.arch == Arch::EncoderDecoder {
-            batch = batch.with_source(vec![ids[1..].to_vec()]).map_err(js_err)?;
-        }
-        let opts = ForwardOptions::default();
-        let cpu = Backend::Cpu
-            .forward(m, &batch, &opts)
-            .await
-            .map_err(js_err)?;
-        let gpu = ctx.forward(m, &batch, &opts).await.map_err(js_err)?;
-        let (a, b) = match (&cpu.class_logits, &gpu.class_logits) {
-            (Some(a), Some(b)) => (a, b),    // (B, num_classes)
-            _ => (&cpu.logits, &gpu.logits), // (B, T, V)
-        };
-        if a.shape != b.shape {
-            return Err(js_err(Error::Gpu(format!(
-                "the GPU returned logits of shape {:?}, the CPU {:?}",
-                b.shape, a.shape
-            ))));
-        }
-        Ok(a.max_abs_diff(b) as f64)
+        to_js(&gpu_parity(&m, &self.backend, None).await.map_err(js_err)?)
+    }
+
+    /// TEST ONLY: the same check with every GPU logit replaced by NaN, as a broken kernel
+    /// would return — the browser tests use it to see the page catch such a GPU.
+    pub async fn test_only_parity_with_nan_gpu_logits(
+        &mut self,
+    ) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?.clone();
+        to_js(
+            &gpu_parity(&m, &self.backend, Some(nan_logits))
+                .await
+                .map_err(js_err)?,
+        )
     }
 
     /// One forward pass with every trace the page draws.

@@ -11,6 +11,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod parity;
 
 use crate::error::{Error, Result};
 use crate::model::forward::Batch;

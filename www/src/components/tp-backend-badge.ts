@@ -47,7 +47,9 @@ export class TpBackendBadge extends LitElement {
       <span class="reason">${i.reason}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}.</span>
       ${i.detail ? html`<details class="small"><summary>why</summary><span class="muted">${i.detail}</span></details>` : nothing}
       ${i.parity !== null
-        ? html`<span class="muted" data-parity=${i.parity}>largest GPU−CPU logit difference on this device: <b class="mono">${fmt(i.parity)}</b></span>`
+        ? html`<span class="muted" data-parity=${i.parity}>largest GPU−CPU logit difference on this device: <b class="mono">${fmt(i.parity)}</b>${Number.isFinite(i.parity)
+            ? nothing
+            : html` — the GPU returned NaN or infinite logits`}</span>`
         : nothing}
     </div>`;
   }

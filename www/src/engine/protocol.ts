@@ -221,7 +221,7 @@ export interface BackendInfo {
   detail: string | null;
   /** The WebGPU adapter's description when one was found. */
   adapter: string | null;
-  /** max |logit_gpu − logit_cpu| on this device, when both ran. */
+  /** max |logit_gpu − logit_cpu| on this device, when both ran (Infinity: NaN or ∞ logits). */
   parity: number | null;
 }
 
@@ -270,6 +270,11 @@ export interface Api {
   generateStep: { req: Record<string, never>; res: GenerateStep };
   cost: { req: { n_heads: number; context: number }; res: CostReport };
   noam: { req: { warmup: number; last_step: number; points: number }; res: Schedule };
+  /**
+   * TEST ONLY (tests/browser): run the GPU parity check with every GPU logit replaced by
+   * NaN, as a broken kernel would return, and report the backend as the page then runs it.
+   */
+  testOnlyNanGpuParity: { req: Record<string, never>; res: BackendInfo };
 }
 
 export type Op = keyof Api;

@@ -125,10 +125,23 @@ async function setBackend(want: Api['setBackend']['req']['backend']): Promise<Ba
     };
     return backend;
   }
+  return checkParity(eng, adapter, () => eng.parity());
+}
+
+/** The core's GPU-vs-CPU check (`backend::parity`). */
+interface Parity {
+  max_abs_diff: number;
+  agrees: boolean;
+}
+
+/**
+ * One forward pass on both backends: the GPU runs only while it agrees with the CPU
+ * reference. A NaN or a stray infinity in its logits is an infinite difference.
+ */
+async function checkParity(eng: Engine, adapter: string | null, measure: () => Promise<Parity>): Promise<BackendInfo> {
+  let p: Parity;
   try {
-    // One forward pass on both backends: the GPU must agree with the CPU reference.
-    const parity = await eng.parity();
-    backend = { backend: 'webgpu', reason: 'running on WebGPU', detail: null, adapter, parity };
+    p = await measure();
   } catch (e) {
     eng.use_cpu();
     backend = {
@@ -137,6 +150,21 @@ async function setBackend(want: Api['setBackend']['req']['backend']): Promise<Ba
       detail: describeError(e),
       adapter,
       parity: null,
+    };
+    return backend;
+  }
+  if (p.agrees) {
+    backend = { backend: 'webgpu', reason: 'running on WebGPU', detail: null, adapter, parity: p.max_abs_diff };
+  } else {
+    eng.use_cpu();
+    backend = {
+      backend: 'cpu',
+      reason: 'WebGPU gives logits that disagree with the CPU — running on the CPU',
+      detail: Number.isFinite(p.max_abs_diff)
+        ? `the largest GPU−CPU logit difference is ${p.max_abs_diff}`
+        : 'the GPU returned NaN or infinite logits where the CPU did not',
+      adapter,
+      parity: p.max_abs_diff,
     };
   }
   return backend;
@@ -153,14 +181,15 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       const info = eng.load(bytes);
       if (backend.backend === 'webgpu') {
         // A new model: measure the GPU against the CPU again, on this model.
-        try {
-          backend = { ...backend, parity: await eng.parity() };
-        } catch (e) {
-          eng.use_cpu();
-          backend = { ...backend, backend: 'cpu', reason: 'the GPU failed — running on the CPU', detail: describeError(e) };
-        }
-        emit({ event: 'backend', info: backend });
+        emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
       }
+      return info as Api[K]['res'];
+    }
+    case 'testOnlyNanGpuParity': {
+      // TEST ONLY: the parity check as if every GPU logit came back NaN.
+      if (backend.backend !== 'webgpu') throw new Error('the NaN parity test needs the WebGPU backend');
+      const info = await checkParity(eng, backend.adapter, () => eng.test_only_parity_with_nan_gpu_logits());
+      emit({ event: 'backend', info });
       return info as Api[K]['res'];
     }
     case 'tokenize':

@@ -1,0 +1,109 @@
+// The view registry and the engine's honesty checks in headless Chromium: a view name in
+// the URL shows exactly that view (an unknown one is refused with a note), and a GPU whose
+// logits are NaN is caught by the parity check — the badge says so and the CPU takes over.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve, shot, waitTokens } from './harness.mjs';
+
+let server;
+before(async () => {
+  server = await serve();
+});
+after(async () => {
+  await server?.close();
+});
+
+/** The tags of the views drawn, in page order. */
+function drawn(page) {
+  return page.evaluate(() =>
+    [...document.querySelector('transformer-playground').shadowRoot.querySelectorAll('.layout > *')]
+      .map((n) => n.tagName.toLowerCase())
+      .filter((t) => t.startsWith('tp-')),
+  );
+}
+
+describe('views by name', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('views_named_in_the_url_are_the_only_ones_drawn_and_unknown_names_get_a_note', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&views=output,attention,nonsense');
+    assert.deepEqual(await drawn(page), ['tp-attention', 'tp-output'], 'registry order, only the named views');
+    const s = await page.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      return { views: el.st.views, notes: [...el.notes], qkv: el.lastForward.attention.every((a) => a.q && a.k && a.v) };
+    });
+    assert.deepEqual(s.views, ['output', 'attention']);
+    assert.equal(s.notes.length, 1);
+    assert.match(s.notes[0], /"nonsense"/);
+    assert.ok(s.qkv, 'the attention view needs q, k and v, so the forward pass carries them');
+    // Another view through the hash: drawn, and its engine numbers are asked for.
+    await page.evaluate(() => (location.hash = 'play=0&views=cost'));
+    await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
+    assert.deepEqual(await drawn(page), ['tp-cost']);
+    const qkv = await page.evaluate(() => document.querySelector('transformer-playground').lastForward.attention.some((a) => a.q));
+    assert.equal(qkv, false, 'without the attention view, no q, k, v cross the worker boundary');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('the_views_attribute_sets_the_default_and_the_url_may_override_it', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { names, tags } = await page.evaluate(async () => {
+      const { VIEW_NAMES } = await import('./playground.js');
+      const el = document.createElement('transformer-playground');
+      el.setAttribute('no-hash', '');
+      el.setAttribute('views', 'hidden, saturation');
+      el.setAttribute('preset', 'play=0');
+      document.body.append(el);
+      await el.ready;
+      await el.updateComplete;
+      return { names: [...VIEW_NAMES], tags: [...el.shadowRoot.querySelectorAll('.layout > *')].map((n) => n.tagName.toLowerCase()) };
+    });
+    assert.deepEqual(tags, ['tp-hidden', 'tp-saturation']);
+    assert.deepEqual(names, ['controls', 'backend', 'input', 'generation', 'architecture', 'attention', 'output', 'hidden', 'saturation', 'cost', 'schedule']);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('with WebGPU (SwiftShader)', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: true });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('nan_gpu_logits_make_the_parity_infinite_and_the_badge_says_so', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&play=0');
+    const before = await page.evaluate(() => document.querySelector('transformer-playground').backendInfo);
+    assert.equal(before.backend, 'webgpu', `WebGPU should run: ${before.reason} ${before.detail}`);
+    assert.ok(before.parity < 1e-3, `an honest GPU agrees: ${before.parity}`);
+    // The engine's test-only request: the same check with every GPU logit NaN.
+    const info = await page.evaluate(() => document.querySelector('transformer-playground').store.call('testOnlyNanGpuParity', {}));
+    assert.equal(info.parity, Infinity, 'a NaN logit is an infinite difference, not 0');
+    assert.equal(info.backend, 'cpu', 'a GPU that disagrees is not used');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo.parity === Infinity);
+    const badge = page.locator('tp-backend-badge .badge');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-backend-badge').shadowRoot.querySelector('[data-parity]')?.dataset.parity === 'Infinity');
+    const text = await badge.innerText();
+    assert.match(text, /∞/);
+    assert.match(text, /NaN/);
+    assert.match(text, /disagree/);
+    await shot(page, 'parity-nan');
+    // The page carries on, on the CPU.
+    await page.evaluate(() => document.querySelector('transformer-playground').store.gen.start(true));
+    const gen = await waitTokens(page, 2);
+    assert.ok(gen.ids.length >= 2 && !gen.error, `generation carries on on the CPU: ${gen.error}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
