@@ -19,8 +19,9 @@ fn main() {
             eprintln!("usage: cargo xtask <serve | test | build | bench>");
             eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1");
             eprintln!(
-                "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests"
+                "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests;"
             );
+            eprintln!("          --no-gpu lets the GPU tests skip where there is no Vulkan at all");
             eprintln!("  build   build the wasm engine and the page into www/dist");
             eprintln!("  bench   print speed and size figures (native and browser)");
             std::process::exit(2);

@@ -1,5 +1,6 @@
 //! Shared by the GPU test files: one device for the whole test binary, and the rule that a
-//! missing GPU is a visible skip locally and a failure where `TPLAY_REQUIRE_GPU=1` (CI).
+//! missing GPU is a visible skip under a plain `cargo test` and a failure where
+//! `TPLAY_REQUIRE_GPU=1` (which `cargo xtask test` sets unless run with `--no-gpu`).
 
 #![allow(dead_code)]
 
