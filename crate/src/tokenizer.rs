@@ -202,6 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn chinese_characters_are_one_token_each_and_unknowns_are_counted_by_character() {
+        let t = Tokenizer::char_level("猫追狗。");
+        let e = t.encode("狗追猫。");
+        assert_eq!(e.ids, vec![6, 5, 4, 7]);
+        assert!(e.unknown.is_empty());
+        assert_eq!(t.decode(&e.ids), "狗追猫。");
+        // Each unknown character (3 bytes in UTF-8, or 4 for 𠀀 and 😀) is one <unk> at its
+        // character position, never one per byte.
+        let e = t.encode("猫吃😀狗𠀀");
+        assert_eq!(e.ids, vec![4, 3, 3, 6, 3]);
+        assert_eq!(
+            e.unknown,
+            vec![
+                (1, "吃".to_string()),
+                (2, "😀".to_string()),
+                (4, "𠀀".to_string())
+            ]
+        );
+    }
+
+    #[test]
     fn special_names_in_text_are_not_specials() {
         let t = Tokenizer::word_level(["the", "cat"]);
         let e = t.encode("the <eos> cat");

@@ -112,11 +112,12 @@ fn default_model_continues_the_cat_with_sentences_that_parse() {
     let task = r.run.task().unwrap();
     let prompt = model.tokenizer.encode(r.default_prompt);
     assert!(prompt.unknown.is_empty());
-    let stop = model.tokenizer.id(".");
+    let end = task.sentence_end();
+    let stop = model.tokenizer.id(&end.to_string());
     let texts = sample_texts(&model, &prompt.ids, 100, 64, stop, 3).unwrap();
     let good = texts
         .iter()
-        .filter(|t| first_sentence(t).is_some_and(|s| task.accepts(s) == Some(true)))
+        .filter(|t| first_sentence(t, end).is_some_and(|s| task.accepts(s) == Some(true)))
         .count();
     eprintln!(
         "\"{}\" → {good}/100 parse, e.g. {:?}",

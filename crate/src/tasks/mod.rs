@@ -15,6 +15,11 @@
 //! | translate | encoder-decoder | word | `three hundred twelve` → `3 1 2` | exact match of the greedy answer |
 //! | sentiment | encoder-only classifier | word | `<bos> the movie was not good` → negative | class accuracy |
 //! | tagging | encoder-only, LM head | word | `the watches tick .` → `DET NOUN VERB PUNCT` | tag accuracy |
+//! | zh-grammar | decoder-only | char | `<bos>一只猫追两条狗。孩子睡觉了。…` | share of sampled sentences that parse |
+//! | zh-numerals | encoder-decoder | char | `一万零五` → `10005` | exact match of the greedy answer |
+//! | zh-sentiment | encoder-only classifier | char | `<bos>这部电影不好` → 负面 (negative) | class accuracy |
+//!
+//! The `zh-` tasks are in Chinese: one token per character, so a learner can type Chinese.
 //!
 //! Decoder-only answer tasks score only the answer: the targets of the prompt positions are
 //! `<pad>` (0), which the loss ignores, so the model is not asked to predict random input.
@@ -26,6 +31,9 @@ pub mod sentiment;
 pub mod sequence;
 pub mod tagging;
 pub mod translate;
+pub mod zh_grammar;
+pub mod zh_numerals;
+pub mod zh_sentiment;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -116,6 +124,10 @@ pub trait Task: Send + Sync {
     fn accepts(&self, _sentence: &str) -> Option<bool> {
         None
     }
+    /// Grammatical tasks: the character that ends a sentence (samples are scored up to it).
+    fn sentence_end(&self) -> char {
+        '.'
+    }
     /// A prompt that shows the task off in the playground.
     fn default_prompt(&self) -> &'static str;
 }
@@ -124,8 +136,8 @@ pub trait Task: Send + Sync {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskOptions {
     /// copy / reverse / sort: the longest symbol string (default 8);
-    /// grammar: the length of a training sequence in characters, `<bos>` included
-    /// (default 64). Other tasks ignore it.
+    /// grammar, zh-grammar: the length of a training sequence in characters, `<bos>`
+    /// included (default 64). Other tasks ignore it.
     pub len: Option<usize>,
 }
 
@@ -139,6 +151,9 @@ pub const TASKS: &[&str] = &[
     "translate",
     "sentiment",
     "tagging",
+    "zh-grammar",
+    "zh-numerals",
+    "zh-sentiment",
 ];
 
 /// Build a task by name.
@@ -156,6 +171,11 @@ pub fn build(name: &str, opts: &TaskOptions) -> Result<Box<dyn Task>> {
         "translate" => Ok(Box::new(translate::TranslateTask::new())),
         "sentiment" => Ok(Box::new(sentiment::SentimentTask::new())),
         "tagging" => Ok(Box::new(tagging::TaggingTask::new())),
+        "zh-grammar" => Ok(Box::new(zh_grammar::ZhGrammarTask::new(
+            opts.len.unwrap_or(64),
+        )?)),
+        "zh-numerals" => Ok(Box::new(zh_numerals::ZhNumeralsTask::new())),
+        "zh-sentiment" => Ok(Box::new(zh_sentiment::ZhSentimentTask::new())),
         other => Err(Error::Input(format!(
             "task: unknown task '{other}' (known: {})",
             TASKS.join(", ")

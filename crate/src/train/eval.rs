@@ -115,11 +115,12 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
         }
         Metric::Grammatical => {
             let len = task.max_tokens().min(model.config.max_len);
-            let stop = model.tokenizer.id(".");
+            let end = task.sentence_end();
+            let stop = model.tokenizer.id(&end.to_string());
             let texts = sample_texts(model, &[], n, len, stop, seed)?;
             let mut good = 0;
             for t in &texts {
-                let first = first_sentence(t);
+                let first = first_sentence(t, end);
                 if first.is_some_and(|s| task.accepts(s) == Some(true)) {
                     good += 1;
                 }
@@ -127,7 +128,7 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
             let samples = texts
                 .iter()
                 .take(5)
-                .map(|t| first_sentence(t).unwrap_or(t).to_string())
+                .map(|t| first_sentence(t, end).unwrap_or(t).to_string())
                 .collect();
             (good as f64 / n.max(1) as f64, samples)
         }
@@ -142,9 +143,9 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
     })
 }
 
-/// The text up to and including the first ".", if there is one.
-pub fn first_sentence(text: &str) -> Option<&str> {
-    text.find('.').map(|i| &text[..=i])
+/// The text up to and including the first `end` ("." or "。"), if there is one.
+pub fn first_sentence(text: &str, end: char) -> Option<&str> {
+    text.find(end).map(|i| &text[..i + end.len_utf8()])
 }
 
 fn eval_opts() -> ForwardOptions {

@@ -14,7 +14,8 @@ use tplay::{Error, Result};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The task: copy, reverse, sort, add, grammar, translate, sentiment or tagging.
+    /// The task: copy, reverse, sort, add, grammar, translate, sentiment, tagging, or in
+    /// Chinese zh-grammar, zh-numerals, zh-sentiment.
     #[arg(long)]
     task: String,
     /// Model preset (gpt-nano, gpt-pico, encoder-nano, seq2seq-nano); by default the
@@ -45,7 +46,8 @@ pub struct Args {
     /// Examples per step.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Task length: longest string for copy/reverse/sort, sequence length for grammar.
+    /// Task length: longest string for copy/reverse/sort, sequence length for grammar and
+    /// zh-grammar.
     #[arg(long)]
     len: Option<usize>,
     /// Override d_model.

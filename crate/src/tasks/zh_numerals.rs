@@ -1,0 +1,282 @@
+//! Chinese numerals to digits, for an encoder-decoder, one character per token:
+//! `三百一十二` → `312`, `一万零五` → `10005`. The encoder reads the numeral; the decoder
+//! starts from `<bos>` and writes one digit per step, then `<eos>`. Cross-attention shows
+//! which character each digit comes from — and that the zeros of `10005` come from a
+//! single 零.
+//!
+//! How a number below a million is written (the standard reading):
+//! - place units 十 (10), 百 (100), 千 (1000) within a group of four digits, and 万
+//!   (10 000) after the upper group: 12345 = 一万二千三百四十五;
+//! - a run of zeros between written digits is read as one 零 (105 = 一百零五,
+//!   1001 = 一千零一, 10005 = 一万零五); zeros at the end are not read (1200 = 一千二百);
+//!   a zero just before 万 is not read either, 万 closes its group (101000 = 十万一千,
+//!   but 100500 = 十万零五百);
+//! - a number that starts with 1 in the tens place drops the 一 (十, 十二, 十万);
+//!   elsewhere it stays (一百一十, 一千零一十);
+//! - digits are written 零一二三四五六七八九 (二, not 两: 两 counts things, as in
+//!   the grammar task, and a number is read digit by digit).
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::{encode_known, split_of, Example, Metric, Split, Task};
+use crate::config::Arch;
+use crate::tokenizer::Tokenizer;
+
+/// Numbers have 1..=MAX_DIGITS digits.
+pub const MAX_DIGITS: u32 = 6;
+
+const DIGITS: [char; 10] = ['零', '一', '二', '三', '四', '五', '六', '七', '八', '九'];
+/// The unit of each place within a group of four digits (ones, tens, hundreds, thousands).
+const UNITS: [Option<char>; 4] = [None, Some('十'), Some('百'), Some('千')];
+const TEN_THOUSAND: char = '万';
+
+/// The Chinese numeral for `n` (0 ≤ n < 10^8).
+pub fn numeral(n: u32) -> String {
+    assert!(n < 100_000_000, "{n} needs 亿");
+    if n == 0 {
+        return DIGITS[0].to_string();
+    }
+    let upper = n / 10_000;
+    let mut out = String::new();
+    let mut zero_pending = false;
+    // Places from the highest (7: ten millions) down to 0 (ones).
+    for place in (0..8).rev() {
+        let d = (n / 10u32.pow(place)) % 10;
+        if d == 0 {
+            if !out.is_empty() {
+                zero_pending = true;
+            }
+        } else {
+            if zero_pending {
+                out.push(DIGITS[0]);
+                zero_pending = false;
+            }
+            // 十 at the very start stands alone: 十二, not 一十二.
+            if !(d == 1 && place % 4 == 1 && out.is_empty()) {
+                out.push(DIGITS[d as usize]);
+            }
+            if let Some(u) = UNITS[(place % 4) as usize] {
+                out.push(u);
+            }
+        }
+        if place == 4 && upper > 0 {
+            // 万 closes the upper group; a zero in its ones place is not read.
+            out.push(TEN_THOUSAND);
+            zero_pending = false;
+        }
+    }
+    out
+}
+
+/// The split of a number: 0–99 are always trained on (their numerals are the building
+/// blocks of every other one); from 100 up, one number in ten (by the seeded hash) is
+/// held out, so the held-out split tests known characters in unseen combinations.
+pub fn number_split(n: u32) -> Split {
+    if n < 100 {
+        Split::Train
+    } else {
+        split_of("zh-numerals", &n.to_string())
+    }
+}
+
+pub struct ZhNumeralsTask {
+    tok: Tokenizer,
+}
+
+impl Default for ZhNumeralsTask {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ZhNumeralsTask {
+    pub fn new() -> Self {
+        let alphabet: String = DIGITS
+            .iter()
+            .copied()
+            .chain(UNITS.iter().flatten().copied())
+            .chain([TEN_THOUSAND])
+            .chain('0'..='9')
+            .collect();
+        ZhNumeralsTask {
+            tok: Tokenizer::char_level(&alphabet),
+        }
+    }
+
+    /// The example for one number.
+    pub fn example(&self, n: u32) -> Example {
+        let src = encode_known(&self.tok, &numeral(n)); // (S)
+        let out = encode_known(&self.tok, &n.to_string());
+        let mut tokens = vec![self.tok.spec.bos];
+        tokens.extend_from_slice(&out); // (T)
+        let mut targets = out;
+        targets.push(self.tok.spec.eos); // (T)
+        Example {
+            src,
+            tokens,
+            targets,
+            label: None,
+            prompt_len: 1,
+        }
+    }
+}
+
+impl Task for ZhNumeralsTask {
+    fn name(&self) -> &'static str {
+        "zh-numerals"
+    }
+
+    fn description(&self) -> &'static str {
+        "read Chinese numerals as digits: 三百一十二 → 312, 一万零五 → 10005"
+    }
+
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tok
+    }
+
+    fn arch(&self) -> Arch {
+        Arch::EncoderDecoder
+    }
+
+    fn metric(&self) -> Metric {
+        Metric::ExactMatch
+    }
+
+    fn max_tokens(&self) -> usize {
+        // 九十九万九千九百九十九: 11 characters (the digits are at most 6 + <bos>).
+        11
+    }
+
+    fn sample(&self, split: Split, rng: &mut ChaCha8Rng) -> Example {
+        let n = loop {
+            let digits = rng.random_range(1..=MAX_DIGITS);
+            let lo = if digits == 1 {
+                0
+            } else {
+                10u32.pow(digits - 1)
+            };
+            let n = rng.random_range(lo..10u32.pow(digits));
+            if number_split(n) == split {
+                break n;
+            }
+        };
+        self.example(n)
+    }
+
+    fn default_prompt(&self) -> &'static str {
+        "一万零五"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numerals written by hand from the rules in the module comment.
+    const KNOWN: &[(u32, &str)] = &[
+        (0, "零"),
+        (7, "七"),
+        (10, "十"),
+        (11, "十一"),
+        (19, "十九"),
+        (20, "二十"),
+        (45, "四十五"),
+        (100, "一百"),
+        (105, "一百零五"),
+        (110, "一百一十"),
+        (312, "三百一十二"),
+        (999, "九百九十九"),
+        (1000, "一千"),
+        (1001, "一千零一"),
+        (1010, "一千零一十"),
+        (1100, "一千一百"),
+        (1200, "一千二百"),
+        (2020, "二千零二十"),
+        (10000, "一万"),
+        (10005, "一万零五"),
+        (10010, "一万零一十"),
+        (10100, "一万零一百"),
+        (12345, "一万二千三百四十五"),
+        (30020, "三万零二十"),
+        (100000, "十万"),
+        (100500, "十万零五百"),
+        (101000, "十万一千"),
+        (110000, "十一万"),
+        (200010, "二十万零一十"),
+        (500000, "五十万"),
+        (999999, "九十九万九千九百九十九"),
+        (1000000, "一百万"),
+        (10000001, "一千万零一"),
+        (99999999, "九千九百九十九万九千九百九十九"),
+    ];
+
+    #[test]
+    fn numerals_follow_the_standard_reading() {
+        for &(n, want) in KNOWN {
+            assert_eq!(numeral(n), want, "{n}");
+        }
+    }
+
+    /// An independent reader: digits multiply the unit that follows them, 万 multiplies
+    /// everything read so far, 零 only marks a gap.
+    fn read(s: &str) -> Option<u32> {
+        let (mut total, mut group) = (0u32, 0u32);
+        let mut digit: Option<u32> = None;
+        for c in s.chars() {
+            let unit = match c {
+                '十' => 10,
+                '百' => 100,
+                '千' => 1000,
+                '万' => {
+                    total = (total + group + digit.take().unwrap_or(0)) * 10_000;
+                    group = 0;
+                    continue;
+                }
+                _ => {
+                    digit = Some(DIGITS.iter().position(|&d| d == c)? as u32);
+                    continue;
+                }
+            };
+            group += digit.take().unwrap_or(1) * unit;
+        }
+        Some(total + group + digit.unwrap_or(0))
+    }
+
+    #[test]
+    fn every_numeral_below_a_million_reads_back_as_its_number_and_is_canonical() {
+        let zero = DIGITS[0];
+        for n in 0..1_000_000u32 {
+            let s = numeral(n);
+            assert_eq!(read(&s), Some(n), "{n} → {s}");
+            if n > 0 {
+                assert!(!s.ends_with(zero) && !s.starts_with(zero), "{n} → {s}");
+                assert!(!s.contains("零零") && !s.starts_with("一十"), "{n} → {s}");
+                assert!(!s.contains("零万"), "{n} → {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn example_reads_characters_and_writes_digits() {
+        let t = ZhNumeralsTask::new();
+        let ex = t.example(10005);
+        let tok = t.tokenizer();
+        assert_eq!(tok.decode(&ex.src), "一万零五");
+        assert_eq!(ex.src.len(), 4);
+        assert_eq!(tok.decode(&ex.tokens), "<bos>10005");
+        assert_eq!(tok.decode(&ex.targets), "10005<eos>");
+        assert_eq!(t.example(999_999).src.len(), t.max_tokens());
+        // 4 specials, 10 numeral digits, 3 units, 万, 10 digits.
+        assert_eq!(tok.vocab_size(), 28);
+    }
+
+    #[test]
+    fn small_numbers_are_always_trained_on_and_large_ones_split() {
+        assert!((0..100).all(|n| number_split(n) == Split::Train));
+        let held = (100..10_000)
+            .filter(|&n| number_split(n) == Split::HeldOut)
+            .count();
+        assert!((800..1200).contains(&held), "{held}");
+    }
+}
