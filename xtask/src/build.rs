@@ -2,8 +2,11 @@
 //!
 //! Steps: the pinned wasm-bindgen CLI (installed when missing), the core built for
 //! wasm32 with SIMD, `wasm-bindgen --target web`, `wasm-opt -Oz`, the front end's npm
-//! packages (installed when missing), TypeScript + Vite, and the shipped models copied
-//! beside the page. A fresh machine needs only cargo, node and npm.
+//! packages (installed when missing), then TypeScript + Vite, which also put the shipped
+//! models beside the page (`TPLAY_MODELS` may name another folder) and write the service
+//! worker that keeps all of it for offline use. Every URL in the result is relative: the
+//! folder works from any path of any static host. A fresh machine needs only cargo, node
+//! and npm.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,8 +34,7 @@ pub fn build_all() -> Result<()> {
     build_wasm()?;
     npm_install()?;
     // `sh` runs in the workspace root; `--prefix` points npm at the front end.
-    sh(npm().args(["--prefix", "www", "run", "build"]))?;
-    copy_models()
+    sh(npm().args(["--prefix", "www", "run", "build"]))
 }
 
 /// The headless-Chromium tests of the page (tests/browser/*.test.mjs under node's test
@@ -186,38 +188,4 @@ fn build_wasm() -> Result<()> {
             describe(&cmd)
         )
     })
-}
-
-/// Copy models/ (the shipped checkpoints and their manifest) beside the page.
-/// `TPLAY_MODELS` may name another folder with the same layout.
-fn copy_models() -> Result<()> {
-    let src = std::env::var("TPLAY_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("models"));
-    let manifest = src.join("manifest.json");
-    if !manifest.exists() {
-        return Err(format!(
-            "no {}: the page needs the shipped models and their manifest",
-            manifest.display()
-        ));
-    }
-    let dst = dist().join("models");
-    std::fs::create_dir_all(&dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
-    let entries =
-        std::fs::read_dir(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
-    let mut n = 0;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        let keep = path
-            .extension()
-            .is_some_and(|x| x == "safetensors" || x == "json");
-        if path.is_file() && keep {
-            std::fs::copy(&path, dst.join(&name))
-                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
-            n += 1;
-        }
-    }
-    eprintln!("copied {n} model files into {}", dst.display());
-    Ok(())
 }

@@ -1,0 +1,108 @@
+// The entry of the playground's own pages (index.html, embed.html), loaded beside
+// playground.js: the service worker that keeps the page, the engine and every shipped
+// model for use without a network, registered once the page is live so that it never
+// slows the first load. A small status line says when the page works offline and when a
+// new version is waiting (the reader chooses when to reload). A page that embeds
+// playground.js from another site registers nothing. No Lit here, so that playground.js
+// stays one file whose own URL locates the models beside it.
+
+import { registerSW } from 'virtual:pwa-register';
+
+type Status = 'none' | 'offline-ready' | 'update' | 'error';
+
+const SHEET = `
+  .bar {
+    position: fixed; left: 50%; bottom: 16px; transform: translateX(-50%);
+    max-width: calc(100vw - 32px); display: flex; gap: 10px; align-items: center;
+    background: Canvas; color: CanvasText; border: 1px solid GrayText; border-radius: 10px;
+    box-shadow: 0 4px 16px rgba(0, 0, 0, 0.25); padding: 8px 12px; z-index: 10;
+    font: 0.9rem system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
+  }
+  button { font: inherit; border: 1px solid GrayText; border-radius: 6px; padding: 4px 10px; background: Canvas; color: CanvasText; cursor: pointer; }
+  button:focus-visible { outline: 2px solid Highlight; outline-offset: 2px; }
+  [hidden] { display: none; }
+`;
+
+/** The service worker's news, as one dismissible line at the bottom of the page. */
+export class TpAppStatus extends HTMLElement {
+  private bar: HTMLDivElement;
+  private text: HTMLSpanElement;
+  private reload: HTMLButtonElement;
+  private dismiss: HTMLButtonElement;
+  private current: Status = 'none';
+  /** Activates the waiting version and reloads the page. */
+  applyUpdate: (() => Promise<void>) | null = null;
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    // A constructed style sheet: allowed by a style-src 'self' policy, unlike <style>.
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(SHEET);
+    root.adoptedStyleSheets = [sheet];
+    this.bar = document.createElement('div');
+    this.bar.className = 'bar';
+    this.bar.setAttribute('role', 'status');
+    this.bar.hidden = true;
+    this.text = document.createElement('span');
+    this.reload = document.createElement('button');
+    this.reload.textContent = 'Reload';
+    this.reload.addEventListener('click', () => void this.applyUpdate?.());
+    this.dismiss = document.createElement('button');
+    this.dismiss.addEventListener('click', () => this.show('none'));
+    this.bar.append(this.text, this.reload, this.dismiss);
+    root.append(this.bar);
+  }
+
+  get status(): Status {
+    return this.current;
+  }
+
+  show(s: Status, detail = ''): void {
+    this.current = s;
+    this.bar.hidden = s === 'none';
+    this.bar.dataset.status = s;
+    this.reload.hidden = s !== 'update';
+    this.dismiss.textContent = s === 'update' ? 'Later' : 'OK';
+    this.dismiss.setAttribute('aria-label', s === 'update' ? 'keep this version for now' : 'dismiss');
+    this.text.textContent =
+      s === 'update'
+        ? 'A new version of the playground is ready.'
+        : s === 'offline-ready'
+          ? 'The playground and its models are saved: it now works without a network.'
+          : s === 'error'
+            ? `The page could not be saved for offline use: ${detail}`
+            : '';
+  }
+}
+customElements.define('tp-app-status', TpAppStatus);
+
+/** Resolves when every playground on the page has drawn its first forward pass. */
+async function pageLive(): Promise<void> {
+  if (document.readyState === 'loading') await new Promise((r) => document.addEventListener('DOMContentLoaded', r, { once: true }));
+  const els = Array.from(document.querySelectorAll('transformer-playground'));
+  if (!els.length) return;
+  await customElements.whenDefined('transformer-playground');
+  await Promise.all(els.map((e) => (e as Element & { ready?: Promise<void> }).ready?.catch(() => undefined)));
+}
+
+async function startOffline(): Promise<void> {
+  if (!('serviceWorker' in navigator)) return;
+  await pageLive();
+  const status = document.createElement('tp-app-status') as TpAppStatus;
+  document.body.appendChild(status);
+  status.applyUpdate = registerSW({
+    immediate: true,
+    onNeedRefresh: () => status.show('update'),
+    onOfflineReady: () => {
+      // Inside another site's frame the news is for that site's reader only when it asks
+      // them to do something.
+      if (window.parent !== window) return;
+      status.show('offline-ready');
+      setTimeout(() => status.status === 'offline-ready' && status.show('none'), 10_000);
+    },
+    onRegisterError: (e: unknown) => status.show('error', e instanceof Error ? e.message : String(e)),
+  });
+}
+
+void startOffline();
