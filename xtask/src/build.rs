@@ -78,16 +78,52 @@ fn npm() -> Command {
     Command::new("npm")
 }
 
-/// Install the front end's packages at the versions package-lock.json records, when they
-/// are missing (a fresh checkout). `npm install` rather than `npm ci`: Vite names an
-/// optional, Windows-only package that the registry does not serve, which `npm ci` treats
-/// as a lock file out of sync while `npm install` skips it and leaves the lock unchanged.
+/// Install the front end's packages at the versions package-lock.json records, when any
+/// named in package.json is missing (a fresh checkout, or a package added since the last
+/// install). `npm install` rather than `npm ci`: Vite names an optional, Windows-only
+/// package that the registry does not serve, which `npm ci` treats as a lock file out of
+/// sync while `npm install` skips it and leaves the lock unchanged.
 fn npm_install() -> Result<()> {
     let www = root().join("www");
-    if www.join("node_modules/.package-lock.json").exists() {
+    let manifest = std::fs::read_to_string(www.join("package.json"))
+        .map_err(|e| format!("cannot read www/package.json: {e}"))?;
+    let missing: Vec<String> = declared_packages(&manifest)
+        .into_iter()
+        .filter(|name| {
+            !www.join("node_modules")
+                .join(name)
+                .join("package.json")
+                .exists()
+        })
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
+    eprintln!(
+        "installing the page's npm packages ({} missing)",
+        missing.join(", ")
+    );
     sh(npm().args(["--prefix", "www", "install", "--no-audit", "--no-fund"]))
+}
+
+/// The names under "dependencies" and "devDependencies" of a package.json written one
+/// entry per line (as npm writes it).
+fn declared_packages(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        let t = line.trim();
+        if t.starts_with("\"dependencies\"") || t.starts_with("\"devDependencies\"") {
+            inside = true;
+        } else if inside && t.starts_with('}') {
+            inside = false;
+        } else if inside {
+            if let Some(name) = t.strip_prefix('"').and_then(|r| r.split('"').next()) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The wasm-bindgen version the crate is locked to (Cargo.lock), which the CLI must equal.
@@ -188,4 +224,27 @@ fn build_wasm() -> Result<()> {
             describe(&cmd)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_packages;
+
+    #[test]
+    fn declared_packages_lists_dependencies_and_dev_dependencies_but_not_scripts() {
+        let m = r#"{
+  "name": "x",
+  "scripts": {
+    "build": "vite build"
+  },
+  "dependencies": {
+    "lit": "3.3.3"
+  },
+  "devDependencies": {
+    "@types/node": "1.0.0",
+    "vite": "8.4.0"
+  }
+}"#;
+        assert_eq!(declared_packages(m), ["lit", "@types/node", "vite"]);
+    }
 }
