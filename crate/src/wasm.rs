@@ -553,6 +553,19 @@ impl Engine {
         panic!("test-only trap: the engine was told to crash");
     }
 
+    /// Test-only: destroy the WebGPU device now, as a driver reset or an unplugged GPU
+    /// would, so the browser tests can prove generation carries on on the CPU. Does nothing
+    /// on the CPU backend. The page sends it only from its test hook (`testOnlyLoseGpu`).
+    pub fn test_only_lose_gpu(&self) -> bool {
+        match &self.backend {
+            Backend::Gpu(ctx) => {
+                ctx.device().destroy();
+                true
+            }
+            Backend::Cpu => false,
+        }
+    }
+
     /// "cpu" or "webgpu": what runs the next forward pass.
     pub fn backend(&self) -> String {
         backend_name(&self.backend).to_string()

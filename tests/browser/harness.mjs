@@ -28,9 +28,31 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
-/** Serve `dist` on 127.0.0.1 at a free port; resolves with { url, close }. */
-export function serve(dir = dist) {
+/** The page's Content-Security-Policy (the file `cargo xtask serve` sends too), one line. */
+export const CSP = readFileSync(join(root, 'www/content-security-policy.txt'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'))
+  .join(' ');
+
+/**
+ * Serve `dist` on 127.0.0.1 at a free port; resolves with { url, close, cspReports }.
+ * With `csp`, every response carries the page's Content-Security-Policy plus a report-uri,
+ * and every violation the browser reports (page and workers alike) lands in `cspReports`.
+ */
+export function serve(dir = dist, { csp = false } = {}) {
+  const cspReports = [];
   const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/csp-report') {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        cspReports.push(body);
+        res.writeHead(204).end();
+      });
+      return;
+    }
+    if (csp) res.setHeader('Content-Security-Policy', `${CSP}; report-uri /csp-report`);
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     let file = normalize(join(dir, path));
     if (!file.startsWith(dir + sep) && file !== dir) {
@@ -49,7 +71,7 @@ export function serve(dir = dist) {
   return new Promise((ok) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      ok({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(r)) });
+      ok({ url: `http://127.0.0.1:${port}/`, cspReports, close: () => new Promise((r) => server.close(r)) });
     });
   });
 }

@@ -49,6 +49,13 @@ pub fn browser_tests() -> Result<()> {
         .env("TPLAY_CHROMIUM", browser))
 }
 
+/// The page's unit and property tests under node (tests/unit/*.test.mjs): no browser,
+/// no build, only the front end's npm packages.
+pub fn unit_tests() -> Result<()> {
+    npm_install()?;
+    sh(Command::new("node").args(["--test", "tests/unit/"]))
+}
+
 /// Browser figures for `cargo xtask bench`: the first load's bytes by kind (HTML, JS, CSS,
 /// wasm, the default model; raw and gzip), page-ready time, time to first token, decode
 /// tokens/s per backend with and without tracing, and everything the build ships.

@@ -72,6 +72,24 @@ pub fn serve(listener: TcpListener, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The Content-Security-Policy every response carries: scripts, styles, workers and
+/// fetches only from this origin, images also as data:/blob: URLs, and
+/// `'wasm-unsafe-eval'` because compiling the engine's WebAssembly counts as eval. No
+/// inline script or style is allowed anywhere (the page's CSS is a file; Lit's component
+/// styles are constructed style sheets, which style-src does not govern). The browser tests
+/// serve the page under the same policy, read from the same file.
+pub const CONTENT_SECURITY_POLICY: &str = include_str!("../../www/content-security-policy.txt");
+
+/// The policy as one header value (the file may wrap it over lines).
+pub fn csp_header() -> String {
+    CONTENT_SECURITY_POLICY
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "html" => "text/html; charset=utf-8",
@@ -176,8 +194,9 @@ fn respond(
 ) -> std::io::Result<()> {
     write!(
         out,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-        body.len()
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nContent-Security-Policy: {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+        body.len(),
+        csp_header()
     )?;
     if with_body {
         out.write_all(body)?;
@@ -205,6 +224,15 @@ mod tests {
         assert_eq!(resolve(&dir, "/missing.js"), None);
         assert_eq!(resolve(&dir, "/%zz"), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_policy_is_the_strict_one_on_one_line() {
+        assert_eq!(
+            csp_header(),
+            "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+             img-src 'self' data: blob:; worker-src 'self'"
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `cargo xtask test`: formatting, lints, every Rust test, then the browser tests.
+//! `cargo xtask test`: formatting, lints, every Rust test, the page's unit tests under node, then the
+//! browser tests.
 //!
 //! The GPU tests must run: without a Vulkan adapter they fail (`TPLAY_REQUIRE_GPU=1`),
 //! so a machine without one cannot pass by skipping ~40 tests unnoticed. A machine that
@@ -51,6 +52,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .args(["test", "--workspace"])
         .env("WGPU_BACKEND", "vulkan")
         .env("TPLAY_REQUIRE_GPU", if optional { "0" } else { "1" }))?;
+    crate::build::unit_tests()?;
     crate::build::browser_tests()?;
     if optional {
         eprintln!("{NO_GPU_BANNER}");

@@ -5,7 +5,7 @@
 
 import { LitElement, html, svg, css, nothing } from 'lit';
 import type { AttnSite, AttnTrace, ModelInfo } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 
@@ -244,7 +244,7 @@ export class TpArchitecture extends LitElement {
         return svg`<path class="flow" d=${`M ${W} ${memoryY[0]} C ${W + gap / 2} ${memoryY[0]}, ${W + gap / 2} ${y}, ${W + gap} ${y}`}></path>`;
       });
     }
-    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${`max-width:${(width + 4) * 1.3}px`} role="group" aria-label="architecture of the loaded model; attention blocks are buttons">
+    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${styles(`max-width:${(width + 4) * 1.3}px`)} role="group" aria-label="architecture of the loaded model; attention blocks are buttons">
       ${parts}${memory}
     </svg>`;
   }

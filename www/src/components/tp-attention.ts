@@ -5,7 +5,7 @@
 
 import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, styles } from '../ui/shared';
 import { diverging, fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
 import './tp-qk';
 
@@ -371,7 +371,7 @@ export class TpAttention extends LitElement {
           class="cell ${masked ? 'masked' : ''}"
           role="gridcell"
           tabindex=${i === fi && j === fj ? 0 : -1}
-          style=${masked ? '' : `background:${viridis(p)}`}
+          style=${styles(masked ? '' : `background:${viridis(p)}`)}
           data-i=${i}
           data-j=${j}
           data-prob=${p}
@@ -418,7 +418,7 @@ export class TpAttention extends LitElement {
           data-site=${t.site}
           data-layer=${t.layer}
           data-head=${h}
-          style=${`grid-template-columns: auto repeat(${S}, auto)`}
+          style=${styles(`grid-template-columns: auto repeat(${S}, auto)`)}
         >
           ${cells}
         </div>`;
@@ -442,7 +442,7 @@ export class TpAttention extends LitElement {
         ${masked
           ? html`<strong>masked</strong> — the score is −∞, so softmax gives it weight 0.`
           : html`score <span class="mono">${fmt(fs)}</span> = q·k${this.scaleOn ? ' / √d_k' : ''}${' '}
-              (plus any position bias); probability <span class="mono" style=${`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`}>${fmt(fp)}</span>
+              (plus any position bias); probability <span class="mono" style=${styles(`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`)}>${fmt(fp)}</span>
               = softmax over the row.`}
         <span class="muted small">(${scoreFormula})</span>
       </div>
@@ -466,7 +466,7 @@ export class TpAttention extends LitElement {
         const d = at(t.probs, b, h, i, j) - at(prev.probs, b, h, i, j);
         maxAbs = Math.max(maxAbs, Math.abs(d));
         const label = `query ${i} to key ${j}: probability changed by ${fmt(d)}`;
-        cells.push(html`<div class="cell" role="gridcell" style=${`background:${diverging(d)}`} title=${label} aria-label=${label} data-diff=${d}></div>`);
+        cells.push(html`<div class="cell" role="gridcell" style=${styles(`background:${diverging(d)}`)} title=${label} aria-label=${label} data-diff=${d}></div>`);
       }
     }
     return html`<div class="diff">
@@ -474,9 +474,9 @@ export class TpAttention extends LitElement {
         compare with the previous setting (${this.beforeLabel})</label>
       ${this.showDiff
         ? html`<div class="map-wrap">
-              <div class="grid" role="grid" aria-label="change in attention probability, now minus before" style=${`grid-template-columns: repeat(${S}, auto)`}>${cells}</div>
+              <div class="grid" role="grid" aria-label="change in attention probability, now minus before" style=${styles(`grid-template-columns: repeat(${S}, auto)`)}>${cells}</div>
             </div>
-            <div class="legend"><span style=${`background:${diverging(-1)}`}>&nbsp;−1&nbsp;</span><span style=${`background:${diverging(1)}`}>&nbsp;+1&nbsp;</span>
+            <div class="legend"><span style=${styles(`background:${diverging(-1)}`)}>&nbsp;−1&nbsp;</span><span style=${styles(`background:${diverging(1)}`)}>&nbsp;+1&nbsp;</span>
               <span>probability now − before; largest change ${fmt(maxAbs)}</span></div>`
         : nothing}
     </div>`;
@@ -509,7 +509,7 @@ export class TpAttention extends LitElement {
           </div>`
         : nothing}
       ${traces.length
-        ? html`<div class="thumbs" style=${`grid-template-columns: auto repeat(${H}, auto)`} role="group" aria-label="heads by layer">
+        ? html`<div class="thumbs" style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label="heads by layer">
             ${traces.map(
               (t) => html`<div class="layer-label">layer ${t.layer + 1}</div>
                 ${Array.from({ length: H }, (_, h) => {

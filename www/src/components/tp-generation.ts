@@ -43,6 +43,9 @@ export class TpGeneration extends LitElement {
   static styles = [
     panel,
     css`
+      input.max-tokens {
+        width: 4.5em;
+      }
       .buttons {
         display: flex;
         gap: 6px;
@@ -192,7 +195,7 @@ export class TpGeneration extends LitElement {
             type="number"
             min="1"
             max="200"
-            style="width:4.5em"
+            class="max-tokens"
             .value=${String(this.max)}
             @change=${(e: Event) => {
               const v = Math.round(Number((e.target as HTMLInputElement).value));

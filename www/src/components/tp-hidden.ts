@@ -4,7 +4,7 @@
 
 import { LitElement, html, css, nothing } from 'lit';
 import type { HiddenTrace, ModelInfo } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, styles } from '../ui/shared';
 import { cividis, fmt, showToken } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
 
@@ -87,7 +87,7 @@ export class TpHidden extends LitElement {
               ${Array.from({ length: T }, (_, i) => {
                 const v = t.norms.data[(l * B + b) * T + i];
                 const label = `${name}, position ${i} “${labels[i] ?? ''}”: ‖x‖ = ${fmt(v)}`;
-                return html`<td style=${`background:${cividis(max > 0 ? v / max : 0)}`} title=${label} aria-label=${label} data-norm=${v}></td>`;
+                return html`<td style=${styles(`background:${cividis(max > 0 ? v / max : 0)}`)} title=${label} aria-label=${label} data-norm=${v}></td>`;
               })}
             </tr>`;
           })}

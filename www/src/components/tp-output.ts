@@ -4,7 +4,7 @@
 
 import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo, Sampling } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken, viridis } from '../ui/palette';
 
 export class TpOutput extends LitElement {
@@ -174,8 +174,8 @@ export class TpOutput extends LitElement {
         ${shown.map(
           (id) => html`<div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
             <div class="track" role="cell" aria-label=${`${info.vocab[id]}: ${fmt(p[id])}`}>
-              <div class="fill" style=${`width:${(100 * p[id]) / max}%;background:${viridis(0.25 + 0.6 * (p[id] / max))}`}></div>
-              ${q ? html`<div class="samp" style=${`width:${100 * Math.min(1, q[id] / max)}%`}></div>` : nothing}
+              <div class="fill" style=${styles(`width:${(100 * p[id]) / max}%;background:${viridis(0.25 + 0.6 * (p[id] / max))}`)}></div>
+              ${q ? html`<div class="samp" style=${styles(`width:${100 * Math.min(1, q[id] / max)}%`)}></div>` : nothing}
             </div>
             <div class="num" role="cell" data-token=${id} data-prob=${p[id]}>${fmt(p[id])}</div>
             <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div>`,
@@ -191,7 +191,7 @@ export class TpOutput extends LitElement {
     if (!p) return nothing;
     return html`<div class="bars" role="table" aria-label="class probabilities">
       ${Array.from(p, (x, c) => html`<div class="tok" role="cell">${this.classNames[c] ?? `class ${c}`}</div>
-          <div class="track" role="cell"><div class="fill" style=${`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`}></div></div>
+          <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div>`)}
     </div>`;
   }

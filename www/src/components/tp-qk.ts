@@ -9,7 +9,7 @@
 
 import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnTrace, Dense } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, styles } from '../ui/shared';
 import { diverging, fmt, showToken } from '../ui/palette';
 
 /** Row `n` of head `h` of sequence `b` in a (B, H, N, D) tensor. */
@@ -135,7 +135,7 @@ export class TpQk extends LitElement {
   private strip(name: string, label: string, x: ArrayLike<number>, m: number, cls: string) {
     const cells = [];
     for (let d = 0; d < x.length; d++) {
-      cells.push(html`<span data-d=${d} data-value=${x[d]} title=${`${label}[${d}] = ${fmt(x[d])}`} style=${`background:${diverging(x[d] / m)}`}></span>`);
+      cells.push(html`<span data-d=${d} data-value=${x[d]} title=${`${label}[${d}] = ${fmt(x[d])}`} style=${styles(`background:${diverging(x[d] / m)}`)}></span>`);
     }
     return html`<div class="name">${name}</div>
       <div class="strip ${cls}" role="img" aria-label=${`${label}: ${Array.from(x, (v) => fmt(v)).join(', ')}`}>${cells}</div>

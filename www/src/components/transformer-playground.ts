@@ -122,6 +122,26 @@ export class TransformerPlayground extends LitElement {
     return this.store?.readyAt ?? null;
   }
 
+  /** Times the engine died and was restarted. */
+  get engineRestarts(): number {
+    return this.store?.engineRestarts ?? 0;
+  }
+  /** What the page says about the last engine restart. */
+  get engineNote(): string {
+    return this.store?.engineNote ?? '';
+  }
+  /** Test-only hooks (see PlaygroundStore). */
+  testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {
+    return this.store ? this.store.testOnlyCrashEngine(kind) : Promise.resolve();
+  }
+  testOnlyLoseGpu(): Promise<boolean> {
+    return this.store ? this.store.testOnlyLoseGpu() : Promise.resolve(false);
+  }
+  /** The engine's memory (wasm linear memory, worker JS heap where known). */
+  memoryUse(): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> | null {
+    return this.store?.memoryUse() ?? null;
+  }
+
   static styles = [
     theme,
     panel,
@@ -278,6 +298,12 @@ export class TransformerPlayground extends LitElement {
             <ul>
               ${s.notes.map((n) => html`<li>${n}</li>`)}
             </ul>
+          </div>`
+        : nothing}
+      ${s.engineNote
+        ? html`<div class="notes wide" role="status" data-engine-note>
+            <button @click=${() => s.dismissEngineNote()} aria-label="dismiss">×</button>
+            ${s.engineNote}
           </div>`
         : nothing}
       ${s.error ? html`<div class="error wide" role="alert">${s.error}</div>` : nothing}

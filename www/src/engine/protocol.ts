@@ -275,6 +275,16 @@ export interface Api {
    * NaN, as a broken kernel would return, and report the backend as the page then runs it.
    */
   testOnlyNanGpuParity: { req: Record<string, never>; res: BackendInfo };
+  /**
+   * Test-only: make the engine die on purpose, so the browser tests can prove the page
+   * recovers. 'trap' makes the wasm engine trap; 'throw' makes the worker throw outside
+   * any request. Sent only by the element's `testOnlyCrashEngine` hook.
+   */
+  testOnlyCrash: { req: { kind: 'trap' | 'throw' }; res: null };
+  /** Test-only: destroy the WebGPU device (true when there was one to destroy). */
+  testOnlyLoseGpu: { req: Record<string, never>; res: boolean };
+  /** Memory the engine holds: the wasm linear memory, and the worker's JS heap when known. */
+  memoryUse: { req: Record<string, never>; res: { wasm_bytes: number; js_heap_bytes: number | null } };
 }
 
 export type Op = keyof Api;
@@ -285,9 +295,10 @@ export interface RequestMessage<K extends Op = Op> {
   payload: Api[K]['req'];
 }
 
+/** `fatal`: the engine cannot answer any more requests (it trapped); the worker closes. */
 export type ResponseMessage =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: string };
+  | { id: number; ok: false; error: string; fatal?: boolean };
 
 /** Unsolicited news from the worker. */
 export type EventMessage = { event: 'backend'; info: BackendInfo };

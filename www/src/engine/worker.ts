@@ -18,6 +18,8 @@ import type {
 declare const self: DedicatedWorkerGlobalScope;
 
 let engine: Engine | null = null;
+/** The wasm instance's exports (its linear memory, for `memoryUse`). */
+let wasm: { memory: WebAssembly.Memory } | null = null;
 let backend: BackendInfo = {
   backend: 'cpu',
   reason: 'starting on the CPU',
@@ -28,7 +30,7 @@ let backend: BackendInfo = {
 
 async function ready(): Promise<Engine> {
   if (!engine) {
-    await init();
+    wasm = await init();
     engine = new Engine();
   }
   return engine;
@@ -219,6 +221,21 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       const { warmup, last_step, points } = payload as Api['noam']['req'];
       return eng.noam(warmup, last_step, points) as Api[K]['res'];
     }
+    case 'testOnlyLoseGpu':
+      return eng.test_only_lose_gpu() as Api[K]['res'];
+    case 'memoryUse': {
+      // Chromium's non-standard performance.memory, where the worker has it.
+      const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;
+      return { wasm_bytes: wasm?.memory.buffer.byteLength ?? 0, js_heap_bytes: heap?.usedJSHeapSize ?? null } as Api[K]['res'];
+    }
+    case 'testOnlyCrash': {
+      // Test-only (see Api.testOnlyCrash): die the two ways an engine can.
+      if ((payload as Api['testOnlyCrash']['req']).kind === 'trap') eng.test_only_trap();
+      setTimeout(() => {
+        throw new Error('test-only: the worker threw outside any request');
+      });
+      return null as Api[K]['res'];
+    }
     default:
       throw new Error(`unknown request '${String(op)}'`);
   }
@@ -236,8 +253,12 @@ self.onmessage = (ev: MessageEvent<RequestMessage>) => {
       msg = { id, ok: true, result };
       self.postMessage(msg, transferables(result));
     } catch (e) {
-      msg = { id, ok: false, error: describeError(e) };
+      // A trap (a Rust panic, out of memory) leaves the wasm instance unusable: say so
+      // and close, and the page starts a fresh worker.
+      const fatal = e instanceof WebAssembly.RuntimeError;
+      msg = { id, ok: false, error: describeError(e), fatal };
       self.postMessage(msg);
+      if (fatal) self.close();
     }
   });
 };

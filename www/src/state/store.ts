@@ -118,6 +118,10 @@ export class PlaygroundStore {
   readyAt: number | null = null;
   /** The generation loop and what it has produced. */
   readonly gen: GenerationRunner;
+  /** Times the engine died and was restarted. */
+  engineRestarts = 0;
+  /** What the page says about the last restart ('' when there was none). */
+  engineNote = '';
 
   /** Heads the cost panel counts with (null: the model's own). */
   private heads: number | null = null;
@@ -127,6 +131,7 @@ export class PlaygroundStore {
   private fwdVersion = 0;
   private textTimer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  private crashTimes: number[] = [];
   private t0 = 0;
 
   constructor(private host: StoreHost) {
@@ -145,13 +150,7 @@ export class PlaygroundStore {
   /** Load the manifest and the model, run the first forward pass, start generating. */
   async start(): Promise<void> {
     this.t0 = performance.now();
-    this.client = this.host.engine();
-    this.client.onEvent((e) => {
-      if (e.event === 'backend') {
-        this.backendInfo = e.info;
-        this.host.changed();
-      }
-    });
+    this.connect();
     const resp = await fetch(new URL('manifest.json', this.host.modelsBase));
     if (!resp.ok) throw new Error(`cannot load the model list (HTTP ${resp.status})`);
     this.manifest = validManifest(await resp.json());
@@ -180,6 +179,86 @@ export class PlaygroundStore {
     await this.refresh();
     this.writeHash();
     this.host.changed();
+  }
+
+  /** A fresh engine, wired to this store. */
+  private connect(): void {
+    const c = this.host.engine();
+    c.onEvent((e) => {
+      if (e.event === 'backend') {
+        this.backendInfo = e.info;
+        this.host.changed();
+      }
+    });
+    c.onCrash((why) => void this.recover(why));
+    this.client = c;
+  }
+
+  /**
+   * The engine died (a trap, a dead worker): start a new one, load the same model, apply
+   * the same settings, say what happened and carry on where the page was (generation runs
+   * again with the same request and seed, so the same tokens come back). Gives up after a
+   * few deaths within a minute.
+   */
+  private async recover(why: string): Promise<void> {
+    if (this.stopped) return;
+    const now = performance.now();
+    this.crashTimes = [...this.crashTimes.filter((t) => now - t < 60_000), now];
+    const wasPlaying = this.gen.playing;
+    const had = this.gen.generated.length;
+    this.gen.reset();
+    this.fwdVersion++;
+    if (this.crashTimes.length > 3) {
+      this.engineNote = '';
+      this.fail(new Error(`The engine stopped ${this.crashTimes.length} times within a minute (last: ${why}); reload the page to try again.`));
+      return;
+    }
+    this.engineRestarts++;
+    this.engineNote = `The engine stopped (${why}) and was restarted; the model and your settings were loaded again.`;
+    console.warn('playground:', this.engineNote);
+    this.host.changed();
+    try {
+      this.connect();
+      await this.loadModel(this.st.model, false);
+      this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
+      await this.retokenize();
+      await this.refresh();
+      this.error = '';
+      this.host.changed();
+      if (this.canGenerate() && (wasPlaying || had > 0)) {
+        await this.gen.start(wasPlaying);
+        while (!wasPlaying && this.gen.generated.length < had && !this.gen.done) await this.gen.stepOne();
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  dismissEngineNote(): void {
+    this.engineNote = '';
+    this.host.changed();
+  }
+
+  /**
+   * Test-only hook: make the engine die on purpose ('trap': the wasm engine traps;
+   * 'throw': its worker throws outside any request), to prove the page recovers.
+   */
+  async testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {
+    try {
+      await this.engine.call('testOnlyCrash', { kind });
+    } catch {
+      // The trap answers with the engine's death; recovery is already under way.
+    }
+  }
+
+  /** Test-only hook: destroy the WebGPU device under the running engine. */
+  testOnlyLoseGpu(): Promise<boolean> {
+    return this.engine.call('testOnlyLoseGpu', {});
+  }
+
+  /** The engine's memory: wasm linear memory and (where the browser says) its JS heap. */
+  memoryUse(): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> {
+    return this.engine.call('memoryUse', {});
   }
 
   /** The first forward pass is on screen: note when. */

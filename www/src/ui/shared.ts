@@ -1,6 +1,7 @@
 // Styles and small helpers shared by the components.
 
-import { css } from 'lit';
+import { css, noChange } from 'lit';
+import { Directive, directive, PartType, type AttributePart, type PartInfo } from 'lit/directive.js';
 
 /** Fire a bubbling, composed event so the playground hears it through shadow roots. */
 export function emit<T>(from: EventTarget, name: string, detail: T): void {
@@ -155,3 +156,38 @@ export const panel = css`
     }
   }
 `;
+
+/**
+ * Inline styles through the CSSOM (`element.style.setProperty`), never a `style`
+ * attribute: the page runs under a Content-Security-Policy without 'unsafe-inline', which
+ * refuses style attributes (even set from script) but not CSSOM writes. Lit's own
+ * `styleMap` writes the attribute on its first render, so this directive replaces it.
+ * Use as `style=${styles(`background: ${c}; width: ${w}px`)}` (kebab-case properties).
+ */
+class CssomStyles extends Directive {
+  private previous = new Set<string>();
+
+  constructor(info: PartInfo) {
+    super(info);
+    if (info.type !== PartType.ATTRIBUTE || info.name !== 'style') throw new Error('styles() belongs in a style attribute');
+  }
+
+  render(_text: string) {
+    return noChange;
+  }
+
+  update(part: AttributePart, [text]: [string]) {
+    const style = (part.element as HTMLElement).style;
+    const next = new Map<string, string>();
+    for (const decl of text.split(';')) {
+      const i = decl.indexOf(':');
+      if (i > 0) next.set(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+    }
+    for (const p of this.previous) if (!next.has(p)) style.removeProperty(p);
+    for (const [p, v] of next) style.setProperty(p, v);
+    this.previous = new Set(next.keys());
+    return noChange;
+  }
+}
+
+export const styles = directive(CssomStyles);

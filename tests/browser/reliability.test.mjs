@@ -1,0 +1,256 @@
+// The page under hostile conditions, in real headless Chromium, served under the strict
+// Content-Security-Policy (www/content-security-policy.txt) with a report-uri:
+// - not one CSP violation in the page or the embed (and a control proving the policy bites);
+// - an engine that traps, or a worker that dies, is restarted with the same model and
+//   settings, the page says so, and generation carries on to the same tokens;
+// - script-injection payloads in the link, the input, a tokenizer's tokens and the model
+//   list are shown as text, never run, and the page says what it ignored;
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CSP, dist, launch, open, serve, shot } from './harness.mjs';
+
+/** Collect securitypolicyviolation events from the first script of every document on. */
+function recordViolations() {
+  window.__csp = [];
+  document.addEventListener('securitypolicyviolation', (e) =>
+    window.__csp.push(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`),
+  );
+}
+
+const PWN = 'window.__pwned=(window.__pwned||0)+1';
+/** Markup that would run or draw if any of it reached the DOM as HTML. */
+const PAYLOADS = [
+  `<img data-pwn src=x onerror="${PWN}">`,
+  `<script data-pwn>${PWN}</script>`,
+  `<svg data-pwn onload="${PWN}"></svg>`,
+  `"><iframe data-pwn srcdoc="<script>parent.${PWN}</script>">`,
+];
+
+const el = (page, f, arg) => page.evaluate(f, arg);
+
+/** Every transformer-playground on the page has drawn its first forward pass. */
+async function allReady(page) {
+  await page.waitForFunction(() => customElements.get('transformer-playground') !== undefined);
+  await page.evaluate(() => Promise.all([...document.querySelectorAll('transformer-playground')].map((e) => e.ready)));
+}
+
+/** Wait until generation has stopped (done) with at least one token. */
+async function waitDone(page, timeout = 90000) {
+  await page.waitForFunction(
+    () => {
+      const e = document.querySelector('transformer-playground');
+      return (e.done && e.generated.length > 0) || e.error;
+    },
+    null,
+    { timeout },
+  );
+  return el(page, () => {
+    const e = document.querySelector('transformer-playground');
+    return { ids: [...e.generated], error: e.error };
+  });
+}
+
+/** The text inside a component's shadow root (innerText of a host skips its shadow tree). */
+const shadowText = (page, tag) =>
+  page.evaluate((tag) => document.querySelector('transformer-playground').shadowRoot.querySelector(tag)?.shadowRoot?.textContent ?? '', tag);
+
+async function noPwn(page) {
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'an injected script ran');
+  // Playwright's CSS engine pierces open shadow roots: no payload element exists anywhere.
+  assert.equal(await page.locator('[data-pwn]').count(), 0, 'payload markup reached the DOM');
+}
+
+let server;
+let browser;
+before(async () => {
+  server = await serve(dist, { csp: true });
+  browser = await launch({ webgpu: true });
+  await browser.context.addInitScript(recordViolations);
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** No violation reported to the server or seen by the page; resets both lists. */
+async function assertNoViolations(page) {
+  await page.waitForTimeout(300); // reports are POSTed asynchronously
+  const seen = await page.evaluate(() => window.__csp);
+  assert.deepEqual(server.cspReports, [], 'CSP violation reports');
+  assert.deepEqual(seen, [], 'securitypolicyviolation events');
+  server.cspReports.length = 0;
+}
+
+describe('strict Content-Security-Policy', () => {
+  test('page_and_embed_run_under_the_strict_policy_without_a_single_violation', async () => {
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    const resp = await page.goto(`${server.url}#speed=0&max=8`);
+    assert.equal(resp.headers()['content-security-policy'], `${CSP}; report-uri /csp-report`);
+    assert.match(CSP, /^default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; worker-src 'self'$/);
+    await allReady(page);
+    await waitDone(page);
+    // Touch the views that draw with inline styles (heatmaps, bars) and the diagram.
+    await page.locator('tp-attention [role="gridcell"]').first().focus();
+    await page.locator('tp-controls input[type="checkbox"]').first().click();
+    await page.waitForTimeout(500);
+    await shot(page, 'csp-page');
+    await assertNoViolations(page);
+    assert.deepEqual(errors.filter((e) => /Content.Security.Policy|Refused to/i.test(e)), []);
+    await page.close();
+
+    const embed = await browser.context.newPage();
+    embed.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await embed.goto(`${server.url}embed.html`);
+    await allReady(embed);
+    await embed.waitForTimeout(1500);
+    await shot(embed, 'csp-embed');
+    await assertNoViolations(embed);
+    assert.deepEqual(errors.filter((e) => /Content.Security.Policy|Refused to/i.test(e)), []);
+    await embed.close();
+  });
+
+  test('the_policy_bites_an_inline_script_and_a_style_attribute_are_refused_and_reported', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}#play=0`);
+    await allReady(page);
+    await page.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__inline = 1';
+      document.head.append(s);
+      document.body.setAttribute('style', 'outline: 3px solid red');
+    });
+    await page.waitForFunction(() => window.__csp.length >= 2);
+    assert.equal(await page.evaluate(() => window.__inline), undefined);
+    const seen = await page.evaluate(() => window.__csp.join('\n'));
+    assert.match(seen, /script-src/);
+    assert.match(seen, /style-src/);
+    for (let i = 0; i < 50 && server.cspReports.length < 2; i++) await page.waitForTimeout(100);
+    assert.ok(server.cspReports.length >= 2, `reports reached the server: ${server.cspReports.length}`);
+    server.cspReports.length = 0;
+    await page.close();
+  });
+});
+
+describe('the page survives its engine', () => {
+  const HASH = 'backend=cpu&strategy=sample&seed=11&temp=0.9&max=24&speed=60';
+
+  for (const kind of ['trap', 'throw']) {
+    test(`an_engine_that_dies_by_${kind}_mid_generation_is_restarted_and_generation_ends_with_the_same_tokens`, async () => {
+      // The reference: the same settings, no crash.
+      const ref = await open(browser.context, server.url, HASH);
+      const want = await waitDone(ref.page);
+      assert.equal(want.error, '');
+      await ref.page.close();
+
+      const { page, errors } = await open(browser.context, server.url, HASH);
+      await page.waitForFunction(() => document.querySelector('transformer-playground').generated.length >= 5);
+      const before = await el(page, () => {
+        const e = document.querySelector('transformer-playground');
+        return { st: e.st, params: e.info.params };
+      });
+      await el(page, (kind) => document.querySelector('transformer-playground').testOnlyCrashEngine(kind), kind);
+      await page.waitForFunction(() => document.querySelector('transformer-playground').engineRestarts === 1);
+      const got = await waitDone(page);
+      const after = await el(page, () => {
+        const e = document.querySelector('transformer-playground');
+        return { st: e.st, params: e.info.params, note: e.engineNote, forward: e.lastForward !== null, hash: location.hash };
+      });
+      assert.equal(got.error, '', 'the page shows an error after recovering');
+      assert.deepEqual(got.ids, want.ids, 'generation carried on to the tokens of an undisturbed run');
+      assert.deepEqual(after.st, before.st, 'settings survived the restart');
+      assert.equal(after.params, before.params, 'the same model was loaded again');
+      assert.ok(after.forward, 'the views have a forward pass again');
+      const note = await page.locator('[data-engine-note]').innerText();
+      assert.match(note, /engine stopped .*restarted/i);
+      assert.match(note, kind === 'trap' ? /crashed \(.*unreachable/i : /worker stopped with an error/i);
+      await shot(page, `engine-restarted-${kind}`);
+      await assertNoViolations(page);
+      assert.deepEqual(errors.filter((e) => !/test-only/.test(e)), []);
+      await page.close();
+    });
+  }
+});
+
+describe('hostile text is text', () => {
+  test('script_payloads_in_the_link_are_shown_as_text_never_run_and_named_in_the_notes', async () => {
+    const hash = new URLSearchParams({
+      text: PAYLOADS[0].slice(0, 60),
+      batch: `${PAYLOADS[1]}\n${PAYLOADS[2]}`,
+      model: `${PAYLOADS[0]}.safetensors`,
+      [PAYLOADS[3]]: '1',
+      seed: PAYLOADS[1],
+      play: '0',
+    }).toString();
+    const { page, errors } = await open(browser.context, server.url, hash);
+    await noPwn(page);
+    const notes = await page.locator('[data-notes]').innerText();
+    assert.match(notes, /Ignored model=/);
+    assert.match(notes, /Ignored seed=/);
+    assert.match(notes, /Ignored unknown setting "">\<iframe data-pwn/);
+    // The payload text became tokens: characters the vocabulary lacks are named as <unk>.
+    const input = (await shadowText(page, 'tp-input')).replace(/\s+/g, ' ');
+    assert.match(input, /not in the vocabulary and became <unk>/);
+    const boxes = await page.locator('tp-input textarea').evaluateAll((ts) => ts.map((t) => t.value));
+    assert.ok(boxes.includes(`${PAYLOADS[1]}\n${PAYLOADS[2]}`), `the batch payload is the batch box's text: ${JSON.stringify(boxes)}`);
+    assert.match(input, /“<” at 0/);
+    await shot(page, 'hostile-link');
+    await assertNoViolations(page);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('typed_payloads_and_a_tokenizer_made_of_payloads_are_drawn_as_text', async () => {
+    // A real shipped model whose vocabulary has markup in place of four of its tokens.
+    const manifest = JSON.parse(readFileSync(join(dist, 'models/manifest.json'), 'utf8'));
+    const file = manifest[0].file;
+    const bytes = readFileSync(join(dist, 'models', file));
+    const n = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+    const tok = JSON.parse(header.__metadata__.tokenizer);
+    const swapped = tok.tokens.length - 4;
+    tok.tokens.splice(swapped, 4, ...PAYLOADS);
+    header.__metadata__.tokenizer = JSON.stringify(tok);
+    const json = Buffer.from(JSON.stringify(header), 'utf8');
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(json.length));
+    const hostile = Buffer.concat([len, json, bytes.subarray(8 + n)]);
+    // And a model list whose titles are markup (a file name that is markup is dropped).
+    const list = manifest.map((m, i) => (i === 0 ? { ...m, title: PAYLOADS[2], description: PAYLOADS[0] } : m));
+    list.push({ ...manifest[0], file: `${PAYLOADS[1]}.safetensors`, title: 'bad file name' });
+
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('dialog', (d) => {
+      errors.push(`dialog: ${d.message()}`);
+      void d.dismiss();
+    });
+    await page.route(`**/models/${file}`, (r) => r.fulfill({ body: hostile, contentType: 'application/octet-stream' }));
+    await page.route('**/models/manifest.json', (r) => r.fulfill({ body: JSON.stringify(list), contentType: 'application/json' }));
+    await page.goto(`${server.url}#speed=0&max=40&strategy=sample&seed=3&temp=5`);
+    await allReady(page);
+    const vocab = await el(page, () => document.querySelector('transformer-playground').info.vocab);
+    assert.deepEqual(vocab.slice(swapped), PAYLOADS);
+    // The whole-vocabulary distribution names every token: the payloads appear as text.
+    await page.locator('tp-output button', { hasText: 'Show all' }).click();
+    const output = await shadowText(page, 'tp-output');
+    for (const p of PAYLOADS) assert.ok(output.includes(p), `token ${p} is not shown as text`);
+    const controls = await shadowText(page, 'tp-controls');
+    assert.ok(controls.includes(PAYLOADS[2]), 'the markup title is shown as text');
+    assert.ok(!controls.includes('bad file name'), 'an entry whose file name is markup is dropped');
+    // Typed text: markup in the prompt.
+    await page.locator('tp-input textarea').first().fill(PAYLOADS.join(' '));
+    await page.waitForFunction(() => document.querySelector('transformer-playground').st.text.includes('data-pwn'));
+    await page.waitForTimeout(800);
+    await noPwn(page);
+    await shot(page, 'hostile-tokens');
+    await assertNoViolations(page);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

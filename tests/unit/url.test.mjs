@@ -1,0 +1,160 @@
+// Property tests of the URL-hash settings parser (www/src/state/url.ts) with fast-check:
+// a link is untrusted text, so any string must parse without throwing; every valid state
+// survives format → parse unchanged; and a hostile value is never applied, only reported.
+// url.ts is TypeScript: Vite's own transform (oxc) strips its types for node.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(join(root, 'www/package.json'));
+const fc = require('fast-check');
+const { transformWithOxc } = await import(require.resolve('vite'));
+
+const source = join(root, 'www/src/state/url.ts');
+const { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { lang: 'ts' });
+const url = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+const { DEFAULTS, MAX_TEXT, parseHash, formatHash } = url;
+
+const RUNS = Number(process.env.TPLAY_PROPERTY_RUNS ?? 3000);
+const KEYS = Object.keys(DEFAULTS);
+const SITES = ['encoder_self', 'decoder_self', 'cross'];
+
+/** Text a person can type: any Unicode scalar values (no lone surrogates). */
+const text = (max) => fc.string({ unit: 'binary', maxLength: max });
+const int = (min, max) => fc.integer({ min, max });
+const real = (min, max) => fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+
+/** Every valid setting, field by field (what url.ts's table says it accepts). */
+const VALID = {
+  model: fc.stringMatching(/^[A-Za-z0-9_.-]{1,60}\.safetensors$/),
+  text: text(MAX_TEXT),
+  // A batch of one empty line is the empty batch (both format to ''): left out.
+  batch: fc.array(text(MAX_TEXT).map((s) => s.replace(/\n/g, ' ')), { maxLength: 4 }).filter((b) => !(b.length === 1 && b[0] === '')),
+  causal: fc.constantFrom(null, true, false),
+  pad: fc.boolean(),
+  scale: fc.boolean(),
+  ablate: fc.array(fc.record({ site: fc.constantFrom(...SITES), layer: int(0, 99), head: int(0, 99) }, { noNullPrototype: true }), { maxLength: 64 }),
+  backend: fc.constantFrom('webgpu', 'cpu'),
+  seed: int(0, 4294967295),
+  strategy: fc.constantFrom('greedy', 'sample', 'beam'),
+  temp: real(0.05, 5),
+  topk: int(0, 10000),
+  topp: real(0.01, 1),
+  beam: int(1, 8),
+  speed: int(0, 2000),
+  max: int(1, 200),
+  play: fc.boolean(),
+  site: fc.constantFrom(null, ...SITES),
+  layer: int(0, 63),
+  head: int(0, 63),
+  theme: fc.constantFrom('auto', 'light', 'dark'),
+};
+const validState = fc.record(VALID, { noNullPrototype: true });
+
+test('every_setting_of_the_table_has_a_generator_here', () => {
+  assert.deepEqual(Object.keys(VALID).sort(), KEYS.slice().sort());
+});
+
+/** What an attacker puts in a link. */
+const HOSTILE = [
+  '<script>window.__pwned=1</script>',
+  '"><img src=x onerror="window.__pwned=1">',
+  'javascript:window.__pwned=1',
+  '${window.__pwned=1}',
+  '{{constructor.constructor("window.__pwned=1")()}}',
+  '__proto__',
+  'NaN',
+  'Infinity',
+  '-1',
+  '1e309',
+  '0x10',
+  '9'.repeat(400),
+  '\u0000\u001b[31m\u202e',
+  '\ud800',
+  'a'.repeat(MAX_TEXT + 1),
+];
+
+test('any_string_parses_without_throwing_and_notes_stay_short_plain_sentences', () => {
+  const hash = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 400 }),
+    fc.string({ unit: 'grapheme', maxLength: 400 }),
+    // Lone surrogates and other broken UTF-16, as a hand-edited link can hold.
+    fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 200 }),
+    fc.array(fc.tuple(fc.oneof(fc.constantFrom(...KEYS, '__proto__', 'constructor'), fc.string()), fc.oneof(fc.constantFrom(...HOSTILE), fc.string())), { maxLength: 30 }).map(
+      // Raw, not encoded: a hand-made link need not be well-formed.
+      (kv) => kv.map(([k, v]) => `${k}=${v}`).join('&'),
+    ),
+  );
+  fc.assert(
+    fc.property(fc.boolean(), hash, (withMark, h) => {
+      const { state, notes } = parseHash(withMark ? `#${h}` : h);
+      assert.equal(typeof state, 'object');
+      assert.deepEqual(Object.keys(state).sort(), KEYS.slice().sort());
+      assert.ok(notes.length <= 12);
+      for (const n of notes) {
+        assert.equal(typeof n, 'string');
+        assert.ok(n.length < 300, `note too long: ${n.length}`);
+        // eslint-disable-next-line no-control-regex
+        assert.ok(!/[\u0000-\u001f\u007f]/.test(n), `control characters in ${JSON.stringify(n)}`);
+      }
+      // Nothing from the link reaches shared prototypes.
+      assert.equal({}.pwned, undefined);
+      assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'model'), false);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('every_valid_state_survives_format_then_parse_unchanged_and_without_notes', () => {
+  fc.assert(
+    fc.property(validState, (st) => {
+      const h = formatHash(st);
+      const { state, notes } = parseHash(`#${h}`);
+      assert.deepEqual(notes, [], `hash ${h}`);
+      assert.deepEqual(state, st);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('a_hostile_value_for_any_setting_is_ignored_and_named_in_a_note', () => {
+  fc.assert(
+    fc.property(fc.constantFrom(...KEYS.filter((k) => k !== 'text' && k !== 'batch')), fc.constantFrom(...HOSTILE), (key, value) => {
+      const { state, notes } = parseHash(`#${new URLSearchParams({ [key]: value })}`);
+      assert.deepEqual(state, DEFAULTS, `${key}=${value} was applied`);
+      assert.equal(notes.length, 1);
+      assert.ok(notes[0].startsWith(`Ignored ${key}=`), notes[0]);
+    }),
+    { numRuns: RUNS },
+  );
+  // Free text is text: markup in it is kept as characters (the page renders it as text),
+  // and only its length is judged.
+  for (const v of HOSTILE) {
+    const { state, notes } = parseHash(`#${new URLSearchParams({ text: v })}`);
+    if (v.length <= MAX_TEXT) {
+      assert.deepEqual(notes, []);
+      assert.equal(state.text, v.replace('\ud800', '\ufffd'));
+    } else {
+      assert.equal(state.text, DEFAULTS.text);
+      assert.match(notes[0], /^Ignored text=/);
+    }
+  }
+});
+
+test('unknown_and_repeated_keys_are_ignored_with_a_note_each', () => {
+  fc.assert(
+    fc.property(fc.string({ minLength: 1, maxLength: 30 }).filter((k) => !KEYS.includes(k)), fc.string(), (key, value) => {
+      const { state, notes } = parseHash(`#${new URLSearchParams([[key, value], ['seed', '5'], ['seed', '6']])}`);
+      assert.equal(state.seed, 5);
+      assert.equal(notes.length, 2, JSON.stringify(notes));
+      assert.match(notes[0], /^Ignored unknown setting /);
+      assert.match(notes[1], /^Ignored a repeated setting "seed"/);
+    }),
+    { numRuns: RUNS },
+  );
+});
