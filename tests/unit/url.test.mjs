@@ -53,6 +53,7 @@ const VALID = {
   layer: int(0, 63),
   head: int(0, 63),
   theme: fc.constantFrom('auto', 'light', 'dark'),
+  views: fc.array(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 32 }),
 };
 const validState = fc.record(VALID, { noNullPrototype: true });
 
