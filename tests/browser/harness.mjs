@@ -76,8 +76,12 @@ export function serve(dir = dist, { csp = false } = {}) {
   });
 }
 
-/** Headless Chromium; `webgpu` adds --enable-unsafe-webgpu (a SwiftShader adapter). */
-export async function launch({ webgpu = false } = {}) {
+/**
+ * Headless Chromium; `webgpu` adds --enable-unsafe-webgpu (a SwiftShader adapter).
+ * `serviceWorkers: 'block'` keeps the page's offline worker out, so `page.route` sees every
+ * request (a test that swaps a model or the manifest needs that).
+ */
+export async function launch({ webgpu = false, serviceWorkers = 'allow' } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tplay-chromium-'));
   const args = [
     '--no-sandbox',
@@ -94,6 +98,7 @@ export async function launch({ webgpu = false } = {}) {
     headless: true,
     args,
     viewport: { width: 1280, height: 900 },
+    serviceWorkers,
   });
   return {
     context,

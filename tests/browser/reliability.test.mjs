@@ -223,7 +223,10 @@ describe('hostile text is text', () => {
     const list = manifest.map((m, i) => (i === 0 ? { ...m, title: PAYLOADS[2], description: PAYLOADS[0] } : m));
     list.push({ ...manifest[0], file: `${PAYLOADS[1]}.safetensors`, title: 'bad file name' });
 
-    const page = await browser.context.newPage();
+    // Without the offline worker, so the swapped files are what the page fetches.
+    const direct = await launch({ serviceWorkers: 'block' });
+    await direct.context.addInitScript(recordViolations);
+    const page = await direct.context.newPage();
     const errors = [];
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('dialog', (d) => {
@@ -251,6 +254,6 @@ describe('hostile text is text', () => {
     await shot(page, 'hostile-tokens');
     await assertNoViolations(page);
     assert.deepEqual(errors, []);
-    await page.close();
+    await direct.close();
   });
 });
