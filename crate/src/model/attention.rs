@@ -26,6 +26,7 @@ use crate::config::Score;
 use crate::model::AttentionParams;
 
 use super::ffn::linear_forward;
+use super::mask::is_masked;
 use super::position::{alibi_bias, relative_index, rope_forward};
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
@@ -49,7 +50,8 @@ pub struct AttnSpec<'a> {
     pub score: Score,
     /// The run-time √D switch: divide `scaled_dot` scores by √D (no effect on the others).
     pub scale: bool,
-    /// Mask key j for query i when j > q_offset + i.
+    /// Mask key j for query i when j > q_offset + i (`mask::attention_mask` decides it per
+    /// site; `mask::is_masked` applies it).
     pub causal: bool,
     /// Absolute position of query row 0 (key row j is at position j).
     pub q_offset: usize,
@@ -133,8 +135,7 @@ pub fn attention_forward(
             let row = (h * t + i) * s..(h * t + i + 1) * s;
             let srow = &mut scores[row.clone()]; // (S)
             for (j, sc) in srow.iter_mut().enumerate() {
-                let masked = (spec.causal && j > q_pos) || key_pad.is_some_and(|p| p[j]);
-                if masked {
+                if is_masked(spec.causal, q_pos, j, key_pad.is_some_and(|p| p[j])) {
                     *sc = f32::NEG_INFINITY;
                     continue;
                 }

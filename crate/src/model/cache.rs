@@ -16,8 +16,10 @@ use super::attention::{attention_forward, qkv_slices, AttnCache};
 use super::ffn::linear_forward;
 use super::forward::{
     attn_spec, embed_tokens, AttnSite, AttnTrace, Batch, ForwardOptions, HiddenTrace, Mode,
-    SublayerKind, SublayerRecord, Trace,
+    SublayerKind, Trace,
 };
+use super::mask::attention_mask;
+use super::plan::{layer_plan, NormKind};
 use super::position::{alibi_slopes, rope_forward};
 use super::{AttentionParams, Model};
 use crate::config::{Arch, ModelConfig, PosEncoding};
@@ -198,21 +200,20 @@ impl Model {
             row.push(tok);
         }
         let pad_id = self.tokenizer.spec.pad;
-        // Per sequence (len + 1) and (S): which keys are padding, when the mask is on.
-        let key_pad: Option<Vec<Vec<bool>>> = opts.padding_mask.then(|| {
-            cache
-                .tokens
-                .iter()
-                .map(|r| r.iter().map(|&x| x == pad_id).collect())
-                .collect()
-        });
-        let src_pad: Option<Vec<Vec<bool>>> = opts.padding_mask.then(|| {
-            cache
-                .src_tokens
-                .iter()
-                .map(|r| r.iter().map(|&x| x == pad_id).collect())
-                .collect()
-        });
+        // The masks of the decoder's self-attention and of cross-attention; per sequence
+        // (len + 1) and (S): which keys are padding, when the mask is on.
+        let self_mask = attention_mask(&self.config, AttnSite::DecoderSelf, opts);
+        let cross_mask = attention_mask(&self.config, AttnSite::Cross, opts);
+        let key_pad: Option<Vec<Vec<bool>>> = cache
+            .tokens
+            .iter()
+            .map(|r| self_mask.key_padding(r, pad_id))
+            .collect();
+        let src_pad: Option<Vec<Vec<bool>>> = cache
+            .src_tokens
+            .iter()
+            .map(|r| cross_mask.key_padding(r, pad_id))
+            .collect();
 
         let mut run = super::forward::Run::new(self, opts, false);
         let mut x = vec![0.0f32; b * c]; // (B, 1, C)
@@ -226,69 +227,66 @@ impl Model {
         }
         let mut attention = vec![];
         let slopes = alibi_slopes(h);
+        let plan = layer_plan(cfg);
+        let sp = plan
+            .stack(AttnSite::DecoderSelf)
+            .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
         for (li, layer) in decoder.layers.iter().enumerate() {
-            let norm = |k: usize| {
-                layer
-                    .norms
-                    .get(k)
-                    .map(|p| (p, format!("decoder.layers.{li}.norm{}", k + 1)))
-            };
             let kv = &mut cache.layers[li];
-            run.sublayer(
-                &mut x,
-                SublayerKind::SelfAttention,
-                norm(0),
-                &mut |run, inp, _| {
-                    let ablate = ablated(run.opts, AttnSite::DecoderSelf, li, h);
-                    let spec = attn_spec(
-                        &run.model.config,
-                        &layer.self_attn,
-                        AttnSite::DecoderSelf,
-                        true,
-                        run.opts.scale,
-                        pos,
-                        &slopes,
-                        &ablate,
-                    );
-                    let (q, k_new, v_new) = project_row(&layer.self_attn, inp, b, c);
-                    let (mut q, mut k_new) = (q, k_new);
-                    if spec.rope {
-                        rope_forward(&mut q, pos, b, 1, h, c / h);
-                        rope_forward(&mut k_new, pos, b, 1, h, c / h);
+            for sub in &sp.sublayers {
+                let norm = sub.norm.as_ref().map(|n| {
+                    (
+                        &layer.norms[n.slot],
+                        format!("decoder.layers.{li}.{}", n.name),
+                    )
+                });
+                run.sublayer(&mut x, sub, norm, &mut |run, inp, rec| match sub.kind {
+                    SublayerKind::SelfAttention => {
+                        let ablate = run.opts.ablated_heads(AttnSite::DecoderSelf, li, h);
+                        let spec = attn_spec(
+                            &run.model.config,
+                            &layer.self_attn,
+                            AttnSite::DecoderSelf,
+                            self_mask.causal,
+                            run.opts.scale,
+                            pos,
+                            &slopes,
+                            &ablate,
+                        );
+                        let (mut q, mut k_new, v_new) = project_row(&layer.self_attn, inp, b, c);
+                        if spec.rope {
+                            rope_forward(&mut q, pos, b, 1, h, c / h);
+                            rope_forward(&mut k_new, pos, b, 1, h, c / h);
+                        }
+                        for seq in 0..b {
+                            kv.k[seq].extend_from_slice(&k_new[seq * c..(seq + 1) * c]);
+                            kv.v[seq].extend_from_slice(&v_new[seq * c..(seq + 1) * c]);
+                        }
+                        let (out, tr) = attend(
+                            &layer.self_attn,
+                            &q,
+                            &kv.k,
+                            &kv.v,
+                            key_pad.as_deref(),
+                            &spec,
+                            AttnSite::DecoderSelf,
+                            li,
+                            b,
+                            c,
+                        );
+                        attention.push(tr);
+                        Ok(out)
                     }
-                    for seq in 0..b {
-                        kv.k[seq].extend_from_slice(&k_new[seq * c..(seq + 1) * c]);
-                        kv.v[seq].extend_from_slice(&v_new[seq * c..(seq + 1) * c]);
-                    }
-                    let (out, tr) = attend(
-                        &layer.self_attn,
-                        &q,
-                        &kv.k,
-                        &kv.v,
-                        key_pad.as_deref(),
-                        &spec,
-                        AttnSite::DecoderSelf,
-                        li,
-                        b,
-                        c,
-                    );
-                    attention.push(tr);
-                    Ok(out)
-                },
-            )?;
-            let mut ffn_norm = 1;
-            if let Some(cross) = &layer.cross_attn {
-                run.sublayer(
-                    &mut x,
-                    SublayerKind::CrossAttention,
-                    norm(1),
-                    &mut |run, inp, _| {
-                        let ablate = ablated(run.opts, AttnSite::Cross, li, h);
+                    SublayerKind::CrossAttention => {
+                        let cross = layer.cross_attn.as_ref().ok_or_else(|| {
+                            Error::Input("cross-attention without its parameters".into())
+                        })?;
+                        let ablate = run.opts.ablated_heads(AttnSite::Cross, li, h);
                         let spec = attn_spec(
                             &run.model.config,
                             cross,
                             AttnSite::Cross,
-                            false,
+                            cross_mask.causal,
                             run.opts.scale,
                             pos,
                             &slopes,
@@ -311,16 +309,10 @@ impl Model {
                         );
                         attention.push(tr);
                         Ok(out)
-                    },
-                )?;
-                ffn_norm = 2;
+                    }
+                    SublayerKind::Ffn => run.ffn(inp, layer, rec),
+                })?;
             }
-            run.sublayer(
-                &mut x,
-                SublayerKind::Ffn,
-                norm(ffn_norm),
-                &mut |run, inp, rec: &mut SublayerRecord| run.ffn(inp, layer, rec),
-            )?;
             if opts.trace_hidden {
                 hidden.push(Tensor {
                     shape: vec![b, 1, c],
@@ -328,9 +320,9 @@ impl Model {
                 });
             }
         }
-        if let Some(fnorm) = &decoder.final_norm {
+        if let Some(fnorm) = decoder.final_norm.as_ref().filter(|_| sp.final_norm) {
             let mut out = vec![0.0f32; x.len()]; // (B, 1, C)
-            run.norm(&mut out, &x, fnorm, "decoder.norm", true);
+            run.norm(&mut out, &x, fnorm, "decoder.norm", NormKind::LayerNorm);
             x = out;
         }
         run.head(&x, b, 1);
@@ -393,17 +385,6 @@ impl Model {
         }
         check_step_input(cfg, &cache.opts, opts, tokens, cache.batch, cache.len)
     }
-}
-
-/// (H) flags: which heads of (site, layer) the options ablate.
-fn ablated(opts: &ForwardOptions, site: AttnSite, layer: usize, h: usize) -> Vec<bool> {
-    (0..h)
-        .map(|head| {
-            opts.ablate
-                .iter()
-                .any(|a| a.site == site && a.layer == layer && a.head == head)
-        })
-        .collect()
 }
 
 /// q, k, v (each (B, C)) of one new row per sequence.

@@ -6,16 +6,24 @@
 //! names can never drift apart.
 
 pub mod attention;
+pub mod batch;
 pub mod cache;
 pub mod cost;
+pub mod dropout;
 pub mod embedding;
 pub mod ffn;
 pub mod forward;
 pub mod inspect;
+pub mod mask;
 pub mod norm;
+pub mod options;
+pub mod plan;
 pub mod position;
+pub mod record;
+pub mod trace;
 
-pub use forward::{AttnSite, AttnTrace, ForwardOptions, HeadRef, Mode, Trace};
+pub use options::{AttnSite, ForwardOptions, HeadRef, Mode};
+pub use trace::{AttnTrace, Trace};
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -320,6 +328,17 @@ impl Model {
     /// Walk every stored tensor mutably with its checkpoint name, in the same order.
     pub fn visit_params_mut(&mut self, f: &mut dyn FnMut(&str, &mut Tensor, ParamKind)) {
         walk!(self, f, mut);
+    }
+
+    /// The parameters of the stack whose self-attention is `site` (encoder or decoder).
+    pub fn stack_params(&self, site: AttnSite) -> crate::error::Result<&StackParams> {
+        match site {
+            AttnSite::EncoderSelf => self.encoder.as_ref(),
+            _ => self.decoder.as_ref(),
+        }
+        .ok_or_else(|| {
+            crate::error::Error::Input(format!("this model has no {} stack", site.name()))
+        })
     }
 
     /// Number of trained values (running statistics excluded).

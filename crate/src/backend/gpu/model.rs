@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
 use crate::model::forward::Batch;
 use crate::model::forward::HiddenTrace;
+use crate::model::mask::{attention_mask, MaskSpec};
 use crate::model::position::{alibi_slopes, rope_angle, sinusoidal_table};
 use crate::model::{
     AttentionParams, AttnSite, AttnTrace, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode,
@@ -455,31 +456,11 @@ impl GpuModel {
         let x = match cfg.arch {
             Arch::EncoderOnly => {
                 let stack = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
-                let causal = model.is_causal(AttnSite::EncoderSelf, opts);
-                pass.stack(
-                    stack,
-                    AttnSite::EncoderSelf,
-                    &tokens,
-                    b,
-                    t,
-                    causal,
-                    None,
-                    None,
-                )?
+                pass.stack(stack, AttnSite::EncoderSelf, &tokens, b, t, None, None)?
             }
             Arch::DecoderOnly => {
                 let stack = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
-                let causal = model.is_causal(AttnSite::DecoderSelf, opts);
-                pass.stack(
-                    stack,
-                    AttnSite::DecoderSelf,
-                    &tokens,
-                    b,
-                    t,
-                    causal,
-                    None,
-                    None,
-                )?
+                pass.stack(stack, AttnSite::DecoderSelf, &tokens, b, t, None, None)?
             }
             Arch::EncoderDecoder => {
                 let src = batch.src_tokens.as_ref().ok_or_else(|| {
@@ -490,32 +471,13 @@ impl GpuModel {
                 let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
                 let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
                 // The encoder output (B·S, C): the memory of every cross-attention.
-                let memory = pass.stack(
-                    enc,
-                    AttnSite::EncoderSelf,
-                    &src_buf,
-                    b,
-                    s,
-                    false,
-                    None,
-                    None,
-                )?;
-                let causal = model.is_causal(AttnSite::DecoderSelf, opts);
+                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, None, None)?;
                 let mem = Memory {
                     x: Some(&memory),
                     tokens: &src_buf,
                     s,
                 };
-                pass.stack(
-                    dec,
-                    AttnSite::DecoderSelf,
-                    &tokens,
-                    b,
-                    t,
-                    causal,
-                    Some(mem),
-                    None,
-                )?
+                pass.stack(dec, AttnSite::DecoderSelf, &tokens, b, t, Some(mem), None)?
             }
         };
         let head = pass.head(&x, b, t)?;
@@ -564,8 +526,7 @@ impl GpuModel {
                     let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
                     let s = cache.src_len;
                     // The encoder output (B·S, C), read once for the cross K | V.
-                    memory =
-                        pass.stack(enc, AttnSite::EncoderSelf, src, b, s, false, None, None)?;
+                    memory = pass.stack(enc, AttnSite::EncoderSelf, src, b, s, None, None)?;
                     Some(&memory)
                 } else {
                     None
@@ -578,16 +539,7 @@ impl GpuModel {
             }
             None => None,
         };
-        let x = pass.stack(
-            dec,
-            AttnSite::DecoderSelf,
-            tokens,
-            b,
-            t,
-            true,
-            mem,
-            Some(cache),
-        )?;
+        let x = pass.stack(dec, AttnSite::DecoderSelf, tokens, b, t, mem, Some(cache))?;
         let head = pass.head(&x, b, t)?;
         let plan = TracePlan {
             head,
@@ -677,12 +629,13 @@ impl Pass<'_> {
         tokens: &GpuBuffer,
         b: usize,
         t: usize,
-        causal: bool,
         memory: Option<Memory>,
         cache: Option<&CacheRun>,
     ) -> Result<GpuBuffer> {
         let w = self.w;
         let cfg = w.config.clone();
+        // The masks of this stack's self-attention (and of its cross-attention, in attend).
+        let mask = attention_mask(&cfg, site, self.opts);
         let ctx = self.rec.ctx().clone();
         let (c, h, f) = (cfg.d_model, cfg.n_heads, cfg.d_ff);
         let n = b * t;
@@ -800,7 +753,7 @@ impl Pass<'_> {
                     li,
                     tokens,
                     (b, t),
-                    causal,
+                    mask,
                     rope,
                     &ablate,
                     layer_cache.as_ref(),
@@ -959,7 +912,7 @@ impl Pass<'_> {
         layer: usize,
         tokens: &GpuBuffer,
         (b, t): (usize, usize),
-        causal: bool,
+        mask: MaskSpec,
         rope: Option<&GpuBuffer>,
         ablate: &GpuBuffer,
         cache: Option<&LayerCache>,
@@ -1063,7 +1016,7 @@ impl Pass<'_> {
             key_tokens,
             (&sc.self_scores, &sc.self_probs),
             dims,
-            causal,
+            mask,
             relative,
             alibi,
             ablate,
@@ -1148,7 +1101,7 @@ impl Pass<'_> {
             mem.tokens,
             (scores, probs),
             dims,
-            false,
+            attention_mask(&cfg, AttnSite::Cross, self.opts),
             false,
             None,
             ablate,
@@ -1170,7 +1123,7 @@ impl Pass<'_> {
         key_tokens: &GpuBuffer,
         (scores, probs): (&GpuBuffer, &GpuBuffer),
         dims: AttnDims,
-        causal: bool,
+        mask: MaskSpec,
         relative: bool,
         alibi: Option<&GpuBuffer>,
         ablate: &GpuBuffer,
@@ -1202,8 +1155,8 @@ impl Pass<'_> {
                 None
             },
             divisor,
-            causal,
-            padding: self.opts.padding_mask,
+            causal: mask.causal,
+            padding: mask.padding,
             pad_id: self.w.pad_id,
             out: scores,
             dims,

@@ -9,6 +9,7 @@ use crate::model::embedding::embedding_scale;
 use crate::model::forward::{
     attn_spec, Activations, Batch, NormRecord, StackRecord, SublayerKind, SublayerRecord,
 };
+use crate::model::mask::attention_mask;
 use crate::model::position::alibi_slopes;
 use crate::model::{
     AttnSite, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode, Model, NormParams,
@@ -350,7 +351,7 @@ fn stack_backward(
                         cfg,
                         p,
                         AttnSite::Cross,
-                        false,
+                        attention_mask(cfg, AttnSite::Cross, ctx.opts).causal,
                         ctx.opts.scale,
                         0,
                         &ctx.slopes,
