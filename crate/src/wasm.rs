@@ -462,6 +462,12 @@ impl Engine {
         Ok(info)
     }
 
+    /// The loaded model's layer plan (`model::plan::layer_plan`): the stacks, sublayers,
+    /// norm placements and head the architecture diagram draws.
+    pub fn layer_plan(&self) -> std::result::Result<JsValue, JsError> {
+        to_js(&crate::model::plan::layer_plan(&self.model()?.config))
+    }
+
     /// Text to ids with the loaded model's tokenizer, and where `<unk>` had to be used.
     pub fn tokenize(&self, text: &str) -> std::result::Result<JsValue, JsError> {
         let m = self.model()?;

@@ -4,21 +4,24 @@
 // focused query.
 
 import { LitElement, html, svg, css, nothing } from 'lit';
-import type { AttnSite, AttnTrace, ModelInfo } from '../engine/protocol';
+import type { AttnSite, AttnTrace, LayerPlan, ModelInfo, NormStep, SublayerKind } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 
 interface Block {
   label: string;
-  kind: 'io' | 'embed' | 'attn' | 'ffn' | 'head';
+  kind: 'io' | 'embed' | 'attn' | 'ffn' | 'norm' | 'head';
   site?: AttnSite;
   layer?: number;
+  /** The plan's sublayer kind (`self_attention`, …), norm name (`norm1`, …) or `final_norm`. */
+  part?: string;
 }
 
 export class TpArchitecture extends LitElement {
   static properties = {
     info: { attribute: false },
+    plan: { attribute: false },
     site: { type: String },
     layer: { type: Number },
     head: { type: Number },
@@ -34,6 +37,8 @@ export class TpArchitecture extends LitElement {
   };
 
   info: ModelInfo | null = null;
+  /** The core's layer plan of the loaded model: the diagram draws exactly this. */
+  plan: LayerPlan | null = null;
   site: AttnSite = 'decoder_self';
   layer = 0;
   head = 0;
@@ -68,6 +73,13 @@ export class TpArchitecture extends LitElement {
       }
       .blk.ffn rect {
         fill: var(--tp-ffn-fill);
+      }
+      .blk.norm rect {
+        fill: var(--tp-io-fill);
+        stroke-dasharray: 3 2;
+      }
+      .blk.norm text {
+        font-size: 10px;
       }
       .blk.io rect,
       .blk.embed rect,
@@ -127,64 +139,49 @@ export class TpArchitecture extends LitElement {
     `,
   ];
 
+  /**
+   * The blocks of every stack, bottom to top, read off the core's layer plan: per layer
+   * its sublayers in order, each norm before (pre-LN) or after (post-LN, BatchNorm) its
+   * sublayer, the final norm, and the head after the last stack.
+   */
   private stacks(): { name: string; blocks: Block[] }[] {
     const info = this.info;
-    if (!info) return [];
-    const layers = (n: number, site: AttnSite, cross: boolean) => {
-      const out: Block[] = [];
-      for (let l = 0; l < n; l++) {
-        out.push({ label: `L${l + 1} self-attention`, kind: 'attn', site, layer: l });
-        if (cross) out.push({ label: `L${l + 1} cross-attention`, kind: 'attn', site: 'cross', layer: l });
-        out.push({ label: `L${l + 1} feed-forward`, kind: 'ffn', site, layer: l });
-      }
-      return out;
+    const plan = this.plan;
+    if (!info || !plan) return [];
+    const title: Record<SublayerKind, string> = {
+      self_attention: 'self-attention',
+      cross_attention: 'cross-attention',
+      ffn: 'feed-forward',
     };
-    const pe = info.pos_encoding;
-    if (info.arch === 'encoder_only') {
-      return [
-        {
-          name: 'encoder',
-          blocks: [
-            { label: 'tokens', kind: 'io' },
-            { label: `embedding + ${pe}`, kind: 'embed' },
-            ...layers(info.encoder_layers, 'encoder_self', false),
-            { label: info.num_classes > 0 ? `classifier (${info.num_classes})` : 'token head', kind: 'head' },
-          ],
-        },
+    const normTitle = (kind: NormStep['kind']) => (kind === 'batch_norm' ? 'BatchNorm' : 'LayerNorm');
+    return plan.stacks.map((st, si) => {
+      const blocks: Block[] = [
+        { label: st.input === 'source' ? 'source tokens' : plan.stacks.length > 1 ? 'target tokens' : 'tokens', kind: 'io' },
+        { label: `embedding + ${info.pos_encoding}`, kind: 'embed' },
       ];
-    }
-    if (info.arch === 'decoder_only') {
-      return [
-        {
-          name: 'decoder',
-          blocks: [
-            { label: 'tokens', kind: 'io' },
-            { label: `embedding + ${pe}`, kind: 'embed' },
-            ...layers(info.decoder_layers, 'decoder_self', false),
-            { label: 'LM head → next token', kind: 'head' },
-          ],
-        },
-      ];
-    }
-    return [
-      {
-        name: 'encoder',
-        blocks: [
-          { label: 'source tokens', kind: 'io' },
-          { label: `embedding + ${pe}`, kind: 'embed' },
-          ...layers(info.encoder_layers, 'encoder_self', false),
-        ],
-      },
-      {
-        name: 'decoder',
-        blocks: [
-          { label: 'target tokens', kind: 'io' },
-          { label: `embedding + ${pe}`, kind: 'embed' },
-          ...layers(info.decoder_layers, 'decoder_self', true),
-          { label: 'LM head → next token', kind: 'head' },
-        ],
-      },
-    ];
+      for (let l = 0; l < st.layers; l++) {
+        for (const sub of st.sublayers) {
+          const norm: Block | null = sub.norm
+            ? { label: `L${l + 1} ${normTitle(sub.norm.kind)} (${sub.norm.name})`, kind: 'norm', layer: l, part: sub.norm.name }
+            : null;
+          if (norm && sub.norm?.placement === 'before') blocks.push(norm);
+          blocks.push({
+            label: `L${l + 1} ${title[sub.kind]}${sub.residual ? '' : ' (no residual)'}`,
+            kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
+            site: sub.site ?? st.site,
+            layer: l,
+            part: sub.kind,
+          });
+          if (norm && sub.norm?.placement === 'after') blocks.push(norm);
+        }
+      }
+      if (st.final_norm) blocks.push({ label: `final LayerNorm (${st.name}.norm)`, kind: 'norm', part: 'final_norm' });
+      if (si === plan.stacks.length - 1) {
+        const label = plan.head === 'classifier' ? `classifier (${info.num_classes})` : plan.arch === 'encoder_only' ? 'token head' : 'LM head → next token';
+        blocks.push({ label, kind: 'head' });
+      }
+      return { name: st.name, blocks };
+    });
   }
 
   private select(b: Block) {
@@ -198,24 +195,41 @@ export class TpArchitecture extends LitElement {
     const stacks = this.stacks();
     const W = 210;
     const gap = 30;
-    const bh = 26;
     const vgap = 8;
+    // Norms are thin bars between the sublayers they belong to.
+    const bh = (b: Block) => (b.kind === 'norm' ? 16 : 26);
+    const tall = (blocks: Block[]) => blocks.reduce((a, b) => a + bh(b) + vgap, 0);
+    /** Top edge of every block: data flows upwards, as in the paper's figure (inputs at the bottom). */
+    const tops = (blocks: Block[]) => {
+      const ys: number[] = [];
+      let y = 20;
+      for (let bi = blocks.length - 1; bi >= 0; bi--) {
+        ys[bi] = y;
+        y += bh(blocks[bi]) + vgap;
+      }
+      return ys;
+    };
     const width = stacks.length * W + (stacks.length - 1) * gap;
-    const height = Math.max(...stacks.map((s) => s.blocks.length)) * (bh + vgap) + 24;
+    const height = Math.max(...stacks.map((s) => tall(s.blocks))) + 24;
     const memoryY: number[] = [];
     const parts = stacks.map((s, si) => {
       const x0 = si * (W + gap);
       const n = s.blocks.length;
+      const ys = tops(s.blocks);
       return svg`<text class="stack-label" x=${x0 + 4} y="12">${s.name}</text>
         ${s.blocks.map((b, bi) => {
-          // Data flows upwards, as in the paper's figure: inputs at the bottom.
-          const y = 20 + (n - 1 - bi) * (bh + vgap);
-          if (s.name === 'encoder' && bi === n - 1) memoryY.push(y + bh / 2);
+          const y = ys[bi];
+          const h = bh(b);
+          if (s.name === 'encoder' && bi === n - 1) memoryY.push(y + h / 2);
           const sel = b.kind === 'attn' ? b.site === this.site && b.layer === this.layer : b.kind === 'ffn' && b.layer === this.layer && b.site === this.site;
           const focusable = b.kind === 'attn' || b.kind === 'ffn';
-          const line = bi > 0 ? svg`<line class="flow" x1=${x0 + W / 2} x2=${x0 + W / 2} y1=${y + bh} y2=${y + bh + vgap}></line>` : nothing;
+          const line = bi > 0 ? svg`<line class="flow" x1=${x0 + W / 2} x2=${x0 + W / 2} y1=${y + h} y2=${y + h + vgap}></line>` : nothing;
           return svg`${line}<g
               class="blk ${b.kind} ${sel ? 'sel' : ''}"
+              data-stack=${s.name}
+              data-kind=${b.kind}
+              data-part=${b.part ?? b.kind}
+              data-layer=${b.layer ?? nothing}
               role=${focusable ? 'button' : 'img'}
               tabindex=${focusable ? 0 : -1}
               aria-pressed=${focusable ? String(sel) : nothing}
@@ -228,8 +242,8 @@ export class TpArchitecture extends LitElement {
                 }
               }}
             >
-              <rect x=${x0} y=${y} width=${W} height=${bh} rx="6"></rect>
-              <text x=${x0 + 10} y=${y + 17}>${b.label}</text>
+              <rect x=${x0} y=${y} width=${W} height=${h} rx="6"></rect>
+              <text x=${x0 + 10} y=${y + h / 2 + 4}>${b.label}</text>
             </g>`;
         })}`;
     });
@@ -237,10 +251,10 @@ export class TpArchitecture extends LitElement {
     let memory: unknown = nothing;
     if (stacks.length === 2 && memoryY.length) {
       const dec = stacks[1];
-      const n = dec.blocks.length;
+      const ys = tops(dec.blocks);
       memory = dec.blocks.map((b, bi) => {
         if (b.site !== 'cross') return nothing;
-        const y = 20 + (n - 1 - bi) * (bh + vgap) + bh / 2;
+        const y = ys[bi] + bh(b) / 2;
         return svg`<path class="flow" d=${`M ${W} ${memoryY[0]} C ${W + gap / 2} ${memoryY[0]}, ${W + gap / 2} ${y}, ${W + gap} ${y}`}></path>`;
       });
     }

@@ -16,7 +16,7 @@
 
 import { LitElement, html, css, nothing } from 'lit';
 import { EngineClient } from '../engine/client';
-import type { BackendInfo, CostReport, ForwardResult, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
+import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
 import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
@@ -58,6 +58,10 @@ export class TransformerPlayground extends LitElement {
   /** The loaded model's description. */
   get info(): ModelInfo | null {
     return this.store?.info ?? null;
+  }
+  /** The loaded model's layer plan (the core's `model::plan::LayerPlan`). */
+  get plan(): LayerPlan | null {
+    return this.store?.plan ?? null;
   }
   /** Which backend runs, why, and the GPU–CPU parity measured on this device. */
   get backendInfo(): BackendInfo | null {

@@ -57,6 +57,49 @@ export interface ModelInfo {
   params: number;
 }
 
+/** What a sublayer computes (the core's `model::plan::SublayerKind`). */
+export type SublayerKind = 'self_attention' | 'cross_attention' | 'ffn';
+
+/** A sublayer's norm (`model::plan::NormStep`). */
+export interface NormStep {
+  /** Index into the layer's norms: `norm1` is 0. */
+  slot: number;
+  /** `norm1`, `norm2`, `norm3`. */
+  name: string;
+  kind: 'layer_norm' | 'batch_norm';
+  /** before: x + f(N(x)) (pre-LN); after: N(x + f(x)) (post-LN, BatchNorm). */
+  placement: 'before' | 'after';
+}
+
+/** One sublayer of every layer of a stack (`model::plan::SublayerPlan`). */
+export interface SublayerPlan {
+  kind: SublayerKind;
+  /** The attention site; null for the FFN. */
+  site: AttnSite | null;
+  norm: NormStep | null;
+  residual: boolean;
+}
+
+/** One stack of layers (`model::plan::StackPlan`). */
+export interface StackPlan {
+  /** `encoder` or `decoder`. */
+  name: string;
+  site: AttnSite;
+  input: 'tokens' | 'source';
+  reads_memory: boolean;
+  layers: number;
+  sublayers: SublayerPlan[];
+  final_norm: boolean;
+}
+
+/** The structure the loaded model runs (`model::plan::LayerPlan`): what the diagram draws. */
+export interface LayerPlan {
+  arch: 'encoder_only' | 'decoder_only' | 'encoder_decoder';
+  /** In the order they run: the encoder first. */
+  stacks: StackPlan[];
+  head: 'lm' | 'classifier';
+}
+
 /** Text after the tokenizer: ids, their tokens, and what had to become `<unk>`. */
 export interface Tokenized {
   ids: number[];
@@ -263,6 +306,7 @@ export interface Schedule {
 /** The requests, their payloads and what each answers. */
 export interface Api {
   load: { req: { url: string }; res: ModelInfo };
+  layerPlan: { req: Record<string, never>; res: LayerPlan };
   tokenize: { req: { text: string }; res: Tokenized };
   setBackend: { req: { backend: BackendName }; res: BackendInfo };
   forward: { req: ForwardRequest; res: ForwardResult };

@@ -194,6 +194,8 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       emit({ event: 'backend', info });
       return info as Api[K]['res'];
     }
+    case 'layerPlan':
+      return eng.layer_plan() as Api[K]['res'];
     case 'tokenize':
       return eng.tokenize((payload as Api['tokenize']['req']).text) as Api[K]['res'];
     case 'setBackend':

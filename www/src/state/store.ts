@@ -17,6 +17,7 @@ import type {
   GenerateStartRequest,
   HeadRef,
   ManifestEntry,
+  LayerPlan,
   ModelInfo,
   Op,
   Sampling,
@@ -93,6 +94,8 @@ export class PlaygroundStore {
   st: PlaygroundState = { ...DEFAULTS };
   manifest: ManifestEntry[] = [];
   info: ModelInfo | null = null;
+  /** The loaded model's layer plan, from the core: what the architecture diagram draws. */
+  plan: LayerPlan | null = null;
   backendInfo: BackendInfo | null = null;
   /** Settings of the link that were not used, one sentence each. */
   notes: string[] = [];
@@ -489,6 +492,7 @@ export class PlaygroundStore {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
+    this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, model: file };
     if (resetText) {
       st.text = entry.default_prompt;

@@ -110,6 +110,7 @@ export const VIEWS = [
     needs: [],
     render: (s) => html`<tp-architecture
       .info=${s.info}
+      .plan=${s.plan}
       .site=${s.site}
       .layer=${s.st.layer}
       .head=${s.st.head}

@@ -10,16 +10,19 @@ use std::sync::Arc;
 
 use super::context::{GpuBuffer, GpuContext, ReadSlot, Readback, Recorder};
 use super::kernels::{AttnDims, CopyArgs, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED};
-use crate::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
+use crate::config::{ModelConfig, PosEncoding, Score};
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
 use crate::model::forward::Batch;
 use crate::model::forward::HiddenTrace;
 use crate::model::mask::{attention_mask, MaskSpec};
+use crate::model::plan::{
+    layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerKind, SublayerPlan,
+};
 use crate::model::position::{alibi_slopes, rope_angle, sinusoidal_table};
 use crate::model::{
-    AttentionParams, AttnSite, AttnTrace, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode,
-    Model, NormParams, StackParams, Trace,
+    AttentionParams, AttnSite, AttnTrace, ForwardOptions, HeadParams, LayerParams, Mode, Model,
+    NormParams, StackParams, Trace,
 };
 use crate::tensor::Tensor;
 
@@ -453,33 +456,39 @@ impl GpuModel {
             hidden: vec![],
         };
         let tokens = ctx.upload_u32("tokens", &batch.tokens)?; // (B, T)
-        let x = match cfg.arch {
-            Arch::EncoderOnly => {
-                let stack = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
-                pass.stack(stack, AttnSite::EncoderSelf, &tokens, b, t, None, None)?
-            }
-            Arch::DecoderOnly => {
-                let stack = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
-                pass.stack(stack, AttnSite::DecoderSelf, &tokens, b, t, None, None)?
-            }
-            Arch::EncoderDecoder => {
-                let src = batch.src_tokens.as_ref().ok_or_else(|| {
-                    Error::Input("an encoder_decoder model needs source sequences".into())
-                })?;
-                let s = batch.src_len;
-                let src_buf = ctx.upload_u32("source tokens", src)?; // (B, S)
-                let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
-                let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
-                // The encoder output (B·S, C): the memory of every cross-attention.
-                let memory = pass.stack(enc, AttnSite::EncoderSelf, &src_buf, b, s, None, None)?;
-                let mem = Memory {
-                    x: Some(&memory),
-                    tokens: &src_buf,
-                    s,
-                };
-                pass.stack(dec, AttnSite::DecoderSelf, &tokens, b, t, Some(mem), None)?
-            }
+        let src_buf = match &batch.src_tokens {
+            Some(src) => Some(ctx.upload_u32("source tokens", src)?), // (B, S)
+            None => None,
         };
+        let plan = layer_plan(cfg);
+        // The output of the stack before: the memory cross-attention reads. (B·S, C)
+        let mut memory: Option<GpuBuffer> = None;
+        let mut x = None;
+        for sp in &plan.stacks {
+            let (toks, len) = match sp.input {
+                StackInput::Tokens => (&tokens, t),
+                StackInput::Source => (
+                    src_buf.as_ref().ok_or_else(|| {
+                        Error::Input("an encoder_decoder model needs source sequences".into())
+                    })?,
+                    batch.src_len,
+                ),
+            };
+            let mem = match (sp.reads_memory, &memory, &src_buf) {
+                (true, Some(m), Some(src)) => Some(Memory {
+                    x: Some(m),
+                    tokens: src,
+                    s: batch.src_len,
+                }),
+                _ => None,
+            };
+            let out = pass.stack(sp, w.stack(sp.site)?, toks, b, len, mem, None)?;
+            if sp.site == AttnSite::EncoderSelf {
+                memory = Some(out.clone());
+            }
+            x = Some(out);
+        }
+        let x = x.ok_or_else(|| missing("any"))?;
         let head = pass.head(&x, b, t)?;
         let plan = TracePlan {
             head,
@@ -511,7 +520,6 @@ impl GpuModel {
         TracePlan,
     )> {
         let w = &*self.weights;
-        let dec = w.decoder.as_ref().ok_or_else(|| missing("decoder"))?;
         let mut pass = Pass {
             w,
             opts,
@@ -519,14 +527,17 @@ impl GpuModel {
             attention: vec![],
             hidden: vec![],
         };
+        let plan = layer_plan(&w.config);
         let memory: GpuBuffer;
         let mem = match cache.src_tokens {
             Some(src) => {
                 let x = if cache.encode {
-                    let enc = w.encoder.as_ref().ok_or_else(|| missing("encoder"))?;
-                    let s = cache.src_len;
+                    let sp = plan
+                        .stack(AttnSite::EncoderSelf)
+                        .ok_or_else(|| missing("encoder"))?;
                     // The encoder output (B·S, C), read once for the cross K | V.
-                    memory = pass.stack(enc, AttnSite::EncoderSelf, src, b, s, None, None)?;
+                    memory =
+                        pass.stack(sp, w.stack(sp.site)?, src, b, cache.src_len, None, None)?;
                     Some(&memory)
                 } else {
                     None
@@ -539,7 +550,10 @@ impl GpuModel {
             }
             None => None,
         };
-        let x = pass.stack(dec, AttnSite::DecoderSelf, tokens, b, t, mem, Some(cache))?;
+        let sp = plan
+            .stack(AttnSite::DecoderSelf)
+            .ok_or_else(|| missing("decoder"))?;
+        let x = pass.stack(sp, w.stack(sp.site)?, tokens, b, t, mem, Some(cache))?;
         let head = pass.head(&x, b, t)?;
         let plan = TracePlan {
             head,
@@ -547,6 +561,17 @@ impl GpuModel {
             hidden: pass.hidden,
         };
         Ok((pass.rec.finish(), plan))
+    }
+}
+
+impl GpuWeights {
+    /// The uploaded stack whose self-attention is `site`.
+    fn stack(&self, site: AttnSite) -> Result<&GpuStack> {
+        match site {
+            AttnSite::EncoderSelf => self.encoder.as_ref(),
+            _ => self.decoder.as_ref(),
+        }
+        .ok_or_else(|| missing(site.name()))
     }
 }
 
@@ -624,8 +649,8 @@ impl Pass<'_> {
     #[allow(clippy::too_many_arguments)]
     fn stack(
         &mut self,
+        sp: &StackPlan,
         stack: &GpuStack,
-        site: AttnSite,
         tokens: &GpuBuffer,
         b: usize,
         t: usize,
@@ -634,6 +659,7 @@ impl Pass<'_> {
     ) -> Result<GpuBuffer> {
         let w = self.w;
         let cfg = w.config.clone();
+        let site = sp.site;
         // The masks of this stack's self-attention (and of its cross-attention, in attend).
         let mask = attention_mask(&cfg, site, self.opts);
         let ctx = self.rec.ctx().clone();
@@ -741,51 +767,61 @@ impl Pass<'_> {
                 }),
                 None => None,
             };
-            // Self-attention sublayer (norm1).
-            let norm = layer.norms.first();
-            let ablate = self.ablation(site, li)?;
-            self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
-                pass.self_attention(
-                    &layer.self_attn,
-                    inp,
-                    sc,
-                    site,
-                    li,
-                    tokens,
-                    (b, t),
-                    mask,
-                    rope,
-                    &ablate,
-                    layer_cache.as_ref(),
-                )
-            })?;
-            let mut next_norm = 1;
-            if let (Some(cross), Some(mem)) = (&layer.cross_attn, &memory) {
-                let norm = layer.norms.get(1);
-                let ablate = self.ablation(AttnSite::Cross, li)?;
-                let cached_kv = match cache {
-                    Some(k) => Some(k.cross_kv.get(li).ok_or_else(|| {
-                        Error::Gpu(format!(
-                            "the KV cache has no cross-attention buffers for layer {li}"
-                        ))
-                    })?),
+            let cached_kv = match (cache, &memory) {
+                (Some(k), Some(_)) => Some(k.cross_kv.get(li).ok_or_else(|| {
+                    Error::Gpu(format!(
+                        "the KV cache has no cross-attention buffers for layer {li}"
+                    ))
+                })?),
+                _ => None,
+            };
+            for sub in &sp.sublayers {
+                let norm = sub.norm.as_ref().and_then(|n| layer.norms.get(n.slot));
+                let ablate = match sub.site {
+                    Some(site) => Some(self.ablation(site, li)?),
                     None => None,
                 };
-                self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
-                    let kv = match cached_kv {
-                        Some(kv) => kv,
-                        None => sc.cross_kv.as_ref().ok_or_else(|| {
-                            Error::Gpu("cross-attention without its buffers".into())
-                        })?,
-                    };
-                    pass.cross_attention(cross, inp, sc, li, mem, kv, (b, t), &ablate)
+                self.sublayer(&mut x, &mut sc, sub, norm, n, |pass, inp, sc| {
+                    let ablate = ablate.as_ref();
+                    let no_flags = || Error::Gpu("an attention sublayer without its site".into());
+                    match sub.kind {
+                        SublayerKind::SelfAttention => pass.self_attention(
+                            &layer.self_attn,
+                            inp,
+                            sc,
+                            site,
+                            li,
+                            tokens,
+                            (b, t),
+                            mask,
+                            rope,
+                            ablate.ok_or_else(no_flags)?,
+                            layer_cache.as_ref(),
+                        ),
+                        SublayerKind::CrossAttention => {
+                            let (cross, mem) = match (&layer.cross_attn, &memory) {
+                                (Some(a), Some(m)) => (a, m),
+                                _ => {
+                                    return Err(Error::Gpu(
+                                        "cross-attention needs an encoder output and its \
+                                         parameters"
+                                            .into(),
+                                    ))
+                                }
+                            };
+                            let kv = match cached_kv {
+                                Some(kv) => kv,
+                                None => sc.cross_kv.as_ref().ok_or_else(|| {
+                                    Error::Gpu("cross-attention without its buffers".into())
+                                })?,
+                            };
+                            let ablate = ablate.ok_or_else(no_flags)?;
+                            pass.cross_attention(cross, inp, sc, li, mem, kv, (b, t), ablate)
+                        }
+                        SublayerKind::Ffn => pass.ffn(layer, inp, sc, n),
+                    }
                 })?;
-                next_norm = 2;
             }
-            let norm = layer.norms.get(next_norm);
-            self.sublayer(&mut x, &mut sc, norm, n, |pass, inp, sc| {
-                pass.ffn(layer, inp, sc, n)
-            })?;
             if self.opts.trace_hidden {
                 hidden.push(self.rec.read_all(&x)?);
             }
@@ -794,7 +830,7 @@ impl Pass<'_> {
             self.hidden.push((site, hidden, [b, t, c]));
         }
         // Step 4: the final LayerNorm.
-        if let Some(fnorm) = &stack.final_norm {
+        if let Some(fnorm) = stack.final_norm.as_ref().filter(|_| sp.final_norm) {
             self.rec
                 .layer_norm(&x, &fnorm.weight, &fnorm.bias, &sc.h, n, c)?;
             std::mem::swap(&mut x, &mut sc.h);
@@ -848,18 +884,28 @@ impl Pass<'_> {
 
     /// (H) u32 flags: 1 for each head of (site, layer) that `opts.ablate` zeroes.
     fn ablation(&self, site: AttnSite, layer: usize) -> Result<GpuBuffer> {
-        let flags: Vec<u32> = (0..self.cfg().n_heads)
-            .map(|head| self.opts.ablate.contains(&HeadRef { site, layer, head }) as u32)
+        let flags: Vec<u32> = self
+            .opts
+            .ablated_heads(site, layer, self.cfg().n_heads)
+            .into_iter()
+            .map(u32::from)
             .collect(); // (H)
         self.rec.ctx().upload_u32("ablated heads", &flags)
     }
 
     /// A norm of (N, C) rows from `inp` into `out`: LayerNorm, or BatchNorm with its
     /// running statistics (eval mode).
-    fn norm(&mut self, p: &GpuNorm, inp: &GpuBuffer, out: &GpuBuffer, n: usize) -> Result<()> {
+    fn norm(
+        &mut self,
+        p: &GpuNorm,
+        kind: NormKind,
+        inp: &GpuBuffer,
+        out: &GpuBuffer,
+        n: usize,
+    ) -> Result<()> {
         let c = self.cfg().d_model;
-        match (&p.running, self.cfg().norm) {
-            (Some((mean, var)), Norm::BatchNorm) => {
+        match (&p.running, kind) {
+            (Some((mean, var)), NormKind::BatchNorm) => {
                 self.rec
                     .batch_norm(inp, &p.weight, &p.bias, (mean, var), out, n, c)
             }
@@ -867,32 +913,36 @@ impl Pass<'_> {
         }
     }
 
-    /// One sublayer with its norm placement and residual (docs/model.md step 3):
-    /// post-LN / BatchNorm `x = N(x + f(x))`, pre-LN `x = x + f(N(x))`, none
-    /// `x = x + f(x)`; without the residual the `x +` goes away. `f` writes `sc.y`.
+    /// One sublayer with its norm placement and residual as the plan `sub` gives them
+    /// (docs/model.md step 3; the CPU's `Run::sublayer`): norm after `x = N(x + f(x))`,
+    /// norm before `x = x + f(N(x))`, no norm `x = x + f(x)`; without the residual the
+    /// `x +` goes away. `f` writes `sc.y`.
     fn sublayer(
         &mut self,
         x: &mut GpuBuffer,
         sc: &mut Scratch,
+        sub: &SublayerPlan,
         norm: Option<&GpuNorm>,
         n: usize,
         f: impl FnOnce(&mut Self, &GpuBuffer, &Scratch) -> Result<()>,
     ) -> Result<()> {
         let c = self.cfg().d_model;
-        let residual = self.cfg().residual;
-        match (self.cfg().norm, norm) {
-            (Norm::PreLn, Some(p)) => {
-                self.norm(p, x, &sc.h, n)?;
+        let norm = norm.zip(sub.norm.as_ref());
+        match norm {
+            Some((p, step)) if step.placement == Placement::Before => {
+                self.norm(p, step.kind, x, &sc.h, n)?;
                 let h = sc.h.clone();
                 f(self, &h, sc)?;
             }
             _ => f(self, x, sc)?,
         }
-        if residual {
+        if sub.residual {
             self.rec.add(&sc.y, x, n * c)?; // y = f(·) + x
         }
-        match (self.cfg().norm, norm) {
-            (Norm::PostLn | Norm::BatchNorm, Some(p)) => self.norm(p, &sc.y, x, n)?,
+        match norm {
+            Some((p, step)) if step.placement == Placement::After => {
+                self.norm(p, step.kind, &sc.y, x, n)?
+            }
             // x takes y's buffer; y's old buffer becomes the next scratch.
             _ => std::mem::swap(x, &mut sc.y),
         }

@@ -3,17 +3,17 @@
 //! Encoder-decoder: the decoder's cross-attention sends its key/value gradient to the
 //! encoder output, and the encoder runs last.
 
-use crate::config::{Norm, PosEncoding};
+use crate::config::PosEncoding;
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
 use crate::model::forward::{
     attn_spec, Activations, Batch, NormRecord, StackRecord, SublayerKind, SublayerRecord,
 };
 use crate::model::mask::attention_mask;
+use crate::model::plan::{layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerPlan};
 use crate::model::position::alibi_slopes;
 use crate::model::{
-    AttnSite, ForwardOptions, HeadParams, HeadRef, LayerParams, Mode, Model, NormParams,
-    StackParams,
+    AttnSite, ForwardOptions, HeadParams, LayerParams, Mode, Model, NormParams, StackParams,
 };
 use crate::tensor::Tensor;
 
@@ -144,71 +144,50 @@ pub fn model_backward(
         pos: g_pos.as_mut(),
     };
     let missing = |what: &str| Error::Input(format!("the recorded pass has no {what} stack"));
-    match (&acts.encoder, &acts.decoder) {
-        (Some(erec), Some(drec)) => {
-            // Encoder-decoder: decoder first; its cross-attention gradient w.r.t. the
-            // memory is the encoder's output gradient.
-            let src = batch
-                .src_tokens
-                .as_deref()
-                .ok_or_else(|| missing("source"))?;
-            let s = batch.src_len;
-            let mut dmem = vec![0.0f32; b * s * c]; // (B, S, C)
-            let mem = Memory {
+    // The stacks in reverse: the last one receives the head's gradient; a decoder's
+    // cross-attention sends its key/value gradient to the encoder output, which is the
+    // encoder's output gradient.
+    let plan = layer_plan(cfg);
+    let mut dout = Some(dx);
+    for sp in plan.stacks.iter().rev() {
+        let (rec, params, grads) = match sp.site {
+            AttnSite::EncoderSelf => (&acts.encoder, &model.encoder, g_encoder.as_mut()),
+            _ => (&acts.decoder, &model.decoder, g_decoder.as_mut()),
+        };
+        let (rec, params, grads) = match (rec, params, grads) {
+            (Some(r), Some(p), Some(g)) => (r, p, g),
+            _ => return Err(missing(&sp.name)),
+        };
+        let (tokens, len) = match sp.input {
+            StackInput::Tokens => (batch.tokens.as_slice(), t),
+            StackInput::Source => (
+                batch
+                    .src_tokens
+                    .as_deref()
+                    .ok_or_else(|| missing("source"))?,
+                batch.src_len,
+            ),
+        };
+        let d = dout
+            .take()
+            .ok_or_else(|| missing("encoder-output gradient for the"))?;
+        let s = batch.src_len;
+        let mut dmem = vec![0.0f32; if sp.reads_memory { b * s * c } else { 0 }]; // (B, S, C)
+        let memory = match (sp.reads_memory, &acts.encoder) {
+            (true, Some(erec)) => Some(Memory {
                 x: &erec.output,
                 dx: &mut dmem,
                 s,
-            };
-            stack_backward(
-                &ctx,
-                model.decoder.as_ref().ok_or_else(|| missing("decoder"))?,
-                g_decoder.as_mut().ok_or_else(|| missing("decoder"))?,
-                &mut emb,
-                drec,
-                dx,
-                &batch.tokens,
-                b,
-                t,
-                Some(mem),
-            );
-            stack_backward(
-                &ctx,
-                model.encoder.as_ref().ok_or_else(|| missing("encoder"))?,
-                g_encoder.as_mut().ok_or_else(|| missing("encoder"))?,
-                &mut emb,
-                erec,
-                dmem,
-                src,
-                b,
-                s,
-                None,
-            );
+            }),
+            (true, None) => return Err(missing("encoder")),
+            _ => None,
+        };
+        stack_backward(
+            &ctx, sp, params, grads, &mut emb, rec, d, tokens, b, len, memory,
+        );
+        if sp.reads_memory {
+            dout = Some(dmem);
         }
-        (Some(rec), None) => stack_backward(
-            &ctx,
-            model.encoder.as_ref().ok_or_else(|| missing("encoder"))?,
-            g_encoder.as_mut().ok_or_else(|| missing("encoder"))?,
-            &mut emb,
-            rec,
-            dx,
-            &batch.tokens,
-            b,
-            t,
-            None,
-        ),
-        (None, Some(rec)) => stack_backward(
-            &ctx,
-            model.decoder.as_ref().ok_or_else(|| missing("decoder"))?,
-            g_decoder.as_mut().ok_or_else(|| missing("decoder"))?,
-            &mut emb,
-            rec,
-            dx,
-            &batch.tokens,
-            b,
-            t,
-            None,
-        ),
-        (None, None) => return Err(missing("any")),
     }
     Ok(())
 }
@@ -243,6 +222,7 @@ struct Memory<'a> {
 #[allow(clippy::too_many_arguments)]
 fn stack_backward(
     ctx: &Ctx,
+    sp: &StackPlan,
     params: &StackParams,
     grads: &mut StackParams,
     emb: &mut EmbedGrads,
@@ -261,7 +241,7 @@ fn stack_backward(
         (&params.final_norm, &mut grads.final_norm, &rec.final_norm)
     {
         let mut dprev = vec![0.0f32; b * t * c]; // (B, T, C)
-        norm_backward(ctx, &mut dprev, g, &dx, nrec, p, true);
+        norm_backward(ctx, &mut dprev, g, &dx, nrec, p, NormKind::LayerNorm);
         dx = dprev;
     }
     // forward: for each layer, for each sublayer: x = sublayer(x)
@@ -283,21 +263,15 @@ fn stack_backward(
             norms: g_norms,
         } = glayer;
         for (k, sub) in subs.iter().enumerate().rev() {
-            let norm = layer.norms.get(k).zip(g_norms.get_mut(k));
-            let ablate_site = match sub.kind {
-                SublayerKind::CrossAttention => AttnSite::Cross,
-                _ => rec.site,
-            };
-            let ablate: Vec<bool> = (0..cfg.n_heads)
-                .map(|head| {
-                    ctx.opts.ablate.contains(&HeadRef {
-                        site: ablate_site,
-                        layer: li,
-                        head,
-                    })
-                })
-                .collect();
-            dx = sublayer_backward(ctx, dx, sub, norm, &mut |dy, dsub| match sub.kind {
+            let step = &sp.sublayers[k];
+            let norm = step
+                .norm
+                .as_ref()
+                .and_then(|n| layer.norms.get(n.slot).zip(g_norms.get_mut(n.slot)));
+            let ablate = ctx
+                .opts
+                .ablated_heads(step.site.unwrap_or(rec.site), li, cfg.n_heads); // (H)
+            dx = sublayer_backward(ctx, dx, step, sub, norm, &mut |dy, dsub| match sub.kind {
                 SublayerKind::SelfAttention => {
                     let cache = sub
                         .attn
@@ -414,36 +388,40 @@ fn stack_backward(
     }
 }
 
-/// Backward of `Run::sublayer`. Given d(output), returns d(input). `f_backward(dy, dsub)`
-/// undoes the sublayer function: from the gradient of its output (before dropout) it adds
-/// the gradient of its input into `dsub`.
+/// Backward of `Run::sublayer`, with the norm placement and residual of the plan's `step`.
+/// Given d(output), returns d(input). `f_backward(dy, dsub)` undoes the sublayer function:
+/// from the gradient of its output (before dropout) it adds the gradient of its input into
+/// `dsub`.
 fn sublayer_backward(
     ctx: &Ctx,
     dout: Vec<f32>,
+    step: &SublayerPlan,
     rec: &SublayerRecord,
     norm: Option<(&NormParams, &mut NormParams)>,
     f_backward: &mut dyn FnMut(&[f32], &mut [f32]),
 ) -> Vec<f32> {
-    let cfg = &ctx.model.config;
     let n = dout.len();
-    let (placement, residual) = (cfg.norm, cfg.residual);
     let (norm_p, mut norm_g) = match norm {
         Some((p, g)) => (Some(p), Some(g)),
         None => (None, None),
     };
     let nrec = rec.norm.as_ref();
-    // post-LN / BatchNorm: x_out = N(y),  y = x + drop(f(x))
+    let (placement, kind) = match &step.norm {
+        Some(s) => (Some(s.placement), s.kind),
+        None => (None, NormKind::LayerNorm),
+    };
+    // norm after (post-LN, BatchNorm): x_out = N(y),  y = x + drop(f(x))
     let dy_sum = match (placement, norm_p, norm_g.as_deref_mut(), nrec) {
-        (Norm::PostLn | Norm::BatchNorm, Some(p), Some(g), Some(nr)) => {
+        (Some(Placement::After), Some(p), Some(g), Some(nr)) => {
             let mut d = vec![0.0f32; n]; // (B, T, C)
-            norm_backward(ctx, &mut d, g, &dout, nr, p, false);
+            norm_backward(ctx, &mut d, g, &dout, nr, p, kind);
             d
         }
         _ => dout,
     };
     // forward: y = x + drop(f(·))  →  dx += dy (the residual path)
     // (B, T, C)
-    let mut dinp = if residual {
+    let mut dinp = if step.residual {
         dy_sum.clone()
     } else {
         vec![0.0f32; n]
@@ -458,9 +436,9 @@ fn sublayer_backward(
     let mut dsub = vec![0.0f32; n]; // (B, T, C) gradient of the function's input
     f_backward(&df, &mut dsub);
     match (placement, norm_p, norm_g, nrec) {
-        // pre-LN: the function read N(x)
-        (Norm::PreLn, Some(p), Some(g), Some(nr)) => {
-            norm_backward(ctx, &mut dinp, g, &dsub, nr, p, true)
+        // norm before (pre-LN): the function read N(x)
+        (Some(Placement::Before), Some(p), Some(g), Some(nr)) => {
+            norm_backward(ctx, &mut dinp, g, &dsub, nr, p, kind)
         }
         _ => {
             for (a, g) in dinp.iter_mut().zip(&dsub) {
@@ -480,12 +458,12 @@ fn norm_backward(
     dout: &[f32],
     rec: &NormRecord,
     p: &NormParams,
-    layer_norm: bool,
+    kind: NormKind,
 ) {
     let c = ctx.model.config.d_model;
     let rows = rec.input.len() / c;
     let (w, gw, gb) = (&p.weight.data, &mut g.weight.data, &mut g.bias.data);
-    if layer_norm || ctx.model.config.norm != Norm::BatchNorm {
+    if kind == NormKind::LayerNorm {
         layernorm_backward(
             dinp, gw, gb, dout, &rec.input, w, &rec.mean, &rec.rstd, rows, c,
         );
