@@ -22,9 +22,9 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
-use tplay::model::attention::{attention_forward, mha_forward, AttnCache, AttnSpec, Relative};
+use tplay::model::attention::{attention_forward, mha_forward, AttnRecord, AttnSpec, Relative};
 use tplay::model::embedding::embedding_forward;
-use tplay::model::ffn::{activation_forward, ffn_forward, linear_forward, FfnCache};
+use tplay::model::ffn::{activation_forward, ffn_forward, linear_forward, FfnRecord};
 use tplay::model::forward::Batch;
 use tplay::model::norm::{batchnorm_eval_forward, batchnorm_train_forward, layernorm_forward};
 use tplay::model::position::{alibi_slopes, learned_positions_forward, rope_forward};
@@ -217,7 +217,7 @@ fn ffn_backward_with_dropout_matches_finite_differences() {
         let r = randn(&mut rng, n * c, 1.0);
         let run = |x: &[Vec<f32>]| {
             let mut out = vec![0.0; n * c]; // (N, C)
-            let mut cache = FfnCache::default();
+            let mut cache = FfnRecord::default();
             ffn_forward(
                 &mut out,
                 &mut cache,
@@ -796,7 +796,7 @@ fn multi_head_attention_backward_matches_finite_differences_with_projections() {
                 ablate: &ablate,
             };
             let mut out = vec![0.0; b * t * c]; // (B, T, C)
-            let mut cache = AttnCache::default();
+            let mut cache = AttnRecord::default();
             // Self-attention reads one tensor as queries and keys: perturbing it moves both.
             let xkv = if cross { &x[8] } else { &x[7] };
             mha_forward(

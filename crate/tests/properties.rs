@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
-use tplay::model::ffn::{ffn_forward, FfnCache};
+use tplay::model::ffn::{ffn_forward, FfnRecord};
 use tplay::model::forward::Batch;
 use tplay::model::{ForwardOptions, Mode, Model, Trace};
 use tplay::Tokenizer;
@@ -204,7 +204,7 @@ proptest! {
         let act = if gelu { Activation::Gelu } else { Activation::Relu };
         let ffn = |inp: &[f32]| {
             let mut out = vec![0.0f32; n * c]; // (N, C)
-            ffn_forward(&mut out, &mut FfnCache::default(), inp, w1, b1, w2, b2, act, None, n, c, f);
+            ffn_forward(&mut out, &mut FfnRecord::default(), inp, w1, b1, w2, b2, act, None, n, c, f);
             out
         };
         let mut mixed = others.clone();

@@ -81,6 +81,7 @@ impl AttnSpec<'_> {
 ///
 /// `q (T, C)`, `k (S, C)`, `v (S, C)`; `key_pad (S)`: `true` masks that key;
 /// `dropout (H, T, S)`: 0 or 1/(1 − p) multipliers applied to the probabilities used for z.
+/// Backward: `train::backward::attention::attention_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_forward(
     z: &mut [f32],
@@ -209,6 +210,7 @@ pub fn attention_forward(
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
 /// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
 /// subtracted first; exponentials and their sum are taken in f64.
+/// Backward: inside `train::backward::attention::attention_backward` (`ds_j = p_j · (dp_j − Σ_k p_k dp_k)`).
 pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
     let max = inp.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     if max == f32::NEG_INFINITY {
@@ -241,7 +243,7 @@ pub fn qkv_slices(params: &AttentionParams, c: usize) -> QkvSlices<'_> {
 
 /// What a multi-head attention sublayer keeps for its backward pass (and the trace).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AttnCache {
+pub struct AttnRecord {
     /// (B, T, C) queries, after RoPE.
     pub q: Vec<f32>,
     /// (B, S, C) keys, after RoPE.
@@ -260,10 +262,11 @@ pub struct AttnCache {
 /// key/value rows `xkv (B, S, C)`: projections, RoPE (when `spec.rope`; queries at
 /// positions `q_offset ..`, keys at `0 .. S`), [`attention_forward`] per sequence, then W_O.
 /// `key_pad (B, S)` masks padding keys; `dropout (B, H, T, S)` are probability multipliers.
+/// Backward: `train::backward::attention::mha_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn mha_forward(
     out: &mut [f32],
-    cache: &mut AttnCache,
+    saved: &mut AttnRecord,
     xq: &[f32],
     xkv: &[f32],
     params: &AttentionParams,
@@ -277,28 +280,28 @@ pub fn mha_forward(
     let (nh, d) = (spec.n_heads, spec.d_head);
     let c = nh * d;
     let ([wq, wk, wv], [bq, bk, bv]) = qkv_slices(params, c);
-    cache.q.resize(b * t * c, 0.0); // (B, T, C)
-    cache.k.resize(b * s * c, 0.0); // (B, S, C)
-    cache.v.resize(b * s * c, 0.0); // (B, S, C)
-    linear_forward(&mut cache.q, xq, wq, Some(bq), b * t, c, c);
-    linear_forward(&mut cache.k, xkv, wk, Some(bk), b * s, c, c);
-    linear_forward(&mut cache.v, xkv, wv, Some(bv), b * s, c, c);
+    saved.q.resize(b * t * c, 0.0); // (B, T, C)
+    saved.k.resize(b * s * c, 0.0); // (B, S, C)
+    saved.v.resize(b * s * c, 0.0); // (B, S, C)
+    linear_forward(&mut saved.q, xq, wq, Some(bq), b * t, c, c);
+    linear_forward(&mut saved.k, xkv, wk, Some(bk), b * s, c, c);
+    linear_forward(&mut saved.v, xkv, wv, Some(bv), b * s, c, c);
     if spec.rope {
-        rope_forward(&mut cache.q, spec.q_offset, b, t, nh, d);
-        rope_forward(&mut cache.k, 0, b, s, nh, d);
+        rope_forward(&mut saved.q, spec.q_offset, b, t, nh, d);
+        rope_forward(&mut saved.k, 0, b, s, nh, d);
     }
-    cache.scores.resize(b * nh * t * s, 0.0); // (B, H, T, S)
-    cache.probs.resize(b * nh * t * s, 0.0); // (B, H, T, S)
-    cache.z.resize(b * t * c, 0.0); // (B, T, C)
+    saved.scores.resize(b * nh * t * s, 0.0); // (B, H, T, S)
+    saved.probs.resize(b * nh * t * s, 0.0); // (B, H, T, S)
+    saved.z.resize(b * t * c, 0.0); // (B, T, C)
     let hts = nh * t * s;
     for seq in 0..b {
         attention_forward(
-            &mut cache.z[seq * t * c..(seq + 1) * t * c],
-            &mut cache.scores[seq * hts..(seq + 1) * hts],
-            &mut cache.probs[seq * hts..(seq + 1) * hts],
-            &cache.q[seq * t * c..(seq + 1) * t * c],
-            &cache.k[seq * s * c..(seq + 1) * s * c],
-            &cache.v[seq * s * c..(seq + 1) * s * c],
+            &mut saved.z[seq * t * c..(seq + 1) * t * c],
+            &mut saved.scores[seq * hts..(seq + 1) * hts],
+            &mut saved.probs[seq * hts..(seq + 1) * hts],
+            &saved.q[seq * t * c..(seq + 1) * t * c],
+            &saved.k[seq * s * c..(seq + 1) * s * c],
+            &saved.v[seq * s * c..(seq + 1) * s * c],
             key_pad.map(|p| &p[seq * s..(seq + 1) * s]),
             dropout.map(|m| &m[seq * hts..(seq + 1) * hts]),
             spec,
@@ -308,7 +311,7 @@ pub fn mha_forward(
     }
     linear_forward(
         out,
-        &cache.z,
+        &saved.z,
         &params.out_proj_weight.data,
         Some(&params.out_proj_bias.data),
         b * t,

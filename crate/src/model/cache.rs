@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::attention::{attention_forward, qkv_slices, AttnCache};
+use super::attention::{attention_forward, qkv_slices, AttnRecord};
 use super::ffn::linear_forward;
 use super::forward::{
     attn_spec, embed_tokens, AttnSite, AttnTrace, Batch, ForwardOptions, HiddenTrace, Mode,
@@ -145,7 +145,7 @@ impl Model {
         };
         let mut layers = Vec::with_capacity(dec.layers.len());
         for subs in &dec.layers {
-            let attn = |kind: SublayerKind| -> Option<&AttnCache> {
+            let attn = |kind: SublayerKind| -> Option<&AttnRecord> {
                 subs.iter()
                     .find(|s| s.kind == kind)
                     .and_then(|s| s.attn.as_ref())

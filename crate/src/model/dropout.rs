@@ -5,6 +5,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// Inverted-dropout multipliers for n elements: each is 0 with probability p (a uniform
 /// draw in [0, 1) below p) and 1/(1 − p) otherwise, drawn in order from `rng`.
+/// Backward: the same multipliers are applied to the gradient (`train::backward::model::sublayer_backward`, `ffn_backward`, `attention_backward`).
 pub fn dropout_mask(rng: &mut ChaCha8Rng, p: f32, n: usize) -> Vec<f32> {
     let keep = 1.0 / (1.0 - p);
     (0..n)

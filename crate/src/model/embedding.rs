@@ -4,6 +4,7 @@
 /// `out (N, C) = table[tokens[n]] · scale` for every one of the N tokens, with
 /// `table (V, C)`. Token ids must be below V: the forward pass checks user input before
 /// it gets here and names the offending position.
+/// Backward: `train::backward::embedding::embedding_backward`.
 pub fn embedding_forward(
     out: &mut [f32],
     tokens: &[u32],

@@ -7,6 +7,7 @@ use crate::tensor::matmul_nt;
 
 /// A PyTorch `Linear`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`, with
 /// `weight (OUT, IN)` and an optional `bias (OUT)`.
+/// Backward: `train::backward::ffn::linear_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_forward(
     out: &mut [f32],
@@ -31,6 +32,7 @@ pub fn linear_forward(
 }
 
 /// `out = max(inp, 0)`, element by element.
+/// Backward: `train::backward::ffn::relu_backward`.
 pub fn relu_forward(out: &mut [f32], inp: &[f32]) {
     assert_eq!(out.len(), inp.len(), "relu_forward: lengths differ");
     for (o, &x) in out.iter_mut().zip(inp) {
@@ -40,6 +42,7 @@ pub fn relu_forward(out: &mut [f32], inp: &[f32]) {
 
 /// Exact GELU `out = 0.5 · x · (1 + erf(x / √2))`, element by element, evaluated in f64
 /// (erf from libm) and rounded, to match PyTorch's `F.gelu` within 1e-6.
+/// Backward: `train::backward::ffn::gelu_backward`.
 pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
     assert_eq!(out.len(), inp.len(), "gelu_forward: lengths differ");
     for (o, &x) in out.iter_mut().zip(inp) {
@@ -49,6 +52,7 @@ pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
 }
 
 /// The configured non-linearity.
+/// Backward: `train::backward::ffn::activation_backward`.
 pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
     match act {
         Activation::Relu => relu_forward(out, inp),
@@ -58,7 +62,7 @@ pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
 
 /// What the FFN's backward pass needs.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FfnCache {
+pub struct FfnRecord {
     /// (N, F): `x·W₁ᵀ + b₁`, before the activation.
     pub pre: Vec<f32>,
     /// (N, F): `act(pre)` after dropout, the input of the second linear layer.
@@ -68,10 +72,11 @@ pub struct FfnCache {
 /// The FFN for N rows: `pre = inp·W₁ᵀ + b₁`, `hidden = act(pre) ⊙ mask`,
 /// `out = hidden·W₂ᵀ + b₂`, with `w1 (F, C)`, `b1 (F)`, `w2 (C, F)`, `b2 (C)`.
 /// `dropout_mask (N, F)` holds 0 or 1/(1 − p) per element (train mode) or is `None`.
+/// Backward: `train::backward::ffn::ffn_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn ffn_forward(
     out: &mut [f32],
-    cache: &mut FfnCache,
+    saved: &mut FfnRecord,
     inp: &[f32],
     w1: &[f32],
     b1: &[f32],
@@ -83,17 +88,17 @@ pub fn ffn_forward(
     c: usize,
     f: usize,
 ) {
-    cache.pre.resize(n * f, 0.0); // (N, F)
-    cache.hidden.resize(n * f, 0.0); // (N, F)
-    linear_forward(&mut cache.pre, inp, w1, Some(b1), n, c, f);
-    activation_forward(&mut cache.hidden, &cache.pre, act);
+    saved.pre.resize(n * f, 0.0); // (N, F)
+    saved.hidden.resize(n * f, 0.0); // (N, F)
+    linear_forward(&mut saved.pre, inp, w1, Some(b1), n, c, f);
+    activation_forward(&mut saved.hidden, &saved.pre, act);
     if let Some(mask) = dropout_mask {
         assert_eq!(mask.len(), n * f, "ffn_forward: dropout mask is not (N, F)");
-        for (h, m) in cache.hidden.iter_mut().zip(mask) {
+        for (h, m) in saved.hidden.iter_mut().zip(mask) {
             *h *= m;
         }
     }
-    linear_forward(out, &cache.hidden, w2, Some(b2), n, f, c);
+    linear_forward(out, &saved.hidden, w2, Some(b2), n, f, c);
 }
 
 #[cfg(test)]
@@ -146,10 +151,10 @@ mod tests {
         let b2 = [0.0f32, 1.0]; // (C)
         let one = |x: [f32; 2], mask: Option<&[f32]>| {
             let mut out = vec![0.0f32; c];
-            let mut cache = FfnCache::default();
+            let mut saved = FfnRecord::default();
             ffn_forward(
                 &mut out,
-                &mut cache,
+                &mut saved,
                 &x,
                 &w1,
                 &b1,
@@ -161,14 +166,14 @@ mod tests {
                 c,
                 f,
             );
-            (out, cache)
+            (out, saved)
         };
         let mut both = vec![0.0f32; 2 * c];
-        let mut cache = FfnCache::default();
+        let mut saved = FfnRecord::default();
         let inp = [0.3f32, -0.7, 1.5, 0.2]; // (2, C)
         ffn_forward(
             &mut both,
-            &mut cache,
+            &mut saved,
             &inp,
             &w1,
             &b1,

@@ -25,9 +25,9 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::attention::{mha_forward, AttnCache, AttnSpec, Relative};
+use super::attention::{mha_forward, AttnRecord, AttnSpec, Relative};
 use super::embedding::{embedding_forward, embedding_scale};
-use super::ffn::{ffn_forward, linear_forward, FfnCache};
+use super::ffn::{ffn_forward, linear_forward, FfnRecord};
 use super::mask::attention_mask;
 use super::norm::{
     batchnorm_eval_forward, batchnorm_running_update, batchnorm_train_forward, layernorm_forward,
@@ -70,6 +70,7 @@ pub(crate) struct Run<'m> {
 impl Model {
     /// The forward pass of docs/model.md over a batch: logits (or class logits), and the
     /// attention maps and hidden states that `opts` asks for.
+    /// Backward (of [`Model::forward_recorded`]): `train::backward::model::model_backward`.
     pub fn forward(&self, batch: &Batch, opts: &ForwardOptions) -> Result<Trace> {
         Ok(self.run_forward(batch, opts, false)?.0)
     }
@@ -203,6 +204,7 @@ impl<'m> Run<'m> {
     }
 
     /// Embeddings + absolute positions (+ dropout) of (B, T) tokens.
+    /// Backward: the end of `train::backward::model::stack_backward`.
     fn embed(&mut self, tokens: &[u32], b: usize, t: usize) -> (Vec<f32>, Option<Vec<f32>>) {
         let m = self.model;
         let c = m.config.d_model;
@@ -276,6 +278,7 @@ impl<'m> Run<'m> {
     /// (docs/model.md step 3): norm after (post-LN, BatchNorm) `x = N(x + drop(f(x)))`,
     /// norm before (pre-LN) `x = x + drop(f(N(x)))`, no norm `x = x + drop(f(x))`; without
     /// the residual the `x +` goes away. `norm` is the sublayer's norm parameters and name.
+    /// Backward: `train::backward::model::sublayer_backward`.
     pub(crate) fn sublayer(
         &mut self,
         x: &mut Vec<f32>,
@@ -334,7 +337,7 @@ impl<'m> Run<'m> {
     }
 
     /// One encoder or decoder stack over (B, T) tokens, its layers as the plan `sp` lists
-    /// them.
+    /// them. Backward: `train::backward::model::stack_backward`.
     fn stack(
         &mut self,
         sp: &StackPlan,
@@ -461,6 +464,7 @@ impl<'m> Run<'m> {
     }
 
     /// An attention sublayer's function: (B, T, C) from queries `xq` and keys/values `xkv`.
+    /// Backward: `train::backward::attention::mha_backward`.
     #[allow(clippy::too_many_arguments)]
     fn attention(
         &mut self,
@@ -492,11 +496,11 @@ impl<'m> Run<'m> {
             &ablate,
         );
         let drop = self.dropout(b * h * t * s); // (B, H, T, S)
-        let mut cache = AttnCache::default();
+        let mut saved = AttnRecord::default();
         let mut out = vec![0.0f32; b * t * c]; // (B, T, C)
         mha_forward(
             &mut out,
-            &mut cache,
+            &mut saved,
             xq,
             xkv,
             params,
@@ -514,22 +518,23 @@ impl<'m> Run<'m> {
                 layer,
                 scores: Tensor {
                     shape: shape.clone(),
-                    data: cache.scores.clone(),
+                    data: saved.scores.clone(),
                 },
                 probs: Tensor {
                     shape,
-                    data: cache.probs.clone(),
+                    data: saved.probs.clone(),
                 },
             });
         }
         if self.keep {
-            rec.attn = Some(cache);
+            rec.attn = Some(saved);
             rec.attn_dropout = drop;
         }
         Ok(out)
     }
 
     /// The FFN sublayer's function over (B·T, C) rows.
+    /// Backward: `train::backward::ffn::ffn_backward`.
     pub(crate) fn ffn(
         &mut self,
         inp: &[f32],
@@ -540,11 +545,11 @@ impl<'m> Run<'m> {
         let (c, f, act) = (cfg.d_model, cfg.d_ff, cfg.activation);
         let n = inp.len() / c;
         let drop = self.dropout(n * f); // (N, F)
-        let mut cache = FfnCache::default();
+        let mut saved = FfnRecord::default();
         let mut out = vec![0.0f32; n * c]; // (N, C)
         ffn_forward(
             &mut out,
-            &mut cache,
+            &mut saved,
             inp,
             &layer.linear1_weight.data,
             &layer.linear1_bias.data,
@@ -557,13 +562,14 @@ impl<'m> Run<'m> {
             f,
         );
         if self.keep {
-            rec.ffn = Some(cache);
+            rec.ffn = Some(saved);
             rec.ffn_dropout = drop;
         }
         Ok(out)
     }
 
     /// The LM head (B, T, V) or the classifier over row 0 of each sequence (B, N).
+    /// Backward: `train::backward::head::lm_head_backward` / `classifier_backward`.
     pub(crate) fn head(&mut self, x: &[f32], b: usize, t: usize) {
         let m = self.model;
         let c = m.config.d_model;

@@ -1,7 +1,7 @@
 //! Numbers the page draws beside a trace: residual-stream norms, how saturated each
 //! head's softmax is, and each head's recorded q, k, v.
 
-use crate::model::attention::AttnCache;
+use crate::model::attention::AttnRecord;
 use crate::model::forward::{Activations, AttnSite, SublayerKind};
 use crate::tensor::Tensor;
 
@@ -83,7 +83,7 @@ pub fn qk_gap(q: &[f32], k: &[f32], b: usize, h: usize, n: usize, d: usize) -> V
 }
 
 /// The recorded q, k, v of the attention sublayer at `site`/`layer`, if it ran.
-pub fn recorded_qkv(acts: &Activations, site: AttnSite, layer: usize) -> Option<&AttnCache> {
+pub fn recorded_qkv(acts: &Activations, site: AttnSite, layer: usize) -> Option<&AttnRecord> {
     let kind = match site {
         AttnSite::Cross => SublayerKind::CrossAttention,
         _ => SublayerKind::SelfAttention,

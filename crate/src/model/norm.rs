@@ -22,6 +22,7 @@ pub const BN_MOMENTUM: f32 = 0.1;
 /// `out[r] = (inp[r] − μ_r) · rstd_r · γ + β` with `μ_r = mean(inp[r])`,
 /// `rstd_r = 1 / √(mean((inp[r] − μ_r)²) + 1e-5)`.
 /// `mean` and `rstd` (R) are kept for the backward pass.
+/// Backward: `train::backward::norm::layernorm_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn layernorm_forward(
     out: &mut [f32],
@@ -55,6 +56,7 @@ pub fn layernorm_forward(
 
 /// BatchNorm in eval mode: `out[r, i] = (inp[r, i] − running_mean[i]) /
 /// √(running_var[i] + 1e-5) · γ[i] + β[i]`. Each row is normalised on its own.
+/// Backward: `train::backward::norm::batchnorm_eval_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn batchnorm_eval_forward(
     out: &mut [f32],
@@ -89,6 +91,7 @@ pub fn batchnorm_eval_forward(
 /// `rstd_i = 1 / √(σ²_i + 1e-5)`, `out[r, i] = (inp[r, i] − μ_i) · rstd_i · γ_i + β_i`.
 /// `mean`, `var` (biased) and `rstd` (C) are kept for the running statistics and the
 /// backward pass.
+/// Backward: `train::backward::norm::batchnorm_train_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn batchnorm_train_forward(
     out: &mut [f32],
@@ -148,6 +151,7 @@ pub fn batchnorm_train_forward(
 /// Running statistics after one train-mode batch of `rows` rows (rows ≥ 2):
 /// `running_mean ← 0.9 · running_mean + 0.1 · μ`,
 /// `running_var ← 0.9 · running_var + 0.1 · σ² · rows / (rows − 1)` (unbiased variance).
+/// Backward: none: running statistics take no gradient.
 pub fn batchnorm_running_update(
     running_mean: &mut [f32],
     running_var: &mut [f32],

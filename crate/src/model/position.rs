@@ -39,6 +39,7 @@ pub fn sinusoidal_table(out: &mut [f32], pos0: usize, t: usize, c: usize) {
 
 /// `x (B, T, C) += PE[pos0 + t]` for every sequence: adds the sinusoidal encoding of
 /// positions `pos0 .. pos0 + T` to each of the B sequences.
+/// Backward: none needed: a constant is added, so the gradient passes through unchanged.
 pub fn sinusoidal_forward(x: &mut [f32], pos0: usize, b: usize, t: usize, c: usize) {
     assert_eq!(x.len(), b * t * c, "sinusoidal_forward: x is not (B, T, C)");
     let mut pe = vec![0.0f32; t * c]; // (T, C)
@@ -52,6 +53,7 @@ pub fn sinusoidal_forward(x: &mut [f32], pos0: usize, b: usize, t: usize, c: usi
 
 /// `x (B, T, C) += pos_embed[pos0 + t]` for every sequence, with `pos_embed` (max_len, C).
 /// The caller checks `pos0 + T ≤ max_len` (the table has no row beyond it).
+/// Backward: `train::backward::position::learned_positions_backward`.
 pub fn learned_positions_forward(
     x: &mut [f32],
     pos_embed: &[f32],
@@ -85,6 +87,7 @@ pub fn rope_angle(pos: usize, p: usize, d_head: usize) -> (f32, f32) {
 /// for each pair p < D/2 with angle a = pos · θ_p,
 /// `(x₂ₚ, x₂ₚ₊₁) → (x₂ₚ cos a − x₂ₚ₊₁ sin a, x₂ₚ sin a + x₂ₚ₊₁ cos a)`.
 /// A rotation: it keeps the norm of every pair. D must be even.
+/// Backward: `train::backward::position::rope_backward`.
 pub fn rope_forward(x: &mut [f32], pos0: usize, b: usize, t: usize, n_heads: usize, d_head: usize) {
     let c = n_heads * d_head;
     assert_eq!(x.len(), b * t * c, "rope_forward: x is not (B, T, H·D)");

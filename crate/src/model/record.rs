@@ -1,8 +1,8 @@
 //! Every intermediate value of a recorded forward pass ([`Activations`]): what the
 //! backward pass (crate/src/train/backward/model.rs) reads.
 
-use super::attention::AttnCache;
-use super::ffn::FfnCache;
+use super::attention::AttnRecord;
+use super::ffn::FfnRecord;
 use super::plan::SublayerKind;
 use super::AttnSite;
 
@@ -30,13 +30,13 @@ pub struct SublayerRecord {
     /// (B, T, C) the sublayer function's input (`input`, or its norm for pre-LN).
     pub sub_input: Vec<f32>,
     /// Attention sublayers: projections, scores, probabilities, z.
-    pub attn: Option<AttnCache>,
+    pub attn: Option<AttnRecord>,
     /// (B, H, T, S) attention-probability dropout multipliers (train mode).
     pub attn_dropout: Option<Vec<f32>>,
     /// (B, S, C) the key/value rows (cross-attention: the encoder memory).
     pub kv_input: Option<Vec<f32>>,
     /// FFN sublayers: pre-activation and hidden units.
-    pub ffn: Option<FfnCache>,
+    pub ffn: Option<FfnRecord>,
     /// (B, T, F) FFN hidden dropout multipliers (train mode).
     pub ffn_dropout: Option<Vec<f32>>,
     /// (B, T, C) dropout multipliers on the sublayer's output (train mode).

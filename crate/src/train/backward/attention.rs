@@ -3,7 +3,7 @@
 //! Gradients are ADDED to the `d*` buffers.
 
 use crate::config::Score;
-use crate::model::attention::{qkv_slices, AttnCache, AttnSpec};
+use crate::model::attention::{qkv_slices, AttnRecord, AttnSpec};
 use crate::model::position::relative_index;
 use crate::model::AttentionParams;
 
@@ -186,7 +186,7 @@ pub fn mha_backward(
     xq: &[f32],
     xkv: &[f32],
     params: &AttentionParams,
-    cache: &AttnCache,
+    saved: &AttnRecord,
     dropout: Option<&[f32]>,
     spec: &AttnSpec,
     share_qk: bool,
@@ -203,7 +203,7 @@ pub fn mha_backward(
         &mut grads.out_proj_weight.data,
         Some(&mut grads.out_proj_bias.data),
         dout,
-        &cache.z,
+        &saved.z,
         &params.out_proj_weight.data,
         b * t,
         c,
@@ -236,11 +236,11 @@ pub fn mha_backward(
             &mut dv[sk.clone()],
             &mut extra,
             &dz[tq.clone()],
-            &cache.q[tq],
-            &cache.k[sk.clone()],
-            &cache.v[sk],
-            &cache.scores[seq * hts..(seq + 1) * hts],
-            &cache.probs[seq * hts..(seq + 1) * hts],
+            &saved.q[tq],
+            &saved.k[sk.clone()],
+            &saved.v[sk],
+            &saved.scores[seq * hts..(seq + 1) * hts],
+            &saved.probs[seq * hts..(seq + 1) * hts],
             dropout.map(|m| &m[seq * hts..(seq + 1) * hts]),
             spec,
             t,

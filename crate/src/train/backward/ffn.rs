@@ -3,7 +3,7 @@
 //! (zeroed once per step by the caller).
 
 use crate::config::Activation;
-use crate::model::ffn::FfnCache;
+use crate::model::ffn::FfnRecord;
 use crate::tensor::{matmul_nn, matmul_tn};
 
 /// Backward of `linear_forward`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`.
@@ -102,7 +102,7 @@ pub fn ffn_backward(
     grads: FfnGrads,
     dout: &[f32],
     inp: &[f32],
-    cache: &FfnCache,
+    saved: &FfnRecord,
     w1: &[f32],
     w2: &[f32],
     act: Activation,
@@ -118,7 +118,7 @@ pub fn ffn_backward(
         grads.w2,
         Some(grads.b2),
         dout,
-        &cache.hidden,
+        &saved.hidden,
         w2,
         n,
         f,
@@ -132,7 +132,7 @@ pub fn ffn_backward(
     }
     // forward: hidden = act(pre)
     let mut dpre = vec![0.0f32; n * f]; // (N, F)
-    activation_backward(&mut dpre, &dhidden, &cache.pre, act);
+    activation_backward(&mut dpre, &dhidden, &saved.pre, act);
     // forward: pre = inp · W₁ᵀ + b₁
     linear_backward(
         Some(dinp),

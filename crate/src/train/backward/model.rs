@@ -273,10 +273,10 @@ fn stack_backward(
                 .ablated_heads(step.site.unwrap_or(rec.site), li, cfg.n_heads); // (H)
             dx = sublayer_backward(ctx, dx, step, sub, norm, &mut |dy, dsub| match sub.kind {
                 SublayerKind::SelfAttention => {
-                    let cache = sub
+                    let saved = sub
                         .attn
                         .as_ref()
-                        .expect("attention sublayers keep their cache");
+                        .expect("attention sublayers keep their record");
                     let spec = attn_spec(
                         cfg,
                         &layer.self_attn,
@@ -296,7 +296,7 @@ fn stack_backward(
                         &sub.sub_input,
                         &sub.sub_input,
                         &layer.self_attn,
-                        cache,
+                        saved,
                         sub.attn_dropout.as_deref(),
                         &spec,
                         cfg.share_qk,
@@ -310,10 +310,10 @@ fn stack_backward(
                     }
                 }
                 SublayerKind::CrossAttention => {
-                    let cache = sub
+                    let saved = sub
                         .attn
                         .as_ref()
-                        .expect("attention sublayers keep their cache");
+                        .expect("attention sublayers keep their record");
                     let (p, g) = (
                         layer.cross_attn.as_ref().expect("cross-attention sublayer"),
                         g_cross.as_mut().expect("cross-attention gradients"),
@@ -339,7 +339,7 @@ fn stack_backward(
                         &sub.sub_input,
                         mem.x,
                         p,
-                        cache,
+                        saved,
                         sub.attn_dropout.as_deref(),
                         &spec,
                         cfg.share_qk,
@@ -349,7 +349,7 @@ fn stack_backward(
                     );
                 }
                 SublayerKind::Ffn => {
-                    let cache = sub.ffn.as_ref().expect("FFN sublayers keep their cache");
+                    let saved = sub.ffn.as_ref().expect("FFN sublayers keep their record");
                     ffn_backward(
                         dsub,
                         FfnGrads {
@@ -360,7 +360,7 @@ fn stack_backward(
                         },
                         dy,
                         &sub.sub_input,
-                        cache,
+                        saved,
                         &layer.linear1_weight.data,
                         &layer.linear2_weight.data,
                         cfg.activation,
