@@ -37,8 +37,6 @@ async function page() {
   return { p, errors, requests };
 }
 
-/** The views a playground shows, by tag. */
-const partsOf = (el) => [...el.shadowRoot.querySelectorAll('.layout > *, .layout [data-view]')].map((n) => n.dataset?.view ?? n.tagName.toLowerCase());
 
 describe('embedding', () => {
   test('the_script_tag_and_element_run_a_preset_widget_from_a_sub_path_and_leave_the_page_url_alone', async () => {

@@ -379,7 +379,7 @@ describe('without WebGPU (the CPU fallback)', () => {
       const [, , T, S] = a.probs.shape;
       let upper = 0;
       for (let i = 0; i < T; i++) for (let j = i + 1; j < S; j++) upper = Math.max(upper, a.probs.data[i * S + j]);
-      return { upper, causal: el.st.causal, hash: location.hash, parts: [...el.shadowRoot.querySelectorAll('.layout > *')].map((n) => n.tagName.toLowerCase()) };
+      return { upper, causal: el.st.causal, hash: location.hash, parts: [...el.shadowRoot.querySelectorAll('.layout > .view > :first-child')].map((n) => n.tagName.toLowerCase()) };
     });
     assert.equal(unmasked.causal, false);
     assert.ok(unmasked.upper > 0.001, 'the preset switched the causal mask off');

@@ -17,7 +17,7 @@ after(async () => {
 /** The tags of the views drawn, in page order. */
 function drawn(page) {
   return page.evaluate(() =>
-    [...document.querySelector('transformer-playground').shadowRoot.querySelectorAll('.layout > *')]
+    [...document.querySelector('transformer-playground').shadowRoot.querySelectorAll('.layout > .view > :first-child')]
       .map((n) => n.tagName.toLowerCase())
       .filter((t) => t.startsWith('tp-')),
   );
@@ -64,7 +64,7 @@ describe('views by name', () => {
       document.body.append(el);
       await el.ready;
       await el.updateComplete;
-      return { names: [...VIEW_NAMES], tags: [...el.shadowRoot.querySelectorAll('.layout > *')].map((n) => n.tagName.toLowerCase()) };
+      return { names: [...VIEW_NAMES], tags: [...el.shadowRoot.querySelectorAll('.layout > .view > :first-child')].map((n) => n.tagName.toLowerCase()) };
     });
     assert.deepEqual(tags, ['tp-hidden', 'tp-saturation']);
     assert.deepEqual(names, ['controls', 'backend', 'input', 'generation', 'architecture', 'attention', 'output', 'hidden', 'saturation', 'cost', 'schedule']);

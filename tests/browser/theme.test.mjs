@@ -32,7 +32,7 @@ function cards(page) {
     const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
     const root = document.querySelector('transformer-playground').shadowRoot;
     const out = [];
-    for (const view of root.querySelectorAll('.layout > *')) {
+    for (const view of root.querySelectorAll('.layout > .view > :first-child')) {
       const card = view.shadowRoot?.querySelector('.card');
       if (!card) continue;
       const bg = rgb(getComputedStyle(card).backgroundColor);

@@ -6,3 +6,4 @@ export { EngineClient } from './engine/client';
 export { parseHash, formatHash } from './state/url';
 export { PlaygroundStore } from './state/store';
 export { VIEWS, VIEW_NAMES } from './views/registry';
+export { viewToSvg, svgToPng } from './ui/export';

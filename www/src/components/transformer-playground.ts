@@ -20,7 +20,9 @@ import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, 
 import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
-import { VIEW_NAMES, needsOf, viewsToDraw } from '../views/registry';
+import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
+import { linkHash, modelLabel, settingsLabel } from '../state/share';
+import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, theme } from '../ui/shared';
 import { prefersReducedMotion, storedTheme, storeTheme } from '../ui/prefs';
 
@@ -167,13 +169,35 @@ export class TransformerPlayground extends LitElement {
         grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
         gap: 12px;
       }
-      .wide {
+      .wide,
+      .view:has(> .wide) {
         grid-column: 1 / -1;
       }
-      tp-saturation,
-      tp-cost,
-      tp-schedule {
+      .view {
+        min-width: 0;
+      }
+      .view:has(> tp-saturation, > tp-cost, > tp-schedule) {
         align-self: start;
+      }
+      .tools {
+        display: flex;
+        justify-content: flex-end;
+        align-items: center;
+        gap: 4px;
+        margin-top: 3px;
+        font-size: 0.75rem;
+        color: var(--tp-muted);
+      }
+      .tools button {
+        padding: 1px 8px;
+        color: var(--tp-muted);
+      }
+      .tools button:hover {
+        color: var(--tp-fg);
+      }
+      .tools .said {
+        margin-right: auto;
+        overflow-wrap: anywhere;
       }
       .layout.single {
         grid-template-columns: minmax(0, 1fr);
@@ -270,6 +294,83 @@ export class TransformerPlayground extends LitElement {
     this.store?.stop();
   }
 
+  // ---------------------------------------------------------------- pictures and links
+
+  /** What the tools under each view last said ("link copied"), by view name. */
+  private said = new Map<string, string>();
+
+  /** The drawn element of a registered view, or null when it is not shown. */
+  private viewElement(name: string): HTMLElement | null {
+    const v = viewNamed(name);
+    return v ? this.renderRoot.querySelector<HTMLElement>(`.view[data-view="${name}"] > ${v.tag}`) : null;
+  }
+
+  /**
+   * A view as drawn now, as an SVG picture with a caption (its title, the model, the
+   * settings). Part of the scripting API; the SVG and PNG buttons under each view use it.
+   */
+  picture(name: string): Picture {
+    const s = this.store;
+    const v = viewNamed(name);
+    const el = this.viewElement(name);
+    if (!s || !v || !el) throw new Error(`the view ${name} is not shown`);
+    return viewToSvg(el, { title: v.title, model: modelLabel(s.st, s.manifest), settings: settingsLabel(s.st) });
+  }
+
+  /** A link that opens the playground on this view alone, with every setting as it is now. */
+  linkTo(name: string): string {
+    const s = this.store;
+    if (!s) throw new Error('the playground has not started');
+    // The folder of this script, where index.html is. (Vite rewrites `new URL('…',
+    // import.meta.url)` with a literal path as an asset import, hence the variable.)
+    const here = import.meta.url;
+    const page = new URL('./', here);
+    page.hash = linkHash(s.st, name);
+    return page.href;
+  }
+
+  private tell(name: string, text: string) {
+    this.said.set(name, text);
+    this.requestUpdate();
+  }
+
+  private async save(v: ViewDef, kind: 'svg' | 'png') {
+    try {
+      const p = this.picture(v.name);
+      const stem = fileStem(v.name, this.store?.st.model ?? '');
+      if (kind === 'svg') download(new Blob([p.svg], { type: 'image/svg+xml' }), `${stem}.svg`);
+      else download(await svgToPng(p), `${stem}.png`);
+      this.tell(v.name, '');
+    } catch (e) {
+      this.tell(v.name, `Could not make the picture: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private async copyLink(v: ViewDef) {
+    const link = this.linkTo(v.name);
+    try {
+      await navigator.clipboard.writeText(link);
+      this.tell(v.name, 'Link copied.');
+    } catch {
+      // No clipboard (permissions, an insecure page): show the link to copy by hand.
+      this.tell(v.name, link);
+    }
+  }
+
+  /** A registered view, with its picture and link tools under it. */
+  private frame(v: ViewDef, s: PlaygroundStore) {
+    const said = this.said.get(v.name) ?? '';
+    return html`<div class="view" data-view=${v.name}>
+      ${v.render(s)}
+      <div class="tools" data-export-skip>
+        <span class="said" role="status">${said}</span>
+        <button @click=${() => void this.save(v, 'svg')} aria-label=${`save ${v.title.toLowerCase()} as an SVG picture`}>SVG</button>
+        <button @click=${() => void this.save(v, 'png')} aria-label=${`save ${v.title.toLowerCase()} as a PNG picture`}>PNG</button>
+        <button @click=${() => void this.copyLink(v)} aria-label=${`copy a link to ${v.title.toLowerCase()} with these settings`}>Copy link</button>
+      </div>
+    </div>`;
+  }
+
   /** Page-wide preferences above the controls: the colour theme. */
   private bar(s: PlaygroundStore) {
     const still = this.reducedMotion && !s.gen.playing && s.gen.generated.length === 0 && s.canGenerate();
@@ -312,7 +413,7 @@ export class TransformerPlayground extends LitElement {
         : nothing}
       ${s.error ? html`<div class="error wide" role="alert">${s.error}</div>` : nothing}
       ${s.shows('controls') ? this.bar(s) : nothing}
-      ${viewsToDraw(s, shown).map((v) => v.render(s))}
+      ${viewsToDraw(s, shown).map((v) => this.frame(v, s))}
     </div>`;
   }
 }
