@@ -17,7 +17,7 @@ let browser;
 before(async () => {
   site = mkdtempSync(join(tmpdir(), 'tplay-embed-'));
   cpSync(dist, join(site, 'sub/dir'), { recursive: true });
-  server = await serve(site);
+  server = await serve(site, { csp: true });
   base = `${server.url}sub/dir/`;
   browser = await launch({ webgpu: false });
 });
@@ -25,6 +25,8 @@ after(async () => {
   await browser?.close();
   await server?.close();
   rmSync(site, { recursive: true, force: true });
+  // Everything above ran under the page's Content-Security-Policy without one violation.
+  assert.deepEqual(server?.cspReports ?? [], []);
 });
 
 async function page() {

@@ -18,7 +18,7 @@ before(async () => {
   // The build copied to /sub/dir/ of a fresh static root: nothing may assume the site root.
   site = mkdtempSync(join(tmpdir(), 'tplay-offline-'));
   cpSync(dist, join(site, 'sub/dir'), { recursive: true });
-  server = await serve(site);
+  server = await serve(site, { csp: true });
   base = `${server.url}sub/dir/`;
   browser = await launch({ webgpu: false });
 });
@@ -26,6 +26,8 @@ after(async () => {
   await browser?.close();
   await server?.close();
   rmSync(site, { recursive: true, force: true });
+  // Everything above ran under the page's Content-Security-Policy without one violation.
+  assert.deepEqual(server?.cspReports ?? [], []);
 });
 
 /** Wait until a service worker is active for the page and its precache holds the models. */
@@ -55,7 +57,7 @@ describe('offline', () => {
     await browser.context.setOffline(true);
     try {
       // The network is gone: nothing can be fetched but from the worker's cache.
-      const noNet = await page.evaluate(() => fetch(`http://127.0.0.1:1/?${Math.random()}`).then(() => 'fetched', () => 'refused'));
+      const noNet = await page.evaluate(() => fetch(`./not-kept-${Math.random()}.json`).then(() => 'fetched', () => 'refused'));
       assert.equal(noNet, 'refused');
       await page.reload();
       await page.evaluate(async () => {

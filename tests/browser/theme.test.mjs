@@ -5,17 +5,19 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve, shot } from './harness.mjs';
+import { dist, launch, open, serve, shot } from './harness.mjs';
 
 let server;
 let browser;
 before(async () => {
-  server = await serve();
+  server = await serve(dist, { csp: true });
   browser = await launch({ webgpu: false });
 });
 after(async () => {
   await browser?.close();
   await server?.close();
+  // Everything above ran under the page's Content-Security-Policy without one violation.
+  assert.deepEqual(server?.cspReports ?? [], []);
 });
 
 /**
