@@ -32,17 +32,21 @@ after(async () => {
 
 /** Wait until a service worker is active for the page and its precache holds the models. */
 async function waitOfflineReady(page) {
-  await page.waitForFunction(async () => {
-    const reg = await navigator.serviceWorker.getRegistration();
-    if (!reg?.active || reg.active.state !== 'activated') return false;
-    const names = await caches.keys();
-    for (const n of names) {
-      const c = await caches.open(n);
-      const keys = (await c.keys()).map((r) => r.url);
-      if (keys.some((u) => u.includes('translate.safetensors')) && keys.some((u) => u.endsWith('.wasm'))) return true;
-    }
-    return false;
-  }, undefined, { timeout: 60000, polling: 250 });
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const ready = await page.evaluate(async () => {
+      const reg = await navigator.serviceWorker.getRegistration();
+      if (!reg?.active || reg.active.state !== 'activated') return false;
+      for (const n of await caches.keys()) {
+        const keys = (await (await caches.open(n)).keys()).map((r) => r.url);
+        if (keys.some((u) => u.includes('translate.safetensors')) && keys.some((u) => u.endsWith('.wasm'))) return true;
+      }
+      return false;
+    });
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error('the service worker did not finish keeping the page within 60 s');
+    await page.waitForTimeout(250);
+  }
 }
 
 describe('offline', () => {
