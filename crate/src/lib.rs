@@ -8,7 +8,9 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod limits;
+pub mod matmul;
 pub mod model;
+pub mod profile;
 pub mod tensor;
 pub mod tokenizer;
 
@@ -16,6 +18,8 @@ pub use config::ModelConfig;
 pub use error::{Error, Result};
 pub use tokenizer::Tokenizer;
 pub mod backend;
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod generate;
 pub mod tasks;
 pub mod train;

@@ -132,8 +132,17 @@ fn gemm(
 }
 
 /// `out = a · wᵀ`: a is (M, K) row-major, w is (N, K) row-major (a PyTorch `Linear`
-/// weight), out is (M, N) row-major.
+/// weight), out is (M, N) row-major. Every row of `out` is bit-identical to the product
+/// of that row of `a` alone (the KV cache's guarantee; see `crate::matmul`).
 pub fn matmul_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    crate::matmul::matmul_nt_into(&mut out, a, w, m, k, n);
+    out
+}
+
+/// [`matmul_nt`] through the general strided product (matrixmultiply), whose blocking
+/// and packing make the fastest large products this build has: the benchmark's peak.
+pub fn matmul_nt_packed(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), m * k, "matmul_nt: a is not (M, K)");
     assert_eq!(w.len(), n * k, "matmul_nt: w is not (N, K)");
     gemm(a, (k, 1), w, (1, k), m, k, n)
@@ -200,6 +209,7 @@ mod tests {
             let w = ramp(n * k, 0.11);
             let want = naive_nt(&a, &w, m, k, n);
             assert!(max_abs_diff(&matmul_nt(&a, &w, m, k, n), &want) < 1e-5);
+            assert!(max_abs_diff(&matmul_nt_packed(&a, &w, m, k, n), &want) < 1e-5);
             // b = wᵀ as a (K, N) row-major buffer
             let mut b = vec![0.0; k * n];
             for j in 0..n {

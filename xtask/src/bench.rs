@@ -3,14 +3,25 @@
 //! The native benches live in crate/benches/ (forward passes per backend, decoding with
 //! and without the KV cache, training); the browser bench drives headless Chromium and
 //! prints the first load's bytes by kind and the time to first token.
+//! `cargo xtask bench engine` runs the engine benchmark alone (crate/src/bench.rs): the
+//! same decode, forward, matrix-product and training figures natively and in wasm
+//! (simd128, under node with `--no-liftoff`), printed side by side with their ratio.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 
 use crate::util::{cargo, sh, Result};
 
 pub fn run(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("all");
-    if !matches!(which, "all" | "native" | "browser") {
-        return Err(format!("unknown bench '{which}' (known: native, browser)"));
+    if !matches!(which, "all" | "native" | "browser" | "engine") {
+        return Err(format!(
+            "unknown bench '{which}' (known: native, browser, engine)"
+        ));
+    }
+    if which == "engine" || which == "all" {
+        engine()?;
+        if which == "engine" {
+            return Ok(());
+        }
     }
     if which != "browser" {
         // GPU rows use whatever Vulkan adapter wgpu finds (lavapipe without a GPU).
@@ -22,4 +33,25 @@ pub fn run(args: &[String]) -> Result<()> {
         crate::build::browser_bench()?;
     }
     Ok(())
+}
+
+/// The engine benchmark in wasm under node, then natively with the wasm report beside it.
+fn engine() -> Result<()> {
+    let pkg = crate::build::bench_wasm()?;
+    let out = crate::util::root().join("target/bench-wasm.json");
+    sh(std::process::Command::new("node")
+        .args(["--no-liftoff", "tests/browser/engine-bench.mjs"])
+        .arg(&pkg)
+        .arg(&out))?;
+    sh(cargo()
+        .args([
+            "bench",
+            "-p",
+            "tplay",
+            "--bench",
+            "engine",
+            "--features",
+            "bench",
+        ])
+        .env("TPLAY_BENCH_WASM_JSON", &out))
 }

@@ -233,6 +233,36 @@ fn build_wasm() -> Result<()> {
     })
 }
 
+/// The engine benchmark's wasm build (`--features bench`, simd128) into `target/bench-pkg`,
+/// for tests/browser/engine-bench.mjs under node. Not run through wasm-opt: `-Oz` trades
+/// speed for size, and this build measures speed. Returns the package folder.
+pub fn bench_wasm() -> Result<PathBuf> {
+    wasm_target()?;
+    let bindgen = wasm_bindgen_cli()?;
+    sh(cargo()
+        .args([
+            "build",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            "tplay",
+            "--lib",
+            "--release",
+            "--no-default-features",
+            "--features",
+            "bench",
+        ])
+        .env("RUSTFLAGS", "-C target-feature=+simd128"))?;
+    let wasm = root().join("target/wasm32-unknown-unknown/release/tplay.wasm");
+    let pkg = root().join("target/bench-pkg");
+    sh(Command::new(&bindgen)
+        .arg(&wasm)
+        .args(["--out-dir"])
+        .arg(&pkg)
+        .args(["--target", "web"]))?;
+    Ok(pkg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::declared_packages;

@@ -316,6 +316,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             out.attention.clear();
             out.cross_attention.clear();
         }
+        let sampling_time = crate::profile::scope(crate::profile::Phase::Sampling);
         let vocab_probs = softmax(&out.logits[0]); // (V)
         let (token, drawn, beam) = match self.beam.is_some() {
             false => {
@@ -329,6 +330,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
         };
         let candidates = self.candidates(&out.logits[0], &vocab_probs, &drawn);
         let logits = out.logits.into_iter().next().unwrap_or_default(); // (V)
+        drop(sampling_time);
         let wall_ms = clock.elapsed_ms();
         self.total_ms += wall_ms;
         self.total_macs += out.multiply_adds;

@@ -96,6 +96,7 @@ pub fn attention_forward(
     t: usize,
     s: usize,
 ) {
+    let _t = crate::profile::scope(crate::profile::Phase::Attention);
     let (nh, d) = (spec.n_heads, spec.d_head);
     let c = nh * d;
     assert_eq!(q.len(), t * c, "attention_forward: q is not (T, C)");

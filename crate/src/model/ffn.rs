@@ -3,7 +3,7 @@
 //! Every row is transformed on its own: a position's output never depends on another's.
 
 use crate::config::Activation;
-use crate::tensor::matmul_nt;
+use crate::matmul::matmul_nt_into;
 
 /// A PyTorch `Linear`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`, with
 /// `weight (OUT, IN)` and an optional `bias (OUT)`.
@@ -19,8 +19,12 @@ pub fn linear_forward(
     c_out: usize,
 ) {
     assert_eq!(out.len(), n * c_out, "linear_forward: out is not (N, OUT)");
-    let y = matmul_nt(inp, weight, n, c_in, c_out); // (N, OUT)
-    out.copy_from_slice(&y);
+    let _t = crate::profile::scope(if n == 1 {
+        crate::profile::Phase::MatmulRow
+    } else {
+        crate::profile::Phase::Matmul
+    });
+    matmul_nt_into(out, inp, weight, n, c_in, c_out); // (N, OUT)
     if let Some(b) = bias {
         assert_eq!(b.len(), c_out, "linear_forward: bias is not (OUT)");
         for row in out.chunks_exact_mut(c_out) {
@@ -54,6 +58,7 @@ pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
 /// The configured non-linearity.
 /// Backward: `train::backward::ffn::activation_backward`.
 pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
+    let _t = crate::profile::scope(crate::profile::Phase::Activation);
     match act {
         Activation::Relu => relu_forward(out, inp),
         Activation::Gelu => gelu_forward(out, inp),

@@ -612,6 +612,7 @@ impl<'m> Run<'m> {
 /// `x (B, T, C) = E[tok] · scale + PE[pos0 + t]` (sinusoidal or learned; the other schemes
 /// act inside attention). Learned positions need `pos0 + T ≤ max_len` (checked by callers).
 pub fn embed_tokens(x: &mut [f32], model: &Model, tokens: &[u32], pos0: usize, b: usize, t: usize) {
+    let _t = crate::profile::scope(crate::profile::Phase::Embed);
     let cfg = &model.config;
     let c = cfg.d_model;
     let scale = embedding_scale(cfg.scale_embeddings, c);

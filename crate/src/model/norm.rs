@@ -34,6 +34,7 @@ pub fn layernorm_forward(
     rows: usize,
     c: usize,
 ) {
+    let _t = crate::profile::scope(crate::profile::Phase::Norm);
     assert_eq!(inp.len(), rows * c, "layernorm_forward: inp is not (R, C)");
     assert_eq!(out.len(), rows * c, "layernorm_forward: out is not (R, C)");
     assert!(

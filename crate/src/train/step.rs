@@ -80,6 +80,7 @@ pub fn loss_and_grads(
             tb.b,
             n,
         );
+        let _t = crate::profile::scope(crate::profile::Phase::Backward);
         model_backward(
             &mut grads,
             HeadGrad::Classifier(&dclass),
@@ -126,6 +127,7 @@ pub fn loss_and_grads(
             rows,
             v,
         );
+        let _t = crate::profile::scope(crate::profile::Phase::Backward);
         model_backward(
             &mut grads,
             HeadGrad::Lm(&dlogits),
@@ -165,6 +167,7 @@ pub fn train_step(
     clip: Option<f32>,
 ) -> Result<StepStats> {
     let mut lg = loss_and_grads(model, tb, opts, smoothing)?;
+    let _t = crate::profile::scope(crate::profile::Phase::Optimizer);
     let grad_norm = match clip {
         Some(max) => clip_grad_norm(&mut lg.grads, max),
         None => super::optim::grad_norm(&lg.grads),

@@ -113,10 +113,22 @@ impl<'t> Trainer<'t> {
 
     /// The next batch of training examples.
     pub fn next_batch(&mut self) -> TrainBatch {
+        let _t = crate::profile::scope(crate::profile::Phase::Data);
         let examples: Vec<_> = (0..self.opts.batch_size)
             .map(|_| self.task.sample(Split::Train, &mut self.data_rng))
             .collect();
         TrainBatch::collate(&examples, self.task.tokenizer().spec.pad)
+    }
+
+    /// The shape (B, T, S) of the batch the next step will draw, drawn from a copy of the
+    /// data generator (the trainer's state does not change).
+    pub fn peek_batch_shape(&self) -> (usize, usize, usize) {
+        let mut rng = self.data_rng.clone();
+        let examples: Vec<_> = (0..self.opts.batch_size)
+            .map(|_| self.task.sample(Split::Train, &mut rng))
+            .collect();
+        let tb = TrainBatch::collate(&examples, self.task.tokenizer().spec.pad);
+        (tb.b, tb.t, tb.s)
     }
 
     /// The learning rate of the next step.

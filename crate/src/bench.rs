@@ -1,0 +1,599 @@
+//! The engine benchmark, one program for every build (`bench` feature): natively it runs
+//! from `crate/benches/engine.rs`, in wasm from `Engine`'s bench export under node or in
+//! the page. It measures, on the same weights everywhere:
+//!
+//! - decoding: a random decoder-only model (C 64, H 4, L 2, F 256, V 40, max_len 128,
+//!   pre-LN, GELU, sinusoidal), a 16-token prompt, 64 greedy tokens with the KV cache,
+//!   nothing traced; tokens/s over the 64 steps after the prefill;
+//! - one forward pass of 64 tokens (the prefill of a 64-token prompt);
+//! - the matrix-product peak of this build: the best GFLOP/s of `matmul_nt` over square
+//!   and training-shaped products;
+//! - training: steps/s, tokens/s and the matrix-product FLOP/s of a shipped recipe
+//!   (same batch and seed in every build), as a fraction of that peak;
+//! - per-token cost against the context length, with and without the cache.
+//!
+//! With the `profile` feature every figure also carries its per-phase breakdown.
+//! Nothing here asserts on time: it returns numbers for a program to print.
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Backend;
+use crate::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+use crate::generate::flops::decoder_macs;
+use crate::generate::{GenerateOptions, Generator, Strategy};
+use crate::model::forward::Batch;
+use crate::model::{ForwardOptions, Model};
+use crate::profile::{self, PhaseTotal};
+use crate::tensor::{matmul_nt, matmul_nt_packed};
+use crate::train::recipes::recipes;
+use crate::train::Trainer;
+use crate::{Result, Tokenizer};
+
+/// The prompt length and the number of greedy tokens of the decode figure.
+pub const PROMPT: usize = 16;
+pub const NEW_TOKENS: usize = 64;
+/// Context lengths of the per-token cost sweep.
+pub const CONTEXTS: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The decode-benchmark model: random weights (seed 1), vocabulary of 40 characters.
+pub fn decode_model(max_len: usize) -> Model {
+    let tok = Tokenizer::char_level("abcdefghijklmnopqrstuvwxyz0123456789");
+    let cfg = ModelConfig {
+        arch: Arch::DecoderOnly,
+        vocab_size: tok.vocab_size(),
+        d_model: 64,
+        n_heads: 4,
+        d_ff: 256,
+        max_len,
+        n_layers: 2,
+        n_encoder_layers: 0,
+        n_decoder_layers: 0,
+        pos_encoding: PosEncoding::Sinusoidal,
+        relative_max_distance: 8,
+        norm: Norm::PreLn,
+        final_norm: true,
+        activation: Activation::Gelu,
+        score: Score::ScaledDot,
+        share_qk: false,
+        scale_embeddings: true,
+        residual: true,
+        dropout: 0.0,
+        tie_embeddings: false,
+        num_classes: 0,
+    };
+    Model::init(cfg, tok, 1)
+}
+
+fn prompt(model: &Model, n: usize) -> Vec<u32> {
+    std::iter::once(model.tokenizer.spec.bos)
+        .chain((1..n).map(|i| 4 + (i * 7 % 36) as u32))
+        .collect()
+}
+
+fn greedy(max_new_tokens: usize, use_cache: bool) -> GenerateOptions {
+    GenerateOptions {
+        strategy: Strategy::Greedy,
+        max_new_tokens,
+        use_cache,
+        top_candidates: 1,
+        trace_attention: false,
+        ..GenerateOptions::default()
+    }
+}
+
+/// A figure with its per-phase breakdown (empty without the `profile` feature).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Timed {
+    pub value: f64,
+    pub phases: Vec<PhaseTotal>,
+}
+
+/// Decode tokens/s (median of `runs` generations; the clock runs over the steps after
+/// the prefill), with the phases of all timed runs divided per token.
+pub fn decode(model: &Model, runs: usize) -> Result<Timed> {
+    let mut rates = vec![];
+    let mut per_token = vec![];
+    for run in 0..=runs {
+        let mut gen = Generator::new(
+            model,
+            Backend::Cpu,
+            prompt(model, PROMPT),
+            None,
+            greedy(NEW_TOKENS, true),
+        )?;
+        pollster_free::block_on(gen.step())?; // the prefill
+        let _ = profile::take();
+        let t0 = profile::now_ms();
+        let mut steps = 0;
+        while pollster_free::block_on(gen.step())?.is_some() {
+            steps += 1;
+        }
+        let ms = profile::now_ms() - t0;
+        let phases = profile::take();
+        if run > 0 {
+            // run 0 warms up
+            rates.push(steps as f64 / (ms / 1e3));
+            per_token.push((phases, steps));
+        }
+    }
+    Ok(Timed {
+        value: median(rates),
+        phases: merge(per_token),
+    })
+}
+
+/// Milliseconds of one untraced forward pass over `len` tokens (median of `runs`).
+pub fn prefill_ms(model: &Model, len: usize, runs: usize) -> Result<Timed> {
+    let batch = Batch::single(&prompt(model, len))?;
+    let opts = ForwardOptions {
+        causal: Some(true),
+        ..ForwardOptions::default()
+    };
+    model.forward(&batch, &opts)?;
+    let _ = profile::take();
+    let mut times = vec![];
+    let mut phases = vec![];
+    for _ in 0..runs {
+        let t0 = profile::now_ms();
+        model.forward(&batch, &opts)?;
+        times.push(profile::now_ms() - t0);
+        phases.push((profile::take(), 1));
+    }
+    Ok(Timed {
+        value: median(times),
+        phases: merge(phases),
+    })
+}
+
+/// Phase totals of several runs, averaged per unit (`n` units per run).
+fn merge(runs: Vec<(Vec<PhaseTotal>, usize)>) -> Vec<PhaseTotal> {
+    let units: usize = runs.iter().map(|(_, n)| n).sum::<usize>().max(1);
+    let mut out: Vec<PhaseTotal> = vec![];
+    for (phases, _) in runs {
+        for p in phases {
+            match out.iter_mut().find(|o| o.phase == p.phase) {
+                Some(o) => {
+                    o.ms += p.ms;
+                    o.calls += p.calls;
+                }
+                None => out.push(p),
+            }
+        }
+    }
+    for o in &mut out {
+        o.ms /= units as f64;
+        o.calls /= units as u64;
+    }
+    out
+}
+
+/// One shape of the peak measurement.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MatmulRate {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    /// The forward pass's kernel (`tensor::matmul_nt`, no packing, rows independent).
+    pub gflops: f64,
+    /// The packed, blocked product (matrixmultiply), the backward pass's kernel.
+    pub packed_gflops: f64,
+}
+
+/// A product `(a, w) → out` under measurement.
+type Product<'a> = &'a dyn Fn(&[f32], &[f32]) -> Vec<f32>;
+
+/// GFLOP/s of one product, best of three timed batches.
+fn rate(f: Product, m: usize, k: usize, n: usize) -> f64 {
+    let a: Vec<f32> = (0..m * k).map(|i| ((i % 97) as f32) * 0.01).collect();
+    let w: Vec<f32> = (0..n * k).map(|i| ((i % 89) as f32) * 0.01).collect();
+    let flops = 2.0 * (m * k * n) as f64;
+    // Enough repetitions for ~25 ms at 20 GFLOP/s.
+    let reps = ((5e8 / flops) as usize).max(3);
+    let _ = f(&a, &w);
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = profile::now_ms();
+        for _ in 0..reps {
+            std::hint::black_box(f(std::hint::black_box(&a), &w));
+        }
+        best = best.min((profile::now_ms() - t0) / reps as f64);
+    }
+    flops / (best * 1e6)
+}
+
+/// GFLOP/s of both kernels on square and training-shaped products (and the one-row
+/// shapes of a decoding step); the best of all is the build's peak.
+pub fn matmul_peak() -> Vec<MatmulRate> {
+    let shapes = [
+        (1, 64, 192),
+        (1, 256, 64),
+        (256, 256, 256),
+        (512, 512, 512),
+        (2048, 64, 64),
+        (2048, 64, 256),
+        (2048, 256, 64),
+    ];
+    shapes
+        .iter()
+        .map(|&(m, k, n)| MatmulRate {
+            m,
+            k,
+            n,
+            gflops: rate(&|a, w| matmul_nt(a, w, m, k, n), m, k, n),
+            packed_gflops: rate(&|a, w| matmul_nt_packed(a, w, m, k, n), m, k, n),
+        })
+        .collect()
+}
+
+/// Training speed of one shipped recipe.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainRate {
+    pub recipe: String,
+    pub batch: usize,
+    pub params: usize,
+    pub steps_per_s: f64,
+    pub tokens_per_s: f64,
+    /// Matrix-product FLOP/s (forward + backward: 3 × the forward's multiply-adds × 2).
+    pub gflops: f64,
+    /// Mean loss of the timed steps: the same in every build for the same seed.
+    pub loss: f64,
+    pub phases: Vec<PhaseTotal>,
+}
+
+/// `steps` timed training steps (after 2 untimed ones) of the recipe saved as `file`.
+pub fn train(file: &str, steps: usize) -> Result<TrainRate> {
+    let r = recipes()
+        .into_iter()
+        .find(|r| r.file == file)
+        .ok_or_else(|| crate::Error::Input(format!("no recipe saves {file}")))?;
+    let task = r.run.task()?;
+    let cfg = r.run.model_config(task.as_ref())?;
+    let mut tr = Trainer::new(task.as_ref(), cfg, r.run.train_options()?)?;
+    for _ in 0..2 {
+        tr.train_step()?;
+    }
+    let _ = profile::take();
+    let mut tokens = 0usize;
+    let mut macs = 0u64;
+    let mut loss = 0.0f64;
+    let mut ms = 0.0;
+    for _ in 0..steps {
+        // The next batch is drawn again inside the step from the same generator state;
+        // peek at its size on a clone of the generator state.
+        let (b, t, s) = tr.peek_batch_shape();
+        tokens += b * (t + s);
+        let c = &tr.model.config;
+        let per_seq =
+            crate::generate::flops::encoder_macs(c, s) + decoder_macs(c, 0, t, s, true, t);
+        macs += 3 * b as u64 * per_seq;
+        let t0 = profile::now_ms();
+        loss += tr.train_step()?.loss as f64;
+        ms += profile::now_ms() - t0;
+    }
+    let secs = ms / 1e3;
+    Ok(TrainRate {
+        recipe: r.file.to_string(),
+        batch: r.run.batch,
+        params: tr.model.param_count(),
+        steps_per_s: steps as f64 / secs,
+        tokens_per_s: tokens as f64 / secs,
+        gflops: 2.0 * macs as f64 / secs / 1e9,
+        loss: loss / steps as f64,
+        phases: merge(vec![(profile::take(), steps)]),
+    })
+}
+
+/// Per-token milliseconds at one context length.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ContextCost {
+    pub context: usize,
+    pub cached_ms: f64,
+    pub uncached_ms: f64,
+}
+
+/// Milliseconds of the generation step that runs at context `n` (median of `runs`).
+fn step_at(model: &Model, use_cache: bool, n: usize, runs: usize) -> Result<f64> {
+    let mut times = vec![];
+    for _ in 0..runs.max(1) {
+        let mut gen = Generator::new(
+            model,
+            Backend::Cpu,
+            prompt(model, n - 1),
+            None,
+            greedy(2, use_cache),
+        )?;
+        pollster_free::block_on(gen.step())?;
+        let t0 = profile::now_ms();
+        pollster_free::block_on(gen.step())?;
+        times.push(profile::now_ms() - t0);
+    }
+    Ok(median(times))
+}
+
+/// The sweep of [`CONTEXTS`] on the decode model with room for them.
+pub fn context_costs(runs: usize) -> Result<Vec<ContextCost>> {
+    let model = decode_model(2048);
+    CONTEXTS
+        .iter()
+        .map(|&n| {
+            Ok(ContextCost {
+                context: n,
+                cached_ms: step_at(&model, true, n, runs)?,
+                uncached_ms: step_at(&model, false, n, runs.div_ceil(4))?,
+            })
+        })
+        .collect()
+}
+
+/// The least-squares slope of log(ms) against log(context) over contexts ≥ `from`.
+pub fn growth_exponent(costs: &[ContextCost], cached: bool, from: usize) -> f64 {
+    let pts: Vec<(f64, f64)> = costs
+        .iter()
+        .filter(|c| c.context >= from)
+        .map(|c| {
+            let ms = if cached { c.cached_ms } else { c.uncached_ms };
+            ((c.context as f64).ln(), ms.max(1e-9).ln())
+        })
+        .collect();
+    let n = pts.len() as f64;
+    let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+    let (mx, my) = (sx / n, sy / n);
+    let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+    });
+    num / den
+}
+
+/// Everything above, as one value for a program to print (or a page to send back).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    pub build: String,
+    pub profile: bool,
+    pub decode_tokens_per_s: Timed,
+    pub prefill_64_ms: Timed,
+    pub matmul: Vec<MatmulRate>,
+    pub peak_gflops: f64,
+    pub train: Vec<TrainRate>,
+    pub contexts: Vec<ContextCost>,
+    pub cached_exponent: f64,
+    pub uncached_exponent: f64,
+}
+
+/// The recipes the training figure runs.
+pub const TRAIN_RECIPES: [&str; 2] = ["reverse.safetensors", "grammar-sinusoidal.safetensors"];
+
+/// Run every part; `quick` shortens each (fewer runs and steps) for a smoke run.
+pub fn report(quick: bool) -> Result<Report> {
+    let (runs, steps) = if quick { (2, 3) } else { (7, 20) };
+    let model = decode_model(128);
+    let decode_tokens_per_s = decode(&model, runs)?;
+    let prefill_64_ms = prefill_ms(&model, 64, runs * 4)?;
+    let matmul = matmul_peak();
+    let peak_gflops = matmul
+        .iter()
+        .map(|m| m.gflops.max(m.packed_gflops))
+        .fold(0.0, f64::max);
+    let train = TRAIN_RECIPES
+        .iter()
+        .map(|f| train(f, steps))
+        .collect::<Result<Vec<_>>>()?;
+    let contexts = context_costs(runs)?;
+    Ok(Report {
+        build: if cfg!(target_arch = "wasm32") {
+            if cfg!(target_feature = "simd128") {
+                "wasm32 + simd128"
+            } else {
+                "wasm32 (no simd128)"
+            }
+        } else {
+            "native"
+        }
+        .to_string(),
+        profile: profile::ENABLED,
+        decode_tokens_per_s,
+        prefill_64_ms,
+        peak_gflops,
+        matmul,
+        cached_exponent: growth_exponent(&contexts, true, 64),
+        uncached_exponent: growth_exponent(&contexts, false, 64),
+        train,
+        contexts,
+    })
+}
+
+/// A minimal executor for the CPU backend's futures, which never wait: poll once.
+mod pollster_free {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    pub fn block_on<F: Future>(f: F) -> F::Output {
+        let mut f = pin!(f);
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+}
+
+/// Tables of one or more reports side by side (the first is the reference of the ratio
+/// column), as markdown.
+pub fn render(reports: &[(&str, &Report)]) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let ratio = reports.len() > 1;
+    let head = |o: &mut String, first: &str| {
+        let _ = write!(o, "| {first:<44} |");
+        for (name, _) in reports {
+            let _ = write!(o, " {name:>14} |");
+        }
+        if ratio {
+            let _ = write!(o, " {:>9} |", "ratio");
+        }
+        let _ = write!(o, "\n|{:-<46}|", "");
+        for _ in reports {
+            let _ = write!(o, "{:-<16}|", "");
+        }
+        if ratio {
+            let _ = write!(o, "{:-<11}|", "");
+        }
+        o.push('\n');
+    };
+    let row = |o: &mut String, label: &str, vals: Vec<f64>, digits: usize| {
+        let _ = write!(o, "| {label:<44} |");
+        for v in &vals {
+            let _ = write!(o, " {v:>14.digits$} |");
+        }
+        if ratio {
+            let r = vals[vals.len() - 1] / vals[0];
+            let _ = write!(o, " {r:>9.2} |");
+        }
+        o.push('\n');
+    };
+    let builds: Vec<&str> = reports.iter().map(|(_, r)| r.build.as_str()).collect();
+    let _ = writeln!(
+        o,
+        "Engine: random decoder-only model (C 64, H 4, L 2, F 256, V 40, pre-LN, GELU, \
+         sinusoidal); builds: {}\n",
+        builds.join(", ")
+    );
+    head(&mut o, "figure");
+    let all = |f: &dyn Fn(&Report) -> f64| reports.iter().map(|(_, r)| f(r)).collect();
+    row(
+        &mut o,
+        "decode tokens/s (16-token prompt, 64 greedy)",
+        all(&|r| r.decode_tokens_per_s.value),
+        0,
+    );
+    row(
+        &mut o,
+        "forward pass of 64 tokens, ms",
+        all(&|r| r.prefill_64_ms.value),
+        3,
+    );
+    row(&mut o, "matmul peak, GFLOP/s", all(&|r| r.peak_gflops), 1);
+    for (i, m) in reports[0].1.matmul.iter().enumerate() {
+        let shape = format!("({}, {}) · ({}, {})ᵀ", m.m, m.k, m.n, m.k);
+        row(
+            &mut o,
+            &format!("  {shape}: forward kernel"),
+            all(&|r| r.matmul[i].gflops),
+            1,
+        );
+        row(
+            &mut o,
+            &format!("  {shape}: packed"),
+            all(&|r| r.matmul[i].packed_gflops),
+            1,
+        );
+    }
+    for (i, t) in reports[0].1.train.iter().enumerate() {
+        let name = t.recipe.trim_end_matches(".safetensors");
+        let label = |what: &str| format!("train {name} (B {}): {what}", t.batch);
+        row(
+            &mut o,
+            &label("steps/s"),
+            all(&|r| r.train[i].steps_per_s),
+            2,
+        );
+        row(
+            &mut o,
+            &label("tokens/s"),
+            all(&|r| r.train[i].tokens_per_s),
+            0,
+        );
+        row(&mut o, &label("GFLOP/s"), all(&|r| r.train[i].gflops), 2);
+        row(
+            &mut o,
+            &label("fraction of peak"),
+            all(&|r| r.train[i].gflops / r.peak_gflops),
+            3,
+        );
+        row(&mut o, &label("mean loss"), all(&|r| r.train[i].loss), 6);
+    }
+    let _ = writeln!(o, "\nPer-token cost (ms) against the context length:\n");
+    let mut h = String::from("context");
+    for (name, _) in reports {
+        let _ = write!(h, " | {name} cached | {name} no cache");
+    }
+    let _ = writeln!(o, "| {h} |");
+    let _ = writeln!(o, "|{}", "---|".repeat(1 + 2 * reports.len()));
+    for (i, c) in reports[0].1.contexts.iter().enumerate() {
+        let _ = write!(o, "| {}", c.context);
+        for (_, r) in reports {
+            let x = &r.contexts[i];
+            let _ = write!(o, " | {:.4} | {:.4}", x.cached_ms, x.uncached_ms);
+        }
+        let _ = writeln!(o, " |");
+    }
+    let _ = write!(o, "| growth exponent (fit over 64..1024)");
+    for (_, r) in reports {
+        let _ = write!(
+            o,
+            " | {:.2} | {:.2}",
+            r.cached_exponent, r.uncached_exponent
+        );
+    }
+    let _ = writeln!(o, " |");
+    for (name, r) in reports {
+        if !r.profile {
+            continue;
+        }
+        let _ = writeln!(o, "\nPhases, {name} ({}):", r.build);
+        let mut show = |what: &str, total: f64, phases: &[PhaseTotal]| {
+            let _ = writeln!(o, "  {what}: {total:.4} ms");
+            let mut sum = 0.0;
+            for p in phases {
+                sum += p.ms;
+                let _ = writeln!(
+                    o,
+                    "    {:<40} {:>9.4} ms {:>5.1}%  ({} calls)",
+                    p.phase,
+                    p.ms,
+                    100.0 * p.ms / total,
+                    p.calls
+                );
+            }
+            let _ = writeln!(
+                o,
+                "    {:<40} {:>9.4} ms {:>5.1}%",
+                "everything else",
+                total - sum,
+                100.0 * (total - sum) / total
+            );
+        };
+        show(
+            "decode, per token",
+            1e3 / r.decode_tokens_per_s.value,
+            &r.decode_tokens_per_s.phases,
+        );
+        show(
+            "forward pass of 64 tokens",
+            r.prefill_64_ms.value,
+            &r.prefill_64_ms.phases,
+        );
+        for t in &r.train {
+            show(
+                &format!("training step, {}", t.recipe),
+                1e3 / t.steps_per_s,
+                &t.phases,
+            );
+        }
+    }
+    o
+}
+
+/// The report as JSON, for the node runner (`tests/browser/engine-bench.mjs`).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = benchReport)]
+pub fn bench_report(quick: bool) -> std::result::Result<String, wasm_bindgen::JsError> {
+    let r = report(quick).map_err(|e| wasm_bindgen::JsError::new(&e.to_string()))?;
+    serde_json::to_string(&r).map_err(|e| wasm_bindgen::JsError::new(&e.to_string()))
+}
