@@ -98,7 +98,7 @@ describe('pictures and links', () => {
     writeFileSync(join(artifacts, 'export-attention-dark.png'), png);
 
     // Copy link, then open it: only that view, the same settings.
-    await view.getByRole('button', { name: /copy a link/ }).click();
+    await view.getByRole('button', { name: /Copy link to/ }).click();
     await view.getByText('Link copied.').waitFor();
     const link = await page.evaluate(() => navigator.clipboard.readText());
     assert.equal(link, await page.evaluate(() => document.querySelector('transformer-playground').linkTo('attention')));

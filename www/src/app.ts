@@ -64,7 +64,7 @@ export class TpAppStatus extends HTMLElement {
     this.bar.dataset.status = s;
     this.reload.hidden = s !== 'update';
     this.dismiss.textContent = s === 'update' ? 'Later' : 'OK';
-    this.dismiss.setAttribute('aria-label', s === 'update' ? 'keep this version for now' : 'dismiss');
+    this.dismiss.setAttribute('aria-label', s === 'update' ? 'Later: keep this version for now' : 'OK, dismiss this note');
     this.text.textContent =
       s === 'update'
         ? 'A new version of the playground is ready.'

@@ -528,7 +528,7 @@ export class TpAttention extends LitElement {
                     <button
                       class="abl"
                       aria-pressed=${off}
-                      aria-label=${`${off ? 'switch on' : 'switch off (ablate)'} layer ${t.layer + 1} head ${h + 1}`}
+                      aria-label=${`${off ? 'off — switch on' : `h${h + 1} — switch off (ablate)`} layer ${t.layer + 1} head ${h + 1}`}
                       title="zero this head's output"
                       @click=${() => emit(this, 'tp-ablate', ref)}
                     >

@@ -174,8 +174,8 @@ export class TpGeneration extends LitElement {
         ${this.playing
           ? html`<button @click=${() => emit(this, 'tp-pause', null)} aria-label="pause generation">❚❚ Pause</button>`
           : html`<button @click=${() => emit(this, 'tp-play', null)} aria-label="play generation">▶ Play</button>`}
-        <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label="generate one token">Step</button>
-        <button @click=${() => emit(this, 'tp-restart', null)} aria-label="start again from the prompt">↺ Restart</button>
+        <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label="Step: generate one token">Step</button>
+        <button @click=${() => emit(this, 'tp-restart', null)} aria-label="Restart: start again from the prompt">↺ Restart</button>
         <label
           >pause between tokens
           <input

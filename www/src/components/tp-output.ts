@@ -60,6 +60,10 @@ export class TpOutput extends LitElement {
         max-height: 360px;
         overflow-y: auto;
       }
+      /* Rows for screen readers; the grid lays out their cells. */
+      .bars > [role='row'] {
+        display: contents;
+      }
       .tok {
         font-family: ui-monospace, Menlo, Consolas, monospace;
         text-align: right;
@@ -167,18 +171,20 @@ export class TpOutput extends LitElement {
         ${this.sampling.strategy === 'sample' ? 'sampler draws from after temperature, top-k and top-p' : 'chooser keeps'}.
       </p>
       <div class="bars" role="table" aria-label="next-token distribution">
-        <div class="head" role="columnheader">token</div>
-        <div class="head" role="columnheader">probability</div>
-        <div class="head num" role="columnheader">model</div>
-        <div class="head num" role="columnheader">drawn</div>
+        <div role="row">
+          <div class="head" role="columnheader">token</div>
+          <div class="head" role="columnheader">probability</div>
+          <div class="head num" role="columnheader">model</div>
+          <div class="head num" role="columnheader">drawn</div>
+        </div>
         ${shown.map(
-          (id) => html`<div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
+          (id) => html`<div role="row"><div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
             <div class="track" role="cell" aria-label=${`${info.vocab[id]}: ${fmt(p[id])}`}>
               <div class="fill" style=${styles(`width:${(100 * p[id]) / max}%;background:${viridis(0.25 + 0.6 * (p[id] / max))}`)}></div>
               ${q ? html`<div class="samp" style=${styles(`width:${100 * Math.min(1, q[id] / max)}%`)}></div>` : nothing}
             </div>
             <div class="num" role="cell" data-token=${id} data-prob=${p[id]}>${fmt(p[id])}</div>
-            <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div>`,
+            <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div></div>`,
         )}
       </div>
       <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
@@ -190,9 +196,9 @@ export class TpOutput extends LitElement {
     const p = this.classProbs;
     if (!p) return nothing;
     return html`<div class="bars" role="table" aria-label="class probabilities">
-      ${Array.from(p, (x, c) => html`<div class="tok" role="cell">${this.classNames[c] ?? `class ${c}`}</div>
+      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell">${this.classNames[c] ?? `class ${c}`}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
-          <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div>`)}
+          <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div></div>`)}
     </div>`;
   }
 

@@ -6,7 +6,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { AttnSite, AttnTrace } from '../engine/protocol';
 import { panel, styles } from '../ui/shared';
-import { cividis, fmt, inkOn } from '../ui/palette';
+import { cividis, fmt, inkOnCividis } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
 
 interface Readout {
@@ -91,7 +91,7 @@ export class TpSaturation extends LitElement {
 
   /** A max-probability cell, shaded from spread (dark) to saturated (bright). */
   private probCell(p: number, cls = '') {
-    return html`<td class="cell ${cls}" style=${styles(`background:${cividis(p)};color:${inkOn(p)}`)}>${fmt(p)}</td>`;
+    return html`<td class="cell ${cls}" style=${styles(`background:${cividis(p)};color:${inkOnCividis(p)}`)}>${fmt(p)}</td>`;
   }
 
   render() {

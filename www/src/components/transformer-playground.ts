@@ -366,7 +366,7 @@ export class TransformerPlayground extends LitElement {
         <span class="said" role="status">${said}</span>
         <button @click=${() => void this.save(v, 'svg')} aria-label=${`save ${v.title.toLowerCase()} as an SVG picture`}>SVG</button>
         <button @click=${() => void this.save(v, 'png')} aria-label=${`save ${v.title.toLowerCase()} as a PNG picture`}>PNG</button>
-        <button @click=${() => void this.copyLink(v)} aria-label=${`copy a link to ${v.title.toLowerCase()} with these settings`}>Copy link</button>
+        <button @click=${() => void this.copyLink(v)} aria-label=${`Copy link to ${v.title.toLowerCase()} with these settings`}>Copy link</button>
       </div>
     </div>`;
   }

@@ -35,9 +35,25 @@ export function viridisRgb(t: number): [number, number, number] {
   return sample(VIRIDIS, t);
 }
 
+/**
+ * Black or white, whichever contrasts more with this background (WCAG luminance): at least
+ * 4.58:1 on any colour (pure black is needed for that; #111 leaves mid-tones near 4.3:1).
+ */
+function inkFor([r, g, b]: [number, number, number]): string {
+  const f = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  const lum = 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  // Equal contrast with black and white falls at luminance √(1.05 · 0.05) − 0.05 ≈ 0.179.
+  return lum > 0.179 ? '#000' : '#fff';
+}
+
 /** Text colour that stays legible on top of viridis(t). */
 export function inkOn(t: number): string {
-  return t > 0.55 ? '#111' : '#fff';
+  return inkFor(sample(VIRIDIS, t));
+}
+
+/** Text colour that stays legible on top of cividis(t). */
+export function inkOnCividis(t: number): string {
+  return inkFor(sample(CIVIDIS, t));
 }
 
 /** Tokens as people read them: spaces and specials made visible. */
