@@ -5,6 +5,9 @@
 //   settings, the page says so, and generation carries on to the same tokens;
 // - script-injection payloads in the link, the input, a tokenizer's tokens and the model
 //   list are shown as text, never run, and the page says what it ignored;
+// - a GPU device destroyed mid-generation hands over to the CPU with the CPU's tokens, and
+//   a browser without navigator.gpu at all runs on the CPU and says why;
+// - 1,000 generated tokens keep wasm memory and the page's JS heap flat after warm-up.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -255,5 +258,116 @@ describe('hostile text is text', () => {
     await assertNoViolations(page);
     assert.deepEqual(errors, []);
     await direct.close();
+  });
+});
+
+describe('a lost GPU', () => {
+  /** Step the page's generation one token at a time until it stops; `at(n)` runs after n tokens. */
+  const stepToEnd = (page, loseAt) =>
+    el(
+      page,
+      async (loseAt) => {
+        const e = document.querySelector('transformer-playground');
+        let lost = null;
+        while (!e.done) {
+          if (e.generated.length === loseAt && lost === null) lost = await e.testOnlyLoseGpu();
+          await e.store.gen.stepOne();
+          if (e.error || e.genNote) throw new Error(e.error || e.genNote);
+        }
+        return { ids: [...e.generated], lost, backend: e.backendInfo };
+      },
+      loseAt,
+    );
+
+  for (const strategy of ['greedy', 'sample']) {
+    const resumes = strategy === 'greedy';
+    test(
+      `a_device_destroyed_mid_generation_hands_over_to_the_cpu_with_the_tokens_of_a_cpu_only_run_${strategy}`,
+      // Sampling carries on with the same random stream only once the generator can resume
+      // on another backend mid-run (Generator::resume_on); until then the CPU starts a new one.
+      resumes ? {} : { todo: 'the CPU restarts the random stream after a GPU loss until Generator::resume_on lands' },
+      async () => {
+        // A high temperature: nearly every draw depends on the random stream, not on the model.
+        const settings = `strategy=${strategy}&seed=5&temp=3&max=20&play=0&speed=0`;
+        const cpu = await open(browser.context, server.url, `backend=cpu&${settings}`);
+        const want = await stepToEnd(cpu.page, -1);
+        await cpu.page.close();
+        const { page, errors } = await open(browser.context, server.url, `backend=webgpu&${settings}`);
+        assert.equal(await el(page, () => document.querySelector('transformer-playground').backendInfo.backend), 'webgpu');
+        const got = await stepToEnd(page, 6);
+        assert.equal(got.lost, true, 'the test hook found a GPU device to destroy');
+        assert.equal(got.backend.backend, 'cpu');
+        assert.match(got.backend.reason, /GPU failed/);
+        assert.match(got.backend.detail ?? '', /lost|destroy/i);
+        const badge = await page.locator('tp-backend-badge .badge').innerText();
+        assert.match(badge, /GPU failed/);
+        assert.deepEqual(got.ids, want.ids, 'the tokens after the loss are those of a CPU-only run');
+        await shot(page, `gpu-lost-${strategy}`);
+        await assertNoViolations(page);
+        assert.deepEqual(errors, []);
+        await page.close();
+      },
+    );
+  }
+
+  test('a_browser_without_navigator_gpu_at_all_runs_on_the_cpu_and_says_why', async () => {
+    const bare = await launch({ webgpu: true, serviceWorkers: 'block' });
+    // No WebGPU object anywhere: not on the page's navigator, not on the worker's.
+    await bare.context.addInitScript(() => {
+      delete Navigator.prototype.gpu;
+    });
+    await bare.context.route('**/assets/worker-*.js', async (route) => {
+      const resp = await route.fetch();
+      const body = `delete WorkerNavigator.prototype.gpu;\n${await resp.text()}`;
+      await route.fulfill({ response: resp, body });
+    });
+    const { page, errors } = await open(bare.context, server.url, 'backend=webgpu&speed=0&max=6');
+    assert.equal(await page.evaluate(() => 'gpu' in navigator), false);
+    await waitDone(page);
+    const info = await el(page, () => document.querySelector('transformer-playground').backendInfo);
+    assert.equal(info.backend, 'cpu');
+    assert.match(info.reason, /WebGPU is unavailable/);
+    assert.equal(info.detail, 'this browser has no navigator.gpu');
+    assert.match(await page.locator('tp-backend-badge .badge').innerText(), /WebGPU is unavailable/);
+    assert.deepEqual(errors, []);
+    await bare.close();
+  });
+});
+
+describe('long runs keep memory flat', () => {
+  test('a_thousand_generated_tokens_grow_wasm_memory_and_the_js_heap_by_at_most_ten_percent_after_warm_up', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'backend=cpu&speed=0&max=200&play=0&views=generation');
+    // Only the generation view (views=generation): the run measures the engine and the
+    // page's state, not the redrawing of a 200 × 200 heatmap per token.
+    const cdp = await page.context().newCDPSession(page);
+    const heap = async () => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    };
+    /** Generate n tokens in the page, starting again whenever a run stops (context full, max). */
+    const generate = (n) =>
+      el(page, async (n) => {
+        const e = document.querySelector('transformer-playground');
+        let total = 0;
+        while (total < n) {
+          await e.store.gen.start(true);
+          if (e.generated.length === 0) throw new Error(e.genNote || e.error || 'no tokens');
+          total += e.generated.length;
+        }
+        return total;
+      }, n);
+    await generate(200); // warm-up: caches, JIT, the allocator's first growth
+    const wasm0 = (await el(page, () => document.querySelector('transformer-playground').memoryUse())).wasm_bytes;
+    const heap0 = await heap();
+    const made = await generate(1000);
+    const wasm1 = (await el(page, () => document.querySelector('transformer-playground').memoryUse())).wasm_bytes;
+    const heap1 = await heap();
+    console.log(`memory over ${made} tokens after warm-up: wasm ${wasm0} → ${wasm1} bytes, page JS heap ${heap0} → ${heap1} bytes`);
+    assert.ok(made >= 1000);
+    assert.ok(wasm1 <= wasm0 * 1.1, `wasm memory grew from ${wasm0} to ${wasm1}`);
+    assert.ok(heap1 <= heap0 * 1.1, `the JS heap grew from ${heap0} to ${heap1}`);
+    await assertNoViolations(page);
+    assert.deepEqual(errors, []);
+    await page.close();
   });
 });

@@ -66,6 +66,11 @@ pub fn browser_bench() -> Result<()> {
     sh(Command::new("node")
         .arg("tests/browser/bench.mjs")
         .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", &browser))?;
+    // The long form of the memory test: 10,000 tokens, memory at start and end.
+    sh(Command::new("node")
+        .arg("tests/browser/longrun.mjs")
+        .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", browser))
 }
 

@@ -3,6 +3,7 @@
 
 mod bench;
 mod build;
+mod fuzz;
 mod serve;
 mod test;
 mod util;
@@ -15,8 +16,9 @@ fn main() {
         Some("test") => test::run(rest),
         Some("build") => build::run(rest),
         Some("bench") => bench::run(rest),
+        Some("fuzz") => fuzz::run(rest),
         _ => {
-            eprintln!("usage: cargo xtask <serve | test | build | bench>");
+            eprintln!("usage: cargo xtask <serve | test | build | bench | fuzz>");
             eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1");
             eprintln!(
                 "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests;"
@@ -24,6 +26,7 @@ fn main() {
             eprintln!("          --no-gpu lets the GPU tests skip where there is no Vulkan at all");
             eprintln!("  build   build the wasm engine and the page into www/dist");
             eprintln!("  bench   print speed and size figures (native and browser)");
+            eprintln!("  fuzz    replay the fuzz corpora and fuzz each target briefly (nightly)");
             std::process::exit(2);
         }
     };

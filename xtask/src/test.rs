@@ -1,5 +1,5 @@
-//! `cargo xtask test`: formatting, lints, every Rust test, the page's unit tests under node, then the
-//! browser tests.
+//! `cargo xtask test`: formatting, lints, every Rust test, the fuzz targets (corpus replay and a
+//! short run each), the page's unit tests under node, then the browser tests.
 //!
 //! The GPU tests must run: without a Vulkan adapter they fail (`TPLAY_REQUIRE_GPU=1`),
 //! so a machine without one cannot pass by skipping ~40 tests unnoticed. A machine that
@@ -52,6 +52,8 @@ pub fn run(args: &[String]) -> Result<()> {
         .args(["test", "--workspace"])
         .env("WGPU_BACKEND", "vulkan")
         .env("TPLAY_REQUIRE_GPU", if optional { "0" } else { "1" }))?;
+    // Everything read from strangers, fuzzed: corpus replay plus a short run per target.
+    crate::fuzz::ci()?;
     crate::build::unit_tests()?;
     crate::build::browser_tests()?;
     if optional {

@@ -1,0 +1,53 @@
+// The long form of the memory test, for `cargo xtask bench` (it prints numbers and asserts
+// nothing): 10,000 generated tokens in the page, starting again whenever a run stops (the
+// context limit or the token limit), with wasm linear memory and the page's JS heap (after
+// a forced garbage collection) measured after a 500-token warm-up and at the end. Once with
+// only the generation view drawn, once with every view. TPLAY_LONGRUN_TOKENS overrides the
+// count.
+
+import { dist, launch, open, serve } from './harness.mjs';
+
+const TOKENS = Number(process.env.TPLAY_LONGRUN_TOKENS ?? 10000);
+const WARMUP = 500;
+
+async function run(context, url, views) {
+  const hash = `backend=cpu&speed=0&max=200&play=0${views ? `&views=${views}` : ''}`;
+  const { page } = await open(context, url, hash);
+  const cdp = await page.context().newCDPSession(page);
+  const heap = async () => {
+    await cdp.send('HeapProfiler.collectGarbage');
+    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+  };
+  const wasm = () => page.evaluate(async () => (await document.querySelector('transformer-playground').memoryUse()).wasm_bytes);
+  const generate = (n) =>
+    page.evaluate(async (n) => {
+      const e = document.querySelector('transformer-playground');
+      let total = 0;
+      while (total < n) {
+        await e.store.gen.start(true);
+        if (e.generated.length === 0) throw new Error(e.genNote || e.error || 'no tokens');
+        total += e.generated.length;
+      }
+      return total;
+    }, n);
+  await generate(WARMUP);
+  const [w0, h0, t0] = [await wasm(), await heap(), Date.now()];
+  const made = await generate(TOKENS);
+  const [w1, h1, t1] = [await wasm(), await heap(), Date.now()];
+  const pct = (a, b) => `${(((b - a) / a) * 100).toFixed(1)}%`;
+  console.log(
+    `${views || 'every view'}: ${made} tokens after a ${WARMUP}-token warm-up in ${((t1 - t0) / 1000).toFixed(0)} s — ` +
+      `wasm memory ${w0} → ${w1} bytes (${pct(w0, w1)}), page JS heap ${h0} → ${h1} bytes (${pct(h0, h1)})`,
+  );
+  await page.close();
+}
+
+const server = await serve();
+const browser = await launch();
+try {
+  await run(browser.context, server.url, 'generation');
+  await run(browser.context, server.url, '');
+} finally {
+  await browser.close();
+  await server.close();
+}
