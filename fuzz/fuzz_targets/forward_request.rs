@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 use tplay::config::Arch;
 use tplay::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
 use tplay::limits;
-use tplay::model::forward::Batch;
+use tplay::model::batch::Batch;
 use tplay::model::inspect::{by_head, qk_gap, recorded_qkv, saturation, state_norms};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode};
 
