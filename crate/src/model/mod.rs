@@ -32,72 +32,84 @@ use crate::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
 use crate::tensor::Tensor;
 use crate::tokenizer::Tokenizer;
 
-/// One attention sublayer (self- or cross-attention).
+/// One attention sublayer (self- or cross-attention). `T` is what each parameter is held
+/// as: a [`Tensor`] in the model, a gradient or optimiser state in the trainer, a GPU
+/// buffer on the device ([`Model::try_map_params`] makes one tree from another).
 #[derive(Clone, Debug)]
-pub struct AttentionParams {
+pub struct AttentionParams<T = Tensor> {
     /// (3C, C): rows W_Q, W_K, W_V. With `share_qk` the W_K rows mirror W_Q.
-    pub in_proj_weight: Tensor,
+    pub in_proj_weight: T,
     /// (3C)
-    pub in_proj_bias: Tensor,
+    pub in_proj_bias: T,
     /// (C, C)
-    pub out_proj_weight: Tensor,
+    pub out_proj_weight: T,
     /// (C)
-    pub out_proj_bias: Tensor,
+    pub out_proj_bias: T,
     /// (H, D): the `w` of additive scoring.
-    pub additive_v: Option<Tensor>,
+    pub additive_v: Option<T>,
     /// (2K+1, D): Shaw relative key vectors, shared by the heads.
-    pub rel_k: Option<Tensor>,
+    pub rel_k: Option<T>,
     /// (2K+1, D): Shaw relative value vectors.
-    pub rel_v: Option<Tensor>,
+    pub rel_v: Option<T>,
 }
 
 /// LayerNorm or BatchNorm parameters.
 #[derive(Clone, Debug)]
-pub struct NormParams {
+pub struct NormParams<T = Tensor> {
     /// (C) γ
-    pub weight: Tensor,
+    pub weight: T,
     /// (C) β
-    pub bias: Tensor,
+    pub bias: T,
     /// (C) BatchNorm only.
-    pub running_mean: Option<Tensor>,
+    pub running_mean: Option<T>,
     /// (C) BatchNorm only.
-    pub running_var: Option<Tensor>,
+    pub running_var: Option<T>,
 }
 
 /// One encoder or decoder layer.
 #[derive(Clone, Debug)]
-pub struct LayerParams {
-    pub self_attn: AttentionParams,
+pub struct LayerParams<T = Tensor> {
+    pub self_attn: AttentionParams<T>,
     /// Decoder layers of an encoder-decoder model only.
-    pub cross_attn: Option<AttentionParams>,
+    pub cross_attn: Option<AttentionParams<T>>,
     /// (F, C)
-    pub linear1_weight: Tensor,
+    pub linear1_weight: T,
     /// (F)
-    pub linear1_bias: Tensor,
+    pub linear1_bias: T,
     /// (C, F)
-    pub linear2_weight: Tensor,
+    pub linear2_weight: T,
     /// (C)
-    pub linear2_bias: Tensor,
+    pub linear2_bias: T,
     /// norm1, norm2 (, norm3 with cross-attention); empty when `norm = none`.
-    pub norms: Vec<NormParams>,
+    pub norms: Vec<NormParams<T>>,
 }
 
 #[derive(Clone, Debug)]
-pub struct StackParams {
-    pub layers: Vec<LayerParams>,
+pub struct StackParams<T = Tensor> {
+    pub layers: Vec<LayerParams<T>>,
     /// `encoder.norm` / `decoder.norm` (a LayerNorm).
-    pub final_norm: Option<NormParams>,
+    pub final_norm: Option<NormParams<T>>,
 }
 
 #[derive(Clone, Debug)]
-pub enum HeadParams {
+pub enum HeadParams<T = Tensor> {
     /// Token-level head, (V, C) and optional (V); `None` weight means tied to `embed.weight`.
-    Lm {
-        weight: Option<Tensor>,
-        bias: Option<Tensor>,
-    },
+    Lm { weight: Option<T>, bias: Option<T> },
     /// Classifier reading position 0: (num_classes, C) and (num_classes).
-    Classifier { weight: Tensor, bias: Tensor },
+    Classifier { weight: T, bias: T },
+}
+
+/// Every parameter of a model as a `T`, in the model's own shape: what
+/// [`Model::try_map_params`] returns (e.g. the GPU's uploaded buffers).
+#[derive(Clone, Debug)]
+pub struct ModelParams<T> {
+    /// (V, C)
+    pub embed: T,
+    /// (max_len, C), learned positions only.
+    pub pos_embed: Option<T>,
+    pub encoder: Option<StackParams<T>>,
+    pub decoder: Option<StackParams<T>>,
+    pub head: HeadParams<T>,
 }
 
 /// A whole model: config, tokenizer and every parameter.
@@ -341,6 +353,142 @@ impl Model {
         })
     }
 
+    /// The same tree with every parameter turned into a `U` by `f(name, tensor, kind)`,
+    /// called in the order and with the names of [`Model::visit_params`]; the first error
+    /// stops the walk.
+    pub fn try_map_params<U, E>(
+        &self,
+        f: &mut dyn FnMut(&str, &Tensor, ParamKind) -> std::result::Result<U, E>,
+    ) -> std::result::Result<ModelParams<U>, E> {
+        use ParamKind::{Buffer, Trained};
+        let opt =
+            |name: &str,
+             t: &Option<Tensor>,
+             kind,
+             f: &mut dyn FnMut(&str, &Tensor, ParamKind) -> std::result::Result<U, E>| {
+                t.as_ref().map(|t| f(name, t, kind)).transpose()
+            };
+        let embed = f("embed.weight", &self.embed, Trained)?;
+        let pos_embed = opt("pos_embed.weight", &self.pos_embed, Trained, f)?;
+        let mut stacks = vec![];
+        for (prefix, stack) in [("encoder", &self.encoder), ("decoder", &self.decoder)] {
+            let Some(stack) = stack else {
+                stacks.push(None);
+                continue;
+            };
+            let mut layers = Vec::with_capacity(stack.layers.len());
+            for (i, layer) in stack.layers.iter().enumerate() {
+                let lp = format!("{prefix}.layers.{i}");
+                let attn = |an: &str,
+                            a: &AttentionParams,
+                            f: &mut dyn FnMut(
+                    &str,
+                    &Tensor,
+                    ParamKind,
+                ) -> std::result::Result<U, E>|
+                 -> std::result::Result<AttentionParams<U>, E> {
+                    let ap = format!("{lp}.{an}");
+                    Ok(AttentionParams {
+                        in_proj_weight: f(
+                            &format!("{ap}.in_proj_weight"),
+                            &a.in_proj_weight,
+                            Trained,
+                        )?,
+                        in_proj_bias: f(&format!("{ap}.in_proj_bias"), &a.in_proj_bias, Trained)?,
+                        out_proj_weight: f(
+                            &format!("{ap}.out_proj.weight"),
+                            &a.out_proj_weight,
+                            Trained,
+                        )?,
+                        out_proj_bias: f(
+                            &format!("{ap}.out_proj.bias"),
+                            &a.out_proj_bias,
+                            Trained,
+                        )?,
+                        additive_v: opt(&format!("{ap}.additive_v"), &a.additive_v, Trained, f)?,
+                        rel_k: opt(&format!("{ap}.rel_k.weight"), &a.rel_k, Trained, f)?,
+                        rel_v: opt(&format!("{ap}.rel_v.weight"), &a.rel_v, Trained, f)?,
+                    })
+                };
+                let self_attn = attn("self_attn", &layer.self_attn, f)?;
+                let cross_attn = match &layer.cross_attn {
+                    Some(a) => Some(attn("multihead_attn", a, f)?),
+                    None => None,
+                };
+                let linear1_weight = f(
+                    &format!("{lp}.linear1.weight"),
+                    &layer.linear1_weight,
+                    Trained,
+                )?;
+                let linear1_bias = f(&format!("{lp}.linear1.bias"), &layer.linear1_bias, Trained)?;
+                let linear2_weight = f(
+                    &format!("{lp}.linear2.weight"),
+                    &layer.linear2_weight,
+                    Trained,
+                )?;
+                let linear2_bias = f(&format!("{lp}.linear2.bias"), &layer.linear2_bias, Trained)?;
+                let mut norms = Vec::with_capacity(layer.norms.len());
+                for (n, norm) in layer.norms.iter().enumerate() {
+                    let np = format!("{lp}.norm{}", n + 1);
+                    norms.push(NormParams {
+                        weight: f(&format!("{np}.weight"), &norm.weight, Trained)?,
+                        bias: f(&format!("{np}.bias"), &norm.bias, Trained)?,
+                        running_mean: opt(
+                            &format!("{np}.running_mean"),
+                            &norm.running_mean,
+                            Buffer,
+                            f,
+                        )?,
+                        running_var: opt(
+                            &format!("{np}.running_var"),
+                            &norm.running_var,
+                            Buffer,
+                            f,
+                        )?,
+                    });
+                }
+                layers.push(LayerParams {
+                    self_attn,
+                    cross_attn,
+                    linear1_weight,
+                    linear1_bias,
+                    linear2_weight,
+                    linear2_bias,
+                    norms,
+                });
+            }
+            let final_norm = match &stack.final_norm {
+                Some(norm) => Some(NormParams {
+                    weight: f(&format!("{prefix}.norm.weight"), &norm.weight, Trained)?,
+                    bias: f(&format!("{prefix}.norm.bias"), &norm.bias, Trained)?,
+                    running_mean: None,
+                    running_var: None,
+                }),
+                None => None,
+            };
+            stacks.push(Some(StackParams { layers, final_norm }));
+        }
+        let head = match &self.head {
+            HeadParams::Lm { weight, bias } => HeadParams::Lm {
+                weight: opt("lm_head.weight", weight, Trained, f)?,
+                bias: opt("lm_head.bias", bias, Trained, f)?,
+            },
+            HeadParams::Classifier { weight, bias } => HeadParams::Classifier {
+                weight: f("classifier.weight", weight, Trained)?,
+                bias: f("classifier.bias", bias, Trained)?,
+            },
+        };
+        let decoder = stacks.pop().flatten();
+        let encoder = stacks.pop().flatten();
+        Ok(ModelParams {
+            embed,
+            pos_embed,
+            encoder,
+            decoder,
+            head,
+        })
+    }
+
     /// Number of trained values (running statistics excluded).
     pub fn param_count(&self) -> usize {
         let mut n = 0;
@@ -392,6 +540,56 @@ mod tests {
             let m = Model::zeros(cfg.clone(), tok.clone());
             assert_eq!(m.param_count(), cfg.param_count(), "preset {p}");
         }
+    }
+
+    #[test]
+    fn mapped_parameters_have_the_names_and_order_of_the_walk() {
+        let tok = Tokenizer::char_level("abcdefgh");
+        for preset in crate::config::PRESETS {
+            for norm in [Norm::PreLn, Norm::BatchNorm, Norm::None] {
+                let mut cfg = ModelConfig::preset(preset, tok.vocab_size()).unwrap();
+                cfg.norm = norm;
+                cfg.final_norm = norm != Norm::None;
+                cfg.pos_encoding = PosEncoding::Relative;
+                let m = Model::init(cfg, tok.clone(), 1);
+                let mut mapped = vec![];
+                let tree = m
+                    .try_map_params(&mut |n, t, k| {
+                        mapped.push(n.to_string());
+                        Ok::<_, ()>((t.shape.clone(), k))
+                    })
+                    .unwrap();
+                assert_eq!(mapped, names(&m), "{preset} {norm:?}");
+                // The mapped tree holds each tensor where the model does.
+                assert_eq!(tree.embed.0, m.embed.shape);
+                let (ms, ts) = (
+                    m.decoder.as_ref().or(m.encoder.as_ref()).unwrap(),
+                    tree.decoder.as_ref().or(tree.encoder.as_ref()).unwrap(),
+                );
+                assert_eq!(
+                    ts.layers[0].linear1_weight.0,
+                    ms.layers[0].linear1_weight.shape
+                );
+                assert_eq!(ts.layers[0].norms.len(), ms.layers[0].norms.len());
+                if let Some(n) = ts.layers[0].norms.first() {
+                    assert_eq!(n.running_mean.is_some(), norm == Norm::BatchNorm);
+                }
+            }
+        }
+        // The first error stops the walk and is returned.
+        let cfg = ModelConfig::preset("gpt-pico", tok.vocab_size()).unwrap();
+        let m = Model::zeros(cfg, tok);
+        let mut seen = 0;
+        let r = m.try_map_params(&mut |n, _, _| {
+            seen += 1;
+            if n.ends_with("in_proj_bias") {
+                Err(n.to_string())
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(r.unwrap_err(), "decoder.layers.0.self_attn.in_proj_bias");
+        assert_eq!(seen, 3);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::model::plan::{
 use crate::model::position::{alibi_slopes, rope_angle, sinusoidal_table};
 use crate::model::{
     AttentionParams, AttnSite, AttnTrace, ForwardOptions, HeadParams, LayerParams, Mode, Model,
-    NormParams, StackParams, Trace,
+    ModelParams, NormParams, StackParams, Trace,
 };
 use crate::tensor::Tensor;
 
@@ -41,75 +41,25 @@ pub fn rope_table(n: usize, d_head: usize) -> Vec<f32> {
     out
 }
 
-/// One attention sublayer's parameters on the GPU.
-struct GpuAttention {
-    /// (3C, C) W_Q | W_K | W_V
-    in_w: GpuBuffer,
-    /// (3C)
-    in_b: GpuBuffer,
-    /// (C, C)
-    out_w: GpuBuffer,
-    /// (C)
-    out_b: GpuBuffer,
-    /// (H, D)
-    additive_v: Option<GpuBuffer>,
-    /// (2K+1, D)
-    rel_k: Option<GpuBuffer>,
-    /// (2K+1, D)
-    rel_v: Option<GpuBuffer>,
-}
-
-struct GpuNorm {
-    /// (C) γ
-    weight: GpuBuffer,
-    /// (C) β
-    bias: GpuBuffer,
-    /// (C), (C): BatchNorm running mean and variance.
-    running: Option<(GpuBuffer, GpuBuffer)>,
-}
-
-struct GpuLayer {
-    self_attn: GpuAttention,
-    cross_attn: Option<GpuAttention>,
-    /// (F, C), (F), (C, F), (C)
-    linear1_w: GpuBuffer,
-    linear1_b: GpuBuffer,
-    linear2_w: GpuBuffer,
-    linear2_b: GpuBuffer,
-    norms: Vec<GpuNorm>,
-}
-
-struct GpuStack {
-    layers: Vec<GpuLayer>,
-    final_norm: Option<GpuNorm>,
-}
-
-enum GpuHead {
-    /// (V, C) or `None` for the tied `embed.weight`; optional (V) bias.
-    Lm {
-        weight: Option<GpuBuffer>,
-        bias: Option<GpuBuffer>,
-    },
-    /// (num_classes, C), (num_classes)
-    Classifier { weight: GpuBuffer, bias: GpuBuffer },
-}
+/// Parameters on the GPU: the model's own tree ([`Model::try_map_params`]) of buffers.
+type GpuAttention = AttentionParams<GpuBuffer>;
+type GpuNorm = NormParams<GpuBuffer>;
+type GpuLayer = LayerParams<GpuBuffer>;
+type GpuStack = StackParams<GpuBuffer>;
 
 /// A model's parameters resident on one device, plus the constant tables the kernels read
 /// (sinusoidal positions, RoPE angles, ALiBi slopes), computed once on the CPU.
 pub struct GpuWeights {
     config: ModelConfig,
     pad_id: u32,
-    /// (V, C)
-    embed: GpuBuffer,
+    /// Every parameter, uploaded under its checkpoint name, in the model's shape.
+    params: ModelParams<GpuBuffer>,
     /// (P, C): `pos_embed.weight` (P = max_len) or the sinusoidal table (P = max_len).
     pos_table: Option<GpuBuffer>,
     /// (P, D/2, 2) RoPE cos/sin, P = max_len.
     rope_table: Option<GpuBuffer>,
     /// (H) ALiBi slopes.
     alibi: Option<GpuBuffer>,
-    encoder: Option<GpuStack>,
-    decoder: Option<GpuStack>,
-    head: GpuHead,
 }
 
 /// Refuse, before anything is allocated, a model that this device cannot run: a parameter,
@@ -145,86 +95,12 @@ impl GpuWeights {
         check_fits(ctx, model)?;
         let cfg = &model.config;
         let c = cfg.d_model;
-        let t = |name: &str, x: &Tensor| ctx.upload(name, &x.data);
-        let attn = |name: &str, a: &AttentionParams| -> Result<GpuAttention> {
-            Ok(GpuAttention {
-                in_w: t(&format!("{name}.in_proj_weight"), &a.in_proj_weight)?,
-                in_b: t(&format!("{name}.in_proj_bias"), &a.in_proj_bias)?,
-                out_w: t(&format!("{name}.out_proj.weight"), &a.out_proj_weight)?,
-                out_b: t(&format!("{name}.out_proj.bias"), &a.out_proj_bias)?,
-                additive_v: a
-                    .additive_v
-                    .as_ref()
-                    .map(|x| t(&format!("{name}.additive_v"), x))
-                    .transpose()?,
-                rel_k: a
-                    .rel_k
-                    .as_ref()
-                    .map(|x| t(&format!("{name}.rel_k.weight"), x))
-                    .transpose()?,
-                rel_v: a
-                    .rel_v
-                    .as_ref()
-                    .map(|x| t(&format!("{name}.rel_v.weight"), x))
-                    .transpose()?,
-            })
-        };
-        let norm = |name: &str, n: &NormParams| -> Result<GpuNorm> {
-            let running = match (&n.running_mean, &n.running_var) {
-                (Some(m), Some(v)) => Some((
-                    t(&format!("{name}.running_mean"), m)?,
-                    t(&format!("{name}.running_var"), v)?,
-                )),
-                _ => None,
-            };
-            Ok(GpuNorm {
-                weight: t(&format!("{name}.weight"), &n.weight)?,
-                bias: t(&format!("{name}.bias"), &n.bias)?,
-                running,
-            })
-        };
-        let layer = |prefix: &str, l: &LayerParams| -> Result<GpuLayer> {
-            Ok(GpuLayer {
-                self_attn: attn(&format!("{prefix}.self_attn"), &l.self_attn)?,
-                cross_attn: l
-                    .cross_attn
-                    .as_ref()
-                    .map(|a| attn(&format!("{prefix}.multihead_attn"), a))
-                    .transpose()?,
-                linear1_w: t(&format!("{prefix}.linear1.weight"), &l.linear1_weight)?,
-                linear1_b: t(&format!("{prefix}.linear1.bias"), &l.linear1_bias)?,
-                linear2_w: t(&format!("{prefix}.linear2.weight"), &l.linear2_weight)?,
-                linear2_b: t(&format!("{prefix}.linear2.bias"), &l.linear2_bias)?,
-                norms: l
-                    .norms
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| norm(&format!("{prefix}.norm{}", i + 1), n))
-                    .collect::<Result<_>>()?,
-            })
-        };
-        let stack = |prefix: &str, s: &StackParams| -> Result<GpuStack> {
-            Ok(GpuStack {
-                layers: s
-                    .layers
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| layer(&format!("{prefix}.layers.{i}"), l))
-                    .collect::<Result<_>>()?,
-                final_norm: s
-                    .final_norm
-                    .as_ref()
-                    .map(|n| norm(&format!("{prefix}.norm"), n))
-                    .transpose()?,
-            })
-        };
+        // One walk uploads every parameter under its checkpoint name.
+        let params = model.try_map_params(&mut |name, t, _| ctx.upload(name, &t.data))?;
         let pos_table = match cfg.pos_encoding {
-            PosEncoding::Learned => {
-                let p = model.pos_embed.as_ref().ok_or_else(|| {
-                    Error::Checkpoint("learned positions need pos_embed.weight".into())
-                })?;
-                Some(t("pos_embed.weight", p)?)
-            }
+            PosEncoding::Learned => Some(params.pos_embed.clone().ok_or_else(|| {
+                Error::Checkpoint("learned positions need pos_embed.weight".into())
+            })?),
             PosEncoding::Sinusoidal => {
                 let mut table = vec![0.0f32; cfg.max_len * c]; // (max_len, C)
                 sinusoidal_table(&mut table, 0, cfg.max_len, c);
@@ -238,37 +114,13 @@ impl GpuWeights {
         let alibi = (cfg.pos_encoding == PosEncoding::Alibi)
             .then(|| ctx.upload("alibi slopes", &alibi_slopes(cfg.n_heads)))
             .transpose()?;
-        let head = match &model.head {
-            HeadParams::Lm { weight, bias } => GpuHead::Lm {
-                weight: weight
-                    .as_ref()
-                    .map(|w| t("lm_head.weight", w))
-                    .transpose()?,
-                bias: bias.as_ref().map(|b| t("lm_head.bias", b)).transpose()?,
-            },
-            HeadParams::Classifier { weight, bias } => GpuHead::Classifier {
-                weight: t("classifier.weight", weight)?,
-                bias: t("classifier.bias", bias)?,
-            },
-        };
         Ok(GpuWeights {
             config: cfg.clone(),
             pad_id: model.tokenizer.spec.pad,
-            embed: t("embed.weight", &model.embed)?,
+            params,
             pos_table,
             rope_table,
             alibi,
-            encoder: model
-                .encoder
-                .as_ref()
-                .map(|s| stack("encoder", s))
-                .transpose()?,
-            decoder: model
-                .decoder
-                .as_ref()
-                .map(|s| stack("decoder", s))
-                .transpose()?,
-            head,
         })
     }
 }
@@ -568,8 +420,8 @@ impl GpuWeights {
     /// The uploaded stack whose self-attention is `site`.
     fn stack(&self, site: AttnSite) -> Result<&GpuStack> {
         match site {
-            AttnSite::EncoderSelf => self.encoder.as_ref(),
-            _ => self.decoder.as_ref(),
+            AttnSite::EncoderSelf => self.params.encoder.as_ref(),
+            _ => self.params.decoder.as_ref(),
         }
         .ok_or_else(|| missing(site.name()))
     }
@@ -687,7 +539,7 @@ impl Pass<'_> {
         };
         let scale = embedding_scale(cfg.scale_embeddings, c);
         self.rec
-            .embedding(tokens, &w.embed, pos, &x, (n, t, c), pos0, scale)?;
+            .embedding(tokens, &w.params.embed, pos, &x, (n, t, c), pos0, scale)?;
         if let Some(k) = cache {
             // The new tokens join the cache's (B'·P) key tokens at positions pos0 ..
             self.rec.copy_rows(&CopyArgs {
@@ -845,20 +697,20 @@ impl Pass<'_> {
         let cfg = &w.config;
         let ctx = self.rec.ctx().clone();
         let c = cfg.d_model;
-        Ok(match &w.head {
-            GpuHead::Lm { weight, bias } => {
+        Ok(match &w.params.head {
+            HeadParams::Lm { weight, bias } => {
                 let v = cfg.vocab_size;
                 let logits = ctx.zeros("logits", b * t * v)?; // (B, T, V)
                 self.rec.matmul(&MatmulArgs::linear(
                     x,
-                    weight.as_ref().unwrap_or(&w.embed),
+                    weight.as_ref().unwrap_or(&w.params.embed),
                     bias.as_ref(),
                     &logits,
                     (b * t, c, v),
                 ))?;
                 HeadOut::Logits(self.rec.read_all(&logits)?, [b, t, v])
             }
-            GpuHead::Classifier { weight, bias } => {
+            HeadParams::Classifier { weight, bias } => {
                 let n = cfg.num_classes;
                 // Position 0 of each sequence: rows of x with stride T·C.
                 let logits = ctx.zeros("class logits", b * n)?; // (B, N)
@@ -904,8 +756,8 @@ impl Pass<'_> {
         n: usize,
     ) -> Result<()> {
         let c = self.cfg().d_model;
-        match (&p.running, kind) {
-            (Some((mean, var)), NormKind::BatchNorm) => {
+        match (&p.running_mean, &p.running_var, kind) {
+            (Some(mean), Some(var), NormKind::BatchNorm) => {
                 self.rec
                     .batch_norm(inp, &p.weight, &p.bias, (mean, var), out, n, c)
             }
@@ -974,8 +826,8 @@ impl Pass<'_> {
         // q | k | v = inp · [W_Q; W_K; W_V]ᵀ + b: (N, 3C) in one matmul.
         self.rec.matmul(&MatmulArgs::linear(
             inp,
-            &a.in_w,
-            Some(&a.in_b),
+            &a.in_proj_weight,
+            Some(&a.in_proj_bias),
             &sc.qkv,
             (n, c, 3 * c),
         ))?;
@@ -1100,9 +952,9 @@ impl Pass<'_> {
         // q = inp · W_Qᵀ + b_Q into the first C columns of the (N, 3C) scratch.
         self.rec.matmul(&MatmulArgs {
             a: Rows::dense(inp, c),
-            w: &a.in_w,
+            w: &a.in_proj_weight,
             w_offset: 0,
-            bias: Some(&a.in_b),
+            bias: Some(&a.in_proj_bias),
             b_offset: 0,
             out: Rows::dense(&sc.qkv, 3 * c),
             m: b * t,
@@ -1113,9 +965,9 @@ impl Pass<'_> {
             // k | v = memory · [W_K; W_V]ᵀ + [b_K; b_V]: (B·S, 2C).
             self.rec.matmul(&MatmulArgs {
                 a: Rows::dense(memory, c),
-                w: &a.in_w,
+                w: &a.in_proj_weight,
                 w_offset: c * c,
-                bias: Some(&a.in_b),
+                bias: Some(&a.in_proj_bias),
                 b_offset: c,
                 out: Rows::dense(kv, 2 * c),
                 m: b * s,
@@ -1238,8 +1090,8 @@ impl Pass<'_> {
         let n = dims.batch * dims.t_len;
         self.rec.matmul(&MatmulArgs::linear(
             z,
-            &a.out_w,
-            Some(&a.out_b),
+            &a.out_proj_weight,
+            Some(&a.out_proj_bias),
             out,
             (n, c, c),
         ))
@@ -1251,16 +1103,16 @@ impl Pass<'_> {
         let (c, f) = (cfg.d_model, cfg.d_ff);
         self.rec.matmul(&MatmulArgs::linear(
             inp,
-            &l.linear1_w,
-            Some(&l.linear1_b),
+            &l.linear1_weight,
+            Some(&l.linear1_bias),
             &sc.f,
             (n, c, f),
         ))?;
         self.rec.activation(&sc.f, n * f, cfg.activation)?;
         self.rec.matmul(&MatmulArgs::linear(
             &sc.f,
-            &l.linear2_w,
-            Some(&l.linear2_b),
+            &l.linear2_weight,
+            Some(&l.linear2_bias),
             &sc.y,
             (n, f, c),
         ))
