@@ -2,7 +2,7 @@
 # Train every shipped model from scratch: one command per checkpoint, run from the
 # repository root. The same seed gives the same weights on the same platform (floating-point
 # results may differ across CPUs and compilers). Each command prints its held-out
-# evaluation as JSON. Takes about 30 minutes on two cores.
+# evaluation as JSON. Takes about 40 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p tplay
@@ -18,3 +18,9 @@ cargo run --release -p tplay -- train --task translate --seed 1 --steps 8000 --d
 cargo run --release -p tplay -- train --task sentiment --seed 1 --steps 2000 --out models/sentiment.safetensors
 cargo run --release -p tplay -- train --task tagging --seed 1 --steps 2000 --out models/tagging.safetensors
 cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --out models/reverse.safetensors
+cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding alibi --max-len 256 --out models/zh-grammar-alibi.safetensors
+cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding sinusoidal --max-len 256 --out models/zh-grammar-sinusoidal.safetensors
+cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding learned --max-len 256 --out models/zh-grammar-learned.safetensors
+cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding none --max-len 256 --out models/zh-grammar-none.safetensors
+cargo run --release -p tplay -- train --task zh-numerals --seed 1 --steps 8000 --dropout 0.1 --out models/zh-numerals.safetensors
+cargo run --release -p tplay -- train --task zh-sentiment --seed 1 --steps 2000 --out models/zh-sentiment.safetensors

@@ -131,7 +131,45 @@ pub fn save(model: &Model) -> Result<Vec<u8>> {
         ("config".to_string(), model.config.to_json()),
         ("tokenizer".to_string(), model.tokenizer.to_json()),
     ]);
-    safetensors::serialize(views, Some(metadata)).map_err(|e| bad(format!("cannot serialise: {e}")))
+    let mut bytes = safetensors::serialize(views, Some(metadata))
+        .map_err(|e| bad(format!("cannot serialise: {e}")))?;
+    sort_header(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Rewrite the JSON header with every object's keys in sorted order. safetensors writes the
+/// `__metadata__` entries in the order of a `HashMap`, which changes from run to run; sorted,
+/// the same model always gives the same bytes. The header keeps its length (the same JSON,
+/// reordered), so the tensor data does not move.
+fn sort_header(bytes: &mut [u8]) -> Result<()> {
+    use std::collections::BTreeMap;
+    fn sorted(v: serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let b: BTreeMap<String, serde_json::Value> =
+                    m.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+                serde_json::to_value(b).expect("a map of JSON values serialises")
+            }
+            serde_json::Value::Array(a) => {
+                serde_json::Value::Array(a.into_iter().map(sorted).collect())
+            }
+            other => other,
+        }
+    }
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + n])
+        .map_err(|e| bad(format!("header is not UTF-8: {e}")))?;
+    let text = header.trim_end_matches(' ');
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("header is not JSON: {e}")))?;
+    // BTreeMap keys serialise in order, whatever serde_json's own map keeps.
+    let canonical = serde_json::to_string(&sorted(value))
+        .map_err(|e| bad(format!("cannot write the header: {e}")))?;
+    if canonical.len() != text.len() {
+        return Err(bad("sorting the header changed its length".to_string()));
+    }
+    bytes[8..8 + canonical.len()].copy_from_slice(canonical.as_bytes());
+    Ok(())
 }
 
 /// Read a checkpoint file.

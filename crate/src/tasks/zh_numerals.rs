@@ -156,7 +156,21 @@ impl Task for ZhNumeralsTask {
             } else {
                 10u32.pow(digits - 1)
             };
-            let n = rng.random_range(lo..10u32.pow(digits));
+            let mut n = rng.random_range(lo..10u32.pow(digits));
+            // Half the numbers keep each digit after the first with probability 0.4 only,
+            // so runs of zeros (一万零五, 十万零五百) are common, not one draw in ten
+            // thousand.
+            if digits > 2 && rng.random_bool(0.5) {
+                let top = 10u32.pow(digits - 1);
+                let mut sparse = n / top * top;
+                for place in 0..digits - 1 {
+                    if rng.random_bool(0.4) {
+                        let p = 10u32.pow(place);
+                        sparse += n / p % 10 * p;
+                    }
+                }
+                n = sparse;
+            }
             if number_split(n) == split {
                 break n;
             }
@@ -269,6 +283,23 @@ mod tests {
         assert_eq!(t.example(999_999).src.len(), t.max_tokens());
         // 4 specials, 10 numeral digits, 3 units, 万, 10 digits.
         assert_eq!(tok.vocab_size(), 28);
+    }
+
+    #[test]
+    fn runs_of_zeros_are_common_in_the_training_draws() {
+        use rand::SeedableRng;
+        let t = ZhNumeralsTask::new();
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let n = 2000;
+        let with_wan_ling = (0..n)
+            .map(|_| t.sample(Split::Train, &mut rng))
+            .filter(|ex| t.tokenizer().decode(&ex.src).contains("万零"))
+            .count();
+        // 10005-like numbers: one draw in ten thousand without the sparse half.
+        assert!(
+            with_wan_ling * 20 > n,
+            "{with_wan_ling} of {n} contain 万零"
+        );
     }
 
     #[test]

@@ -66,6 +66,21 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
     }
 }
 
+/// A Chinese grammar model: the English grammar models' recipe on `zh-grammar`, with
+/// one token per Chinese character.
+fn zh_grammar(pos: &'static str, title: &'static str, description: &'static str) -> Recipe {
+    let mut r = grammar(pos, title, description);
+    r.file = match pos {
+        "none" => "zh-grammar-none.safetensors",
+        "sinusoidal" => "zh-grammar-sinusoidal.safetensors",
+        "learned" => "zh-grammar-learned.safetensors",
+        _ => "zh-grammar-alibi.safetensors",
+    };
+    r.default_prompt = "这只猫";
+    r.run.task = "zh-grammar".into();
+    r
+}
+
 /// The grammar model whose heads use one matrix for queries and keys (W_K = W_Q), so
 /// every head's score q_i·k_j equals q_j·k_i before the causal mask. Its positions are
 /// sinusoidal, like its untied namesake's, for a side-by-side comparison: added to the
@@ -185,6 +200,68 @@ pub fn recipes() -> Vec<Recipe> {
             },
             threshold: 0.99,
         },
+        zh_grammar(
+            "alibi",
+            "中文 Chinese grammar LM · ALiBi",
+            "A character-level GPT (2 layers, 4 heads, d_model 32) that writes Chinese, one \
+             character per token: sentences such as 一只可爱的猫追两条狗。 with measure words \
+             that agree with their noun (一只猫, 两条狗), 的-phrases, 也/都/很, and negation \
+             with 不 or 没 (never together with 了). ALiBi positions: 猫追狗 and 狗追猫 mean \
+             different things to it.",
+        ),
+        zh_grammar(
+            "sinusoidal",
+            "中文 Chinese grammar LM · sinusoidal",
+            "The same Chinese language model with the 2017 paper's sine/cosine positions \
+             added to the embeddings.",
+        ),
+        zh_grammar(
+            "learned",
+            "中文 Chinese grammar LM · learned positions",
+            "The same Chinese language model with a trained position table; rows past the \
+             trained length were never trained.",
+        ),
+        zh_grammar(
+            "none",
+            "中文 Chinese grammar LM · no positions",
+            "The same Chinese language model with no position information: only the causal \
+             mask tells characters apart by place. Without it (an encoder-style pass), 猫追狗 \
+             and 狗追猫 give the same outputs in permuted order.",
+        ),
+        Recipe {
+            file: "zh-numerals.safetensors",
+            title: "中文 Chinese numerals → digits",
+            description: "An encoder-decoder (2 + 2 layers, the 2017 layout) that reads a \
+                          Chinese numeral one character at a time and writes its digits: \
+                          三百一十二 → 312, 一万零五 → 10005. Cross-attention shows which \
+                          character each digit comes from, and that one 零 stands for a run \
+                          of zeros.",
+            default_prompt: "一万零五",
+            run: RunSpec {
+                task: "zh-numerals".into(),
+                seed: 1,
+                steps: 8000,
+                dropout: Some(0.1),
+                ..RunSpec::default()
+            },
+            threshold: 0.95,
+        },
+        Recipe {
+            file: "zh-sentiment.safetensors",
+            title: "中文 Chinese sentiment with negation",
+            description: "An encoder-only classifier that reads a short Chinese review one \
+                          character at a time and says 正面 (positive) or 负面 (negative): \
+                          这部电影很好 is praise, 这部电影不好 is not; 不 and 没 flip a \
+                          clause, and after 但是 the second clause decides.",
+            default_prompt: "这部电影不好",
+            run: RunSpec {
+                task: "zh-sentiment".into(),
+                seed: 1,
+                steps: 2000,
+                ..RunSpec::default()
+            },
+            threshold: 0.95,
+        },
     ]
 }
 
@@ -205,15 +282,22 @@ mod tests {
 
     #[test]
     fn one_grammar_model_per_position_encoding_on_the_same_task() {
-        let mut seen: Vec<String> = recipes()
-            .iter()
-            .filter(|r| r.run.task == "grammar" && !r.run.share_qk)
-            .map(|r| r.run.pos_encoding.clone().unwrap())
-            .collect();
-        seen.sort();
+        let seen = |task: &str| {
+            let mut seen: Vec<String> = recipes()
+                .iter()
+                .filter(|r| r.run.task == task && !r.run.share_qk)
+                .map(|r| r.run.pos_encoding.clone().unwrap())
+                .collect();
+            seen.sort();
+            seen
+        };
         assert_eq!(
-            seen,
+            seen("grammar"),
             ["alibi", "learned", "none", "relative", "rope", "sinusoidal"]
+        );
+        assert_eq!(
+            seen("zh-grammar"),
+            ["alibi", "learned", "none", "sinusoidal"]
         );
     }
 

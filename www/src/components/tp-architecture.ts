@@ -125,13 +125,13 @@ export class TpArchitecture extends LitElement {
         margin-bottom: 6px;
       }
       .formula {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         background: var(--tp-accent-soft);
         padding: 0 4px;
         border-radius: 3px;
       }
       .nums {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.75rem;
         color: var(--tp-muted);
         overflow-wrap: anywhere;

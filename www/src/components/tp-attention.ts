@@ -6,7 +6,8 @@
 import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
-import { diverging, fmt, inkOn, showToken, viridis, viridisRgb } from '../ui/palette';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import { diverging, displayWidth, fmt, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
 import './tp-qk';
 
 /** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
@@ -160,7 +161,7 @@ export class TpAttention extends LitElement {
         z-index: 1;
       }
       .lab {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.72rem;
         color: var(--tp-muted);
         display: flex;
@@ -182,6 +183,9 @@ export class TpAttention extends LitElement {
       }
       .lab.col.long {
         writing-mode: vertical-rl;
+        /* Every glyph turned the same way, Chinese ones included: in vertical-rl they would
+           otherwise stand upright and end up upside down after the rotation. */
+        text-orientation: sideways;
         transform: rotate(180deg);
         justify-content: flex-start;
         align-items: center;
@@ -357,11 +361,12 @@ export class TpAttention extends LitElement {
     const cells = [];
     // Header row: an empty corner, then the key tokens.
     cells.push(html`<div class="lab" aria-hidden="true"></div>`);
-    for (let j = 0; j < S; j++) cells.push(html`<div class="lab col ${k(j).length > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
+    // A key label wider than one Chinese character (two columns) is written vertically.
+    for (let j = 0; j < S; j++) cells.push(html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
     const big = T * S > BIG_MAP;
     for (let i = 0; i < T && !big; i++) {
       const row = [];
-      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
+      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
       for (let j = 0; j < S; j++) {
         const p = at(t.probs, b, h, i, j);
         const s = at(t.scores, b, h, i, j);

@@ -6,7 +6,8 @@ import { LitElement, html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import type { GenStats } from '../state/generation';
-import { fmt, viridisRgb } from '../ui/palette';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import { fmt, tokenLang, viridisRgb } from '../ui/palette';
 
 
 export class TpGeneration extends LitElement {
@@ -53,7 +54,7 @@ export class TpGeneration extends LitElement {
         align-items: center;
       }
       .stream {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.95rem;
         line-height: 1.8;
         margin: 10px 0;
@@ -82,7 +83,7 @@ export class TpGeneration extends LitElement {
         font-size: 0.82rem;
       }
       .stats b {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
       }
       .cache {
         margin-top: 10px;
@@ -99,7 +100,7 @@ export class TpGeneration extends LitElement {
         padding: 0;
       }
       .beams li {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         padding: 2px 4px;
         border-left: 3px solid var(--tp-accent);
         margin-bottom: 3px;
@@ -204,7 +205,10 @@ export class TpGeneration extends LitElement {
         /></label>
       </div>
       ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
-      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p">${t}</span>${sep}`)}${this.generated.map((id) => html`<span class="g">${info?.vocab[id] ?? `${id}`}</span>${sep}`)}</div>
+      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
+        const t = info?.vocab[id] ?? `${id}`;
+        return html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`;
+      })}</div>
       <div class="stats">
         <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
         <span>prefill <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>

@@ -39,7 +39,7 @@ export class TpHidden extends LitElement {
       th {
         font-weight: normal;
         color: var(--tp-muted);
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         white-space: pre;
         padding: 0 3px;
       }

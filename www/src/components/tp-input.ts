@@ -4,7 +4,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo, Tokenized } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
-import { showToken } from '../ui/palette';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import { showToken, tokenLang } from '../ui/palette';
 import { MAX_BATCH, MAX_TEXT } from '../state/url';
 
 export class TpInput extends LitElement {
@@ -46,7 +47,7 @@ export class TpInput extends LitElement {
         padding: 0;
       }
       .chip {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.8rem;
         border: 1px solid var(--tp-line);
         border-radius: 5px;
@@ -108,7 +109,7 @@ export class TpInput extends LitElement {
       cls += ' special';
       what = 'special';
     }
-    return html`<li class=${cls} title=${`id ${id}${what ? ` (${what})` : ''}`} aria-label=${`${what ? `${what} token ` : ''}${tok}, id ${id}`}>
+    return html`<li class=${cls} lang=${ifDefined(tokenLang(tok))} title=${`id ${id}${what ? ` (${what})` : ''}`} aria-label=${`${what ? `${what} token ` : ''}${tok}, id ${id}`}>
       ${showToken(tok)}
     </li>`;
   }

@@ -5,7 +5,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo, Sampling } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
-import { fmt, showToken, viridis } from '../ui/palette';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import { fmt, showToken, tokenLang, viridis } from '../ui/palette';
 
 export class TpOutput extends LitElement {
   static properties = {
@@ -65,7 +66,7 @@ export class TpOutput extends LitElement {
         display: contents;
       }
       .tok {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         text-align: right;
         white-space: pre;
         overflow: hidden;
@@ -92,7 +93,7 @@ export class TpOutput extends LitElement {
         border-radius: 2px;
       }
       .num {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         text-align: right;
       }
       .head {
@@ -111,7 +112,7 @@ export class TpOutput extends LitElement {
         border: 1px solid var(--tp-line);
         border-radius: 5px;
         padding: 2px 5px;
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.75rem;
       }
       .tag b {
@@ -196,7 +197,7 @@ export class TpOutput extends LitElement {
     const p = this.classProbs;
     if (!p) return nothing;
     return html`<div class="bars" role="table" aria-label="class probabilities">
-      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell">${this.classNames[c] ?? `class ${c}`}</div>
+      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? `class ${c}`}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div></div>`)}
     </div>`;

@@ -10,7 +10,8 @@
 import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnTrace, Dense } from '../engine/protocol';
 import { panel, styles } from '../ui/shared';
-import { diverging, fmt, showToken } from '../ui/palette';
+import { ifDefined } from 'lit/directives/if-defined.js';
+import { diverging, fmt, showToken, tokenLang } from '../ui/palette';
 
 /** Row `n` of head `h` of sequence `b` in a (B, H, N, D) tensor. */
 function vec(t: Dense, b: number, h: number, n: number): Float32Array {
@@ -76,12 +77,12 @@ export class TpQk extends LitElement {
         align-items: center;
       }
       .name {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         white-space: nowrap;
         text-align: right;
       }
       .range {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
         font-size: 0.72rem;
         color: var(--tp-muted);
         white-space: nowrap;
@@ -103,7 +104,7 @@ export class TpQk extends LitElement {
         line-height: 1.5;
       }
       .mono {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
       }
       .legend {
         display: flex;
@@ -185,7 +186,10 @@ export class TpQk extends LitElement {
       data-qk-gap=${gap ?? ''}
       aria-live="polite"
     >
-      <h3>q·k of query ${i} <span class="mono">“${qTok}”</span> and key ${j} <span class="mono">“${kTok}”</span> · head ${h + 1}</h3>
+      <h3>
+        q·k of query ${i} <span class="mono tok q" lang=${ifDefined(tokenLang(qTok))}>“${qTok}”</span> and key ${j}
+        <span class="mono tok k" lang=${ifDefined(tokenLang(kTok))}>“${kTok}”</span> · head ${h + 1}
+      </h3>
       <div class="strips">
         ${this.strip(`q${sub(i)}`, `q of query ${i}`, q, m, 'q')} ${this.strip(`k${sub(j)}`, `k of key ${j}`, k, m, 'k')}
         ${additive ? nothing : this.strip('q⊙k', `q${sub(i)}[d]·k${sub(j)}[d]`, prod, mp, 'prod')} ${this.strip(`v${sub(j)}`, `v of key ${j}`, v, mv, 'v')}

@@ -72,7 +72,7 @@ export class TpSaturation extends LitElement {
         font-weight: 600;
       }
       td.cell {
-        font-family: ui-monospace, Menlo, Consolas, monospace;
+        font-family: var(--tp-mono);
       }
       tfoot td,
       tfoot th {

@@ -64,6 +64,24 @@ export function showToken(tok: string): string {
   return tok;
 }
 
+/** East Asian wide and fullwidth characters: Han, kana, Hangul, CJK punctuation, fullwidth forms. */
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{20000}-\u{3fffd}]/u;
+
+/**
+ * Width of a token in columns, as a monospace grid lays it out: a Chinese character takes
+ * two, a Latin letter one. Counts characters, not UTF-16 units (so 𠀀 is one character).
+ */
+export function displayWidth(tok: string): number {
+  let w = 0;
+  for (const ch of tok) w += WIDE.test(ch) ? 2 : 1;
+  return w;
+}
+
+/** `zh-Hans` for a token with Han characters (so glyphs and screen readers pick Chinese), else undefined. */
+export function tokenLang(tok: string): string | undefined {
+  return /\p{Script=Han}/u.test(tok) ? 'zh-Hans' : undefined;
+}
+
 export function fmt(x: number, digits = 3): string {
   if (x === Number.NEGATIVE_INFINITY) return '−∞';
   if (x === Number.POSITIVE_INFINITY) return '∞';

@@ -75,8 +75,16 @@ export const panel = css`
   :host {
     display: block;
     --tp-radius: 10px;
+    /* Font stacks that end in a CJK face before the generic family, so Chinese tokens draw
+       with Simplified Chinese glyphs from whatever the system has (macOS, Windows, Linux
+       with Noto CJK or WenQuanYi). Nothing is downloaded. */
+    --tp-cjk: 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', 'Noto Sans CJK SC',
+      'Source Han Sans SC', 'WenQuanYi Micro Hei';
+    --tp-sans: system-ui, -apple-system, 'Segoe UI', Roboto, var(--tp-cjk), sans-serif;
+    --tp-mono: ui-monospace, 'SFMono-Regular', Menlo, Consolas, 'Noto Sans Mono CJK SC', var(--tp-cjk),
+      monospace;
     color: var(--tp-fg);
-    font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
+    font-family: var(--tp-sans);
   }
   .card {
     background: var(--tp-bg);
@@ -105,7 +113,7 @@ export const panel = css`
     font-size: 0.82rem;
   }
   .mono {
-    font-family: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace;
+    font-family: var(--tp-mono);
   }
   button,
   select,
