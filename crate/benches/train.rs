@@ -14,11 +14,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use tplay::tasks::grammar::GrammarTask;
-use tplay::tasks::Split;
-use tplay::train::eval::lm_stats_by_position;
+use tplay::explain::extrapolation as extrap;
 use tplay::train::recipes::{recipes, Recipe, GRAMMAR_TRAIN_LEN};
 use tplay::train::{evaluate, Trainer};
 
@@ -161,7 +157,6 @@ fn extrapolation() {
         "positions", "1× acc / loss", "2× acc / loss", "4× acc / loss"
     );
     println!("|{:-<13}|{:-<16}|{:-<16}|{:-<16}|", "", "", "", "");
-    let task = GrammarTask::new(l).expect("a valid length");
     for r in recipes().iter().filter(|r| r.run.task == "grammar") {
         let path = dir.join(r.file);
         let model = match tplay::checkpoint::load_file(&path) {
@@ -174,18 +169,13 @@ fn extrapolation() {
                 continue;
             }
         };
-        let mut cells = vec![];
-        for mult in [1, 2, 4] {
-            let len = mult * l;
-            let mut rng = ChaCha8Rng::seed_from_u64(11);
-            let examples: Vec<_> = (0..48)
-                .map(|_| task.sequence(Split::HeldOut, &mut rng, len))
-                .collect();
-            let from = if mult == 1 { 0 } else { len / 2 };
-            let stats =
-                lm_stats_by_position(&model, &examples, &[(from, len)]).expect("evaluation runs");
-            cells.push(format!("{:.3} / {:.2}", stats[0].1, stats[0].0));
-        }
+        // The same function the page's extrapolation view calls.
+        let cells: Vec<String> = extrap::extrapolation(&model, extrap::SEQUENCES, extrap::SEED)
+            .expect("evaluation runs")
+            .bands
+            .iter()
+            .map(|b| format!("{:.3} / {:.2}", b.accuracy, b.loss))
+            .collect();
         println!(
             "| {:<11} | {:>14} | {:>14} | {:>14} |",
             r.run.pos_encoding.as_deref().unwrap_or("?"),

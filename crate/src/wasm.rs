@@ -13,6 +13,13 @@ use crate::backend::parity::{gpu_parity, nan_logits};
 use crate::backend::{Backend, GpuContext};
 use crate::config::Arch;
 use crate::error::{Error, Result};
+use crate::explain::extrapolation::{extrapolation, SEED as EXTRAPOLATION_SEED};
+use crate::explain::order::permutation;
+use crate::explain::positions::{
+    additive_table, alibi_matrices, embedding_map, embedding_scale_of, relative_tables,
+    rope_demo_of_model, similarity,
+};
+use crate::explain::sqrt_dk::{score_scaling, WIDTHS as SQRT_DK_WIDTHS};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
@@ -657,6 +664,156 @@ impl Engine {
         let out = self.forward_result(m, &req, &batch, &trace, acts.as_ref(), ms, ran)?;
         let why = fallback.map_or(JsValue::NULL, |w| JsValue::from_str(&w));
         set(&out, "fallback", &why)?;
+        Ok(out.into())
+    }
+
+    /// Why √d_k: Var(q·k) and the softmax's spread against d_k = 1 … 512, sampled with a
+    /// seed (`explain::sqrt_dk`). Needs no model.
+    pub fn score_scaling(
+        &self,
+        samples: usize,
+        keys: usize,
+        rows: usize,
+        seed: u64,
+    ) -> std::result::Result<JsValue, JsError> {
+        let r = score_scaling(&SQRT_DK_WIDTHS, samples, keys, rows, seed).map_err(js_err)?;
+        to_js(&r)
+    }
+
+    /// The loaded model's position encoding for positions 0..t: the additive table and
+    /// its similarity matrix, ALiBi's slopes and biases, Shaw's tables, and the embedding
+    /// map (`explain::positions`).
+    pub fn positions(&self, t: usize) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?;
+        let cfg = &m.config;
+        if t == 0 || t > cfg.max_len {
+            return Err(input(format!(
+                "positions: t must be from 1 to {}, got {t}",
+                cfg.max_len
+            )));
+        }
+        let (c, h) = (cfg.d_model, cfg.n_heads);
+        let out = Object::new();
+        set(&out, "scheme", &to_js(&cfg.pos_encoding)?)?;
+        set(&out, "t", &JsValue::from_f64(t as f64))?;
+        match additive_table(m, t).map_err(js_err)? {
+            Some(pe) => {
+                set(&out, "table", &dense(&[t, c], &pe)?)?; // (T, C)
+                set(&out, "similarity", &dense(&[t, t], &similarity(&pe, t, c))?)?;
+                // (T, T)
+            }
+            None => {
+                set(&out, "table", &JsValue::NULL)?;
+                set(&out, "similarity", &JsValue::NULL)?;
+            }
+        }
+        if cfg.pos_encoding == crate::config::PosEncoding::Alibi {
+            let (slopes, bias) = alibi_matrices(h, t);
+            set(
+                &out,
+                "slopes",
+                &Float32Array::from(slopes.as_slice()).into(),
+            )?; // (H)
+            set(&out, "alibi", &dense(&[h, t, t], &bias)?)?; // (H, T, T)
+        } else {
+            set(&out, "slopes", &JsValue::NULL)?;
+            set(&out, "alibi", &JsValue::NULL)?;
+        }
+        let rel = Array::new();
+        let rows = 2 * cfg.relative_max_distance + 1;
+        for r in relative_tables(m) {
+            let o = Object::new();
+            set(&o, "stack", &JsValue::from_str(r.stack))?;
+            set(&o, "layer", &JsValue::from_f64(r.layer as f64))?;
+            set(&o, "rel_k", &dense(&[rows, cfg.d_head()], &r.rel_k)?)?; // (2K+1, D)
+            set(&o, "rel_v", &dense(&[rows, cfg.d_head()], &r.rel_v)?)?; // (2K+1, D)
+            rel.push(&o);
+        }
+        set(&out, "relative", &rel)?;
+        set(
+            &out,
+            "max_distance",
+            &JsValue::from_f64(cfg.relative_max_distance as f64),
+        )?;
+        set(&out, "map", &to_js(&embedding_map(m, t).map_err(js_err)?)?)?;
+        Ok(out.into())
+    }
+
+    /// RoPE on the loaded model's own q (at `i`) and k (at `j`), head `head` of layer
+    /// `layer`: pair `pair`'s path over the input's positions and the score before and
+    /// after shifting both positions by `shift`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rope_demo(
+        &self,
+        tokens: Vec<u32>,
+        layer: usize,
+        head: usize,
+        i: usize,
+        j: usize,
+        pair: usize,
+        shift: usize,
+    ) -> std::result::Result<JsValue, JsError> {
+        let m = self.model()?;
+        m.check_batch(&Batch::single(&tokens).map_err(js_err)?)
+            .map_err(js_err)?;
+        to_js(&rope_demo_of_model(m, &tokens, layer, head, i, j, pair, shift).map_err(js_err)?)
+    }
+
+    /// ‖token embedding‖ (as stored and ×√d_model) and ‖position vector‖ per position.
+    pub fn embedding_scale(&self, tokens: Vec<u32>) -> std::result::Result<JsValue, JsError> {
+        to_js(&embedding_scale_of(self.model()?, &tokens).map_err(js_err)?)
+    }
+
+    /// Train short, test long: load the grammar checkpoint in `bytes` (the loaded model
+    /// stays) and score it on held-out text up to 4× its trained length.
+    pub fn extrapolation(
+        &self,
+        bytes: &[u8],
+        sequences: usize,
+    ) -> std::result::Result<JsValue, JsError> {
+        let m = crate::checkpoint::load(bytes).map_err(js_err)?;
+        to_js(&extrapolation(&m, sequences, EXTRAPOLATION_SEED).map_err(js_err)?)
+    }
+
+    /// Order-blindness: the checkpoint in `bytes` (the loaded model stays) run on `text`
+    /// and on `text` reordered by `perm`, with or without the causal mask.
+    pub fn permutation(
+        &self,
+        bytes: &[u8],
+        text: &str,
+        perm: Vec<u32>,
+        causal: bool,
+    ) -> std::result::Result<JsValue, JsError> {
+        let m = crate::checkpoint::load(bytes).map_err(js_err)?;
+        let perm: Vec<usize> = perm.into_iter().map(|p| p as usize).collect();
+        let ids = m.tokenizer.encode(text).ids;
+        m.check_batch(&Batch::single(&ids).map_err(js_err)?)
+            .map_err(js_err)?;
+        let r = permutation(&m, &ids, &perm, causal).map_err(js_err)?;
+        let out = Object::new();
+        let names = |ids: &[u32]| -> Vec<String> {
+            ids.iter()
+                .map(|&id| m.tokenizer.token(id).unwrap_or("<?>").to_string())
+                .collect()
+        };
+        let (t, v) = (ids.len(), m.config.vocab_size);
+        set(&out, "tokens", &to_js(&names(&r.tokens))?)?;
+        set(&out, "permuted", &to_js(&names(&r.permuted))?)?;
+        set(&out, "perm", &to_js(&r.perm)?)?;
+        set(&out, "causal", &JsValue::from_bool(r.causal))?;
+        set(&out, "pos_encoding", &to_js(&m.config.pos_encoding)?)?;
+        set(&out, "logits", &dense(&[t, v], &r.logits)?)?; // (T, V)
+        set(
+            &out,
+            "permuted_logits",
+            &dense(&[t, v], &r.permuted_logits)?,
+        )?; // (T, V)
+        set(
+            &out,
+            "row_diff",
+            &Float32Array::from(r.row_diff.as_slice()).into(),
+        )?; // (T)
+        set(&out, "row_identical", &to_js(&r.row_identical)?)?; // (T)
         Ok(out.into())
     }
 

@@ -4,6 +4,9 @@
 import type { Api, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 import { isEvent } from './protocol';
 
+/** Anything that sends typed requests to an engine (the client, or the page's store). */
+export type EngineCaller = Pick<EngineClient, 'call'>;
+
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 /** The engine is gone (trapped, or its worker died): a new client must take over. */

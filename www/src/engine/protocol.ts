@@ -303,6 +303,101 @@ export interface Schedule {
   peak_lr: number;
 }
 
+/** Why √d_k: what the core measured at one width d_k (`explain::sqrt_dk`). */
+export interface WidthStats {
+  d_k: number;
+  mean_raw: number;
+  /** Sample variance of q·k (near d_k). */
+  var_raw: number;
+  /** Sample variance of q·k / √d_k (near 1). */
+  var_scaled: number;
+  entropy_raw: number;
+  entropy_scaled: number;
+  max_prob_raw: number;
+  max_prob_scaled: number;
+}
+
+export interface ScoreScaling {
+  samples: number;
+  keys: number;
+  rows: number;
+  seed: number;
+  /** ln(keys): a uniform row's entropy. */
+  max_entropy: number;
+  widths: WidthStats[];
+}
+
+/** The loaded model's position encoding for positions 0..t (`explain::positions`). */
+export interface Positions {
+  scheme: string;
+  t: number;
+  /** (T, C): the vector added to the embedding at each position (sinusoidal, learned). */
+  table: Dense | null;
+  /** (T, T): PEᵢ·PEⱼ. */
+  similarity: Dense | null;
+  /** (H) ALiBi slopes. */
+  slopes: Float32Array | null;
+  /** (H, T, T): −m_h·|i − j|. */
+  alibi: Dense | null;
+  /** Shaw tables, (2K+1, D) each, per self-attention layer. */
+  relative: { stack: AttnSite; layer: number; rel_k: Dense; rel_v: Dense }[];
+  /** K: distances are clipped to ±K. */
+  max_distance: number;
+  /** Token embeddings (as the model scales them) and position vectors on two principal axes. */
+  map: { tokens: [number, number][]; positions: [number, number][]; explained: [number, number] };
+}
+
+/** RoPE on the model's own q and k (`explain::positions::rope_demo_of_model`). */
+export interface RopeDemo {
+  d_head: number;
+  pair: number;
+  theta: number;
+  q_path: [number, number][];
+  k_path: [number, number][];
+  i: number;
+  j: number;
+  shift: number;
+  score: number;
+  shifted_score: number;
+  offset_score: number;
+}
+
+export interface EmbeddingScale {
+  root_c: number;
+  scaled_in_model: boolean;
+  token_norm: number[];
+  token_norm_scaled: number[];
+  /** Empty when positions act inside attention. */
+  position_norm: number[];
+}
+
+/** Train short, test long for one grammar model (`explain::extrapolation`). */
+export interface Extrapolation {
+  train_len: number;
+  sequences: number;
+  seed: number;
+  bands: { multiple: number; from: number; to: number; accuracy: number; loss: number }[];
+  /** (4L) per position. */
+  accuracy: number[];
+  loss: number[];
+}
+
+/** The same input in two orders (`explain::order`). */
+export interface PermutationResult {
+  tokens: string[];
+  permuted: string[];
+  perm: number[];
+  causal: boolean;
+  pos_encoding: string;
+  /** (T, V) */
+  logits: Dense;
+  /** (T, V) */
+  permuted_logits: Dense;
+  /** (T): max |difference| of permuted row t and original row perm[t]. */
+  row_diff: Float32Array;
+  row_identical: boolean[];
+}
+
 /** The requests, their payloads and what each answers. */
 export interface Api {
   load: { req: { url: string }; res: ModelInfo };
@@ -329,6 +424,12 @@ export interface Api {
   testOnlyLoseGpu: { req: Record<string, never>; res: boolean };
   /** Memory the engine holds: the wasm linear memory, and the worker's JS heap when known. */
   memoryUse: { req: Record<string, never>; res: { wasm_bytes: number; js_heap_bytes: number | null } };
+  scoreScaling: { req: { samples: number; keys: number; rows: number; seed: number }; res: ScoreScaling };
+  positions: { req: { t: number }; res: Positions };
+  ropeDemo: { req: { tokens: number[]; layer: number; head: number; i: number; j: number; pair: number; shift: number }; res: RopeDemo };
+  embeddingScale: { req: { tokens: number[] }; res: EmbeddingScale };
+  extrapolation: { req: { url: string; sequences: number }; res: Extrapolation };
+  permutation: { req: { url: string; text: string; perm: number[]; causal: boolean }; res: PermutationResult };
 }
 
 export type Op = keyof Api;

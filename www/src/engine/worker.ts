@@ -93,6 +93,19 @@ async function describeAdapter(gpu: GpuLike): Promise<string | null> {
   }
 }
 
+/** Checkpoints fetched for side studies (the loaded model stays), by URL. */
+const checkpoints = new Map<string, Uint8Array>();
+
+async function bytesOf(url: string): Promise<Uint8Array> {
+  const have = checkpoints.get(url);
+  if (have) return have;
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
+  const bytes = new Uint8Array(await resp.arrayBuffer());
+  checkpoints.set(url, bytes);
+  return bytes;
+}
+
 async function setBackend(want: Api['setBackend']['req']['backend']): Promise<BackendInfo> {
   const eng = await ready();
   if (want === 'cpu') {
@@ -237,6 +250,26 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
         throw new Error('test-only: the worker threw outside any request');
       });
       return null as Api[K]['res'];
+    }
+    case 'scoreScaling': {
+      const { samples, keys, rows, seed } = payload as Api['scoreScaling']['req'];
+      return eng.score_scaling(samples, keys, rows, BigInt(seed)) as Api[K]['res'];
+    }
+    case 'positions':
+      return eng.positions((payload as Api['positions']['req']).t) as Api[K]['res'];
+    case 'ropeDemo': {
+      const r = payload as Api['ropeDemo']['req'];
+      return eng.rope_demo(Uint32Array.from(r.tokens), r.layer, r.head, r.i, r.j, r.pair, r.shift) as Api[K]['res'];
+    }
+    case 'embeddingScale':
+      return eng.embedding_scale(Uint32Array.from((payload as Api['embeddingScale']['req']).tokens)) as Api[K]['res'];
+    case 'extrapolation': {
+      const { url, sequences } = payload as Api['extrapolation']['req'];
+      return eng.extrapolation(await bytesOf(url), sequences) as Api[K]['res'];
+    }
+    case 'permutation': {
+      const { url, text, perm, causal } = payload as Api['permutation']['req'];
+      return eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal) as Api[K]['res'];
     }
     default:
       throw new Error(`unknown request '${String(op)}'`);

@@ -289,6 +289,11 @@ export class PlaygroundStore {
     this.host.changed();
   }
 
+  /** Where manifest.json and the checkpoints are (views that load a side model read it). */
+  get modelsBase(): URL {
+    return this.host.modelsBase;
+  }
+
   /** Send one request to this playground's engine (for lesson pages and tests). */
   call<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
     return this.engine.call(op, payload);

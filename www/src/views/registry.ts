@@ -20,6 +20,11 @@ import '../components/tp-hidden';
 import '../components/tp-saturation';
 import '../components/tp-cost';
 import '../components/tp-schedule';
+import '../components/tp-sqrt-dk';
+import '../components/tp-positions';
+import '../components/tp-order';
+import '../components/tp-embedding-scale';
+import '../components/tp-extrapolation';
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -223,6 +228,64 @@ export const VIEWS = [
     title: 'Noam learning-rate schedule',
     needs: ['schedule'],
     render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
+  },
+  {
+    name: 'sqrt-dk',
+    tag: 'tp-sqrt-dk',
+    title: 'Why scores are divided by √d_k',
+    needs: [],
+    render: (s) => html`<tp-sqrt-dk
+      class="wide"
+      .engine=${s}
+      .attention=${s.lastForward?.attention ?? []}
+      .previous=${s.previous?.attention ?? []}
+      .site=${s.site}
+      .layer=${s.st.layer}
+      .row=${s.shownRow}
+      .scaleOn=${s.st.scale}
+      .beforeLabel=${s.previous ? s.beforeLabel : ''}
+      .dHead=${s.info?.d_head ?? 0}
+    ></tp-sqrt-dk>`,
+  },
+  {
+    name: 'positions',
+    tag: 'tp-positions',
+    title: 'The position encoding of the loaded model',
+    needs: [],
+    render: (s) => html`<tp-positions
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .tokens=${s.info?.arch === 'decoder_only' ? (s.lastForward?.tokens[0] ?? []) : []}
+      .layer=${s.site === 'cross' ? 0 : s.st.layer}
+      .head=${s.st.head}
+    ></tp-positions>`,
+  },
+  {
+    name: 'embedding-scale',
+    tag: 'tp-embedding-scale',
+    title: 'Token embedding and position vector sizes, with and without ×√d_model',
+    needs: [],
+    render: (s) => html`<tp-embedding-scale
+      .engine=${s}
+      .info=${s.info}
+      .tokens=${s.inputRows()[0] ?? []}
+      .labels=${s.tokensOf(s.inputRows()[0] ?? [])}
+    ></tp-embedding-scale>`,
+  },
+  {
+    name: 'order',
+    tag: 'tp-order',
+    title: 'Order-blindness without positions',
+    needs: [],
+    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase}></tp-order>`,
+  },
+  {
+    name: 'extrapolation',
+    tag: 'tp-extrapolation',
+    title: 'Train short, test long: accuracy per position',
+    needs: [],
+    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest}></tp-extrapolation>`,
   },
 ] as const satisfies readonly ViewDef[];
 

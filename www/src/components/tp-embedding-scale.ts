@@ -1,0 +1,157 @@
+// ‖token embedding‖ against ‖position vector‖ at each position of the input, with and
+// without the ×√d_model that the model applies to its embeddings. The two are added
+// before the first layer; the factor decides which one dominates the sum.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { EngineCaller } from '../engine/client';
+import type { EmbeddingScale, ModelInfo } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { fmt, showToken } from '../ui/palette';
+import { lineChart, type Series } from '../ui/plot';
+
+const TOKEN = '#d55e00';
+const SCALED = '#cc79a7';
+const POS = '#0072b2';
+
+export class TpEmbeddingScale extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    info: { attribute: false },
+    tokens: { attribute: false },
+    labels: { attribute: false },
+    data: { state: true },
+    problem: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  info: ModelInfo | null = null;
+  /** The input ids as the model reads them. */
+  tokens: number[] = [];
+  labels: string[] = [];
+  /** The engine's numbers (read by the browser tests). */
+  data: EmbeddingScale | null = null;
+  problem = '';
+  private asked = '';
+
+  static styles = [
+    panel,
+    css`
+      svg {
+        width: 100%;
+        height: auto;
+        display: block;
+        max-width: 620px;
+      }
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+      .legend {
+        display: flex;
+        gap: 14px;
+        flex-wrap: wrap;
+        font-size: 0.82rem;
+      }
+      .swatch {
+        display: inline-block;
+        width: 18px;
+        border-top: 3px solid;
+        vertical-align: middle;
+        margin-right: 4px;
+      }
+      .swatch.dashed {
+        border-top-style: dashed;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.8rem;
+        font-variant-numeric: tabular-nums;
+      }
+      td,
+      th {
+        padding: 1px 6px;
+        text-align: right;
+        border-bottom: 1px solid var(--tp-line);
+      }
+      .wrap {
+        overflow-x: auto;
+      }
+    `,
+  ];
+
+  updated(): void {
+    if (!this.engine || !this.info || !this.tokens.length) return;
+    const key = `${this.info.params}/${this.info.pos_encoding}/${this.tokens.join(',')}`;
+    if (key === this.asked) return;
+    this.asked = key;
+    void this.load();
+  }
+
+  private async load() {
+    try {
+      this.data = await this.engine!.call('embeddingScale', { tokens: this.tokens });
+      this.problem = '';
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  render() {
+    const d = this.data;
+    const info = this.info;
+    const series: Series[] = d
+      ? [
+          { name: '‖E[token]‖', color: TOKEN, dashed: true, points: d.token_norm.map((v, t) => [t, v]) },
+          { name: '‖E[token]‖ · √d_model', color: SCALED, points: d.token_norm_scaled.map((v, t) => [t, v]) },
+          ...(d.position_norm.length ? [{ name: '‖PE[t]‖', color: POS, points: d.position_norm.map((v, t) => [t, v] as [number, number]) }] : []),
+        ]
+      : [];
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+    const chart = d && d.token_norm.length ? lineChart(series, { width: 560, height: 220, xLabel: 'position', yLabel: 'L2 norm', yMin: 0 }) : null;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Embedding × √d_model <span class="sub">sizes of what is added at the input</span></h2>
+      <p>
+        The first layer reads E[token] · s + PE[position]. Embedding tables are initialised small (entries of size about 1/√d_model), while
+        every sinusoidal position vector has length √(d_model/2). Multiplying the embedding by s = √d_model${d ? html` = ${fmt(d.root_c, 2)}` : nothing}
+        lifts it to the same footing, so the position does not drown out the token.
+        ${info && d
+          ? d.scaled_in_model
+            ? html`This model multiplies by √d_model.`
+            : html`This model does not multiply (s = 1).`
+          : nothing}
+        ${d && !d.position_norm.length ? html`<br />This model adds no position vector to the embedding (its positions act inside attention).` : nothing}
+      </p>
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${chart && d
+        ? html`<div class="legend" aria-hidden="true">
+              <span><span class="swatch dashed" style="border-color:${TOKEN}"></span>‖E[token]‖ as stored</span>
+              <span><span class="swatch" style="border-color:${SCALED}"></span>‖E[token]‖ · √d_model</span>
+              ${d.position_norm.length ? html`<span><span class="swatch" style="border-color:${POS}"></span>‖PE[t]‖</span>` : nothing}
+            </div>
+            <svg viewBox=${chart.viewBox} role="img" aria-label="norm of the token embedding with and without the factor, and of the position vector, at each position">${chart.body}</svg>
+            <p class="small" data-mean-token=${mean(d.token_norm)} data-mean-scaled=${mean(d.token_norm_scaled)} data-mean-position=${mean(d.position_norm)}>
+              Mean over the input: ‖E‖ = ${fmt(mean(d.token_norm))}, ‖E‖·√d_model = ${fmt(mean(d.token_norm_scaled))}${d.position_norm.length
+                ? html`, ‖PE‖ = ${fmt(mean(d.position_norm))}`
+                : nothing}.
+            </p>
+            <details>
+              <summary class="small">Per position</summary>
+              <div class="wrap">
+                <table>
+                  <thead><tr><th>t</th><th>token</th><th>‖E‖</th><th>‖E‖·√d</th>${d.position_norm.length ? html`<th>‖PE‖</th>` : nothing}</tr></thead>
+                  <tbody>
+                    ${d.token_norm.map(
+                      (v, t) => html`<tr data-t=${t} data-token-norm=${v} data-scaled-norm=${d.token_norm_scaled[t]} data-position-norm=${d.position_norm[t] ?? ''}>
+                        <td>${t}</td><td>${showToken(this.labels[t] ?? '')}</td><td>${fmt(v)}</td><td>${fmt(d.token_norm_scaled[t])}</td>${d.position_norm.length ? html`<td>${fmt(d.position_norm[t])}</td>` : nothing}
+                      </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>
+            </details>`
+        : html`<p class="muted">Waiting for the input…</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-embedding-scale', TpEmbeddingScale);

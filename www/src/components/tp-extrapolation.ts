@@ -1,0 +1,203 @@
+// Train short, test long, measured in the page: each shipped grammar model (one per
+// position encoding, all trained on 64-character sequences) is scored by the engine on
+// held-out text of up to 4× that length, position by position. The same function
+// produced the table in models/README.md.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { EngineCaller } from '../engine/client';
+import type { Extrapolation, ManifestEntry } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { fmt } from '../ui/palette';
+import { lineChart, type Series } from '../ui/plot';
+
+/** Okabe–Ito colours, one per scheme. */
+const COLORS: Record<string, string> = {
+  alibi: '#009e73',
+  rope: '#0072b2',
+  relative: '#56b4e9',
+  none: '#999999',
+  sinusoidal: '#d55e00',
+  learned: '#cc79a7',
+};
+
+/** Positions averaged per plotted point (the per-position numbers are noisy). */
+const WINDOW = 8;
+
+function smooth(xs: number[], w: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let s = 0; s + w <= xs.length; s += w) {
+    const part = xs.slice(s, s + w);
+    out.push([s + (w - 1) / 2, part.reduce((a, b) => a + b, 0) / w]);
+  }
+  return out;
+}
+
+export class TpExtrapolation extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    base: { attribute: false },
+    manifest: { attribute: false },
+    results: { state: true },
+    progress: { state: true },
+    problem: { state: true },
+    metric: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  base: URL | null = null;
+  manifest: ManifestEntry[] = [];
+  /** Per scheme, what the engine measured (read by the browser tests). */
+  results: { scheme: string; file: string; r: Extrapolation }[] = [];
+  /** null: idle; otherwise [models done, models in all]. */
+  progress: [number, number] | null = null;
+  problem = '';
+  metric: 'accuracy' | 'loss' = 'accuracy';
+  /** Held-out sequences per length (the README's table uses 48). */
+  sequences = 48;
+
+  static styles = [
+    panel,
+    css`
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+      svg {
+        width: 100%;
+        height: auto;
+        display: block;
+        max-width: 680px;
+      }
+      .controls {
+        display: flex;
+        gap: 10px;
+        align-items: center;
+        flex-wrap: wrap;
+        font-size: 0.85rem;
+      }
+      progress {
+        width: 10em;
+      }
+      .legend {
+        display: flex;
+        gap: 12px;
+        flex-wrap: wrap;
+        font-size: 0.82rem;
+      }
+      .swatch {
+        display: inline-block;
+        width: 18px;
+        border-top: 3px solid;
+        vertical-align: middle;
+        margin-right: 4px;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.8rem;
+        font-variant-numeric: tabular-nums;
+      }
+      th,
+      td {
+        padding: 2px 8px;
+        text-align: right;
+        border-bottom: 1px solid var(--tp-line);
+      }
+      th[scope='row'] {
+        text-align: left;
+      }
+    `,
+  ];
+
+  /** The grammar models that differ only in their position encoding. */
+  private models(): ManifestEntry[] {
+    return this.manifest.filter((m) => m.task === 'grammar' && !m.share_qk);
+  }
+
+  async measure(): Promise<void> {
+    if (!this.engine || !this.base || this.progress) return;
+    const models = this.models();
+    this.results = [];
+    this.problem = '';
+    this.progress = [0, models.length];
+    try {
+      for (const [i, m] of models.entries()) {
+        const r = await this.engine.call('extrapolation', { url: new URL(m.file, this.base).href, sequences: this.sequences });
+        this.results = [...this.results, { scheme: m.pos_encoding, file: m.file, r }];
+        this.progress = [i + 1, models.length];
+      }
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    } finally {
+      this.progress = null;
+    }
+  }
+
+  render() {
+    const res = this.results;
+    const l = res[0]?.r.train_len ?? 64;
+    const series: Series[] = res.map(({ scheme, r }) => ({
+      name: scheme,
+      color: COLORS[scheme] ?? '#000',
+      dots: false,
+      points: smooth(this.metric === 'accuracy' ? r.accuracy : r.loss, WINDOW),
+    }));
+    const chart = res.length
+      ? lineChart(series, {
+          width: 640,
+          height: 260,
+          xLabel: `position (each point: the mean of ${WINDOW} positions)`,
+          yLabel: this.metric === 'accuracy' ? 'next-character accuracy' : 'cross-entropy (nats)',
+          yMin: 0,
+          yMax: this.metric === 'accuracy' ? 1 : undefined,
+          vguide: [l, `trained length ${l}`],
+          xTicks: [0, l, 2 * l, 3 * l, 4 * l],
+        })
+      : null;
+    const p = this.progress;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Train short, test long <span class="sub">measured now, in this page</span></h2>
+      <p>
+        Six grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each
+        on held-out text of up to ${4 * l} characters: the share of next characters it predicts right at every position. Encodings that
+        only ever saw positions below ${l} meet new ones past it.
+      </p>
+      <div class="controls">
+        <button @click=${() => void this.measure()} ?disabled=${!!p || !this.engine}>${res.length ? 'Measure again' : 'Measure'}</button>
+        ${p ? html`<progress max=${p[1]} value=${p[0]} aria-label="models scored"></progress><span role="status">${p[0]} of ${p[1]} models scored…</span>` : nothing}
+        <label
+          ><input type="radio" name="metric" .checked=${this.metric === 'accuracy'} @change=${() => (this.metric = 'accuracy')} /> accuracy</label
+        >
+        <label><input type="radio" name="metric" .checked=${this.metric === 'loss'} @change=${() => (this.metric = 'loss')} /> cross-entropy</label>
+        <span class="small muted">${this.sequences} held-out sequences per length</span>
+      </div>
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${chart
+        ? html`<div class="legend" aria-hidden="true">
+              ${res.map(({ scheme }) => html`<span><span class="swatch" style="border-color:${COLORS[scheme] ?? '#000'}"></span>${scheme}</span>`)}
+            </div>
+            <svg viewBox=${chart.viewBox} role="img" aria-label=${`${this.metric} per position for ${res.map((x) => x.scheme).join(', ')}`}>${chart.body}</svg>
+            <table aria-label="accuracy and cross-entropy at the positions each length adds">
+              <thead>
+                <tr>
+                  <th scope="col">positions</th>
+                  ${res[0].r.bands.map((b) => html`<th scope="col">${b.multiple}×: ${b.from}–${b.to - 1}</th>`)}
+                </tr>
+              </thead>
+              <tbody>
+                ${res.map(
+                  ({ scheme, r }) => html`<tr data-scheme=${scheme}>
+                    <th scope="row">${scheme}</th>
+                    ${r.bands.map(
+                      (b) => html`<td data-multiple=${b.multiple} data-accuracy=${b.accuracy} data-loss=${b.loss}>${fmt(b.accuracy)} / ${fmt(b.loss, 2)}</td>`,
+                    )}
+                  </tr>`,
+                )}
+              </tbody>
+            </table>
+            <p class="small muted">accuracy / cross-entropy at the positions each length adds; the same numbers as the table in models/README.md.</p>`
+        : html`<p class="muted">Press Measure: the engine loads each grammar model and scores it (a few seconds).</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-extrapolation', TpExtrapolation);

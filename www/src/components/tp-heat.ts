@@ -1,0 +1,110 @@
+// <tp-heat>: one labelled heatmap on a canvas that fits its panel. Hover a cell (or focus
+// the map and move with the arrow keys) and the line under it names the cell and gives
+// its exact value; that line carries the numbers in data attributes for tests.
+
+import { LitElement, html, css } from 'lit';
+import { panel } from '../ui/shared';
+import { fmt } from '../ui/palette';
+import { cellAt, drawHeat, range } from '../ui/heat';
+
+export class TpHeat extends LitElement {
+  static properties = {
+    rows: { type: Number },
+    cols: { type: Number },
+    data: { attribute: false },
+    label: { type: String },
+    rowName: { attribute: false },
+    colName: { attribute: false },
+    signed: { attribute: false },
+    maxCell: { type: Number },
+    cursor: { state: true },
+  };
+
+  rows = 0;
+  cols = 0;
+  data: ArrayLike<number> = [];
+  /** What the map shows, for the screen reader and the readout. */
+  label = '';
+  /** How a row / column is named in the readout ("position 3"). */
+  rowName: (r: number) => string = (r) => `row ${r}`;
+  colName: (c: number) => string = (c) => `column ${c}`;
+  signed: boolean | undefined = undefined;
+  /** The largest cell side in CSS pixels (cells shrink to fit the panel). */
+  maxCell = 14;
+  cursor: [number, number] | null = null;
+
+  static styles = [
+    panel,
+    css`
+      canvas {
+        display: block;
+        image-rendering: pixelated;
+        max-width: 100%;
+        border: 1px solid var(--tp-line);
+      }
+      .readout {
+        font-size: 0.8rem;
+        min-height: 1.3em;
+        font-variant-numeric: tabular-nums;
+      }
+      .scale {
+        font-size: 0.75rem;
+        color: var(--tp-muted);
+      }
+    `,
+  ];
+
+  private get canvas(): HTMLCanvasElement | null {
+    return this.renderRoot.querySelector('canvas');
+  }
+
+  private cellSize(): number {
+    const width = this.getBoundingClientRect().width || 400;
+    return Math.max(1, Math.min(this.maxCell, Math.floor((width - 4) / Math.max(1, this.cols))));
+  }
+
+  updated(): void {
+    const c = this.canvas;
+    if (!c || !this.rows || !this.cols) return;
+    const cell = this.cellSize();
+    drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed }, cell);
+    c.style.width = `${this.cols * cell}px`;
+    c.style.height = `${this.rows * cell}px`;
+  }
+
+  private value(r: number, c: number): number {
+    return this.data[r * this.cols + c];
+  }
+
+  private move(e: KeyboardEvent) {
+    const [r, c] = this.cursor ?? [0, 0];
+    const step: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    const d = step[e.key];
+    if (!d) return;
+    e.preventDefault();
+    this.cursor = [Math.min(this.rows - 1, Math.max(0, r + d[0])), Math.min(this.cols - 1, Math.max(0, c + d[1]))];
+  }
+
+  render() {
+    const cur = this.cursor && this.cursor[0] < this.rows && this.cursor[1] < this.cols ? this.cursor : null;
+    const v = cur ? this.value(cur[0], cur[1]) : NaN;
+    const { lo, hi } = range(this.data);
+    return html`<canvas
+        tabindex="0"
+        role="img"
+        aria-label=${`${this.label}: ${this.rows} × ${this.cols}, values from ${fmt(lo)} to ${fmt(hi)}; arrow keys read the cells`}
+        @mousemove=${(e: MouseEvent) => {
+          const c = this.canvas;
+          if (c) this.cursor = cellAt(c, e, this.rows, this.cols) ?? this.cursor;
+        }}
+        @keydown=${this.move}
+        @focus=${() => (this.cursor = this.cursor ?? [0, 0])}
+      ></canvas>
+      <div class="scale">${fmt(lo)} … ${fmt(hi)}</div>
+      <div class="readout" aria-live="polite" data-row=${cur ? cur[0] : ''} data-col=${cur ? cur[1] : ''} data-value=${cur ? String(v) : ''}>
+        ${cur ? `${this.rowName(cur[0])}, ${this.colName(cur[1])}: ${fmt(v, 4)}` : `Hover or focus the map to read a cell.`}
+      </div>`;
+  }
+}
+
+customElements.define('tp-heat', TpHeat);

@@ -1,0 +1,251 @@
+// Why scores are divided by √d_k: the core draws q and k with unit-variance entries and
+// measures Var(q·k) against the width d_k (1 … 512), before and after the division, and
+// what a softmax over such scores looks like (its entropy and largest probability).
+// Beside it, the loaded model's own heads (the saturation view).
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { AttnSite, AttnTrace, ScoreScaling } from '../engine/protocol';
+import type { EngineCaller } from '../engine/client';
+import { panel } from '../ui/shared';
+import { fmt } from '../ui/palette';
+import { lineChart, type Series } from '../ui/plot';
+import './tp-saturation';
+
+const RAW = '#d55e00';
+const SCALED = '#0072b2';
+
+export class TpSqrtDk extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    attention: { attribute: false },
+    previous: { attribute: false },
+    site: { type: String },
+    layer: { type: Number },
+    row: { type: Number },
+    scaleOn: { type: Boolean },
+    beforeLabel: { type: String },
+    dHead: { type: Number },
+    result: { state: true },
+    busy: { state: true },
+    problem: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  attention: AttnTrace[] = [];
+  previous: AttnTrace[] = [];
+  site: AttnSite = 'decoder_self';
+  layer = 0;
+  row = 0;
+  scaleOn = true;
+  beforeLabel = '';
+  /** The loaded model's d_k, marked on the plots. */
+  dHead = 0;
+  /** The core's measurement (read by the browser tests). */
+  result: ScoreScaling | null = null;
+  busy = false;
+  problem = '';
+  private samples = 10000;
+  private keys = 16;
+  private seed = 1;
+  private asked = false;
+
+  static styles = [
+    panel,
+    css`
+      .charts {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(260px, 1fr));
+        gap: 10px;
+      }
+      svg {
+        width: 100%;
+        height: auto;
+        display: block;
+      }
+      figure {
+        margin: 0;
+      }
+      figcaption {
+        font-size: 0.82rem;
+        font-weight: 600;
+      }
+      .legend {
+        display: flex;
+        gap: 14px;
+        flex-wrap: wrap;
+        font-size: 0.82rem;
+        margin: 4px 0;
+      }
+      .swatch {
+        display: inline-block;
+        width: 18px;
+        height: 0;
+        border-top: 3px solid;
+        vertical-align: middle;
+        margin-right: 4px;
+      }
+      .controls {
+        display: flex;
+        gap: 12px;
+        flex-wrap: wrap;
+        align-items: center;
+        font-size: 0.85rem;
+        margin: 6px 0;
+      }
+      input[type='number'] {
+        width: 6em;
+      }
+      details {
+        font-size: 0.8rem;
+        margin-top: 6px;
+      }
+      table {
+        border-collapse: collapse;
+      }
+      th,
+      td {
+        padding: 1px 6px;
+        text-align: right;
+        border-bottom: 1px solid var(--tp-line);
+        font-variant-numeric: tabular-nums;
+      }
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+    `,
+  ];
+
+  updated(): void {
+    if (this.engine && !this.asked) {
+      this.asked = true;
+      void this.measure();
+    }
+  }
+
+  private async measure() {
+    if (!this.engine) return;
+    this.busy = true;
+    try {
+      this.result = await this.engine.call('scoreScaling', { samples: this.samples, keys: this.keys, rows: 400, seed: this.seed });
+      this.problem = '';
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private setNumber(e: Event, min: number, max: number, apply: (v: number) => void) {
+    const input = e.target as HTMLInputElement;
+    const v = Math.round(Number(input.value));
+    if (!Number.isFinite(v) || v < min || v > max) {
+      input.setCustomValidity(`a whole number from ${min} to ${max}`);
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity('');
+    apply(v);
+    void this.measure();
+  }
+
+  private chart(label: string, series: Series[], o: Parameters<typeof lineChart>[1]) {
+    const c = lineChart(series, { ...o, xLog: true, vguide: this.dHead ? [this.dHead, `this model: d_k = ${this.dHead}`] : undefined });
+    return html`<figure>
+      <figcaption>${label}</figcaption>
+      <svg viewBox=${c.viewBox} role="img" aria-label=${label}>${c.body}</svg>
+    </figure>`;
+  }
+
+  private charts(r: ScoreScaling) {
+    const w = r.widths;
+    const variance: Series[] = [
+      { name: 'Var(q·k)', color: RAW, points: w.map((x) => [x.d_k, x.var_raw]) },
+      { name: 'Var(q·k / √d_k)', color: SCALED, points: w.map((x) => [x.d_k, x.var_scaled]) },
+    ];
+    const entropy: Series[] = [
+      { name: 'entropy, q·k', color: RAW, points: w.map((x) => [x.d_k, x.entropy_raw]) },
+      { name: 'entropy, q·k / √d_k', color: SCALED, points: w.map((x) => [x.d_k, x.entropy_scaled]) },
+    ];
+    const top: Series[] = [
+      { name: 'max p, q·k', color: RAW, points: w.map((x) => [x.d_k, x.max_prob_raw]) },
+      { name: 'max p, q·k / √d_k', color: SCALED, points: w.map((x) => [x.d_k, x.max_prob_scaled]) },
+    ];
+    return html`<div class="legend" aria-hidden="true">
+        <span><span class="swatch" style="border-color:${RAW}"></span>raw q·k</span>
+        <span><span class="swatch" style="border-color:${SCALED}"></span>divided by √d_k</span>
+      </div>
+      <div class="charts">
+        ${this.chart('Variance of the score (log scale)', variance, { xLabel: 'd_k', yLabel: 'variance', yLog: true, guides: [[1, 'variance 1']] })}
+        ${this.chart(`Softmax entropy over ${r.keys} keys (nats)`, entropy, {
+          xLabel: 'd_k',
+          yLabel: 'entropy',
+          yMin: 0,
+          yMax: r.max_entropy * 1.05,
+          guides: [[r.max_entropy, `uniform: ln ${r.keys}`]],
+        })}
+        ${this.chart('Largest probability in a row', top, { xLabel: 'd_k', yLabel: 'max p', yMin: 0, yMax: 1 })}
+      </div>
+      <details>
+        <summary>The numbers</summary>
+        <table aria-label="score variance and softmax spread per d_k">
+          <thead>
+            <tr><th>d_k</th><th>Var(q·k)</th><th>Var(q·k/√d_k)</th><th>entropy raw</th><th>entropy scaled</th><th>max p raw</th><th>max p scaled</th></tr>
+          </thead>
+          <tbody>
+            ${w.map(
+              (x) => html`<tr data-dk=${x.d_k} data-var-raw=${x.var_raw} data-var-scaled=${x.var_scaled} data-entropy-raw=${x.entropy_raw} data-entropy-scaled=${x.entropy_scaled}>
+                <td>${x.d_k}</td><td>${fmt(x.var_raw, 2)}</td><td>${fmt(x.var_scaled)}</td><td>${fmt(x.entropy_raw)}</td><td>${fmt(x.entropy_scaled)}</td><td>${fmt(x.max_prob_raw)}</td><td>${fmt(x.max_prob_scaled)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>
+      </details>`;
+  }
+
+  render() {
+    const r = this.result;
+    const at64 = r?.widths.find((x) => x.d_k === 64);
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Why divide by √d_k <span class="sub">measured by the engine</span></h2>
+      <p>
+        Draw a query q and a key k whose d_k entries each have mean 0 and variance 1. Their dot product adds up d_k independent
+        products of variance 1, so its variance is d_k: wider heads give wider scores, and a softmax over wide scores puts almost all
+        its weight on one key — the entropy collapses and the gradient through the other keys vanishes. Dividing by √d_k brings the
+        variance back to 1 at every width${at64 ? html` (here at d_k = 64: ${fmt(at64.var_raw, 1)} before, ${fmt(at64.var_scaled)} after)` : nothing}.
+      </p>
+      <div class="controls">
+        <label
+          >pairs per width
+          <input type="number" min="100" max="200000" step="1000" .value=${String(this.samples)} aria-label="sampled q, k pairs per width"
+            @change=${(e: Event) => this.setNumber(e, 100, 200000, (v) => (this.samples = v))} />
+        </label>
+        <label
+          >keys per softmax row
+          <input type="number" min="2" max="1024" .value=${String(this.keys)} aria-label="keys per softmax row"
+            @change=${(e: Event) => this.setNumber(e, 2, 1024, (v) => (this.keys = v))} />
+        </label>
+        <label
+          >seed
+          <input type="number" min="0" max="1000000" .value=${String(this.seed)} aria-label="seed of the sampled vectors"
+            @change=${(e: Event) => this.setNumber(e, 0, 1000000, (v) => (this.seed = v))} />
+        </label>
+        <span class="muted" role="status">${this.busy ? 'sampling…' : r ? `${r.samples.toLocaleString('en-US')} pairs per width, seed ${r.seed}` : ''}</span>
+      </div>
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${r ? this.charts(r) : html`<p class="muted">Sampling…</p>`}
+      <p class="small muted">The loaded model's own heads, with the scaling as set in Controls:</p>
+      <tp-saturation
+        .attention=${this.attention}
+        .previous=${this.previous}
+        .site=${this.site}
+        .layer=${this.layer}
+        .row=${this.row}
+        .scaleOn=${this.scaleOn}
+        .beforeLabel=${this.beforeLabel}
+      ></tp-saturation>
+    </section>`;
+  }
+}
+
+customElements.define('tp-sqrt-dk', TpSqrtDk);
