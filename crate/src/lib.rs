@@ -7,8 +7,8 @@
 pub mod checkpoint;
 pub mod config;
 pub mod error;
-pub mod limits;
 pub mod explain;
+pub mod limits;
 pub mod matmul;
 pub mod model;
 pub mod profile;

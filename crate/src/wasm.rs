@@ -761,6 +761,13 @@ impl Engine {
 
     /// ‖token embedding‖ (as stored and ×√d_model) and ‖position vector‖ per position.
     pub fn embedding_scale(&self, tokens: Vec<u32>) -> std::result::Result<JsValue, JsError> {
+        if tokens.len() > limits::MAX_SEQUENCE_TOKENS {
+            return Err(input(format!(
+                "embedding scale: at most {} tokens, got {}",
+                limits::MAX_SEQUENCE_TOKENS,
+                tokens.len()
+            )));
+        }
         to_js(&embedding_scale_of(self.model()?, &tokens).map_err(js_err)?)
     }
 
@@ -784,6 +791,7 @@ impl Engine {
         perm: Vec<u32>,
         causal: bool,
     ) -> std::result::Result<JsValue, JsError> {
+        limits::check_text(text).map_err(js_err)?;
         let m = crate::checkpoint::load(bytes).map_err(js_err)?;
         let perm: Vec<usize> = perm.into_iter().map(|p| p as usize).collect();
         let ids = m.tokenizer.encode(text).ids;

@@ -211,7 +211,7 @@ describe('the order and embedding-scale views', () => {
     [same, rows] = await state();
     assert.ok(same < rows, `with sinusoidal positions ${rows - same} rows change`);
     await page.getByLabel('model to compare orders with').selectOption('grammar-none.safetensors');
-    await page.getByLabel('causal mask in the order comparison').check();
+    await page.getByLabel('order comparison: each position sees only earlier ones').check();
     await page.waitForFunction(() => {
       const r = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order').result;
       return r?.causal === true && r.pos_encoding === 'none';

@@ -178,7 +178,7 @@ export class TpOrder extends LitElement {
         <label>model <select aria-label="model to compare orders with" @change=${(e: Event) => (this.model = (e.target as HTMLSelectElement).value)}>
           ${ORDER_MODELS.map((m) => html`<option value=${m.file} ?selected=${m.file === this.model}>${m.label}</option>`)}
         </select></label>
-        <label><input type="checkbox" .checked=${this.causal} aria-label="causal mask in the order comparison" @change=${(e: Event) => (this.causal = (e.target as HTMLInputElement).checked)} /> causal mask</label>
+        <label><input type="checkbox" .checked=${this.causal} aria-label="order comparison: each position sees only earlier ones" @change=${(e: Event) => (this.causal = (e.target as HTMLInputElement).checked)} /> each position sees only earlier ones (causal)</label>
         <label>text <input type="text" .value=${this.text} aria-label="text to reorder" @change=${(e: Event) => this.setText((e.target as HTMLInputElement).value)} /></label>
       </div>
       <div class="controls">

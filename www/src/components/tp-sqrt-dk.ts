@@ -1,15 +1,14 @@
 // Why scores are divided by √d_k: the core draws q and k with unit-variance entries and
 // measures Var(q·k) against the width d_k (1 … 512), before and after the division, and
 // what a softmax over such scores looks like (its entropy and largest probability).
-// Beside it, the loaded model's own heads (the saturation view).
+// The registry puts it just before the saturation view: the loaded model's own heads.
 
 import { LitElement, html, css, nothing } from 'lit';
-import type { AttnSite, AttnTrace, ScoreScaling } from '../engine/protocol';
+import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
 import { lineChart, type Series } from '../ui/plot';
-import './tp-saturation';
 
 const RAW = '#d55e00';
 const SCALED = '#0072b2';
@@ -17,13 +16,6 @@ const SCALED = '#0072b2';
 export class TpSqrtDk extends LitElement {
   static properties = {
     engine: { attribute: false },
-    attention: { attribute: false },
-    previous: { attribute: false },
-    site: { type: String },
-    layer: { type: Number },
-    row: { type: Number },
-    scaleOn: { type: Boolean },
-    beforeLabel: { type: String },
     dHead: { type: Number },
     result: { state: true },
     busy: { state: true },
@@ -31,13 +23,6 @@ export class TpSqrtDk extends LitElement {
   };
 
   engine: EngineCaller | null = null;
-  attention: AttnTrace[] = [];
-  previous: AttnTrace[] = [];
-  site: AttnSite = 'decoder_self';
-  layer = 0;
-  row = 0;
-  scaleOn = true;
-  beforeLabel = '';
   /** The loaded model's d_k, marked on the plots. */
   dHead = 0;
   /** The core's measurement (read by the browser tests). */
@@ -234,16 +219,7 @@ export class TpSqrtDk extends LitElement {
       </div>
       ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
       ${r ? this.charts(r) : html`<p class="muted">Sampling…</p>`}
-      <p class="small muted">The loaded model's own heads, with the scaling as set in Controls:</p>
-      <tp-saturation
-        .attention=${this.attention}
-        .previous=${this.previous}
-        .site=${this.site}
-        .layer=${this.layer}
-        .row=${this.row}
-        .scaleOn=${this.scaleOn}
-        .beforeLabel=${this.beforeLabel}
-      ></tp-saturation>
+      <p class="small muted">The loaded model's own heads, with and without the scaling: the softmax saturation view.</p>
     </section>`;
   }
 }

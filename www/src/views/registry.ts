@@ -197,6 +197,17 @@ export const VIEWS = [
     ></tp-hidden>`,
   },
   {
+    name: 'sqrt-dk',
+    tag: 'tp-sqrt-dk',
+    title: 'Why scores are divided by √d_k',
+    needs: [],
+    render: (s) => html`<tp-sqrt-dk
+      class="wide"
+      .engine=${s}
+      .dHead=${s.info?.d_head ?? 0}
+    ></tp-sqrt-dk>`,
+  },
+  {
     name: 'saturation',
     tag: 'tp-saturation',
     title: 'Softmax saturation per head',
@@ -228,24 +239,6 @@ export const VIEWS = [
     title: 'Noam learning-rate schedule',
     needs: ['schedule'],
     render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
-  },
-  {
-    name: 'sqrt-dk',
-    tag: 'tp-sqrt-dk',
-    title: 'Why scores are divided by √d_k',
-    needs: [],
-    render: (s) => html`<tp-sqrt-dk
-      class="wide"
-      .engine=${s}
-      .attention=${s.lastForward?.attention ?? []}
-      .previous=${s.previous?.attention ?? []}
-      .site=${s.site}
-      .layer=${s.st.layer}
-      .row=${s.shownRow}
-      .scaleOn=${s.st.scale}
-      .beforeLabel=${s.previous ? s.beforeLabel : ''}
-      .dHead=${s.info?.d_head ?? 0}
-    ></tp-sqrt-dk>`,
   },
   {
     name: 'positions',
