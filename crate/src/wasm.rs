@@ -154,6 +154,8 @@ struct ModelInfo<'a> {
     unk: u32,
     num_classes: usize,
     params: usize,
+    /// K of Shaw's relative positions: offsets j − i are clipped to ±K.
+    relative_max_distance: usize,
 }
 
 #[derive(Serialize)]
@@ -463,6 +465,7 @@ impl Engine {
             unk: spec.unk,
             num_classes: cfg.num_classes,
             params: model.param_count(),
+            relative_max_distance: cfg.relative_max_distance,
         })?;
         self.model = Some(Rc::new(model));
         self.generation = None;

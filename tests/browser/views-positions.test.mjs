@@ -54,6 +54,7 @@ async function readCell(page, scope, name, r, c) {
 describe('the √d_k view', () => {
   test('var_of_q_dot_k_is_within_ten_percent_of_d_k_at_64_and_one_after_scaling', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.locator('tp-sqrt-dk').scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-sqrt-dk')?.result);
     const row = page.locator('tp-sqrt-dk tr[data-dk="64"]');
     const raw = Number(await row.getAttribute('data-var-raw'));
@@ -190,6 +191,7 @@ describe('the positions view', () => {
 describe('the order and embedding-scale views', () => {
   test('without_positions_or_causal_mask_reordered_rows_are_bit_identical_and_with_positions_they_are_not', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.locator('tp-order').scrollIntoViewIfNeeded();
     const verdict = page.locator('tp-order p.verdict');
     const state = async () => [Number(await verdict.getAttribute('data-identical')), Number(await verdict.getAttribute('data-rows'))];
     const settle = () => page.waitForFunction(() => {
@@ -283,6 +285,32 @@ describe('the extrapolation view', () => {
     assert.ok(curves.learned[1] < curves.learned[0] - 0.3, JSON.stringify(curves.learned));
     await page.locator('tp-extrapolation').scrollIntoViewIfNeeded();
     await shotOf(page, 'transformer-playground >> tp-extrapolation', 'view-extrapolation');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('labels that say where positions act', () => {
+  test('only_added_positions_are_named_on_the_embedding_and_the_relative_term_names_its_clipped_offset', async () => {
+    const labels = async (page) => page.locator('tp-architecture g.blk').evaluateAll((gs) => gs.map((g) => g.textContent.trim()));
+    let { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-sinusoidal.safetensors');
+    let ls = await labels(page);
+    assert.ok(ls.some((l) => l.includes('embedding + sinusoidal positions')), ls.join(' | '));
+    assert.ok(!ls.some((l) => /self-attention \+/.test(l)));
+    await page.close();
+    ({ page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-relative.safetensors&causal=0&text=the%20dog%20that%20chases%20the%20cats%20runs.'));
+    ls = await labels(page);
+    assert.ok(ls.some((l) => l === 'embedding'), ls.join(' | '));
+    assert.ok(ls.some((l) => l.includes('self-attention + relative')), ls.join(' | '));
+    // A key farther than K from its query: the inspector names the clipped row.
+    const K = (await page.evaluate(`${el}.info`)).relative_max_distance;
+    const T = await page.evaluate(`${el}.lastForward.tokens[0].length`);
+    assert.ok(T > K + 1, `the prompt (${T} tokens) reaches past K = ${K}`);
+    await page.locator(`tp-attention .cell[data-i="0"][data-j="${K + 1}"]`).hover();
+    await page.waitForFunction(
+      (want) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelector('tp-qk').shadowRoot.textContent.includes(want),
+      `clip(j − i = ${K + 1}, ±${K}) = ${K}`,
+    );
     assert.deepEqual(errors, []);
     await page.close();
   });

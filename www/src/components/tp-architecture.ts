@@ -18,6 +18,11 @@ interface Block {
   part?: string;
 }
 
+/** Position encodings that act inside self-attention rather than on the embedding. */
+function inAttention(pos: string): boolean {
+  return pos === 'rope' || pos === 'alibi' || pos === 'relative';
+}
+
 export class TpArchitecture extends LitElement {
   static properties = {
     info: { attribute: false },
@@ -157,7 +162,17 @@ export class TpArchitecture extends LitElement {
     return plan.stacks.map((st, si) => {
       const blocks: Block[] = [
         { label: st.input === 'source' ? 'source tokens' : plan.stacks.length > 1 ? 'target tokens' : 'tokens', kind: 'io' },
-        { label: `embedding + ${info.pos_encoding}`, kind: 'embed' },
+        // Only sinusoidal and learned positions are added to the embedding; RoPE, ALiBi and
+        // relative positions act inside self-attention (named on those blocks).
+        {
+          label:
+            info.pos_encoding === 'sinusoidal' || info.pos_encoding === 'learned'
+              ? `embedding + ${info.pos_encoding} positions`
+              : info.pos_encoding === 'none'
+                ? 'embedding (no positions)'
+                : 'embedding',
+          kind: 'embed',
+        },
       ];
       for (let l = 0; l < st.layers; l++) {
         for (const sub of st.sublayers) {
@@ -166,7 +181,7 @@ export class TpArchitecture extends LitElement {
             : null;
           if (norm && sub.norm?.placement === 'before') blocks.push(norm);
           blocks.push({
-            label: `L${l + 1} ${title[sub.kind]}${sub.residual ? '' : ' (no residual)'}`,
+            label: `L${l + 1} ${title[sub.kind]}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : ' (no residual)'}`,
             kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
             site: sub.site ?? st.site,
             layer: l,
@@ -297,8 +312,10 @@ export class TpArchitecture extends LitElement {
           <strong>Q·Kᵀ</strong> <span class="formula">s_ij = q_i · k_j</span> — one score per key (${S} keys, d_k = ${dk}).
         </li>
         <li>
-          <strong>scale</strong> <span class="formula">s_ij / √d_k = s_ij / ${fmt(Math.sqrt(dk), 2)}</span>
-          ${this.scaleOn ? 'on' : html`<strong>off</strong> — scores keep their raw size and softmax saturates`}.
+          ${this.info?.score === 'scaled_dot'
+            ? html`<strong>scale</strong> <span class="formula">s_ij / √d_k = s_ij / ${fmt(Math.sqrt(dk), 2)}</span>
+                ${this.scaleOn ? 'on' : html`<strong>off</strong> — scores keep their raw size and softmax saturates`}.`
+            : html`<strong>scale</strong> — none: this model's score is ${this.info?.score === 'additive' ? 'additive (w·tanh(q + k))' : 'the plain dot product'}, never divided by √d_k.`}
           Scores after this step (with any position bias):
           <div class="nums">${row(scores)}</div>
         </li>

@@ -38,6 +38,7 @@ export class TpAttention extends LitElement {
     scaleOn: { type: Boolean },
     score: { type: String },
     posEncoding: { type: String },
+    maxDistance: { type: Number },
     previous: { attribute: false },
     beforeLabel: { type: String },
     showDiff: { state: true },
@@ -57,6 +58,8 @@ export class TpAttention extends LitElement {
   /** The model's score function (scaled_dot, dot, additive) and position encoding. */
   score = 'scaled_dot';
   posEncoding = '';
+  /** K of relative positions (the q·k inspector names the clipped offset). */
+  maxDistance = 0;
   /** The attention of the run before the last switch changed, to compare with. */
   previous: AttnTrace[] = [];
   /** What changed, in words ("causal mask on → off"). */
@@ -438,6 +441,7 @@ export class TpAttention extends LitElement {
           .scaleOn=${this.scaleOn}
           .score=${this.score}
           .posEncoding=${this.posEncoding}
+          .maxDistance=${this.maxDistance}
           .queryTokens=${this.queryTokens}
           .keyTokens=${this.keyTokens}
         ></tp-qk>

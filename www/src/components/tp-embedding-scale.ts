@@ -7,7 +7,7 @@ import type { EngineCaller } from '../engine/client';
 import type { EmbeddingScale, ModelInfo } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
-import { lineChart, type Series } from '../ui/plot';
+import { lineChart, swatch, type Series } from '../ui/plot';
 
 const TOKEN = '#d55e00';
 const SCALED = '#cc79a7';
@@ -124,9 +124,9 @@ export class TpEmbeddingScale extends LitElement {
       ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
       ${chart && d
         ? html`<div class="legend" aria-hidden="true">
-              <span><span class="swatch dashed" style="border-color:${TOKEN}"></span>‖E[token]‖ as stored</span>
-              <span><span class="swatch" style="border-color:${SCALED}"></span>‖E[token]‖ · √d_model</span>
-              ${d.position_norm.length ? html`<span><span class="swatch" style="border-color:${POS}"></span>‖PE[t]‖</span>` : nothing}
+              <span>${swatch(TOKEN, true)}‖E[token]‖ as stored</span>
+              <span>${swatch(SCALED)}‖E[token]‖ · √d_model</span>
+              ${d.position_norm.length ? html`<span>${swatch(POS)}‖PE[t]‖</span>` : nothing}
             </div>
             <svg viewBox=${chart.viewBox} role="img" aria-label="norm of the token embedding with and without the factor, and of the position vector, at each position">${chart.body}</svg>
             <p class="small" data-mean-token=${mean(d.token_norm)} data-mean-scaled=${mean(d.token_norm_scaled)} data-mean-position=${mean(d.position_norm)}>

@@ -8,7 +8,7 @@ import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
-import { lineChart, type Series } from '../ui/plot';
+import { lineChart, swatch, type Series } from '../ui/plot';
 
 /** Okabe–Ito colours, one per scheme. */
 const COLORS: Record<string, string> = {
@@ -173,7 +173,7 @@ export class TpExtrapolation extends LitElement {
       ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
       ${chart
         ? html`<div class="legend" aria-hidden="true">
-              ${res.map(({ scheme }) => html`<span><span class="swatch" style="border-color:${COLORS[scheme] ?? '#000'}"></span>${scheme}</span>`)}
+              ${res.map(({ scheme }) => html`<span>${swatch(COLORS[scheme] ?? '#000')}${scheme}</span>`)}
             </div>
             <svg viewBox=${chart.viewBox} role="img" aria-label=${`${this.metric} per position for ${res.map((x) => x.scheme).join(', ')}`}>${chart.body}</svg>
             <table aria-label="accuracy and cross-entropy at the positions each length adds">

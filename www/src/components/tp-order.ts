@@ -6,7 +6,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { EngineCaller } from '../engine/client';
 import type { PermutationResult } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, whenSeen } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 
 /** The models compared: the same grammar task, without and with positions. */
@@ -128,7 +128,25 @@ export class TpOrder extends LitElement {
     `,
   ];
 
+  /** Whether the view has been on screen (it asks the engine only from then on). */
+  private seen = false;
+  private unobserve: () => void = () => {};
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.unobserve = whenSeen(this, () => {
+      this.seen = true;
+      this.requestUpdate();
+    });
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.unobserve();
+  }
+
   updated(): void {
+    if (!this.seen) return;
     if (!this.engine || !this.base) return;
     const key = `${this.model}/${this.text}/${this.perm.join(',')}/${this.causal}`;
     if (key === this.asked) return;

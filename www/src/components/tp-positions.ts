@@ -56,6 +56,7 @@ export class TpPositions extends LitElement {
   shift = 10;
   private asked = '';
   private ropeAsked = '';
+  private alibiView: [Float32Array, number, Float32Array] | null = null;
 
   static styles = [
     panel,
@@ -236,6 +237,10 @@ export class TpPositions extends LitElement {
     if (!d.alibi || !d.slopes) return nothing;
     const [h, t] = d.alibi.shape;
     const head = Math.min(this.alibiHead, h - 1);
+    // One view of the head's rows per (data, head), so a re-render does not redraw the map.
+    if (this.alibiView?.[0] !== d.alibi.data || this.alibiView[1] !== head) {
+      this.alibiView = [d.alibi.data, head, d.alibi.data.subarray(head * t * t, (head + 1) * t * t)];
+    }
     return html`<h3>ALiBi: a distance penalty per head</h3>
       <p>
         Nothing is added to the embeddings. Each head h subtracts m<sub>h</sub>·|i − j| from the score of query i for key j, with
@@ -251,7 +256,7 @@ export class TpPositions extends LitElement {
         data-map="alibi"
         .rows=${t}
         .cols=${t}
-        .data=${d.alibi.data.subarray(head * t * t, (head + 1) * t * t)}
+        .data=${this.alibiView[2]}
         .label=${`ALiBi bias of head ${head + 1}: query position (rows) × key position (columns)`}
         .rowName=${(r: number) => `query ${r}`}
         .colName=${(c: number) => `key ${c}`}

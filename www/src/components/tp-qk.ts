@@ -37,6 +37,7 @@ export class TpQk extends LitElement {
     scaleOn: { type: Boolean },
     score: { type: String },
     posEncoding: { type: String },
+    maxDistance: { type: Number },
     queryTokens: { attribute: false },
     keyTokens: { attribute: false },
   };
@@ -50,6 +51,8 @@ export class TpQk extends LitElement {
   /** The model's score function: scaled_dot, dot or additive. */
   score = 'scaled_dot';
   posEncoding = '';
+  /** K of relative positions: the offset is clipped to ±K. */
+  maxDistance = 0;
   queryTokens: string[] = [];
   keyTokens: string[] = [];
 
@@ -217,7 +220,7 @@ export class TpQk extends LitElement {
                     <span class="mono">${fmt(Math.abs(rest), 4)}</span>, the
                     ${this.posEncoding === 'alibi'
                       ? html`ALiBi distance penalty −m<sub>h</sub>·|i − j| = −m<sub>h</sub>·${Math.abs(i - j)}`
-                      : html`relative-position term q·rel_k[${clipNote(j - i)}]${scaled ? html` / √${D}` : ''}`}.`
+                      : html`relative-position term q·rel_k[${clipNote(j - i, this.maxDistance)}]${scaled ? html` / √${D}` : ''}`}.`
                 : html`<br />Score <span class="mono">${fmt(cell, 4)}</span> = ${formula}
                     <span class="ok">${Math.abs(rest) < 1e-4 * Math.max(1, Math.abs(cell)) ? '✓ they agree' : `(off by ${fmt(rest)})`}</span>; no position bias here.`}
           </div>`}
@@ -244,9 +247,10 @@ function sub(n: number): string {
     .join('');
 }
 
-/** The relative offset j − i that indexes rel_k (clipped to ±K by the core). */
-function clipNote(r: number): string {
-  return `j − i = ${r}`;
+/** The row of rel_k a pair uses: the offset j − i clipped to ±K, saying when it was clipped. */
+export function clipNote(r: number, k: number): string {
+  const c = Math.max(-k, Math.min(k, r));
+  return c === r ? `j − i = ${r}` : `clip(j − i = ${r}, ±${k}) = ${c}`;
 }
 
 customElements.define('tp-qk', TpQk);

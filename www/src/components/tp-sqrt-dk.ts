@@ -6,9 +6,9 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
-import { panel } from '../ui/shared';
+import { panel, whenSeen } from '../ui/shared';
 import { fmt } from '../ui/palette';
-import { lineChart, type Series } from '../ui/plot';
+import { lineChart, swatch, type Series } from '../ui/plot';
 
 const RAW = '#d55e00';
 const SCALED = '#0072b2';
@@ -101,7 +101,25 @@ export class TpSqrtDk extends LitElement {
     `,
   ];
 
+  /** Whether the view has been on screen (it asks the engine only from then on). */
+  private seen = false;
+  private unobserve: () => void = () => {};
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.unobserve = whenSeen(this, () => {
+      this.seen = true;
+      this.requestUpdate();
+    });
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.unobserve();
+  }
+
   updated(): void {
+    if (!this.seen) return;
     if (this.engine && !this.asked) {
       this.asked = true;
       void this.measure();
@@ -157,8 +175,8 @@ export class TpSqrtDk extends LitElement {
       { name: 'max p, q·k / √d_k', color: SCALED, points: w.map((x) => [x.d_k, x.max_prob_scaled]) },
     ];
     return html`<div class="legend" aria-hidden="true">
-        <span><span class="swatch" style="border-color:${RAW}"></span>raw q·k</span>
-        <span><span class="swatch" style="border-color:${SCALED}"></span>divided by √d_k</span>
+        <span>${swatch(RAW)}raw q·k</span>
+        <span>${swatch(SCALED)}divided by √d_k</span>
       </div>
       <div class="charts">
         ${this.chart('Variance of the score (log scale)', variance, { xLabel: 'd_k', yLabel: 'variance', yLog: true, guides: [[1, 'variance 1']] })}

@@ -55,6 +55,8 @@ export interface ModelInfo {
   unk: number;
   num_classes: number;
   params: number;
+  /** K of Shaw's relative positions: offsets j − i are clipped to ±K. */
+  relative_max_distance: number;
 }
 
 /** What a sublayer computes (the core's `model::plan::SublayerKind`). */

@@ -4,7 +4,7 @@
 // The charts here have tens of points; SVG keeps them crisp, accessible and stylable
 // without a plotting library in the first load.
 
-import { svg, type SVGTemplateResult } from 'lit';
+import { html, svg, type SVGTemplateResult, type TemplateResult } from 'lit';
 
 export interface Series {
   name: string;
@@ -118,4 +118,9 @@ export function lineChart(series: Series[], o: ChartOptions): { viewBox: string;
 /** A legend row for the series of a chart. */
 export function legendItems(series: Series[]): { name: string; color: string; dashed: boolean }[] {
   return series.map((s) => ({ name: s.name, color: s.color, dashed: !!s.dashed }));
+}
+
+/** A short line in a series' colour for a legend (an SVG, so no inline style is needed). */
+export function swatch(color: string, dashed = false): TemplateResult {
+  return html`<svg width="18" height="8" aria-hidden="true"><line x1="0" y1="4" x2="18" y2="4" stroke=${color} stroke-width="3" stroke-dasharray=${dashed ? '4 2' : 'none'}></line></svg>`;
 }

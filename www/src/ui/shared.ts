@@ -199,3 +199,23 @@ class CssomStyles extends Directive {
 }
 
 export const styles = directive(CssomStyles);
+
+/**
+ * Call `f` once, the first time `el` comes into view: views that ask the engine for work of
+ * their own (a side model, a sampled experiment) wait until someone can see them, so the
+ * first load fetches and computes only what is on screen.
+ */
+export function whenSeen(el: Element, f: () => void): () => void {
+  if (typeof IntersectionObserver === 'undefined') {
+    f();
+    return () => {};
+  }
+  const io = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) {
+      io.disconnect();
+      f();
+    }
+  });
+  io.observe(el);
+  return () => io.disconnect();
+}

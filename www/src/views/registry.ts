@@ -147,6 +147,7 @@ export const VIEWS = [
       .scaleOn=${s.st.scale}
       .score=${s.info?.score ?? 'scaled_dot'}
       .posEncoding=${s.info?.pos_encoding ?? ''}
+      .maxDistance=${s.info?.relative_max_distance ?? 0}
       .previous=${s.previous?.attention ?? []}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
       @tp-select=${(e: Select) => void s.patch(e.detail)}
@@ -249,7 +250,7 @@ export const VIEWS = [
       class="wide"
       .engine=${s}
       .info=${s.info}
-      .tokens=${s.info?.arch === 'decoder_only' ? (s.lastForward?.tokens[0] ?? []) : []}
+      .tokens=${s.info?.arch === 'decoder_only' ? (s.inputRows()[0] ?? []) : []}
       .layer=${s.site === 'cross' ? 0 : s.st.layer}
       .head=${s.st.head}
     ></tp-positions>`,
