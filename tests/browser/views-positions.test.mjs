@@ -257,7 +257,7 @@ describe('the extrapolation view', () => {
     assert.equal(table.size, 6, 'six schemes in the README table');
     const { page, errors } = await open(browser.context, server.url, 'play=0');
     await page.locator('tp-extrapolation').getByRole('button', { name: 'Measure' }).click();
-    await page.waitForSelector('tp-extrapolation progress');
+    await page.waitForSelector('tp-extrapolation tp-progress');
     await page.waitForFunction(
       () => {
         const x = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation');

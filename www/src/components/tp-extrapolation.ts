@@ -7,6 +7,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
 import { panel } from '../ui/shared';
+import './tp-progress';
 import { fmt } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
@@ -50,6 +51,7 @@ export class TpExtrapolation extends LitElement {
   results: { scheme: string; file: string; r: Extrapolation }[] = [];
   /** null: idle; otherwise [models done, models in all]. */
   progress: [number, number] | null = null;
+  private scoringSince = 0;
   problem = '';
   metric: 'accuracy' | 'loss' = 'accuracy';
   /** Held-out sequences per length (the README's table uses 48). */
@@ -74,9 +76,6 @@ export class TpExtrapolation extends LitElement {
         align-items: center;
         flex-wrap: wrap;
         font-size: 0.85rem;
-      }
-      progress {
-        width: 10em;
       }
       .legend {
         display: flex;
@@ -119,6 +118,7 @@ export class TpExtrapolation extends LitElement {
     this.results = [];
     this.problem = '';
     this.progress = [0, models.length];
+    this.scoringSince = performance.now();
     try {
       for (const [i, m] of models.entries()) {
         const r = await this.engine.call('extrapolation', { url: new URL(m.file, this.base).href, sequences: this.sequences });
@@ -163,7 +163,7 @@ export class TpExtrapolation extends LitElement {
       </p>
       <div class="controls">
         <button @click=${() => void this.measure()} ?disabled=${!!p || !this.engine}>${res.length ? 'Measure again' : 'Measure'}</button>
-        ${p ? html`<progress max=${p[1]} value=${p[0]} aria-label="models scored"></progress><span role="status">${p[0]} of ${p[1]} models scored…</span>` : nothing}
+        ${p ? html`<tp-progress label="Scoring the models" unit="models" .done=${p[0]} .total=${p[1]} .since=${this.scoringSince}></tp-progress>` : nothing}
         <label
           ><input type="radio" name="metric" .checked=${this.metric === 'accuracy'} @change=${() => (this.metric = 'accuracy')} /> accuracy</label
         >

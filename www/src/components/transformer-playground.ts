@@ -20,6 +20,7 @@ import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, 
 import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
+import './tp-progress';
 import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
@@ -126,6 +127,11 @@ export class TransformerPlayground extends LitElement {
   /** performance.now() when the first forward pass was drawn (from navigation start). */
   get readyAt(): number | null {
     return this.store?.readyAt ?? null;
+  }
+  /** The slow step under way (engine start, a model download: phase, label, done, total), or null. */
+  get progress(): { phase: string; label: string; done: number; total: number | null } | null {
+    const p = this.store?.progress;
+    return p ? { phase: p.phase, label: p.label, done: p.done, total: p.total } : null;
   }
 
   /** Times the engine died and was restarted. */
@@ -395,7 +401,19 @@ export class TransformerPlayground extends LitElement {
     if (!s) return nothing;
     if (s.error && !s.info) return html`<div class="error" role="alert">The playground could not start: ${s.error}</div>`;
     const shown = s.shownViews;
+    const p = s.progress;
     return html`<div class="layout ${shown.length === 1 ? 'single' : ''}">
+      ${p
+        ? html`<tp-progress
+            class="wide"
+            data-progress=${p.phase}
+            .label=${p.label}
+            .done=${p.done}
+            .total=${p.total ?? Number.NaN}
+            .unit=${p.phase === 'download' ? 'bytes' : 'steps'}
+            .since=${p.since}
+          ></tp-progress>`
+        : nothing}
       ${s.notes.length
         ? html`<div class="notes wide" role="status" data-notes>
             <button @click=${() => s.dismissNotes()} aria-label="dismiss the notes">×</button>

@@ -447,8 +447,21 @@ export type ResponseMessage =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: string; fatal?: boolean };
 
+/**
+ * How far a slow step has got: `done` of `total` units (bytes for a download; null total
+ * when the server sent no Content-Length).
+ */
+export interface Progress {
+  /** 'download': a checkpoint's bytes; 'engine': starting the wasm core. */
+  phase: 'download' | 'engine';
+  /** What is happening, in words ("Downloading tiny.safetensors"). */
+  label: string;
+  done: number;
+  total: number | null;
+}
+
 /** Unsolicited news from the worker. */
-export type EventMessage = { event: 'backend'; info: BackendInfo };
+export type EventMessage = { event: 'backend'; info: BackendInfo } | { event: 'progress'; progress: Progress };
 
 export function isEvent(m: ResponseMessage | EventMessage): m is EventMessage {
   return (m as EventMessage).event !== undefined;

@@ -30,8 +30,10 @@ let backend: BackendInfo = {
 
 async function ready(): Promise<Engine> {
   if (!engine) {
+    emit({ event: 'progress', progress: { phase: 'engine', label: 'Starting the engine (compiling the WebAssembly core)', done: 0, total: 1 } });
     wasm = await init();
     engine = new Engine();
+    emit({ event: 'progress', progress: { phase: 'engine', label: 'The engine is running', done: 1, total: 1 } });
   }
   return engine;
 }
@@ -91,6 +93,41 @@ async function describeAdapter(gpu: GpuLike): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * A response's body, read chunk by chunk, telling the page how many bytes have arrived
+ * (at most every 50 ms, and always the last count) so a slow download shows its progress.
+ */
+async function readWithProgress(resp: Response, name: string): Promise<Uint8Array> {
+  const header = Number(resp.headers.get('Content-Length'));
+  const total = Number.isFinite(header) && header > 0 ? header : null;
+  const label = `Downloading ${name}`;
+  if (!resp.body) return new Uint8Array(await resp.arrayBuffer());
+  const reader = resp.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let done = 0;
+  let last = 0;
+  emit({ event: 'progress', progress: { phase: 'download', label, done, total } });
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) break;
+    chunks.push(r.value);
+    done += r.value.length;
+    const now = performance.now();
+    if (now - last > 50) {
+      last = now;
+      emit({ event: 'progress', progress: { phase: 'download', label, done, total } });
+    }
+  }
+  emit({ event: 'progress', progress: { phase: 'download', label, done, total: total ?? done } });
+  const out = new Uint8Array(done);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /** Checkpoints fetched for side studies (the loaded model stays), by URL. */
@@ -192,7 +229,7 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
       const { url } = payload as Api['load']['req'];
       const resp = await fetch(url);
       if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
-      const bytes = new Uint8Array(await resp.arrayBuffer());
+      const bytes = await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1));
       const info = eng.load(bytes);
       if (backend.backend === 'webgpu') {
         // A new model: measure the GPU against the CPU again, on this model.

@@ -20,6 +20,7 @@ import type {
   LayerPlan,
   ModelInfo,
   Op,
+  Progress,
   Sampling,
   Schedule,
   Switches,
@@ -121,6 +122,8 @@ export class PlaygroundStore {
   readyAt: number | null = null;
   /** The generation loop and what it has produced. */
   readonly gen: GenerationRunner;
+  /** The slow step under way (engine start, a download), with when it began; null when none. */
+  progress: (Progress & { since: number }) | null = null;
   /** Times the engine died and was restarted. */
   engineRestarts = 0;
   /** What the page says about the last restart ('' when there was none). */
@@ -180,18 +183,30 @@ export class PlaygroundStore {
     this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
     await this.retokenize();
     await this.refresh();
+    this.progress = null;
     this.writeHash();
+    this.host.changed();
+  }
+
+  /** Show how far a slow step has got (a new step restarts the clock for its time estimate). */
+  private showProgress(p: Progress | null): void {
+    if (!p) this.progress = null;
+    else {
+      const same = this.progress && this.progress.phase === p.phase && this.progress.label === p.label;
+      this.progress = { ...p, since: same ? this.progress!.since : performance.now() };
+    }
     this.host.changed();
   }
 
   /** A fresh engine, wired to this store. */
   private connect(): void {
+    this.showProgress({ phase: 'engine', label: 'Starting the engine (its worker)', done: 0, total: null });
     const c = this.host.engine();
     c.onEvent((e) => {
       if (e.event === 'backend') {
         this.backendInfo = e.info;
         this.host.changed();
-      }
+      } else if (e.event === 'progress') this.showProgress(e.progress);
     });
     c.onCrash((why) => void this.recover(why));
     this.client = c;
@@ -226,6 +241,7 @@ export class PlaygroundStore {
       this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       await this.retokenize();
       await this.refresh();
+      this.progress = null;
       this.error = '';
       this.host.changed();
       if (this.canGenerate() && (wasPlaying || had > 0)) {
@@ -285,6 +301,7 @@ export class PlaygroundStore {
 
   fail(e: unknown): void {
     this.error = e instanceof Error ? e.message : String(e);
+    this.progress = null;
     console.warn('playground:', this.error);
     this.host.changed();
   }
@@ -497,6 +514,8 @@ export class PlaygroundStore {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
+    if (this.readyAt === null) this.showProgress({ phase: 'engine', label: 'Running the model for the first time', done: 0, total: null });
+    else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, model: file };
     if (resetText) {
