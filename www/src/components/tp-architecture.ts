@@ -208,6 +208,8 @@ export class TpArchitecture extends LitElement {
 
   private diagram() {
     const stacks = this.stacks();
+    // The model's numbers can arrive before its layer plan: nothing to draw yet.
+    if (!stacks.length) return html`<p>Waiting for the model's layers…</p>`;
     const W = 210;
     const gap = 30;
     const vgap = 8;

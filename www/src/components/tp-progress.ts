@@ -87,7 +87,9 @@ export class TpProgress extends LitElement {
   render() {
     const known = Number.isFinite(this.total) && this.total > 0;
     const total = known ? this.total : null;
-    const elapsed = Math.max(0, this.now - this.since);
+    // `now` only ticks the clock between updates; the estimate reads the time at drawing.
+    void this.now;
+    const elapsed = Math.max(0, performance.now() - this.since);
     const left = secondsLeft(this.done, total, elapsed);
     const frac = total ? Math.min(1, this.done / total) : 0;
     const counts = total
