@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::backend::Backend;
-use crate::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+use crate::config::ModelConfig;
 use crate::generate::flops::decoder_macs;
 use crate::generate::{GenerateOptions, Generator, Strategy};
 use crate::model::forward::Batch;
@@ -43,29 +43,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// The decode-benchmark model: random weights (seed 1), vocabulary of 40 characters.
 pub fn decode_model(max_len: usize) -> Model {
     let tok = Tokenizer::char_level("abcdefghijklmnopqrstuvwxyz0123456789");
-    let cfg = ModelConfig {
-        arch: Arch::DecoderOnly,
-        vocab_size: tok.vocab_size(),
-        d_model: 64,
-        n_heads: 4,
-        d_ff: 256,
-        max_len,
-        n_layers: 2,
-        n_encoder_layers: 0,
-        n_decoder_layers: 0,
-        pos_encoding: PosEncoding::Sinusoidal,
-        relative_max_distance: 8,
-        norm: Norm::PreLn,
-        final_norm: true,
-        activation: Activation::Gelu,
-        score: Score::ScaledDot,
-        share_qk: false,
-        scale_embeddings: true,
-        residual: true,
-        dropout: 0.0,
-        tie_embeddings: false,
-        num_classes: 0,
-    };
+    // The playground's decoder preset at the size: C 64, F 256, pre-LN, GELU, sinusoidal.
+    let mut cfg = ModelConfig::preset("gpt-nano", tok.vocab_size()).expect("gpt-nano is a preset");
+    cfg.d_model = 64;
+    cfg.d_ff = 256;
+    cfg.max_len = max_len;
     Model::init(cfg, tok, 1)
 }
 

@@ -201,27 +201,8 @@ fn wasm_target() -> Result<()> {
 
 /// The core for the browser: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
 fn build_wasm() -> Result<()> {
-    wasm_target()?;
-    let bindgen = wasm_bindgen_cli()?;
-    sh(cargo()
-        .args([
-            "build",
-            "--target",
-            "wasm32-unknown-unknown",
-            "-p",
-            "tplay",
-            "--lib",
-            "--release",
-            "--no-default-features",
-        ])
-        .env("RUSTFLAGS", "-C target-feature=+simd128"))?;
-    let wasm = root().join("target/wasm32-unknown-unknown/release/tplay.wasm");
     let pkg = root().join("www/pkg");
-    sh(Command::new(&bindgen)
-        .arg(&wasm)
-        .args(["--out-dir"])
-        .arg(&pkg)
-        .args(["--target", "web", "--remove-name-section"]))?;
+    wasm_package(&[], &pkg, &["--remove-name-section"])?;
     npm_install()?;
     let opt = root().join("www/node_modules/.bin/wasm-opt");
     let bg = pkg.join("tplay_bg.wasm");
@@ -238,10 +219,9 @@ fn build_wasm() -> Result<()> {
     })
 }
 
-/// The engine benchmark's wasm build (`--features bench`, simd128) into `target/bench-pkg`,
-/// for tests/browser/engine-bench.mjs under node. Not run through wasm-opt: `-Oz` trades
-/// speed for size, and this build measures speed. Returns the package folder.
-pub fn bench_wasm() -> Result<PathBuf> {
+/// The core built for wasm32 with simd128 (release, no CLI, plus `features`), then
+/// `wasm-bindgen --target web` into `pkg` with `bindgen_args`.
+fn wasm_package(features: &[&str], pkg: &Path, bindgen_args: &[&str]) -> Result<()> {
     wasm_target()?;
     let bindgen = wasm_bindgen_cli()?;
     sh(cargo()
@@ -254,17 +234,24 @@ pub fn bench_wasm() -> Result<PathBuf> {
             "--lib",
             "--release",
             "--no-default-features",
-            "--features",
-            "bench",
         ])
+        .args(features)
         .env("RUSTFLAGS", "-C target-feature=+simd128"))?;
     let wasm = root().join("target/wasm32-unknown-unknown/release/tplay.wasm");
-    let pkg = root().join("target/bench-pkg");
     sh(Command::new(&bindgen)
         .arg(&wasm)
         .args(["--out-dir"])
-        .arg(&pkg)
-        .args(["--target", "web"]))?;
+        .arg(pkg)
+        .args(["--target", "web"])
+        .args(bindgen_args))
+}
+
+/// The engine benchmark's wasm build (`--features bench`, simd128) into `target/bench-pkg`,
+/// for tests/browser/engine-bench.mjs under node. Not run through wasm-opt: `-Oz` trades
+/// speed for size, and this build measures speed. Returns the package folder.
+pub fn bench_wasm() -> Result<PathBuf> {
+    let pkg = root().join("target/bench-pkg");
+    wasm_package(&["--features", "bench"], &pkg, &[])?;
     Ok(pkg)
 }
 

@@ -235,24 +235,8 @@ fn check_ids(tokens: &[u32], len: usize, vocab: usize, what: &str) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ModelConfig;
-    use crate::model::{ForwardOptions, Trace};
-    use crate::tokenizer::Tokenizer;
-
-    fn model(preset: &str, edit: impl FnOnce(&mut ModelConfig)) -> Model {
-        let tok = Tokenizer::char_level("abcdefgh");
-        let mut cfg = ModelConfig::preset(preset, tok.vocab_size()).unwrap();
-        edit(&mut cfg);
-        cfg.validate().unwrap();
-        Model::init(cfg, tok, 3)
-    }
-
-    fn input_error(r: Result<Trace>) -> String {
-        match r {
-            Err(Error::Input(m)) => m,
-            other => panic!("expected an input error, got {other:?}"),
-        }
-    }
+    use crate::model::test_support::{input_error, model};
+    use crate::model::ForwardOptions;
 
     #[test]
     fn padded_batch_right_pads_to_the_longest_row() {

@@ -669,23 +669,7 @@ pub fn attn_spec<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ModelConfig;
-    use crate::tokenizer::Tokenizer;
-
-    fn model(preset: &str, edit: impl FnOnce(&mut ModelConfig)) -> Model {
-        let tok = Tokenizer::char_level("abcdefgh");
-        let mut cfg = ModelConfig::preset(preset, tok.vocab_size()).unwrap();
-        edit(&mut cfg);
-        cfg.validate().unwrap();
-        Model::init(cfg, tok, 3)
-    }
-
-    fn input_error(r: Result<Trace>) -> String {
-        match r {
-            Err(Error::Input(m)) => m,
-            other => panic!("expected an input error, got {other:?}"),
-        }
-    }
+    use crate::model::test_support::{input_error, model};
 
     #[test]
     fn ablating_a_head_changes_the_logits() {

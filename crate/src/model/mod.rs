@@ -22,6 +22,32 @@ pub mod position;
 pub mod record;
 pub mod trace;
 
+/// Helpers shared by the model's unit tests (batch checks, the forward pass).
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{Model, Trace};
+    use crate::config::ModelConfig;
+    use crate::tokenizer::Tokenizer;
+    use crate::{Error, Result};
+
+    /// A preset over an eight-character vocabulary with `edit` applied, weights from seed 3.
+    pub fn model(preset: &str, edit: impl FnOnce(&mut ModelConfig)) -> Model {
+        let tok = Tokenizer::char_level("abcdefgh");
+        let mut cfg = ModelConfig::preset(preset, tok.vocab_size()).unwrap();
+        edit(&mut cfg);
+        cfg.validate().unwrap();
+        Model::init(cfg, tok, 3)
+    }
+
+    /// The message of an input error; anything else fails the test.
+    pub fn input_error(r: Result<Trace>) -> String {
+        match r {
+            Err(Error::Input(m)) => m,
+            other => panic!("expected an input error, got {other:?}"),
+        }
+    }
+}
+
 pub use options::{AttnSite, ForwardOptions, HeadRef, Mode};
 pub use trace::{AttnTrace, Trace};
 
