@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// Which stacks the model has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Arch {
     /// Bidirectional encoder stack; a token-level head (`lm_head`) or a classifier.
@@ -23,7 +23,7 @@ pub enum Arch {
 }
 
 /// How positions enter the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PosEncoding {
     /// Nothing: self-attention is then permutation-equivariant.
@@ -53,7 +53,7 @@ impl PosEncoding {
 }
 
 /// Normalisation and where it sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Norm {
     /// `x = LN(x + sublayer(x))` — the original paper, PyTorch's default.
@@ -67,7 +67,7 @@ pub enum Norm {
 }
 
 /// The FFN's non-linearity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Activation {
     Relu,
@@ -76,7 +76,7 @@ pub enum Activation {
 }
 
 /// How a query and a key become a score.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Score {
     /// `q·k / √D` (the scaling can be switched off at run time).

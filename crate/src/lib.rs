@@ -6,12 +6,14 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod explain;
 pub mod limits;
 pub mod matmul;
 pub mod model;
 pub mod profile;
+pub mod protocol;
 pub mod tensor;
 pub mod tokenizer;
 

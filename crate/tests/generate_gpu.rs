@@ -196,59 +196,66 @@ fn a_cached_generation_step_on_the_gpu_is_one_submission_and_one_readback() {
 }
 
 #[test]
-fn a_device_lost_mid_generation_is_a_gpu_error_and_the_cpu_carries_on() {
+fn a_device_lost_mid_generation_is_a_gpu_error_and_resuming_on_the_cpu_gives_the_cpu_runs_tokens() {
     if gpu_or_skip().is_none() {
         return;
     }
-    // A private device: this test destroys it.
-    let ctx = block_on(GpuContext::request()).unwrap();
-    let m = model(Arch::EncoderDecoder, PosEncoding::Rope, 4);
-    let src = vec![4, 7, 9, 5];
-    let prompt = vec![m.tokenizer.spec.bos, 6];
-    let opts = GenerateOptions {
-        max_new_tokens: 8,
-        ..GenerateOptions::default()
-    };
-    let mut gpu = Generator::new(
-        &m,
-        Backend::Gpu(ctx.clone()),
-        prompt.clone(),
-        Some(src.clone()),
-        opts.clone(),
-    )
-    .unwrap();
-    for _ in 0..3 {
-        block_on(gpu.step()).unwrap();
+    let sampled = Strategy::Sample(Sampling {
+        temperature: 1.2,
+        top_k: None,
+        top_p: Some(0.95),
+    });
+    for (arch, strategy) in [
+        (Arch::EncoderDecoder, Strategy::Greedy),
+        (Arch::EncoderDecoder, sampled),
+        (Arch::DecoderOnly, sampled),
+    ] {
+        let what = format!("{arch:?} {strategy:?}");
+        // A private device: this test destroys it.
+        let ctx = block_on(GpuContext::request()).unwrap();
+        let m = model(arch, PosEncoding::Rope, 4);
+        let src = (arch == Arch::EncoderDecoder).then(|| vec![4, 7, 9, 5]);
+        let prompt = vec![m.tokenizer.spec.bos, 6];
+        let opts = GenerateOptions {
+            strategy,
+            seed: 99,
+            max_new_tokens: 8,
+            ..GenerateOptions::default()
+        };
+        let mut g = Generator::new(
+            &m,
+            Backend::Gpu(ctx.clone()),
+            prompt.clone(),
+            src.clone(),
+            opts.clone(),
+        )
+        .unwrap();
+        for _ in 0..3 {
+            block_on(g.step()).unwrap();
+        }
+        ctx.device().destroy();
+        match block_on(g.step()) {
+            Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{what}: {why}"),
+            other => panic!("{what}: expected Error::Gpu, got {other:?}"),
+        }
+        assert_eq!(
+            g.tokens().len(),
+            3,
+            "{what}: the failed step changed nothing"
+        );
+        // Carry on on the CPU: the same eight tokens as a CPU run with the same seed.
+        block_on(g.resume_on(Backend::Cpu)).unwrap();
+        let resumed = block_on(g.run_to_end()).unwrap().tokens;
+        let whole = block_on(
+            Generator::new(&m, Backend::Cpu, prompt, src, opts)
+                .unwrap()
+                .run_to_end(),
+        )
+        .unwrap()
+        .tokens;
+        assert_eq!(whole.len(), 8, "{what}");
+        assert_eq!(resumed, whole, "{what}");
     }
-    ctx.device().destroy();
-    match block_on(gpu.step()) {
-        Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{why}"),
-        other => panic!("expected Error::Gpu, got {other:?}"),
-    }
-    // Carry on on the CPU after the three tokens: the same eight tokens as a CPU run.
-    let done = gpu.tokens();
-    assert_eq!(done.len(), 3);
-    let rest = GenerateOptions {
-        max_new_tokens: 5,
-        ..opts.clone()
-    };
-    let mut cpu = Generator::new(
-        &m,
-        Backend::Cpu,
-        [&prompt[..], &done[..]].concat(),
-        Some(src.clone()),
-        rest,
-    )
-    .unwrap();
-    let tail = block_on(cpu.run_to_end()).unwrap().tokens;
-    let whole = block_on(
-        Generator::new(&m, Backend::Cpu, prompt, Some(src), opts)
-            .unwrap()
-            .run_to_end(),
-    )
-    .unwrap()
-    .tokens;
-    assert_eq!([&done[..], &tail[..]].concat(), whole);
 }
 
 /// `tplay generate … --json`: the step lines and the summary line.
@@ -314,4 +321,77 @@ fn tplay_generate_on_the_gpu_keeps_the_cache_and_prints_the_cpu_tokens() {
             "{name}: one token per cached step"
         );
     }
+}
+
+#[test]
+fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_tokens() {
+    use tplay::engine::Engine;
+    use tplay::protocol::{
+        BackendName, GenerateStartRequest, SamplingRequest, StrategyName, Switches,
+    };
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let m = model(Arch::DecoderOnly, PosEncoding::Sinusoidal, 8);
+    let bytes = tplay::checkpoint::save(&m).unwrap();
+    let req = GenerateStartRequest {
+        prompt: vec![m.tokenizer.spec.bos, 6],
+        src: None,
+        switches: Switches {
+            causal: true,
+            padding_mask: true,
+            scale: true,
+            ablate: vec![],
+        },
+        sampling: SamplingRequest {
+            strategy: StrategyName::Sample,
+            temperature: 1.1,
+            top_k: 0,
+            top_p: 1.0,
+            beam_width: 1,
+            seed: 5,
+        },
+        max_new_tokens: 7,
+        trace: None,
+    };
+    let run = |e: &mut Engine| {
+        e.generate_start(&req).unwrap();
+        (0..7)
+            .map(|_| block_on(e.generate_step()).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let mut cpu = Engine::new();
+    cpu.load(&bytes).unwrap();
+    let want = run(&mut cpu).pop().unwrap().generated;
+    // A private device, lost after the third token.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let mut gpu = Engine::new();
+    gpu.load(&bytes).unwrap();
+    gpu.use_backend(Backend::Gpu(ctx.clone()));
+    gpu.generate_start(&req).unwrap();
+    for _ in 0..3 {
+        let s = block_on(gpu.generate_step()).unwrap();
+        assert_eq!(
+            (s.backend, s.fallback.is_none()),
+            (BackendName::Webgpu, true)
+        );
+    }
+    ctx.device().destroy();
+    let s = block_on(gpu.generate_step()).unwrap();
+    assert_eq!(s.backend, BackendName::Cpu);
+    assert!(
+        s.fallback.as_deref().is_some_and(|w| w.contains("lost")),
+        "{:?}",
+        s.fallback
+    );
+    let mut last = s;
+    for _ in 0..3 {
+        last = block_on(gpu.generate_step()).unwrap();
+        assert!(last.fallback.is_none());
+    }
+    assert!(last.done);
+    assert_eq!(
+        last.generated, want,
+        "the same random stream on the CPU after the loss"
+    );
 }

@@ -304,3 +304,69 @@ fn beam_search_returns_the_sequence_exhaustive_search_scores_best() {
     eprintln!("greedy missed the optimum in {greedy_missed} of {checked} cases");
     assert!(greedy_missed > 0, "greedy found the optimum every time");
 }
+
+/// Every token of a generation on the CPU that moves to `Backend::Cpu` again after `k`
+/// steps (its cache rebuilt, the random stream kept), next to an uninterrupted run.
+fn resumed_after(m: &Model, strategy: Strategy, seed: u64, n: usize, k: usize) -> Vec<u32> {
+    let opts = GenerateOptions {
+        strategy,
+        seed,
+        max_new_tokens: n,
+        ..GenerateOptions::default()
+    };
+    let prompt = vec![m.tokenizer.spec.bos, 4, 5];
+    let mut g = Generator::new(m, Backend::Cpu, prompt, src_for(m), opts).unwrap();
+    for _ in 0..k {
+        block_on(g.step()).unwrap();
+    }
+    block_on(g.resume_on(Backend::Cpu)).unwrap();
+    block_on(g.run_to_end()).unwrap().tokens
+}
+
+#[test]
+fn resuming_mid_generation_rebuilds_the_cache_and_keeps_the_random_stream() {
+    let strategies = [
+        Strategy::Greedy,
+        sample(1.3, None, None),
+        sample(0.9, Some(6), Some(0.95)),
+        beam(3, LengthPenalty::Gnmt { alpha: 0.6 }),
+    ];
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        let m = model(arch, 31, true);
+        for strategy in strategies {
+            let whole = generate(&m, strategy, 77, 9).tokens;
+            assert_eq!(whole.len(), 9, "{arch:?} {strategy:?}: the whole budget");
+            for k in [1, 4, 8] {
+                let resumed = resumed_after(&m, strategy, 77, 9, k);
+                assert_eq!(
+                    resumed, whole,
+                    "{arch:?} {strategy:?}, resumed after step {k}"
+                );
+            }
+        }
+    }
+    // What carrying on from a fresh generator with the same seed does instead (the old
+    // recovery): its random stream starts over, so a sampled tail differs.
+    let m = model(Arch::DecoderOnly, 31, true);
+    let strategy = sample(1.3, None, None);
+    let whole = generate(&m, strategy, 77, 9).tokens;
+    let opts = GenerateOptions {
+        strategy,
+        seed: 77,
+        max_new_tokens: 5,
+        ..GenerateOptions::default()
+    };
+    let prompt = [&[m.tokenizer.spec.bos, 4, 5][..], &whole[..4]].concat();
+    let restarted = block_on(
+        Generator::new(&m, Backend::Cpu, prompt, None, opts)
+            .unwrap()
+            .run_to_end(),
+    )
+    .unwrap()
+    .tokens;
+    assert_ne!(
+        restarted,
+        whole[4..],
+        "a restarted stream draws other tokens"
+    );
+}

@@ -15,7 +15,7 @@ use crate::tensor::max_abs_diff;
 pub const PARITY_TOLERANCE: f32 = 1e-3;
 
 /// What one parity check found.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct Parity {
     /// max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an unshared infinity).
     pub max_abs_diff: f32,

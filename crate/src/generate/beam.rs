@@ -73,7 +73,7 @@ impl LengthPenalty {
 }
 
 /// Why a finished hypothesis ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Ending {
     /// It chose `<eos>` (the last token).
@@ -83,7 +83,7 @@ pub enum Ending {
 }
 
 /// One partial or finished sequence of the beam.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Hypothesis {
     /// Generated tokens, prompt excluded; ends with `<eos>` when `ending` is `Eos`.
     pub tokens: Vec<u32>,

@@ -354,6 +354,62 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }))
     }
 
+    /// Carry this generation on on `backend` from where it stands — what the page does
+    /// when the GPU fails mid-generation. A step that failed changed nothing, so the next
+    /// [`Generator::step`] redoes it there. The KV cache is rebuilt on `backend` the way a
+    /// cached run on it would have built it (the prompt prefilled, then each token fed in
+    /// turn, one row per live hypothesis), and the random stream, the tokens so far and
+    /// the beam carry on untouched: the tokens that follow are those of a run on `backend`
+    /// from the start with the same seed.
+    pub async fn resume_on(&mut self, backend: Backend) -> Result<()> {
+        self.backend = backend;
+        self.cache = None;
+        if !self.opts.use_cache || self.steps == 0 || self.stop.is_some() {
+            return Ok(()); // the next step prefills (or recomputes) on `backend` anyway
+        }
+        // Every sequence as the cache must hold it: all but its newest token, which the
+        // next step feeds.
+        let seqs = self.sequences();
+        let opts = ForwardOptions {
+            trace_attention: false,
+            ..self.pass_options()
+        };
+        let model: &Model = &self.model;
+        let p = self.prompt.len();
+        let mut batch = Batch::single(&self.prompt)?; // (1, P)
+        if let Some(src) = &self.src {
+            batch = batch.with_source(vec![src.clone()])?; // (1, S)
+        }
+        let rows = vec![0; seqs.len()];
+        let mut cache = match &self.backend {
+            Backend::Cpu => {
+                let (mut c, _) = model.prefill(&batch, &opts)?;
+                select_sequences(&mut c, &rows);
+                Cache::Cpu(c)
+            }
+            Backend::Gpu(ctx) => {
+                let (mut c, _) = ctx
+                    .prefill(model, &batch, &opts, Some(p + self.budget))
+                    .await?;
+                c.select(&rows)?;
+                Cache::Gpu(Box::new(c))
+            }
+        };
+        for t in p..seqs[0].len() - 1 {
+            let fed: Vec<u32> = seqs.iter().map(|q| q[t]).collect(); // (B)
+            match &mut cache {
+                Cache::Cpu(c) => {
+                    model.decode_step(c, &fed, &opts)?;
+                }
+                Cache::Gpu(c) => {
+                    c.decode_step(model, &fed, &opts).await?;
+                }
+            }
+        }
+        self.cache = Some(cache);
+        Ok(())
+    }
+
     /// Step until generation stops; the steps are dropped, the summary kept.
     pub async fn run_to_end(&mut self) -> Result<Summary> {
         while self.step().await?.is_some() {}

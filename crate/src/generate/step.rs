@@ -41,7 +41,7 @@ impl Strategy {
 }
 
 /// Why generation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// `<eos>` was chosen (for beam search: the best hypothesis ended with it).
@@ -53,7 +53,7 @@ pub enum StopReason {
 }
 
 /// One entry of the "what could have come next" list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Candidate {
     pub id: u32,
     /// The token as the tokenizer writes it.
@@ -67,7 +67,7 @@ pub struct Candidate {
 }
 
 /// The beam's state after a step, enough to draw the beam tree.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct BeamStep {
     /// Live hypotheses, best first; `parent` indexes the previous step's `live`.
     pub live: Vec<Hypothesis>,
@@ -78,7 +78,8 @@ pub struct BeamStep {
 }
 
 /// Everything one generation step did.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "CoreStep")]
 pub struct Step {
     /// 0 for the first step.
     pub index: usize,

@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 
 /// One line of the cost panel: a component, its parameters, and the FLOPs one token
 /// spends in it (2 × the multiply-adds of its matrix products), per layer.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct CostRow {
     /// "embeddings", "encoder layer", "decoder layer" or "head".
     pub group: &'static str,
@@ -24,7 +24,7 @@ pub struct CostRow {
     pub layers: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct CostReport {
     pub n_heads: usize,
     pub d_head: usize,

@@ -23,7 +23,7 @@ use super::AttnSite;
 use crate::config::{Arch, ModelConfig, Norm};
 
 /// What a sublayer computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SublayerKind {
     /// Attention of the stack's positions over themselves.
@@ -35,7 +35,7 @@ pub enum SublayerKind {
 }
 
 /// Which normalisation a norm applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum NormKind {
     LayerNorm,
@@ -44,7 +44,7 @@ pub enum NormKind {
 }
 
 /// Where a sublayer's norm sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// pre-LN: `x = x + f(N(x))` (without the residual `x = f(N(x))`).
@@ -54,7 +54,7 @@ pub enum Placement {
 }
 
 /// The norm of one sublayer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct NormStep {
     /// Index into `LayerParams::norms` (`norm1` is 0).
     pub slot: usize,
@@ -65,7 +65,7 @@ pub struct NormStep {
 }
 
 /// One sublayer of every layer of a stack.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct SublayerPlan {
     pub kind: SublayerKind,
     /// The attention site of an attention sublayer (whose masks and ablated heads apply);
@@ -78,7 +78,7 @@ pub struct SublayerPlan {
 }
 
 /// Which tokens a stack embeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StackInput {
     /// The batch's tokens (T).
@@ -88,7 +88,7 @@ pub enum StackInput {
 }
 
 /// One stack of layers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct StackPlan {
     /// `encoder` or `decoder`: the checkpoint prefix.
     pub name: String,
@@ -106,7 +106,7 @@ pub struct StackPlan {
 }
 
 /// What reads the last stack's output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum HeadKind {
     /// Logits over the vocabulary at every position.
@@ -116,7 +116,7 @@ pub enum HeadKind {
 }
 
 /// The whole structure of a model.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LayerPlan {
     pub arch: Arch,
     /// The stacks in the order they run (the encoder first).

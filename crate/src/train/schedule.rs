@@ -12,9 +12,78 @@ pub fn noam_lr(step: u64, d_model: usize, warmup: u64, factor: f32) -> f32 {
     lr as f32
 }
 
+/// The step with the highest learning rate among steps 1..=`last_step`, in closed form:
+/// the rate rises linearly up to `warmup` and falls after it, so the peak is at
+/// `min(warmup, last_step)` (with `warmup` 0 treated as 1, like `noam_lr`).
+pub fn noam_peak_step(warmup: u64, last_step: u64) -> u64 {
+    warmup.max(1).min(last_step.max(1))
+}
+
+/// The Noam curve (factor 1) for `d_model` and `warmup` as the page draws it: the rate
+/// at `points` evenly spaced steps from 1 to `last_step`, and the peak.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct Schedule {
+    pub d_model: usize,
+    pub warmup: u64,
+    pub steps: Vec<u64>,
+    pub lr: Vec<f32>,
+    pub peak_step: u64,
+    pub peak_lr: f32,
+}
+
+/// [`Schedule`] for steps 1..=`last_step` (≥ 2) at `points` (≥ 2) evenly spaced steps.
+pub fn noam_curve(d_model: usize, warmup: u64, last_step: u64, points: u64) -> Schedule {
+    let (last, points) = (last_step.max(2), points.max(2));
+    let steps: Vec<u64> = (0..points)
+        .map(|i| 1 + i * (last - 1) / (points - 1))
+        .collect();
+    let lr = steps
+        .iter()
+        .map(|&s| noam_lr(s, d_model, warmup, 1.0))
+        .collect();
+    let peak_step = noam_peak_step(warmup, last);
+    Schedule {
+        d_model,
+        warmup,
+        steps,
+        lr,
+        peak_step,
+        peak_lr: noam_lr(peak_step, d_model, warmup, 1.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closed_form_peak_is_the_highest_rate_of_every_step() {
+        for (c, w, last) in [(32, 4000, 20_000), (512, 1, 50), (64, 300, 100), (16, 7, 7)] {
+            let (mut best_step, mut best) = (1, f32::MIN);
+            for s in 1..=last {
+                let v = noam_lr(s, c, w, 1.0);
+                if v > best {
+                    (best_step, best) = (s, v);
+                }
+            }
+            let curve = noam_curve(c, w, last, 240);
+            assert_eq!(
+                curve.peak_step, best_step,
+                "d_model {c}, warmup {w}, last {last}"
+            );
+            assert_eq!(curve.peak_lr, best);
+        }
+    }
+
+    #[test]
+    fn the_curve_spans_step_one_to_the_last_evenly() {
+        let s = noam_curve(32, 4000, 20_000, 5);
+        assert_eq!(s.steps, vec![1, 5000, 10_000, 15_000, 20_000]);
+        assert_eq!(s.lr[2], noam_lr(10_000, 32, 4000, 1.0));
+        // The textbook peak (d_model · warmup)^−0.5 at step = warmup.
+        assert_eq!(s.peak_step, 4000);
+        assert!((s.peak_lr as f64 - (32.0f64 * 4000.0).powf(-0.5)).abs() < 1e-9);
+    }
 
     #[test]
     fn noam_warms_up_linearly_peaks_at_warmup_then_decays_as_inverse_sqrt() {

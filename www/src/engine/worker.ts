@@ -3,17 +3,7 @@
 // model; it moves bytes and typed arrays between the page and the Rust core.
 
 import init, { Engine } from '../../pkg/tplay.js';
-import type {
-  Api,
-  BackendInfo,
-  EventMessage,
-  ForwardResult,
-  GenerateStarted,
-  GenerateStep,
-  Op,
-  RequestMessage,
-  ResponseMessage,
-} from './protocol';
+import type { Api, BackendInfo, BackendName, EventMessage, Op, Parity, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -143,7 +133,7 @@ async function bytesOf(url: string): Promise<Uint8Array> {
   return bytes;
 }
 
-async function setBackend(want: Api['setBackend']['req']['backend']): Promise<BackendInfo> {
+async function setBackend(want: BackendName): Promise<BackendInfo> {
   const eng = await ready();
   if (want === 'cpu') {
     eng.use_cpu();
@@ -178,12 +168,6 @@ async function setBackend(want: Api['setBackend']['req']['backend']): Promise<Ba
     return backend;
   }
   return checkParity(eng, adapter, () => eng.parity());
-}
-
-/** The core's GPU-vs-CPU check (`backend::parity`). */
-interface Parity {
-  max_abs_diff: number;
-  agrees: boolean;
 }
 
 /**
@@ -222,95 +206,75 @@ async function checkParity(eng: Engine, adapter: string | null, measure: () => P
   return backend;
 }
 
+/** How the worker answers each request: the core's typed results, passed on. */
+type Handlers = { [K in Op]: (eng: Engine, req: Api[K]['req']) => Promise<Api[K]['res']> | Api[K]['res'] };
+
+const handlers: Handlers = {
+  async load(eng, { url }) {
+    const resp = await fetch(url);
+    if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
+    const info = eng.load(await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1)));
+    if (backend.backend === 'webgpu') {
+      // A new model: measure the GPU against the CPU again, on this model.
+      emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
+    }
+    return info;
+  },
+  layerPlan: (eng) => eng.layer_plan(),
+  tokenize: (eng, { text }) => eng.tokenize(text),
+  setBackend: (_eng, { backend: want }) => setBackend(want),
+  async forward(eng, req) {
+    const r = await eng.forward(req);
+    noteFallback(r.fallback);
+    return r;
+  },
+  generateStart(eng, req) {
+    const r = eng.generate_start(req);
+    noteFallback(r.fallback);
+    return r;
+  },
+  async generateStep(eng) {
+    const r = await eng.generate_step();
+    noteFallback(r.fallback);
+    return r;
+  },
+  cost: (eng, req) => eng.cost(req),
+  noam: (eng, req) => eng.noam(req),
+  async testOnlyNanGpuParity(eng) {
+    // TEST ONLY: the parity check as if every GPU logit came back NaN.
+    if (backend.backend !== 'webgpu') throw new Error('the NaN parity test needs the WebGPU backend');
+    const info = await checkParity(eng, backend.adapter, () => eng.test_only_parity_with_nan_gpu_logits());
+    emit({ event: 'backend', info });
+    return info;
+  },
+  testOnlyLoseGpu: (eng) => eng.test_only_lose_gpu(),
+  memoryUse() {
+    // Chromium's non-standard performance.memory, where the worker has it.
+    const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;
+    return { wasm_bytes: wasm?.memory.buffer.byteLength ?? 0, js_heap_bytes: heap?.usedJSHeapSize ?? null };
+  },
+  scoreScaling: (eng, req) => eng.score_scaling(req),
+  positions: (eng, req) => eng.positions(req),
+  ropeDemo: (eng, req) => eng.rope_demo(req),
+  embeddingScale: (eng, req) => eng.embedding_scale(req),
+  extrapolation: async (eng, { url, sequences }) => eng.extrapolation(await bytesOf(url), sequences),
+  permutation: async (eng, { url, text, perm, causal }) =>
+    eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),
+  testOnlyCrash(eng, { kind }) {
+    // Test-only (see Api.testOnlyCrash): die the two ways an engine can.
+    if (kind === 'trap') eng.test_only_trap();
+    setTimeout(() => {
+      throw new Error('test-only: the worker threw outside any request');
+    });
+    return null;
+  },
+};
+
 async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
   const eng = await ready();
-  switch (op) {
-    case 'load': {
-      const { url } = payload as Api['load']['req'];
-      const resp = await fetch(url);
-      if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
-      const bytes = await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1));
-      const info = eng.load(bytes);
-      if (backend.backend === 'webgpu') {
-        // A new model: measure the GPU against the CPU again, on this model.
-        emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
-      }
-      return info as Api[K]['res'];
-    }
-    case 'testOnlyNanGpuParity': {
-      // TEST ONLY: the parity check as if every GPU logit came back NaN.
-      if (backend.backend !== 'webgpu') throw new Error('the NaN parity test needs the WebGPU backend');
-      const info = await checkParity(eng, backend.adapter, () => eng.test_only_parity_with_nan_gpu_logits());
-      emit({ event: 'backend', info });
-      return info as Api[K]['res'];
-    }
-    case 'layerPlan':
-      return eng.layer_plan() as Api[K]['res'];
-    case 'tokenize':
-      return eng.tokenize((payload as Api['tokenize']['req']).text) as Api[K]['res'];
-    case 'setBackend':
-      return (await setBackend((payload as Api['setBackend']['req']).backend)) as Api[K]['res'];
-    case 'forward': {
-      const r = (await eng.forward(payload)) as ForwardResult & { fallback: string | null };
-      noteFallback(r.fallback);
-      return r as Api[K]['res'];
-    }
-    case 'generateStart': {
-      const r = (eng.generate_start(payload)) as GenerateStarted;
-      noteFallback(r.fallback);
-      return r as Api[K]['res'];
-    }
-    case 'generateStep': {
-      const r = (await eng.generate_step()) as GenerateStep;
-      noteFallback(r.fallback);
-      return r as Api[K]['res'];
-    }
-    case 'cost': {
-      const { n_heads, context } = payload as Api['cost']['req'];
-      return eng.cost(n_heads, context) as Api[K]['res'];
-    }
-    case 'noam': {
-      const { warmup, last_step, points } = payload as Api['noam']['req'];
-      return eng.noam(warmup, last_step, points) as Api[K]['res'];
-    }
-    case 'testOnlyLoseGpu':
-      return eng.test_only_lose_gpu() as Api[K]['res'];
-    case 'memoryUse': {
-      // Chromium's non-standard performance.memory, where the worker has it.
-      const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;
-      return { wasm_bytes: wasm?.memory.buffer.byteLength ?? 0, js_heap_bytes: heap?.usedJSHeapSize ?? null } as Api[K]['res'];
-    }
-    case 'testOnlyCrash': {
-      // Test-only (see Api.testOnlyCrash): die the two ways an engine can.
-      if ((payload as Api['testOnlyCrash']['req']).kind === 'trap') eng.test_only_trap();
-      setTimeout(() => {
-        throw new Error('test-only: the worker threw outside any request');
-      });
-      return null as Api[K]['res'];
-    }
-    case 'scoreScaling': {
-      const { samples, keys, rows, seed } = payload as Api['scoreScaling']['req'];
-      return eng.score_scaling(samples, keys, rows, BigInt(seed)) as Api[K]['res'];
-    }
-    case 'positions':
-      return eng.positions((payload as Api['positions']['req']).t) as Api[K]['res'];
-    case 'ropeDemo': {
-      const r = payload as Api['ropeDemo']['req'];
-      return eng.rope_demo(Uint32Array.from(r.tokens), r.layer, r.head, r.i, r.j, r.pair, r.shift) as Api[K]['res'];
-    }
-    case 'embeddingScale':
-      return eng.embedding_scale(Uint32Array.from((payload as Api['embeddingScale']['req']).tokens)) as Api[K]['res'];
-    case 'extrapolation': {
-      const { url, sequences } = payload as Api['extrapolation']['req'];
-      return eng.extrapolation(await bytesOf(url), sequences) as Api[K]['res'];
-    }
-    case 'permutation': {
-      const { url, text, perm, causal } = payload as Api['permutation']['req'];
-      return eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal) as Api[K]['res'];
-    }
-    default:
-      throw new Error(`unknown request '${String(op)}'`);
-  }
+  const h = handlers[op] as Handlers[K] | undefined;
+  if (!h) throw new Error(`unknown request '${String(op)}'`);
+  return h(eng, payload);
 }
 
 // One request at a time, in arrival order: the engine is a single stateful object.

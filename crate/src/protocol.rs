@@ -1,0 +1,467 @@
+//! The page's worker protocol: every request the page sends the engine and every result
+//! it gets back, as serde types. The TypeScript types of the protocol are generated from
+//! these (and from the core types they hold) by ts-rs — `www/src/engine/generated.ts`,
+//! kept fresh by `crate/tests/protocol_types.rs` — so the two sides cannot drift apart.
+//!
+//! Float arrays cross as `Float32Array`s ([`F32Array`]), copied once; everything else as
+//! plain objects. `crate::engine` builds the results; `wasm.rs` only converts.
+
+use serde::{Deserialize, Serialize, Serializer};
+use ts_rs::TS;
+
+use crate::config::{Activation, Arch, Norm, PosEncoding, Score};
+use crate::model::forward::{AttnSite, HeadRef};
+use crate::tokenizer::TokenizerKind;
+
+/// f32 values that reach the page as one `Float32Array` (natively, a list of numbers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct F32Array(pub Vec<f32>);
+
+impl Serialize for F32Array {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            // serde-wasm-bindgen passes a JS value through untouched: one copy, no boxing.
+            serde_wasm_bindgen::preserve::serialize(&js_sys::Float32Array::from(&self.0[..]), s)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.0.serialize(s)
+        }
+    }
+}
+
+impl TS for F32Array {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+    fn name(_: &ts_rs::Config) -> String {
+        "Float32Array".into()
+    }
+    fn inline(cfg: &ts_rs::Config) -> String {
+        Self::name(cfg)
+    }
+}
+
+/// A dense f32 tensor for the page: its shape and its row-major values.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct Dense {
+    pub shape: Vec<usize>,
+    pub data: F32Array,
+}
+
+impl Dense {
+    pub fn new(shape: &[usize], data: &[f32]) -> Dense {
+        Dense {
+            shape: shape.to_vec(),
+            data: F32Array(data.to_vec()),
+        }
+    }
+}
+
+/// Which backend ran: the page's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendName {
+    Webgpu,
+    Cpu,
+}
+
+/// Run-time switches of a forward pass (no retraining needed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct Switches {
+    pub causal: bool,
+    pub padding_mask: bool,
+    pub scale: bool,
+    pub ablate: Vec<HeadRef>,
+}
+
+/// The page's name for a decoding strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StrategyName {
+    Greedy,
+    Sample,
+    Beam,
+}
+
+/// How the next token is chosen, as the page's controls say it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[ts(rename = "Sampling")]
+pub struct SamplingRequest {
+    pub strategy: StrategyName,
+    pub temperature: f32,
+    /// 0: off.
+    pub top_k: usize,
+    /// 1: off.
+    pub top_p: f32,
+    pub beam_width: usize,
+    pub seed: u64,
+}
+
+/// One forward pass with every trace the page draws.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct ForwardRequest {
+    /// Target-side ids per sequence (unequal lengths are right-padded by the engine).
+    pub batch: Vec<Vec<u32>>,
+    /// Source ids per sequence, encoder-decoder only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub src: Option<Vec<Vec<u32>>>,
+    pub switches: Switches,
+    pub sampling: SamplingRequest,
+    /// Also send every attention sublayer's q, k and v per head (for the q·k inspector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub qkv: Option<bool>,
+}
+
+/// Start a generation; its steps come one `generateStep` at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct GenerateStartRequest {
+    /// Decoder ids, `<bos>` first.
+    pub prompt: Vec<u32>,
+    /// The source, encoder-decoder only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub src: Option<Vec<u32>>,
+    pub switches: Switches,
+    pub sampling: SamplingRequest,
+    pub max_new_tokens: usize,
+    /// Report each step's attention over the cache (default true; off for speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub trace: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct TokenizeRequest {
+    pub text: String,
+}
+
+/// The cost of the loaded model rebuilt with `n_heads` heads, `context` keys per query.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct CostRequest {
+    pub n_heads: usize,
+    pub context: usize,
+}
+
+/// The Noam curve for the loaded model's d_model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct NoamRequest {
+    pub warmup: u32,
+    pub last_step: u32,
+    pub points: u32,
+}
+
+/// What the engine says about a loaded checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct ModelInfo {
+    pub arch: Arch,
+    pub pos_encoding: PosEncoding,
+    pub norm: Norm,
+    pub score: Score,
+    pub activation: Activation,
+    pub d_model: usize,
+    pub n_heads: usize,
+    pub d_head: usize,
+    pub d_ff: usize,
+    pub max_len: usize,
+    pub encoder_layers: usize,
+    pub decoder_layers: usize,
+    pub vocab: Vec<String>,
+    pub tokenizer_kind: TokenizerKind,
+    pub pad: u32,
+    pub bos: u32,
+    pub eos: u32,
+    pub unk: u32,
+    pub num_classes: usize,
+    pub params: usize,
+    /// K of Shaw's relative positions: offsets j − i are clipped to ±K.
+    pub relative_max_distance: usize,
+}
+
+/// Text after the tokenizer: ids, their tokens, and what had to become `<unk>`.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct Tokenized {
+    pub ids: Vec<u32>,
+    pub tokens: Vec<String>,
+    /// [token position, the text it stood for]
+    pub unknown: Vec<(usize, String)>,
+}
+
+/// One attention sublayer of one layer, as the page draws it.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+#[ts(rename = "AttnTrace")]
+pub struct AttnView {
+    pub site: AttnSite,
+    pub layer: usize,
+    /// (B, H, T, S): masked entries are −∞.
+    pub scores: Dense,
+    /// (B, H, T, S)
+    pub probs: Dense,
+    /// (B, H): entropy (nats) of each query's attention row, averaged over the real queries.
+    pub entropy: Dense,
+    /// (B, H): largest probability of each query's row, averaged the same way.
+    pub max_prob: Dense,
+    /// (B, H, T, D) queries of each head, after RoPE where it applies (asked with `qkv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub q: Option<Dense>,
+    /// (B, H, S, D) keys, after RoPE where it applies (asked with `qkv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub k: Option<Dense>,
+    /// (B, H, S, D) values (asked with `qkv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub v: Option<Dense>,
+    /// (B, H): max over tokens and dimensions of |q − k| (self-attention, asked with `qkv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub qk_gap: Option<Dense>,
+}
+
+/// The residual stream of one stack.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+#[ts(rename = "HiddenTrace")]
+pub struct HiddenView {
+    pub stack: AttnSite,
+    /// (L + 1, B, T): the L2 norm of the residual stream at each position.
+    pub norms: Dense,
+}
+
+/// One forward pass with its traces.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct ForwardResult {
+    pub backend: BackendName,
+    pub ms: f64,
+    /// Token ids fed to the model after padding: (B, T).
+    pub tokens: Vec<Vec<u32>>,
+    /// Source ids after padding (encoder-decoder): (B, S).
+    pub src_tokens: Vec<Vec<u32>>,
+    /// (B, T, V), or (B, num_classes) for a classifier.
+    pub logits: Dense,
+    pub attention: Vec<AttnView>,
+    pub hidden: Vec<HiddenView>,
+    /// The model's next-token distribution after the last real token of sequence 0 (V).
+    pub model_probs: F32Array,
+    /// What sampling draws from, after temperature, top-k and top-p: (V), zeros where filtered.
+    pub next_probs: F32Array,
+    /// The most probable token at every position of sequence 0 (what a tagger outputs).
+    pub predicted: Vec<u32>,
+    /// Classifier only: softmax of the class logits of sequence 0.
+    pub class_probs: Option<F32Array>,
+    /// FLOPs of the whole pass (2 × its multiply-adds), for the batch.
+    pub flops: f64,
+    /// Set when the GPU failed and the CPU ran this pass (and runs from now on).
+    pub fallback: Option<String>,
+}
+
+/// A generation started.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct GenerateStarted {
+    pub backend: BackendName,
+    pub fallback: Option<String>,
+}
+
+/// One generation step and where the generation stands.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct GenerateStep {
+    pub step: crate::generate::Step,
+    /// Generated ids so far (beam search: the best hypothesis).
+    pub generated: Vec<u32>,
+    pub done: bool,
+    pub backend: BackendName,
+    /// Set when this step had to fall back to the CPU.
+    pub fallback: Option<String>,
+}
+
+/// `scoreScaling`: Var(q·k) and the softmax's spread against d_k, sampled with a seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct ScoreScalingRequest {
+    pub samples: usize,
+    pub keys: usize,
+    pub rows: usize,
+    pub seed: u64,
+}
+
+/// `positions`: the loaded model's position encoding for positions 0..t.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct PositionsRequest {
+    pub t: usize,
+}
+
+/// Shaw's relative tables of one self-attention layer.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct RelativeTable {
+    pub stack: AttnSite,
+    pub layer: usize,
+    /// (2K+1, D)
+    pub rel_k: Dense,
+    /// (2K+1, D)
+    pub rel_v: Dense,
+}
+
+/// The loaded model's position encoding for positions 0..t (`explain::positions`).
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct Positions {
+    pub scheme: PosEncoding,
+    pub t: usize,
+    /// (T, C): the vector added to the embedding at each position (sinusoidal, learned).
+    pub table: Option<Dense>,
+    /// (T, T): PEᵢ·PEⱼ.
+    pub similarity: Option<Dense>,
+    /// (H) ALiBi slopes.
+    pub slopes: Option<F32Array>,
+    /// (H, T, T): −m_h·|i − j|.
+    pub alibi: Option<Dense>,
+    /// Shaw tables per self-attention layer.
+    pub relative: Vec<RelativeTable>,
+    /// K: distances are clipped to ±K.
+    pub max_distance: usize,
+    /// Token embeddings (as the model scales them) and position vectors on two principal
+    /// axes.
+    #[ts(
+        type = "{ tokens: [number, number][]; positions: [number, number][]; explained: [number, number] }"
+    )]
+    pub map: crate::explain::positions::EmbeddingMap,
+}
+
+/// `ropeDemo`: RoPE on the model's own q (at `i`) and k (at `j`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct RopeDemoRequest {
+    pub tokens: Vec<u32>,
+    pub layer: usize,
+    pub head: usize,
+    pub i: usize,
+    pub j: usize,
+    pub pair: usize,
+    pub shift: usize,
+}
+
+/// `embeddingScale`: token and position norms of `tokens`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct EmbeddingScaleRequest {
+    pub tokens: Vec<u32>,
+}
+
+/// `extrapolation`: the grammar checkpoint at `url` (fetched by the worker) scored on
+/// held-out text up to 4× its trained length.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct ExtrapolationRequest {
+    pub url: String,
+    pub sequences: usize,
+}
+
+/// `permutation`: the checkpoint at `url` (fetched by the worker) run on `text` and on
+/// `text` reordered by `perm`, with or without the causal mask.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct PermutationRequest {
+    pub url: String,
+    pub text: String,
+    pub perm: Vec<u32>,
+    pub causal: bool,
+}
+
+/// The same input in two orders (`explain::order`).
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct PermutationResult {
+    pub tokens: Vec<String>,
+    pub permuted: Vec<String>,
+    pub perm: Vec<usize>,
+    pub causal: bool,
+    pub pos_encoding: PosEncoding,
+    /// (T, V)
+    pub logits: Dense,
+    /// (T, V)
+    pub permuted_logits: Dense,
+    /// (T): max |difference| of permuted row t and original row perm[t].
+    pub row_diff: F32Array,
+    pub row_identical: Vec<bool>,
+}
+
+/// The TypeScript of every protocol type, as `www/src/engine/generated.ts` holds it.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn typescript() -> String {
+    use crate::backend::parity::Parity;
+    use crate::generate::beam::{Ending, Hypothesis};
+    use crate::generate::step::{BeamStep, Candidate, StopReason};
+    use crate::generate::Step;
+    use crate::model::cost::{CostReport, CostRow};
+    use crate::model::plan::{
+        HeadKind, LayerPlan, NormKind, NormStep, Placement, StackInput, StackPlan, SublayerKind,
+        SublayerPlan,
+    };
+    use crate::train::schedule::Schedule;
+
+    // u64 counts (FLOPs, steps, seeds) cross as plain numbers, as serde-wasm-bindgen sends them.
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        Arch::decl(&cfg),
+        PosEncoding::decl(&cfg),
+        Norm::decl(&cfg),
+        Score::decl(&cfg),
+        Activation::decl(&cfg),
+        TokenizerKind::decl(&cfg),
+        AttnSite::decl(&cfg),
+        HeadRef::decl(&cfg),
+        BackendName::decl(&cfg),
+        Switches::decl(&cfg),
+        StrategyName::decl(&cfg),
+        SamplingRequest::decl(&cfg),
+        ForwardRequest::decl(&cfg),
+        GenerateStartRequest::decl(&cfg),
+        TokenizeRequest::decl(&cfg),
+        CostRequest::decl(&cfg),
+        NoamRequest::decl(&cfg),
+        ModelInfo::decl(&cfg),
+        Tokenized::decl(&cfg),
+        SublayerKind::decl(&cfg),
+        NormKind::decl(&cfg),
+        Placement::decl(&cfg),
+        NormStep::decl(&cfg),
+        SublayerPlan::decl(&cfg),
+        StackInput::decl(&cfg),
+        StackPlan::decl(&cfg),
+        HeadKind::decl(&cfg),
+        LayerPlan::decl(&cfg),
+        Dense::decl(&cfg),
+        AttnView::decl(&cfg),
+        HiddenView::decl(&cfg),
+        ForwardResult::decl(&cfg),
+        GenerateStarted::decl(&cfg),
+        Candidate::decl(&cfg),
+        Ending::decl(&cfg),
+        Hypothesis::decl(&cfg),
+        BeamStep::decl(&cfg),
+        StopReason::decl(&cfg),
+        Step::decl(&cfg),
+        GenerateStep::decl(&cfg),
+        CostRow::decl(&cfg),
+        CostReport::decl(&cfg),
+        Schedule::decl(&cfg),
+        Parity::decl(&cfg),
+        ScoreScalingRequest::decl(&cfg),
+        PositionsRequest::decl(&cfg),
+        RelativeTable::decl(&cfg),
+        Positions::decl(&cfg),
+        RopeDemoRequest::decl(&cfg),
+        EmbeddingScaleRequest::decl(&cfg),
+        ExtrapolationRequest::decl(&cfg),
+        PermutationRequest::decl(&cfg),
+        PermutationResult::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from the Rust types of crate/src/protocol.rs (and the core types they\n\
+         // hold) by ts-rs. Do not edit: change the Rust types and run\n\
+         //   TPLAY_UPDATE_TYPES=1 cargo test -p tplay --test protocol_types\n\
+         // (the same test fails while this file is stale).\n",
+    );
+    for d in decls {
+        out.push('\n');
+        out.push_str("export ");
+        out.push_str(d.trim());
+        out.push('\n');
+    }
+    out
+}

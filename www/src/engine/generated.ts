@@ -1,0 +1,467 @@
+// Generated from the Rust types of crate/src/protocol.rs (and the core types they
+// hold) by ts-rs. Do not edit: change the Rust types and run
+//   TPLAY_UPDATE_TYPES=1 cargo test -p tplay --test protocol_types
+// (the same test fails while this file is stale).
+
+export type Arch = "encoder_only" | "decoder_only" | "encoder_decoder";
+
+export type PosEncoding = "none" | "sinusoidal" | "learned" | "relative" | "rope" | "alibi";
+
+export type Norm = "post_ln" | "pre_ln" | "batch_norm" | "none";
+
+export type Score = "scaled_dot" | "dot" | "additive";
+
+export type Activation = "relu" | "gelu";
+
+export type TokenizerKind = "char" | "word";
+
+export type AttnSite = "encoder_self" | "decoder_self" | "cross";
+
+export type HeadRef = { site: AttnSite, layer: number, head: number, };
+
+export type BackendName = "webgpu" | "cpu";
+
+export type Switches = { causal: boolean, padding_mask: boolean, scale: boolean, ablate: Array<HeadRef>, };
+
+export type StrategyName = "greedy" | "sample" | "beam";
+
+export type Sampling = { strategy: StrategyName, temperature: number, 
+/**
+ * 0: off.
+ */
+top_k: number, 
+/**
+ * 1: off.
+ */
+top_p: number, beam_width: number, seed: number, };
+
+export type ForwardRequest = { 
+/**
+ * Target-side ids per sequence (unequal lengths are right-padded by the engine).
+ */
+batch: Array<Array<number>>, 
+/**
+ * Source ids per sequence, encoder-decoder only.
+ */
+src?: Array<Array<number>>, switches: Switches, sampling: Sampling, 
+/**
+ * Also send every attention sublayer's q, k and v per head (for the q·k inspector).
+ */
+qkv?: boolean, };
+
+export type GenerateStartRequest = { 
+/**
+ * Decoder ids, `<bos>` first.
+ */
+prompt: Array<number>, 
+/**
+ * The source, encoder-decoder only.
+ */
+src?: Array<number>, switches: Switches, sampling: Sampling, max_new_tokens: number, 
+/**
+ * Report each step's attention over the cache (default true; off for speed).
+ */
+trace?: boolean, };
+
+export type TokenizeRequest = { text: string, };
+
+export type CostRequest = { n_heads: number, context: number, };
+
+export type NoamRequest = { warmup: number, last_step: number, points: number, };
+
+export type ModelInfo = { arch: Arch, pos_encoding: PosEncoding, norm: Norm, score: Score, activation: Activation, d_model: number, n_heads: number, d_head: number, d_ff: number, max_len: number, encoder_layers: number, decoder_layers: number, vocab: Array<string>, tokenizer_kind: TokenizerKind, pad: number, bos: number, eos: number, unk: number, num_classes: number, params: number, 
+/**
+ * K of Shaw's relative positions: offsets j − i are clipped to ±K.
+ */
+relative_max_distance: number, };
+
+export type Tokenized = { ids: Array<number>, tokens: Array<string>, 
+/**
+ * [token position, the text it stood for]
+ */
+unknown: Array<[number, string]>, };
+
+export type SublayerKind = "self_attention" | "cross_attention" | "ffn";
+
+export type NormKind = "layer_norm" | "batch_norm";
+
+export type Placement = "before" | "after";
+
+export type NormStep = { 
+/**
+ * Index into `LayerParams::norms` (`norm1` is 0).
+ */
+slot: number, 
+/**
+ * The checkpoint name inside the layer: `norm1`, `norm2`, `norm3`.
+ */
+name: string, kind: NormKind, placement: Placement, };
+
+export type SublayerPlan = { kind: SublayerKind, 
+/**
+ * The attention site of an attention sublayer (whose masks and ablated heads apply);
+ * `None` for the FFN.
+ */
+site: AttnSite | null, 
+/**
+ * `None` when `norm = none`.
+ */
+norm: NormStep | null, 
+/**
+ * Add the sublayer's input to its output.
+ */
+residual: boolean, };
+
+export type StackInput = "tokens" | "source";
+
+export type StackPlan = { 
+/**
+ * `encoder` or `decoder`: the checkpoint prefix.
+ */
+name: string, 
+/**
+ * The site of its self-attention (`encoder_self` or `decoder_self`).
+ */
+site: AttnSite, input: StackInput, 
+/**
+ * Its cross-attention reads the output of the stack before it.
+ */
+reads_memory: boolean, 
+/**
+ * L
+ */
+layers: number, 
+/**
+ * The sublayers of every layer, in order.
+ */
+sublayers: Array<SublayerPlan>, 
+/**
+ * A LayerNorm after the last layer (`encoder.norm` / `decoder.norm`).
+ */
+final_norm: boolean, };
+
+export type HeadKind = "lm" | "classifier";
+
+export type LayerPlan = { arch: Arch, 
+/**
+ * The stacks in the order they run (the encoder first).
+ */
+stacks: Array<StackPlan>, head: HeadKind, };
+
+export type Dense = { shape: Array<number>, data: Float32Array, };
+
+export type AttnTrace = { site: AttnSite, layer: number, 
+/**
+ * (B, H, T, S): masked entries are −∞.
+ */
+scores: Dense, 
+/**
+ * (B, H, T, S)
+ */
+probs: Dense, 
+/**
+ * (B, H): entropy (nats) of each query's attention row, averaged over the real queries.
+ */
+entropy: Dense, 
+/**
+ * (B, H): largest probability of each query's row, averaged the same way.
+ */
+max_prob: Dense, 
+/**
+ * (B, H, T, D) queries of each head, after RoPE where it applies (asked with `qkv`).
+ */
+q?: Dense, 
+/**
+ * (B, H, S, D) keys, after RoPE where it applies (asked with `qkv`).
+ */
+k?: Dense, 
+/**
+ * (B, H, S, D) values (asked with `qkv`).
+ */
+v?: Dense, 
+/**
+ * (B, H): max over tokens and dimensions of |q − k| (self-attention, asked with `qkv`).
+ */
+qk_gap?: Dense, };
+
+export type HiddenTrace = { stack: AttnSite, 
+/**
+ * (L + 1, B, T): the L2 norm of the residual stream at each position.
+ */
+norms: Dense, };
+
+export type ForwardResult = { backend: BackendName, ms: number, 
+/**
+ * Token ids fed to the model after padding: (B, T).
+ */
+tokens: Array<Array<number>>, 
+/**
+ * Source ids after padding (encoder-decoder): (B, S).
+ */
+src_tokens: Array<Array<number>>, 
+/**
+ * (B, T, V), or (B, num_classes) for a classifier.
+ */
+logits: Dense, attention: Array<AttnTrace>, hidden: Array<HiddenTrace>, 
+/**
+ * The model's next-token distribution after the last real token of sequence 0 (V).
+ */
+model_probs: Float32Array, 
+/**
+ * What sampling draws from, after temperature, top-k and top-p: (V), zeros where filtered.
+ */
+next_probs: Float32Array, 
+/**
+ * The most probable token at every position of sequence 0 (what a tagger outputs).
+ */
+predicted: Array<number>, 
+/**
+ * Classifier only: softmax of the class logits of sequence 0.
+ */
+class_probs: Float32Array | null, 
+/**
+ * FLOPs of the whole pass (2 × its multiply-adds), for the batch.
+ */
+flops: number, 
+/**
+ * Set when the GPU failed and the CPU ran this pass (and runs from now on).
+ */
+fallback: string | null, };
+
+export type GenerateStarted = { backend: BackendName, fallback: string | null, };
+
+export type Candidate = { id: number, 
+/**
+ * The token as the tokenizer writes it.
+ */
+token: string, logit: number, 
+/**
+ * The model's probability, softmax over the whole vocabulary (τ = 1, no filter).
+ */
+prob: number, 
+/**
+ * The probability the strategy drew from, after temperature, top-k and top-p
+ * (0 for a filtered token; one-hot for greedy; equal to `prob` for beam search).
+ */
+sample_prob: number, };
+
+export type Ending = "eos" | "budget";
+
+export type Hypothesis = { 
+/**
+ * Generated tokens, prompt excluded; ends with `<eos>` when `ending` is `Eos`.
+ */
+tokens: Array<number>, 
+/**
+ * Sum of the model's log-probabilities of `tokens`.
+ */
+log_prob: number, 
+/**
+ * `log_prob / lp(tokens.len())`.
+ */
+score: number, 
+/**
+ * Index of the hypothesis it extends in the previous step's live list (`None` for
+ * the empty root): the edges of the beam tree.
+ */
+parent: number | null, 
+/**
+ * `None` while live.
+ */
+ending: Ending | null, };
+
+export type BeamStep = { 
+/**
+ * Live hypotheses, best first; `parent` indexes the previous step's `live`.
+ */
+live: Array<Hypothesis>, 
+/**
+ * Hypotheses that finished in this step (`parent` as above), best first.
+ */
+newly_finished: Array<Hypothesis>, 
+/**
+ * Every hypothesis finished so far, best score first.
+ */
+finished: Array<Hypothesis>, };
+
+export type StopReason = "eos" | "max_tokens" | "context_full";
+
+export type CoreStep = { 
+/**
+ * 0 for the first step.
+ */
+index: number, 
+/**
+ * Tokens run through the model: the whole prompt in the first cached step, the
+ * previous token in later cached steps, the whole sequence in every uncached step
+ * (per live hypothesis for beam search).
+ */
+fed: number, 
+/**
+ * The chosen token (`None` for beam search, whose choice is the `beam` state).
+ */
+token: number | null, 
+/**
+ * `token` as text.
+ */
+text: string | null, 
+/**
+ * (V) the logits the choice was made from (beam search: the best live hypothesis's
+ * before this step).
+ */
+logits: Array<number>, 
+/**
+ * The most probable next tokens of the sequence (for beam search: of the best live
+ * hypothesis before this step), most probable first.
+ */
+candidates: Array<Candidate>, 
+/**
+ * (L, H, S): decoder self-attention of the last fed token over the S positions it
+ * sees (the cache, itself included).
+ */
+attention: Array<Array<Array<number>>>, 
+/**
+ * (L, H, S_src): cross-attention of the same token over the source (encoder-decoder
+ * only; empty otherwise).
+ */
+cross_attention: Array<Array<Array<number>>>, 
+/**
+ * S: positions in the KV cache after this step (without the cache: the length of the
+ * recomputed sequence, which is what a cache would hold).
+ */
+cache_len: number, 
+/**
+ * Wall-clock time of the step, milliseconds.
+ */
+wall_ms: number, 
+/**
+ * Multiply-adds of the step's matrix products (see `generate::flops`).
+ */
+multiply_adds: number, 
+/**
+ * 2 × `multiply_adds`.
+ */
+flops: number, 
+/**
+ * Set on the last step.
+ */
+stop: StopReason | null, 
+/**
+ * Beam search only.
+ */
+beam: BeamStep | null, };
+
+export type GenerateStep = { step: CoreStep, 
+/**
+ * Generated ids so far (beam search: the best hypothesis).
+ */
+generated: Array<number>, done: boolean, backend: BackendName, 
+/**
+ * Set when this step had to fall back to the CPU.
+ */
+fallback: string | null, };
+
+export type CostRow = { 
+/**
+ * "embeddings", "encoder layer", "decoder layer" or "head".
+ */
+group: string, part: string, params: number, flops: number, 
+/**
+ * How many layers repeat this row (1 outside the stacks).
+ */
+layers: number, };
+
+export type CostReport = { n_heads: number, d_head: number, d_model: number, 
+/**
+ * Keys each query attends to (the context length the attention rows assume).
+ */
+context: number, rows: Array<CostRow>, 
+/**
+ * Trained values of the whole model with this head count.
+ */
+params: number, 
+/**
+ * The FLOP counter's total for one token through the layers (no embeddings, no
+ * head): the last token of a decoder, one row of an encoder. `None` for an
+ * encoder-decoder, whose token crosses two stacks of different lengths.
+ */
+core_layer_flops: number | null, };
+
+export type Schedule = { d_model: number, warmup: number, steps: Array<number>, lr: Array<number>, peak_step: number, peak_lr: number, };
+
+export type Parity = { 
+/**
+ * max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an unshared infinity).
+ */
+max_abs_diff: number, 
+/**
+ * `max_abs_diff <= PARITY_TOLERANCE`.
+ */
+agrees: boolean, };
+
+export type ScoreScalingRequest = { samples: number, keys: number, rows: number, seed: number, };
+
+export type PositionsRequest = { t: number, };
+
+export type RelativeTable = { stack: AttnSite, layer: number, 
+/**
+ * (2K+1, D)
+ */
+rel_k: Dense, 
+/**
+ * (2K+1, D)
+ */
+rel_v: Dense, };
+
+export type Positions = { scheme: PosEncoding, t: number, 
+/**
+ * (T, C): the vector added to the embedding at each position (sinusoidal, learned).
+ */
+table: Dense | null, 
+/**
+ * (T, T): PEᵢ·PEⱼ.
+ */
+similarity: Dense | null, 
+/**
+ * (H) ALiBi slopes.
+ */
+slopes: Float32Array | null, 
+/**
+ * (H, T, T): −m_h·|i − j|.
+ */
+alibi: Dense | null, 
+/**
+ * Shaw tables per self-attention layer.
+ */
+relative: Array<RelativeTable>, 
+/**
+ * K: distances are clipped to ±K.
+ */
+max_distance: number, 
+/**
+ * Token embeddings (as the model scales them) and position vectors on two principal
+ * axes.
+ */
+map: { tokens: [number, number][]; positions: [number, number][]; explained: [number, number] }, };
+
+export type RopeDemoRequest = { tokens: Array<number>, layer: number, head: number, i: number, j: number, pair: number, shift: number, };
+
+export type EmbeddingScaleRequest = { tokens: Array<number>, };
+
+export type ExtrapolationRequest = { url: string, sequences: number, };
+
+export type PermutationRequest = { url: string, text: string, perm: Array<number>, causal: boolean, };
+
+export type PermutationResult = { tokens: Array<string>, permuted: Array<string>, perm: Array<number>, causal: boolean, pos_encoding: PosEncoding, 
+/**
+ * (T, V)
+ */
+logits: Dense, 
+/**
+ * (T, V)
+ */
+permuted_logits: Dense, 
+/**
+ * (T): max |difference| of permuted row t and original row perm[t].
+ */
+row_diff: Float32Array, row_identical: Array<boolean>, };
