@@ -1,0 +1,903 @@
+// The lab: train any variant of the transformer in the page and compare the runs. A form
+// with every switch of a run (each saying what it does, and why it does not apply to the
+// chosen task where it does not), presets for the classic experiments, live plots of every
+// run's curves overlaid (legend: how the runs' settings differ), a table of the runs, the
+// buttons that drive a run, and import and export of checkpoints.
+//
+// The view is a client of the element's scripting API (www/README.md, "The lab"): it
+// trains with `el.train`, reads `el.runs`, and listens for `tp-runs-changed`. The task
+// defaults and the notes about each field come from the engine (`runDefaults`). This
+// module and uPlot are loaded when the lab first comes into view.
+
+import { LitElement, html, css, nothing, type PropertyValues } from 'lit';
+import type { ModelInfo } from '../engine/protocol';
+import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
+import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
+import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
+import { runColor, shade, type Theme } from '../lab-view/colors';
+import '../lab-view/tp-lab-plot';
+import type { Line } from '../lab-view/tp-lab-plot';
+import { panel } from '../ui/shared';
+import { download } from '../ui/export';
+
+/** What the lab needs of the page's element (its scripting API). */
+interface LabHost extends HTMLElement {
+  train(settings: Partial<RunSettings>): RunHandle;
+  readonly runs: RunRecord[];
+  useRun(id: string): Promise<ModelInfo>;
+  exportRun(id: string): Promise<Blob>;
+  exportRunCsv(id: string): Blob;
+  loadCheckpoint(bytes: Uint8Array | ArrayBuffer): Promise<ModelInfo>;
+  renameRun(id: string, name: string): void | Promise<void>;
+  hideRun(id: string, hidden: boolean): void | Promise<void>;
+  deleteRun(id: string): void | Promise<void>;
+}
+
+/** Whatever answers the engine's requests (the page's store). */
+interface Engine {
+  call(op: 'runDefaults', payload: { task: string }): Promise<RunDefaults>;
+}
+
+const METRIC_WORDS: Record<string, string> = {
+  exact_match: 'exact match',
+  token_accuracy: 'token accuracy',
+  class_accuracy: 'class accuracy',
+  grammatical: 'grammatical sentences',
+};
+
+const STATUS_WORDS: Record<string, string> = {
+  running: 'training',
+  paused: 'paused',
+  stopped: 'stopped',
+  done: 'done',
+  failed: 'failed',
+};
+
+/** A number for the table: four significant digits, '–' for none. */
+function n4(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
+  return String(Number(v.toPrecision(4)));
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+/** The Noam rate of step `step` (the core's `train::schedule::noam_lr`: steps count from 1). */
+export function noamLr(step: number, dModel: number, warmup: number, factor: number): number {
+  const s = Math.max(1, step);
+  const w = Math.max(1, warmup);
+  return factor * dModel ** -0.5 * Math.min(s ** -0.5, s * w ** -1.5);
+}
+
+/** A value of a setting in words, for the "in use" summary. */
+function valueText(f: FieldDef, v: Value): string {
+  if (v === null) return f.control.kind === 'number' && f.control.nullable ? f.control.nullable : f.control.kind === 'select' ? (f.control.options.find(([k]) => k === '')?.[1] ?? '–') : '–';
+  if (typeof v === 'boolean') return v ? 'on' : 'off';
+  if (f.control.kind === 'select') return f.control.options.find(([k]) => k === String(v))?.[1] ?? String(v);
+  return String(v);
+}
+
+export class TpLab extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    themeKey: { attribute: false },
+  };
+
+  /** The engine (the page's store) for the tasks' defaults. */
+  engine: Engine | null = null;
+  /** The page's colour setting; the plots are redrawn in the new palette when it changes. */
+  themeKey = '';
+
+  /** The settings the form shows. */
+  form: Settings | null = null;
+  /** The engine's defaults and notes for the form's task. */
+  defaults: RunDefaults | null = null;
+  /** The runs, as the element last reported them. */
+  runs: RunRecord[] = [];
+  /** The run the buttons act on. */
+  selected: string | null = null;
+  /** Run handles of the runs started from this page. */
+  private handles = new Map<string, RunHandle>();
+  /** The run (or file) the page's model came from, with its settings. */
+  used: { what: string; settings: Settings | null; info: ModelInfo } | null = null;
+  /** A message about the last action (role=status), and the last failure (role=alert). */
+  said = '';
+  error = '';
+  /** The run whose settings the form was filled from ("train again with one change"). */
+  from: string | null = null;
+  /** The preset chosen in the experiments list. */
+  preset = PRESETS[0].id;
+  /** The run being renamed. */
+  renaming: string | null = null;
+  /** The dark palette is in use (read from the page's colours). */
+  private dark = false;
+  private media: MediaQueryList | null = null;
+  private frame = 0;
+  private host_: LabHost | null = null;
+
+  private onRuns = () => this.refresh();
+  private onScheme = () => this.requestUpdate();
+
+  static styles = [
+    panel,
+    css`
+      .lab {
+        display: grid;
+        gap: 12px;
+      }
+      .lab.drop {
+        outline: 3px dashed var(--tp-accent);
+        outline-offset: 4px;
+      }
+      h2 .sub {
+        font-weight: normal;
+      }
+      .intro {
+        margin: 0 0 8px;
+        font-size: 0.86rem;
+      }
+      .groups {
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(300px, 1fr));
+        gap: 10px;
+      }
+      fieldset {
+        border: 1px solid var(--tp-line);
+        border-radius: 8px;
+        margin: 0;
+        padding: 6px 10px 8px;
+        min-width: 0;
+      }
+      legend {
+        font-weight: 600;
+        font-size: 0.85rem;
+        padding: 0 4px;
+      }
+      .field {
+        display: grid;
+        grid-template-columns: minmax(8.5em, auto) minmax(0, 1fr);
+        gap: 2px 8px;
+        align-items: center;
+        margin: 6px 0;
+        font-size: 0.85rem;
+      }
+      .field .help,
+      .field .note {
+        grid-column: 1 / -1;
+        font-size: 0.76rem;
+        color: var(--tp-muted);
+        margin: 0;
+      }
+      .field .note {
+        color: var(--tp-warn);
+      }
+      .field.off label {
+        color: var(--tp-muted);
+      }
+      .field input[type='number'],
+      .field select {
+        width: 100%;
+        min-width: 0;
+        box-sizing: border-box;
+      }
+      .field input[type='checkbox'] {
+        justify-self: start;
+      }
+      .field .nullable {
+        display: flex;
+        gap: 6px;
+        align-items: center;
+      }
+      .actions,
+      .buttons {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px;
+        align-items: center;
+        font-size: 0.86rem;
+      }
+      .actions .grow {
+        flex: 1;
+      }
+      button.primary {
+        background: var(--tp-accent);
+        border-color: var(--tp-accent);
+        color: var(--tp-bg);
+        font-weight: 600;
+      }
+      button:disabled {
+        opacity: 0.5;
+        cursor: default;
+      }
+      .experiments {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px;
+        align-items: center;
+        font-size: 0.86rem;
+      }
+      .experiments p {
+        margin: 0;
+        flex-basis: 100%;
+        color: var(--tp-muted);
+        font-size: 0.8rem;
+      }
+      .from {
+        font-size: 0.82rem;
+        color: var(--tp-accent);
+        margin: 4px 0 0;
+      }
+      .plots {
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(380px, 1fr));
+        gap: 10px;
+      }
+      .table {
+        overflow-x: auto;
+      }
+      table {
+        border-collapse: collapse;
+        width: 100%;
+        font-size: 0.8rem;
+      }
+      th,
+      td {
+        border-bottom: 1px solid var(--tp-line);
+        padding: 4px 6px;
+        text-align: left;
+        vertical-align: middle;
+        white-space: nowrap;
+      }
+      td.num,
+      th.num {
+        text-align: right;
+        font-variant-numeric: tabular-nums;
+      }
+      td.label {
+        white-space: normal;
+        min-width: 10em;
+      }
+      tr.hidden td {
+        color: var(--tp-muted);
+      }
+      tr.selected {
+        background: var(--tp-accent-soft);
+      }
+      td .row-actions {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px;
+      }
+      td button {
+        padding: 1px 6px;
+        font-size: 0.76rem;
+      }
+      .swatch {
+        display: inline-block;
+        width: 12px;
+        height: 12px;
+        border-radius: 3px;
+        vertical-align: middle;
+      }
+      .status-failed {
+        color: var(--tp-error);
+      }
+      .alert {
+        border: 2px solid var(--tp-error);
+        border-radius: 8px;
+        padding: 6px 10px;
+        font-size: 0.85rem;
+      }
+      .said {
+        font-size: 0.85rem;
+        color: var(--tp-muted);
+        min-height: 1.2em;
+      }
+      .used dl {
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
+        gap: 2px 14px;
+        margin: 6px 0 0;
+        font-size: 0.8rem;
+      }
+      .used dl div {
+        display: flex;
+        gap: 6px;
+      }
+      .used dt {
+        color: var(--tp-muted);
+      }
+      .used dd {
+        margin: 0;
+      }
+      .dropzone {
+        border: 1px dashed var(--tp-line);
+        border-radius: 8px;
+        padding: 6px 10px;
+        color: var(--tp-muted);
+        font-size: 0.82rem;
+      }
+      input[type='file'] {
+        font-size: 0.8rem;
+      }
+    `,
+  ];
+
+  // ---------------------------------------------------------------- wiring
+
+  /** The page's element: the shadow root this view is drawn in belongs to it. */
+  private get host(): LabHost | null {
+    if (this.host_) return this.host_;
+    const root = this.getRootNode();
+    const h = root instanceof ShadowRoot ? (root.host as LabHost) : null;
+    this.host_ = h && typeof h.train === 'function' ? h : null;
+    return this.host_;
+  }
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.host_ = null;
+    this.host?.addEventListener('tp-runs-changed', this.onRuns);
+    this.media = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
+    this.media?.addEventListener('change', this.onScheme);
+    this.refresh();
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.host?.removeEventListener('tp-runs-changed', this.onRuns);
+    this.media?.removeEventListener('change', this.onScheme);
+    cancelAnimationFrame(this.frame);
+  }
+
+  /** Read the runs again, at most once per frame. */
+  private refresh() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.runs = [...(this.host?.runs ?? [])];
+      if (this.selected && !this.runs.some((r) => r.id === this.selected)) this.selected = null;
+      if (!this.selected && this.runs.length) this.selected = this.runs[this.runs.length - 1].id;
+      this.requestUpdate();
+    });
+  }
+
+  protected willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('engine') && this.engine && !this.form) void this.loadDefaults('reverse');
+    // The palette in use, for the canvas colours (CSS variables do not reach a canvas).
+    const bg = getComputedStyle(this).getPropertyValue('--tp-bg').trim();
+    this.dark = bg !== '' && isDark(bg);
+  }
+
+  private get theme(): Theme {
+    return this.dark ? 'dark' : 'light';
+  }
+
+  /** The task's defaults from the engine; the form starts from them. */
+  private async loadDefaults(task: string, keep?: Record<string, unknown>) {
+    if (!this.engine) return;
+    try {
+      const d = await this.engine.call('runDefaults', { task });
+      this.defaults = d;
+      this.form = { ...(d.settings as unknown as Settings), ...(keep ?? {}) };
+      this.error = '';
+    } catch (e) {
+      this.error = `Could not read the defaults of the task ${task}: ${message(e)}`;
+    }
+    this.requestUpdate();
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  private selectedRun(): RunRecord | undefined {
+    return this.runs.find((r) => r.id === this.selected);
+  }
+
+  private start(settings: Settings, name?: string) {
+    const host = this.host;
+    if (!host) return;
+    try {
+      const h = host.train(settings as Partial<RunSettings>);
+      this.handles.set(h.id, h);
+      this.selected = h.id;
+      h.addEventListener('progress', this.onRuns);
+      h.done.then(
+        () => this.refresh(),
+        (e: unknown) => {
+          this.error = `The run stopped with an error: ${message(e)}`;
+          this.refresh();
+        },
+      );
+      if (name) void host.renameRun(h.id, name);
+      this.said = 'Training started.';
+      this.error = '';
+    } catch (e) {
+      this.error = `Could not start the run: ${message(e)}`;
+    }
+    this.refresh();
+  }
+
+  /** Train the form's settings as a new run. */
+  private trainForm() {
+    const form = this.renderRoot.querySelector<HTMLFormElement>('form.settings');
+    if (form && !form.reportValidity()) {
+      this.error = 'Some settings are out of range: the marked field says which.';
+      this.requestUpdate();
+      return;
+    }
+    if (!this.form) return;
+    this.from = null;
+    this.start(this.form);
+  }
+
+  /** Train every run of a preset, each from the task's defaults with its one change. */
+  private async trainPreset() {
+    const p = PRESETS.find((x) => x.id === this.preset);
+    if (!p || !this.engine) return;
+    try {
+      const d = await this.engine.call('runDefaults', { task: p.task });
+      for (const change of p.runs) this.start({ ...(d.settings as unknown as Settings), ...change });
+    } catch (e) {
+      this.error = `Could not start the experiment: ${message(e)}`;
+      this.requestUpdate();
+    }
+  }
+
+  private handle(): RunHandle | undefined {
+    return this.selected ? this.handles.get(this.selected) : undefined;
+  }
+
+  private act(what: 'pause' | 'resume' | 'stop' | 'stepOnce') {
+    const h = this.handle();
+    if (!h) return;
+    try {
+      const r = h[what]() as unknown;
+      if (r instanceof Promise) r.catch((e: unknown) => this.fail(e));
+    } catch (e) {
+      this.fail(e);
+    }
+    this.refresh();
+  }
+
+  private fail(e: unknown) {
+    this.error = message(e);
+    this.requestUpdate();
+  }
+
+  private againWith(r: RunRecord) {
+    this.form = { ...(r.settings as unknown as Settings) };
+    this.from = r.id;
+    this.said = '';
+    void this.loadDefaults(String(r.settings.task), r.settings as unknown as Record<string, unknown>);
+    this.updateComplete.then(() => this.renderRoot.querySelector('form.settings')?.scrollIntoView({ block: 'start' }));
+  }
+
+  private async use(r: RunRecord, label: string) {
+    try {
+      const info = await this.host!.useRun(r.id);
+      this.used = { what: `the run ${r.name} (${label})`, settings: r.settings as unknown as Settings, info };
+      this.said = `The page's model is now ${r.name}: every other view shows it.`;
+      this.error = '';
+    } catch (e) {
+      this.error = `Could not use the run: ${message(e)}`;
+    }
+    this.requestUpdate();
+  }
+
+  private async exportRun(r: RunRecord) {
+    try {
+      download(await this.host!.exportRun(r.id), `${fileName(r.name)}.safetensors`);
+    } catch (e) {
+      this.fail(`Could not export the run: ${message(e)}`);
+    }
+  }
+
+  private exportCsv(r: RunRecord) {
+    try {
+      download(this.host!.exportRunCsv(r.id), `${fileName(r.name)}.csv`);
+    } catch (e) {
+      this.fail(`Could not export the curves: ${message(e)}`);
+    }
+  }
+
+  /** A checkpoint from a file: it becomes the page's model, or its loader says what is wrong. */
+  private async importFile(file: File) {
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      const info = await this.host!.loadCheckpoint(bytes);
+      this.used = { what: `the file ${file.name}`, settings: null, info };
+      this.said = `Loaded ${file.name}: every other view shows it.`;
+      this.error = '';
+    } catch (e) {
+      this.said = '';
+      this.error = `${file.name} was not loaded: ${message(e)}`;
+    }
+    this.requestUpdate();
+  }
+
+  private onPick(e: Event) {
+    const input = e.target as HTMLInputElement;
+    const f = input.files?.[0];
+    if (f) void this.importFile(f);
+    input.value = '';
+  }
+
+  private dragging = false;
+  private onDrag(e: DragEvent, over: boolean) {
+    if (!e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    if (this.dragging !== over) {
+      this.dragging = over;
+      this.requestUpdate();
+    }
+  }
+  private onDrop(e: DragEvent) {
+    const f = e.dataTransfer?.files?.[0];
+    if (!f) return;
+    e.preventDefault();
+    this.dragging = false;
+    void this.importFile(f);
+  }
+
+  private async rename(r: RunRecord, input: HTMLInputElement) {
+    const name = input.value.trim();
+    this.renaming = null;
+    if (name && name !== r.name) await this.host!.renameRun(r.id, name);
+    this.refresh();
+  }
+
+  // ---------------------------------------------------------------- the form
+
+  private note(key: FieldKey): string {
+    const d = this.defaults;
+    if (!d) return '';
+    const base = key.startsWith('lr.') ? 'lr' : key;
+    return d.not_for_task[key] ?? d.not_for_task[base] ?? '';
+  }
+
+  private edit(key: FieldKey, v: Value) {
+    if (!this.form) return;
+    if (key === 'task' && typeof v === 'string') {
+      this.from = null;
+      void this.loadDefaults(v);
+      return;
+    }
+    this.form = setField(this.form, key, v);
+    this.requestUpdate();
+  }
+
+  private control(f: FieldDef, off: boolean) {
+    const v = getField(this.form!, f.key);
+    const id = `f-${f.key.replace('.', '-')}`;
+    const c = f.control;
+    if (c.kind === 'select') {
+      return html`<select
+        id=${id}
+        name=${f.key}
+        ?disabled=${off}
+        @change=${(e: Event) => {
+          const s = (e.target as HTMLSelectElement).value;
+          this.edit(f.key, s === '' ? null : s);
+        }}
+      >
+        ${c.options.map(([k, t]) => html`<option value=${k} ?selected=${(v ?? '') === k}>${t}</option>`)}
+      </select>`;
+    }
+    if (c.kind === 'bool') {
+      return html`<input id=${id} name=${f.key} type="checkbox" ?disabled=${off} .checked=${v === true} @change=${(e: Event) => this.edit(f.key, (e.target as HTMLInputElement).checked)} />`;
+    }
+    const number = html`<input
+      id=${id}
+      name=${f.key}
+      type="number"
+      min=${c.min}
+      max=${c.max}
+      step=${c.step}
+      required
+      ?disabled=${off || (c.nullable !== undefined && v === null)}
+      .value=${v === null ? '' : String(v)}
+      @change=${(e: Event) => {
+        const input = e.target as HTMLInputElement;
+        const x = Number(input.value);
+        const ok = input.value !== '' && Number.isFinite(x) && x >= c.min && x <= c.max && (!c.integer || Number.isInteger(x));
+        input.setCustomValidity(ok ? '' : `${f.label}: ${c.integer ? 'a whole number' : 'a number'} from ${c.min} to ${c.max}`);
+        if (ok) this.edit(f.key, x);
+      }}
+    />`;
+    if (c.nullable === undefined) return number;
+    return html`<span class="nullable"
+      >${number}<label
+        ><input
+          type="checkbox"
+          ?disabled=${off}
+          .checked=${v === null}
+          @change=${(e: Event) => this.edit(f.key, (e.target as HTMLInputElement).checked ? null : c.min === 1 ? 8 : c.min)}
+        />${c.nullable}</label
+      ></span
+    >`;
+  }
+
+  private field(f: FieldDef) {
+    if (!this.form || !fieldShown(this.form, f.key)) return nothing;
+    const note = this.note(f.key);
+    const id = `f-${f.key.replace('.', '-')}`;
+    return html`<div class="field ${note ? 'off' : ''}" data-field=${f.key}>
+      <label for=${id}>${f.label}</label>
+      ${this.control(f, note !== '' && f.key !== 'task')}
+      <p class="help" id=${`${id}-help`}>${f.help}</p>
+      ${note ? html`<p class="note" data-note=${f.key}>Not for this task: ${note}</p>` : nothing}
+    </div>`;
+  }
+
+  private settingsForm() {
+    if (!this.form) return html`<p class="muted small">Reading the task's defaults…</p>`;
+    const from = this.from ? this.runs.find((r) => r.id === this.from) : undefined;
+    return html`<form class="settings" @submit=${(e: Event) => e.preventDefault()} novalidate>
+      ${this.defaults ? html`<p class="intro">${this.defaults.description}</p>` : nothing}
+      <div class="groups">
+        ${GROUPS.map(
+          ([g, title]) => html`<fieldset data-group=${g}>
+            <legend>${title}</legend>
+            ${FIELDS.filter((f) => f.group === g).map((f) => this.field(f))}
+          </fieldset>`,
+        )}
+      </div>
+      ${from ? html`<p class="from" data-from=${from.id}>These are the settings of ${from.name}: change one and press Train to compare.</p>` : nothing}
+    </form>`;
+  }
+
+  // ---------------------------------------------------------------- plots
+
+  private lines(runs: readonly RunRecord[], labels: string[], colors: string[]) {
+    const bg = this.dark ? '#1d2026' : '#ffffff';
+    const loss: Line[] = [];
+    const metric: Line[] = [];
+    const lr: Line[] = [];
+    const grad: Line[] = [];
+    const resid: Line[] = [];
+    const layerGrad: Line[] = [];
+    let metricName = '';
+    runs.forEach((r, i) => {
+      const pts: readonly TrainPoint[] = r.points;
+      const c = colors[i];
+      const label = labels[i];
+      loss.push({ label: `${label} · training`, color: c, points: pts.map((p) => [Number(p.step), p.loss]) });
+      const evals = pts.filter((p) => p.eval);
+      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: evals.map((p) => [Number(p.step), p.eval!.loss]) });
+      metric.push({ label, color: c, points: evals.map((p) => [Number(p.step), 100 * p.eval!.metric]) });
+      if (evals.length) metricName = evals[evals.length - 1].eval!.metric_name;
+      lr.push({ label: `${label} · used`, color: c, points: pts.map((p) => [Number(p.step), p.lr]) });
+      const s = r.settings as unknown as Settings;
+      const sched = s.lr as { kind: string; factor?: number; warmup?: number; value?: number } | undefined;
+      const steps = Number(s.steps ?? 0);
+      if (sched && steps > 0) {
+        const n = Math.min(steps, 240);
+        const xs = Array.from({ length: n }, (_, k) => (n === 1 ? 1 : 1 + Math.round((k * (steps - 1)) / (n - 1))));
+        const plan = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
+        lr.push({ label: `${label} · planned`, color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
+      }
+      const last = pts[pts.length - 1];
+      if (last) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[Number(last.step), last.lr]] });
+      grad.push({ label, color: c, points: pts.map((p) => [Number(p.step), p.grad_norm]) });
+      const layers = last?.residual_norms.length ?? 0;
+      for (let l = 0; l < layers; l++) {
+        const lc = layers === 1 ? c : shade(c, bg, 0.65 * (1 - l / (layers - 1)));
+        resid.push({ label: `${label} L${l + 1}`, color: lc, points: pts.map((p) => [Number(p.step), p.residual_norms[l] ?? null]) });
+      }
+      const gl = last?.grad_norms.length ?? 0;
+      for (let l = 0; l < gl; l++) {
+        const lc = gl === 1 ? c : shade(c, bg, 0.65 * (1 - l / (gl - 1)));
+        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: pts.map((p) => [Number(p.step), p.grad_norms[l] ?? null]) });
+      }
+    });
+    return { loss, metric, lr, grad, resid, layerGrad, metricName };
+  }
+
+  private plots(runs: readonly RunRecord[], labels: string[], colors: string[]) {
+    const l = this.lines(runs, labels, colors);
+    const caption = { model: runs.length ? labels.join(' | ') : 'no runs', settings: runs.map((r, i) => `${labels[i]}: ${r.name}`).join('; ') };
+    const t = `${this.theme}:${this.themeKey}`;
+    const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || 'metric');
+    const empty = 'Train a run to see its curves here.';
+    return html`<div class="plots">
+      <tp-lab-plot data-plot="loss" heading="Loss: training (solid) and held-out (dashed)" .yLabel=${'cross-entropy, nats'} .lines=${l.loss} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="metric" heading=${`Held-out ${metric}`} .yLabel=${'percent'} .lines=${l.metric} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="lr" heading="Learning rate: used (solid), planned (dotted), now (dot)" .yLabel=${'learning rate'} .lines=${l.lr} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="grad" heading="Gradient norm before clipping (log scale)" .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.grad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="residual" heading="Residual stream after each layer (lighter: earlier layer)" .yLabel=${'mean ‖x‖₂ per token'} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="layer-grad" heading="Gradient of each layer's weights (log scale; lighter: earlier layer)" .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+    </div>`;
+  }
+
+  // ---------------------------------------------------------------- the runs
+
+  private table(runs: readonly RunRecord[], labelOf: Map<string, string>, colorOf: Map<string, string>) {
+    if (!runs.length) return html`<p class="muted small">No runs yet: press Train, or pick an experiment.</p>`;
+    return html`<div class="table">
+      <table>
+        <caption class="visually-hidden">
+          The runs, with their final numbers
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">act on</th>
+            <th scope="col">run</th>
+            <th scope="col">differs by</th>
+            <th scope="col">status</th>
+            <th scope="col" class="num">step</th>
+            <th scope="col" class="num">training loss</th>
+            <th scope="col" class="num">held-out loss</th>
+            <th scope="col" class="num">held-out metric</th>
+            <th scope="col" class="num">time</th>
+            <th scope="col" class="num">steps/s</th>
+            <th scope="col">actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${runs.map((r) => {
+            const last = r.points[r.points.length - 1];
+            const ev = [...r.points].reverse().find((p) => p.eval)?.eval ?? null;
+            const label = labelOf.get(r.id) ?? '';
+            return html`<tr class="${r.hidden ? 'hidden' : ''} ${r.id === this.selected ? 'selected' : ''}" data-run=${r.id} data-status=${r.status}>
+              <td>
+                <input
+                  type="radio"
+                  name="act-on"
+                  .checked=${r.id === this.selected}
+                  aria-label=${`the buttons act on ${r.name}`}
+                  @change=${() => {
+                    this.selected = r.id;
+                    this.requestUpdate();
+                  }}
+                />
+              </td>
+              <td>
+                <span class="swatch" data-color=${colorOf.get(r.id) ?? ''}></span>
+                ${this.renaming === r.id
+                  ? html`<input
+                      type="text"
+                      aria-label=${`new name for ${r.name}`}
+                      .value=${r.name}
+                      @keydown=${(e: KeyboardEvent) => {
+                        if (e.key === 'Enter') void this.rename(r, e.target as HTMLInputElement);
+                        if (e.key === 'Escape') {
+                          this.renaming = null;
+                          this.requestUpdate();
+                        }
+                      }}
+                      @blur=${(e: Event) => void this.rename(r, e.target as HTMLInputElement)}
+                    />`
+                  : html`<span data-name>${r.name}</span>`}
+              </td>
+              <td class="label" data-label>${r.hidden ? '(hidden)' : label}</td>
+              <td class=${`status-${r.status}`} title=${r.error ?? ''}>${STATUS_WORDS[r.status] ?? r.status}${r.status === 'failed' && r.error ? `: ${r.error}` : ''}</td>
+              <td class="num">${last ? Number(last.step) : 0} / ${Number((r.settings as unknown as Settings).steps ?? 0)}</td>
+              <td class="num">${n4(last?.loss)}</td>
+              <td class="num">${n4(ev?.loss)}</td>
+              <td class="num">${ev ? `${(100 * ev.metric).toFixed(1)} % ${METRIC_WORDS[ev.metric_name] ?? ev.metric_name}` : '–'}</td>
+              <td class="num">${seconds(r.elapsed_ms)}</td>
+              <td class="num">${r.steps_per_s ? r.steps_per_s.toFixed(1) : '–'}</td>
+              <td>
+                <div class="row-actions">
+                  <button @click=${() => void this.host!.hideRun(r.id, !r.hidden)} aria-pressed=${r.hidden ? 'true' : 'false'}>${r.hidden ? 'show' : 'hide'}</button>
+                  <button
+                    @click=${() => {
+                      this.renaming = r.id;
+                      this.requestUpdate();
+                      this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>(`tr[data-run="${r.id}"] input[type="text"]`)?.focus());
+                    }}
+                  >
+                    rename
+                  </button>
+                  <button @click=${() => void this.host!.deleteRun(r.id)} aria-label=${`delete ${r.name}`}>delete</button>
+                  <button @click=${() => this.againWith(r)} data-again>train again with one change</button>
+                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.points.length === 0}>use this run</button>
+                  <button @click=${() => void this.exportRun(r)} ?disabled=${r.points.length === 0}>.safetensors</button>
+                  <button @click=${() => this.exportCsv(r)} ?disabled=${r.points.length === 0}>CSV</button>
+                </div>
+              </td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </div>`;
+  }
+
+  private usedBox() {
+    const u = this.used;
+    if (!u) return nothing;
+    const s = u.settings;
+    return html`<section class="used" data-used aria-label="the model the page uses">
+      <strong>The page's model is ${u.what}</strong>
+      <span class="muted small">— ${u.info.arch.replace(/_/g, '-')}, d_model ${u.info.d_model}, ${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${u.info.params.toLocaleString('en-US')} parameters</span>
+      ${s
+        ? html`<dl>
+            ${FIELDS.filter((f) => fieldShown(s, f.key)).map((f) => html`<div><dt>${f.label}</dt><dd>${valueText(f, getField(s, f.key))}</dd></div>`)}
+          </dl>`
+        : nothing}
+    </section>`;
+  }
+
+  // ---------------------------------------------------------------- render
+
+  render() {
+    const all = this.runs;
+    const shown = all.filter((r) => !r.hidden);
+    const labels = differenceLabels(shown.map((r) => r.settings as unknown as LabelledSettings));
+    const labelOf = new Map(shown.map((r, i) => [r.id, labels[i]]));
+    const colorOf = new Map(all.map((r, i) => [r.id, runColor(i, this.theme)]));
+    const sel = this.selectedRun();
+    const h = this.handle();
+    const status = sel?.status;
+    const live = !!h && (status === 'running' || status === 'paused');
+    const p = PRESETS.find((x) => x.id === this.preset) ?? PRESETS[0];
+    return html`<section
+      class="card lab ${this.dragging ? 'drop' : ''}"
+      aria-labelledby="lab-h"
+      @dragover=${(e: DragEvent) => this.onDrag(e, true)}
+      @dragleave=${(e: DragEvent) => this.onDrag(e, false)}
+      @drop=${(e: DragEvent) => this.onDrop(e)}
+    >
+      <h2 id="lab-h">The lab <span class="sub">train your own variant in this page and compare the runs</span></h2>
+      <div class="experiments" data-experiments>
+        <label for="preset">Experiment</label>
+        <select
+          id="preset"
+          @change=${(e: Event) => {
+            this.preset = (e.target as HTMLSelectElement).value;
+            this.requestUpdate();
+          }}
+        >
+          ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${x.id === this.preset}>${x.title}</option>`)}
+        </select>
+        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.engine}>Train these ${p.runs.length} runs</button>
+        <p>${p.about}</p>
+      </div>
+      ${this.settingsForm()}
+      <div class="actions" role="group" aria-label="training controls">
+        <button class="primary" data-action="train" @click=${() => this.trainForm()} ?disabled=${!this.form}>Train</button>
+        <button data-action="pause" @click=${() => this.act('pause')} ?disabled=${!live || status !== 'running'}>Pause</button>
+        <button data-action="resume" @click=${() => this.act('resume')} ?disabled=${!live || status !== 'paused'}>Resume</button>
+        <button data-action="step" @click=${() => this.act('stepOnce')} ?disabled=${!live}>Step once</button>
+        <button data-action="stop" @click=${() => this.act('stop')} ?disabled=${!live}>Stop</button>
+        <span class="muted small">${sel ? html`acting on <strong>${sel.name}</strong>` : nothing}</span>
+        <span class="grow"></span>
+        <label class="dropzone"
+          >Import a .safetensors checkpoint (or drop one here)
+          <input type="file" accept=".safetensors,application/octet-stream" data-import @change=${(e: Event) => this.onPick(e)} />
+        </label>
+      </div>
+      ${this.error ? html`<div class="alert" role="alert" data-error>${this.error}</div>` : nothing}
+      <div class="said" role="status">${this.said}</div>
+      ${this.usedBox()}
+      ${this.plots(shown, labels, shown.map((r) => colorOf.get(r.id)!))}
+      ${this.table(all, labelOf, colorOf)}
+    </section>`;
+  }
+
+  protected updated(): void {
+    // The table's colour swatches, through the CSSOM (the page's policy refuses style attributes).
+    for (const el of this.renderRoot.querySelectorAll<HTMLElement>('.swatch[data-color]')) el.style.background = el.dataset.color ?? '';
+  }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function fileName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'run';
+}
+
+/** A background colour that reads as dark (luminance below one half). */
+function isDark(color: string): boolean {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
+  if (!m) return false;
+  const [r, g, b] = [m[1], m[2], m[3]].map((x) => parseInt(x, 16) / 255);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5;
+}
+
+customElements.define('tp-lab', TpLab);

@@ -1,0 +1,462 @@
+// The lab's settings form, described once: every switch of a run, what it does in one
+// line, its control (a list of choices, a number with its range, or on/off) and the group
+// it is shown in; and the presets that set up the classic experiments side by side.
+
+/** The fields of a run's settings the form edits ("lr.*" are the learning-rate schedule's). */
+export type FieldKey =
+  | 'task'
+  | 'arch'
+  | 'd_model'
+  | 'n_heads'
+  | 'n_layers'
+  | 'd_ff'
+  | 'activation'
+  | 'pos_encoding'
+  | 'norm'
+  | 'final_norm'
+  | 'residual'
+  | 'scale_embeddings'
+  | 'score'
+  | 'share_qk'
+  | 'dropout'
+  | 'label_smoothing'
+  | 'batch'
+  | 'steps'
+  | 'seed'
+  | 'len'
+  | 'adam_beta1'
+  | 'adam_beta2'
+  | 'adam_eps'
+  | 'lr.kind'
+  | 'lr.factor'
+  | 'lr.warmup'
+  | 'lr.value'
+  | 'clip'
+  | 'eval_every';
+
+export type Group = 'task' | 'shape' | 'design' | 'training' | 'optimiser';
+
+export interface FieldDef {
+  key: FieldKey;
+  /** The label beside the control. */
+  label: string;
+  /** What the setting does, in one line. */
+  help: string;
+  group: Group;
+  control:
+    | { kind: 'select'; options: readonly (readonly [string, string])[] }
+    | { kind: 'number'; min: number; max: number; step: number | 'any'; integer: boolean; nullable?: string }
+    | { kind: 'bool' };
+}
+
+export const GROUPS: readonly (readonly [Group, string])[] = [
+  ['task', 'Task'],
+  ['shape', 'Size'],
+  ['design', 'Design'],
+  ['training', 'Training'],
+  ['optimiser', 'Optimiser and learning rate'],
+];
+
+/** The tasks a run can train on, with their names in the form. */
+export const TASKS: readonly (readonly [string, string])[] = [
+  ['copy', 'copy a string'],
+  ['reverse', 'reverse a string'],
+  ['sort', 'sort a string'],
+  ['add', 'add two numbers'],
+  ['grammar', 'grammar language model'],
+  ['translate', 'number words → digits'],
+  ['sentiment', 'sentiment with negation'],
+  ['tagging', 'part-of-speech tagging'],
+  ['zh-grammar', 'Chinese grammar language model'],
+  ['zh-numerals', 'Chinese numerals → digits'],
+  ['zh-sentiment', 'Chinese sentiment'],
+];
+
+export const FIELDS: readonly FieldDef[] = [
+  {
+    key: 'task',
+    label: 'task',
+    help: 'What the model learns to do; it fixes the vocabulary, the data and how success is measured.',
+    group: 'task',
+    control: { kind: 'select', options: TASKS },
+  },
+  {
+    key: 'arch',
+    label: 'architecture',
+    help: 'Which stacks the model has: an encoder that sees everything, a decoder that sees only the past, or both joined by cross-attention.',
+    group: 'task',
+    control: {
+      kind: 'select',
+      options: [
+        ['', "the task's own"],
+        ['decoder_only', 'decoder-only'],
+        ['encoder_only', 'encoder-only'],
+        ['encoder_decoder', 'encoder-decoder'],
+      ],
+    },
+  },
+  {
+    key: 'len',
+    label: 'length',
+    help: 'How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models).',
+    group: 'task',
+    control: { kind: 'number', min: 1, max: 256, step: 1, integer: true, nullable: "the task's own" },
+  },
+  {
+    key: 'd_model',
+    label: 'd_model',
+    help: 'The width of the residual stream: every token is a vector of this many numbers between the layers.',
+    group: 'shape',
+    control: { kind: 'number', min: 4, max: 512, step: 4, integer: true },
+  },
+  {
+    key: 'n_heads',
+    label: 'heads',
+    help: 'Attention heads per layer; each looks at the sequence through its own d_model / heads dimensions.',
+    group: 'shape',
+    control: { kind: 'number', min: 1, max: 16, step: 1, integer: true },
+  },
+  {
+    key: 'n_layers',
+    label: 'layers',
+    help: 'How many blocks are stacked (in each stack of an encoder-decoder).',
+    group: 'shape',
+    control: { kind: 'number', min: 1, max: 12, step: 1, integer: true },
+  },
+  {
+    key: 'd_ff',
+    label: 'd_ff',
+    help: 'The hidden width of the feed-forward network inside each block (usually four times d_model).',
+    group: 'shape',
+    control: { kind: 'number', min: 4, max: 2048, step: 4, integer: true },
+  },
+  {
+    key: 'activation',
+    label: 'activation',
+    help: 'The non-linearity between the two matrices of the feed-forward network.',
+    group: 'design',
+    control: {
+      kind: 'select',
+      options: [
+        ['relu', 'ReLU'],
+        ['gelu', 'GELU'],
+      ],
+    },
+  },
+  {
+    key: 'pos_encoding',
+    label: 'position encoding',
+    help: 'How the model learns where each token stands; without any, attention cannot tell orders apart.',
+    group: 'design',
+    control: {
+      kind: 'select',
+      options: [
+        ['sinusoidal', 'sinusoidal (fixed sin/cos table)'],
+        ['learned', 'learned table'],
+        ['relative', 'relative (Shaw: distance vectors in keys and values)'],
+        ['rope', 'RoPE (rotate q and k by position)'],
+        ['alibi', 'ALiBi (penalty on distance)'],
+        ['none', 'none'],
+      ],
+    },
+  },
+  {
+    key: 'norm',
+    label: 'normalisation',
+    help: 'Where the normalisation sits: after the residual sum (post-LN), before each sublayer (pre-LN), BatchNorm instead, or none.',
+    group: 'design',
+    control: {
+      kind: 'select',
+      options: [
+        ['post_ln', 'post-LN (LayerNorm after add)'],
+        ['pre_ln', 'pre-LN (LayerNorm before the sublayer)'],
+        ['batch_norm', 'BatchNorm (statistics across the batch)'],
+        ['none', 'none'],
+      ],
+    },
+  },
+  {
+    key: 'final_norm',
+    label: 'final norm',
+    help: 'One more LayerNorm at the end of each stack; pre-LN models need it to keep the output in scale.',
+    group: 'design',
+    control: { kind: 'bool' },
+  },
+  {
+    key: 'residual',
+    label: 'residual connections',
+    help: 'Add each sublayer’s input back to its output, so gradients have a direct path through deep stacks.',
+    group: 'design',
+    control: { kind: 'bool' },
+  },
+  {
+    key: 'scale_embeddings',
+    label: 'embeddings × √d_model',
+    help: 'Multiply token embeddings by √d_model before adding positions, so the positions do not drown the tokens.',
+    group: 'design',
+    control: { kind: 'bool' },
+  },
+  {
+    key: 'score',
+    label: 'attention score',
+    help: 'How a query and a key become a score: a dot product divided by √d_k, a plain dot product, or a small learned network (additive).',
+    group: 'design',
+    control: {
+      kind: 'select',
+      options: [
+        ['scaled_dot', 'scaled dot product'],
+        ['dot', 'dot product, unscaled'],
+        ['additive', 'additive (wᵀ tanh(q + k))'],
+      ],
+    },
+  },
+  {
+    key: 'share_qk',
+    label: 'shared W_Q = W_K',
+    help: 'Queries and keys use one matrix, so token i scores token j exactly as j scores i.',
+    group: 'design',
+    control: { kind: 'bool' },
+  },
+  {
+    key: 'dropout',
+    label: 'dropout',
+    help: 'The chance that each activation is zeroed during training, a guard against memorising the training set.',
+    group: 'training',
+    control: { kind: 'number', min: 0, max: 0.9, step: 0.05, integer: false },
+  },
+  {
+    key: 'label_smoothing',
+    label: 'label smoothing',
+    help: 'Share this much of the target probability among the wrong tokens, so the model is never pushed to be certain.',
+    group: 'training',
+    control: { kind: 'number', min: 0, max: 0.5, step: 0.05, integer: false },
+  },
+  {
+    key: 'batch',
+    label: 'batch size',
+    help: 'Examples averaged in each step’s gradient; more gives a steadier gradient and slower steps.',
+    group: 'training',
+    control: { kind: 'number', min: 1, max: 512, step: 1, integer: true },
+  },
+  {
+    key: 'steps',
+    label: 'steps',
+    help: 'How many optimiser updates the run makes before it stops by itself.',
+    group: 'training',
+    control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
+  },
+  {
+    key: 'seed',
+    label: 'seed',
+    help: 'Picks the starting weights and the order of the examples; the same seed gives the same run.',
+    group: 'training',
+    control: { kind: 'number', min: 0, max: 4294967295, step: 1, integer: true },
+  },
+  {
+    key: 'eval_every',
+    label: 'evaluate every',
+    help: 'Steps between two measurements on held-out examples (the held-out loss and the task’s metric).',
+    group: 'training',
+    control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
+  },
+  {
+    key: 'clip',
+    label: 'gradient clipping',
+    help: 'Scale the whole gradient down when its norm exceeds this; 0 turns clipping off.',
+    group: 'training',
+    control: { kind: 'number', min: 0, max: 100, step: 0.1, integer: false },
+  },
+  {
+    key: 'adam_beta1',
+    label: 'Adam β₁',
+    help: 'How much of the previous gradient direction Adam keeps (momentum).',
+    group: 'optimiser',
+    control: { kind: 'number', min: 0, max: 0.9999, step: 0.01, integer: false },
+  },
+  {
+    key: 'adam_beta2',
+    label: 'Adam β₂',
+    help: 'How long Adam remembers the size of past gradients when it scales each step.',
+    group: 'optimiser',
+    control: { kind: 'number', min: 0, max: 0.99999, step: 0.001, integer: false },
+  },
+  {
+    key: 'adam_eps',
+    label: 'Adam ε',
+    help: 'A tiny number added before Adam divides by the gradient size, so it never divides by zero.',
+    group: 'optimiser',
+    control: { kind: 'number', min: 0, max: 1, step: 'any', integer: false },
+  },
+  {
+    key: 'lr.kind',
+    label: 'learning rate',
+    help: 'Noam: rise linearly during warmup, then fall as 1/√step (the 2017 paper); or one constant rate throughout.',
+    group: 'optimiser',
+    control: {
+      kind: 'select',
+      options: [
+        ['noam', 'Noam schedule'],
+        ['constant', 'constant'],
+      ],
+    },
+  },
+  {
+    key: 'lr.factor',
+    label: 'Noam factor',
+    help: 'Multiplies the whole Noam curve; its peak is factor / √(d_model · warmup).',
+    group: 'optimiser',
+    control: { kind: 'number', min: 0.001, max: 100, step: 'any', integer: false },
+  },
+  {
+    key: 'lr.warmup',
+    label: 'warmup steps',
+    help: 'Steps over which the rate climbs to its peak before it starts to decay.',
+    group: 'optimiser',
+    control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
+  },
+  {
+    key: 'lr.value',
+    label: 'constant rate',
+    help: 'The learning rate used at every step.',
+    group: 'optimiser',
+    control: { kind: 'number', min: 0, max: 10, step: 'any', integer: false },
+  },
+];
+
+/** A setting's value as the form edits it. */
+export type Value = string | number | boolean | null;
+
+/** A run's settings as plain JSON (the protocol's RunSettings). */
+export type Settings = Record<string, unknown> & { lr?: { kind: string; [k: string]: unknown } };
+
+/** Read one field of a run's settings. */
+export function getField(s: Settings, key: FieldKey): Value {
+  if (key.startsWith('lr.')) {
+    const lr = (s.lr ?? {}) as Record<string, unknown>;
+    return (lr[key.slice(3)] ?? null) as Value;
+  }
+  return (s[key] ?? null) as Value;
+}
+
+/** The settings with one field changed (a copy). Switching the schedule's kind keeps sensible numbers. */
+export function setField(s: Settings, key: FieldKey, v: Value): Settings {
+  const out: Settings = { ...s };
+  if (key === 'lr.kind') {
+    const old = (s.lr ?? {}) as Record<string, unknown>;
+    out.lr =
+      v === 'constant'
+        ? { kind: 'constant', value: typeof old.value === 'number' ? old.value : 1e-3 }
+        : { kind: 'noam', factor: typeof old.factor === 'number' ? old.factor : 1, warmup: typeof old.warmup === 'number' ? old.warmup : 400 };
+  } else if (key.startsWith('lr.')) {
+    out.lr = { ...((s.lr ?? { kind: 'noam' }) as { kind: string }), [key.slice(3)]: v };
+  } else {
+    out[key] = v;
+  }
+  return out;
+}
+
+/** Whether a field is shown for these settings (the schedule's numbers follow its kind). */
+export function fieldShown(s: Settings, key: FieldKey): boolean {
+  const kind = (s.lr as { kind?: string } | undefined)?.kind;
+  if (key === 'lr.factor' || key === 'lr.warmup') return kind === 'noam';
+  if (key === 'lr.value') return kind === 'constant';
+  return true;
+}
+
+/** A classic experiment: a pair (or more) of settings that differ in one idea. */
+export interface Preset {
+  id: string;
+  title: string;
+  /** What the comparison shows, in one line. */
+  about: string;
+  /** The task the comparison is set on (its defaults fill the rest). */
+  task: string;
+  /** One change of the task's defaults per run. */
+  runs: readonly Record<string, unknown>[];
+}
+
+/** Short so that a comparison trains in seconds; the task's defaults fill every other field. */
+export const PRESETS: readonly Preset[] = [
+  {
+    id: 'residual-6',
+    title: 'No residual vs residual, 6 layers',
+    about: 'Six post-LN layers without residual connections barely learn; with them the loss falls at once.',
+    task: 'reverse',
+    runs: [
+      { n_layers: 6, residual: false, steps: 300 },
+      { n_layers: 6, residual: true, steps: 300 },
+    ],
+  },
+  {
+    id: 'pre-post-ln',
+    title: 'Post-LN vs pre-LN, 6 layers',
+    about: 'Where the LayerNorm sits changes how gradients reach the early layers of a deep stack.',
+    task: 'reverse',
+    runs: [
+      { n_layers: 6, norm: 'post_ln', final_norm: false, steps: 300 },
+      { n_layers: 6, norm: 'pre_ln', final_norm: true, steps: 300 },
+    ],
+  },
+  {
+    id: 'warmup',
+    title: 'Warmup 400 vs 4000',
+    about: 'A long warmup keeps the rate small for many steps: the same model learns much later.',
+    task: 'reverse',
+    runs: [
+      { lr: { kind: 'noam', factor: 1, warmup: 400 }, steps: 600 },
+      { lr: { kind: 'noam', factor: 1, warmup: 4000 }, steps: 600 },
+    ],
+  },
+  {
+    id: 'layernorm-batchnorm',
+    title: 'LayerNorm vs BatchNorm',
+    about: 'BatchNorm mixes statistics across the batch, padding included; LayerNorm normalises each token alone.',
+    task: 'reverse',
+    runs: [
+      { norm: 'post_ln', steps: 300 },
+      { norm: 'batch_norm', steps: 300 },
+    ],
+  },
+  {
+    id: 'scale-embeddings',
+    title: 'Embeddings with and without ×√d_model',
+    about: 'Without the scale the fixed positions are as large as the tokens themselves.',
+    task: 'reverse',
+    runs: [
+      { scale_embeddings: true, steps: 300 },
+      { scale_embeddings: false, steps: 300 },
+    ],
+  },
+  {
+    id: 'score',
+    title: 'Scaled dot vs dot vs additive',
+    about: 'Three ways to score a query against a key, on the same task and seed.',
+    task: 'reverse',
+    runs: [
+      { score: 'scaled_dot', steps: 300 },
+      { score: 'dot', steps: 300 },
+      { score: 'additive', steps: 300 },
+    ],
+  },
+  {
+    id: 'positions',
+    title: 'No positions vs sinusoidal vs RoPE',
+    about: 'Reversing needs to know where each letter is; without positions only the causal mask hints at it.',
+    task: 'reverse',
+    runs: [
+      { pos_encoding: 'none', steps: 300 },
+      { pos_encoding: 'sinusoidal', steps: 300 },
+      { pos_encoding: 'rope', steps: 300 },
+    ],
+  },
+  {
+    id: 'dropout',
+    title: 'Dropout 0 vs 0.3',
+    about: 'Dropout slows training-set progress; watch the held-out loss against the training loss.',
+    task: 'reverse',
+    runs: [
+      { dropout: 0, steps: 300 },
+      { dropout: 0.3, steps: 300 },
+    ],
+  },
+];

@@ -1,0 +1,145 @@
+// The lab's legend: runs named by how their settings differ. Two runs that differ only in
+// where the LayerNorm sits are "post-LN" and "pre-LN"; two that differ in warmup and seed
+// are "warmup 400, seed 1" and "warmup 4000, seed 2". Only the fields that differ among
+// the runs are named, each in a few words, in a fixed order.
+//
+// Pure functions with no imports, so the unit tests (tests/unit/lab-labels.test.mjs) load
+// this file under node.
+
+/** A run's settings as the labels read them (the fields of the protocol's RunSettings). */
+export interface LabelledSettings {
+  task?: string;
+  arch?: string | null;
+  d_model?: number;
+  n_heads?: number;
+  n_layers?: number;
+  d_ff?: number;
+  activation?: string;
+  pos_encoding?: string;
+  norm?: string;
+  final_norm?: boolean;
+  residual?: boolean;
+  scale_embeddings?: boolean;
+  score?: string;
+  share_qk?: boolean;
+  dropout?: number;
+  label_smoothing?: number;
+  batch?: number;
+  steps?: number;
+  seed?: number;
+  len?: number | null;
+  adam_beta1?: number;
+  adam_beta2?: number;
+  adam_eps?: number;
+  lr?: { kind: 'noam'; factor: number; warmup: number } | { kind: 'constant'; value: number };
+  clip?: number;
+  eval_every?: number;
+}
+
+/** A number as written in a label: its shortest exact form (0.1, 1e-9, 4000). */
+function num(v: number): string {
+  return String(v);
+}
+
+const ARCH: Record<string, string> = {
+  encoder_only: 'encoder-only',
+  decoder_only: 'decoder-only',
+  encoder_decoder: 'encoder-decoder',
+};
+const POS: Record<string, string> = {
+  none: 'no positions',
+  sinusoidal: 'sinusoidal positions',
+  learned: 'learned positions',
+  relative: 'relative positions',
+  rope: 'RoPE',
+  alibi: 'ALiBi',
+};
+const NORM: Record<string, string> = {
+  post_ln: 'post-LN',
+  pre_ln: 'pre-LN',
+  batch_norm: 'BatchNorm',
+  none: 'no norm',
+};
+const SCORE: Record<string, string> = {
+  scaled_dot: 'scaled dot',
+  dot: 'dot (unscaled)',
+  additive: 'additive',
+};
+const ACT: Record<string, string> = { relu: 'ReLU', gelu: 'GELU' };
+
+const word = (table: Record<string, string>, v: string) => table[v] ?? v;
+
+/**
+ * Each field in label order: its words for one run's settings, or undefined where the
+ * field does not apply to that run (a constant learning rate has no warmup).
+ */
+export const LABEL_FIELDS: readonly { key: string; words: (s: LabelledSettings) => string | undefined }[] = [
+  { key: 'task', words: (s) => s.task },
+  { key: 'arch', words: (s) => (s.arch === undefined ? undefined : s.arch === null ? "the task's architecture" : word(ARCH, s.arch)) },
+  { key: 'residual', words: (s) => (s.residual === undefined ? undefined : s.residual ? 'residual' : 'no residual') },
+  { key: 'norm', words: (s) => (s.norm === undefined ? undefined : word(NORM, s.norm)) },
+  { key: 'final_norm', words: (s) => (s.final_norm === undefined ? undefined : s.final_norm ? 'final norm' : 'no final norm') },
+  { key: 'n_layers', words: (s) => (s.n_layers === undefined ? undefined : `${num(s.n_layers)} layer${s.n_layers === 1 ? '' : 's'}`) },
+  { key: 'd_model', words: (s) => (s.d_model === undefined ? undefined : `d_model ${num(s.d_model)}`) },
+  { key: 'n_heads', words: (s) => (s.n_heads === undefined ? undefined : `${num(s.n_heads)} head${s.n_heads === 1 ? '' : 's'}`) },
+  { key: 'd_ff', words: (s) => (s.d_ff === undefined ? undefined : `d_ff ${num(s.d_ff)}`) },
+  { key: 'activation', words: (s) => (s.activation === undefined ? undefined : word(ACT, s.activation)) },
+  { key: 'pos_encoding', words: (s) => (s.pos_encoding === undefined ? undefined : word(POS, s.pos_encoding)) },
+  { key: 'score', words: (s) => (s.score === undefined ? undefined : word(SCORE, s.score)) },
+  { key: 'share_qk', words: (s) => (s.share_qk === undefined ? undefined : s.share_qk ? 'W_Q = W_K' : 'separate W_Q and W_K') },
+  {
+    key: 'scale_embeddings',
+    words: (s) => (s.scale_embeddings === undefined ? undefined : s.scale_embeddings ? 'embeddings ×√d_model' : 'embeddings unscaled'),
+  },
+  { key: 'dropout', words: (s) => (s.dropout === undefined ? undefined : `dropout ${num(s.dropout)}`) },
+  { key: 'label_smoothing', words: (s) => (s.label_smoothing === undefined ? undefined : `label smoothing ${num(s.label_smoothing)}`) },
+  {
+    key: 'lr.kind',
+    words: (s) => (s.lr === undefined ? undefined : s.lr.kind === 'noam' ? 'Noam schedule' : `constant lr ${num(s.lr.value)}`),
+  },
+  { key: 'lr.warmup', words: (s) => (s.lr?.kind === 'noam' ? `warmup ${num(s.lr.warmup)}` : undefined) },
+  { key: 'lr.factor', words: (s) => (s.lr?.kind === 'noam' ? `lr factor ${num(s.lr.factor)}` : undefined) },
+  { key: 'adam_beta1', words: (s) => (s.adam_beta1 === undefined ? undefined : `β₁ ${num(s.adam_beta1)}`) },
+  { key: 'adam_beta2', words: (s) => (s.adam_beta2 === undefined ? undefined : `β₂ ${num(s.adam_beta2)}`) },
+  { key: 'adam_eps', words: (s) => (s.adam_eps === undefined ? undefined : `ε ${num(s.adam_eps)}`) },
+  { key: 'batch', words: (s) => (s.batch === undefined ? undefined : `batch ${num(s.batch)}`) },
+  { key: 'steps', words: (s) => (s.steps === undefined ? undefined : `${num(s.steps)} steps`) },
+  { key: 'len', words: (s) => (s.len === undefined ? undefined : s.len === null ? "the task's length" : `length ${num(s.len)}`) },
+  { key: 'clip', words: (s) => (s.clip === undefined ? undefined : s.clip > 0 ? `clip ${num(s.clip)}` : 'no clipping') },
+  { key: 'eval_every', words: (s) => (s.eval_every === undefined ? undefined : `eval every ${num(s.eval_every)}`) },
+  { key: 'seed', words: (s) => (s.seed === undefined ? undefined : `seed ${num(s.seed)}`) },
+];
+
+/** The keys of the fields on which these runs differ (among the runs the field applies to). */
+export function differingFields(runs: readonly LabelledSettings[]): string[] {
+  const out: string[] = [];
+  for (const f of LABEL_FIELDS) {
+    const seen = new Set<string>();
+    for (const s of runs) {
+      const w = f.words(s);
+      if (w !== undefined) seen.add(w);
+    }
+    if (seen.size > 1) out.push(f.key);
+  }
+  return out;
+}
+
+/**
+ * One label per run, in the runs' order: the words of the fields on which the runs differ,
+ * joined with ", ". A lone run, or runs with equal settings, are named by their task;
+ * runs whose labels would still coincide get "(2)", "(3)", … after the first.
+ */
+export function differenceLabels(runs: readonly LabelledSettings[]): string[] {
+  const keys = new Set(differingFields(runs));
+  const fields = LABEL_FIELDS.filter((f) => keys.has(f.key));
+  const labels = runs.map((s) => {
+    const words = fields.map((f) => f.words(s)).filter((w): w is string => w !== undefined);
+    return words.length ? words.join(', ') : (s.task ?? 'run');
+  });
+  const count = new Map<string, number>();
+  return labels.map((l) => {
+    const n = (count.get(l) ?? 0) + 1;
+    count.set(l, n);
+    return n === 1 ? l : `${l} (${n})`;
+  });
+}
