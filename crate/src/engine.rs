@@ -34,9 +34,11 @@ use crate::protocol::{
     AttnView, BackendName, CostRequest, Dense, EmbeddingScaleRequest, F32Array, ForwardRequest,
     ForwardResult, GenerateStartRequest, GenerateStarted, GenerateStep, HiddenView, ModelInfo,
     NoamRequest, PermutationResult, Positions, PositionsRequest, RelativeTable, RopeDemoRequest,
-    SamplingRequest, ScoreScalingRequest, StrategyName, Switches, Tokenized,
+    RunDefaults, RunDefaultsRequest, RunSettings, SamplingRequest, ScoreScalingRequest,
+    StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
 };
 use crate::train::schedule::{noam_curve, Schedule};
+use crate::train::session::Session;
 
 /// Candidates reported with each generation step.
 const TOP_CANDIDATES: usize = 8;
@@ -101,6 +103,8 @@ pub struct Engine {
     model: Option<Rc<Model>>,
     backend: Backend,
     generation: Option<Generation>,
+    /// The training run of this engine (the lab runs each in its own engine).
+    session: Option<Session>,
 }
 
 impl Default for Engine {
@@ -115,6 +119,7 @@ impl Engine {
             model: None,
             backend: Backend::Cpu,
             generation: None,
+            session: None,
         }
     }
 
@@ -131,6 +136,42 @@ impl Engine {
         self.model = Some(Rc::new(model));
         self.generation = None;
         Ok(info)
+    }
+
+    /// The settings a task's runs start from (its shipped recipe, or its nano preset),
+    /// with a line about every field and why a field does not apply. Needs no model.
+    pub fn run_defaults(&self, req: &RunDefaultsRequest) -> Result<RunDefaults> {
+        RunSettings::defaults(&req.task)
+    }
+
+    /// Start a training run (a fresh model from the settings' seed); any earlier run of
+    /// this engine is dropped. Bad settings are refused by field, and nothing changes.
+    pub fn train_start(&mut self, settings: &RunSettings) -> Result<TrainStarted> {
+        let session = Session::new(settings.clone())?;
+        let out = TrainStarted {
+            info: model_info(session.model()),
+            settings: session.settings().clone(),
+            command: session.spec().args(),
+        };
+        self.session = Some(session);
+        Ok(out)
+    }
+
+    fn session(&mut self) -> Result<&mut Session> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| Error::Input("no training run: call trainStart first".into()))
+    }
+
+    /// The next chunk of the run's steps. A failed step (a diverged loss) ends the run:
+    /// later chunks are refused with the same reason; its last weights can still be exported.
+    pub fn train_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
+        self.session()?.step_chunk(req)
+    }
+
+    /// The run's model as it is now, as checkpoint bytes (DESIGN.md §3).
+    pub fn train_export(&mut self) -> Result<Vec<u8>> {
+        self.session()?.checkpoint()
     }
 
     /// The loaded model's layer plan (`model::plan::layer_plan`): the stacks, sublayers,

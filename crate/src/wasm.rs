@@ -12,7 +12,8 @@ use crate::engine;
 use crate::error::Error;
 use crate::protocol::{
     CostRequest, EmbeddingScaleRequest, ForwardRequest, GenerateStartRequest, NoamRequest,
-    PositionsRequest, RopeDemoRequest, ScoreScalingRequest,
+    PositionsRequest, RopeDemoRequest, RunDefaultsRequest, RunSettings, ScoreScalingRequest,
+    TrainChunkRequest,
 };
 
 type JsResult<T> = std::result::Result<T, JsError>;
@@ -37,8 +38,9 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 const PROTOCOL_TYPES: &str = r#"
 import type { CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
   GenerateStartRequest, GenerateStarted, GenerateStep, LayerPlan, ModelInfo, NoamRequest, Parity,
-  PermutationResult, Positions, PositionsRequest, RopeDemoRequest, Schedule, ScoreScalingRequest,
-  Tokenized } from '../src/engine/generated';
+  PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
+  RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted
+} from '../src/engine/generated';
 import type { EmbeddingScale, Extrapolation, RopeDemo, ScoreScaling } from '../src/engine/protocol';
 "#;
 
@@ -58,6 +60,41 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "ModelInfo")]
     pub fn load(&mut self, bytes: &[u8]) -> JsResult<JsValue> {
         to_js(&self.0.load(bytes).map_err(js_err)?)
+    }
+
+    /// `RunDefaultsRequest` → `RunDefaults`.
+    #[wasm_bindgen(unchecked_return_type = "RunDefaults")]
+    pub fn run_defaults(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RunDefaultsRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: RunDefaultsRequest = from_js("run defaults", req)?;
+        to_js(&self.0.run_defaults(&req).map_err(js_err)?)
+    }
+
+    /// `RunSettings` → `TrainStarted`.
+    #[wasm_bindgen(unchecked_return_type = "TrainStarted")]
+    pub fn train_start(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "RunSettings")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: RunSettings = from_js("train", req)?;
+        to_js(&self.0.train_start(&req).map_err(js_err)?)
+    }
+
+    /// `TrainChunkRequest` → `TrainChunk`.
+    #[wasm_bindgen(unchecked_return_type = "TrainChunk")]
+    pub fn train_chunk(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "TrainChunkRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: TrainChunkRequest = from_js("train chunk", req)?;
+        to_js(&self.0.train_chunk(&req).map_err(js_err)?)
+    }
+
+    /// The training run's model now, as checkpoint bytes.
+    pub fn train_export(&mut self) -> JsResult<Vec<u8>> {
+        self.0.train_export().map_err(js_err)
     }
 
     /// `TokenizeRequest` → `Tokenized`.

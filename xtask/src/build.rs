@@ -71,7 +71,15 @@ pub fn browser_bench() -> Result<()> {
     sh(Command::new("node")
         .arg("tests/browser/longrun.mjs")
         .env("TPLAY_DIST", dist())
-        .env("TPLAY_CHROMIUM", browser))
+        .env("TPLAY_CHROMIUM", &browser))?;
+    // The lab: the reverse recipe to its threshold in the page, and training speed in the
+    // page against the native release binary.
+    sh(cargo().args(["build", "--release", "-p", "tplay"]))?;
+    sh(Command::new("node")
+        .arg("tests/browser/lab-bench.mjs")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", browser)
+        .env("TPLAY_BIN", root().join("target/release/tplay")))
 }
 
 fn chromium() -> Result<PathBuf> {

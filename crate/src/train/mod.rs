@@ -7,7 +7,7 @@ pub mod optim;
 pub mod schedule;
 pub mod step;
 
-pub use step::{loss_and_grads, to_batch, train_step, LossGrads, StepStats};
+pub use step::{loss_and_grads, to_batch, train_step, train_step_observed, LossGrads, StepStats};
 pub mod eval;
 pub mod trainer;
 
@@ -17,3 +17,6 @@ pub mod run;
 
 pub use run::RunSpec;
 pub mod recipes;
+pub mod session;
+
+pub use session::Session;

@@ -9,6 +9,7 @@ use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
 use crate::tasks::{build, Task, TaskOptions, TASKS};
 
+use super::optim::AdamConfig;
 use super::trainer::TrainOptions;
 
 /// Every choice of a training run. `None` keeps the preset's (or the task's) value.
@@ -40,6 +41,20 @@ pub struct RunSpec {
     pub label_smoothing: f32,
     /// Global-norm clipping threshold; 0 turns clipping off.
     pub clip: f32,
+    /// The architecture (JSON name); by default the task's own. A task is made for one
+    /// architecture, and another one is refused with the reason.
+    pub arch: Option<String>,
+    /// One LayerNorm at the end of each stack.
+    pub final_norm: Option<bool>,
+    /// Residual connections around every sublayer.
+    pub residual: Option<bool>,
+    /// Token embeddings × √d_model before positions are added.
+    pub scale_embeddings: Option<bool>,
+    pub adam_beta1: f32,
+    pub adam_beta2: f32,
+    pub adam_eps: f32,
+    /// A constant learning rate instead of the Noam schedule (`lr_factor`, `warmup`).
+    pub lr_constant: Option<f32>,
 }
 
 impl Default for RunSpec {
@@ -66,6 +81,14 @@ impl Default for RunSpec {
             dropout: None,
             label_smoothing: 0.0,
             clip: 1.0,
+            arch: None,
+            final_norm: None,
+            residual: None,
+            scale_embeddings: None,
+            adam_beta1: AdamConfig::default().beta1,
+            adam_beta2: AdamConfig::default().beta2,
+            adam_eps: AdamConfig::default().eps,
+            lr_constant: None,
         }
     }
 }
@@ -79,11 +102,29 @@ fn parse_enum<T: DeserializeOwned>(flag: &str, value: &str, known: &str) -> Resu
     })
 }
 
-fn arch_name(arch: Arch) -> &'static str {
+pub(crate) fn arch_name(arch: Arch) -> &'static str {
     match arch {
         Arch::EncoderOnly => "encoder_only",
         Arch::DecoderOnly => "decoder_only",
         Arch::EncoderDecoder => "encoder_decoder",
+    }
+}
+
+/// What a task's examples look like, for messages that say why an architecture does not fit.
+fn task_shape(task: &dyn Task) -> &'static str {
+    match task.arch() {
+        Arch::EncoderOnly if task.num_classes() > 0 => {
+            "it reads a whole text and answers with one class, so it needs a bidirectional encoder with a classifier"
+        }
+        Arch::EncoderOnly => {
+            "it labels every input token, so it needs a bidirectional encoder with a token-level head"
+        }
+        Arch::DecoderOnly => {
+            "its examples are one stream of tokens to continue, with no separate source for an encoder"
+        }
+        Arch::EncoderDecoder => {
+            "its examples are a source sentence and a separate target, read by an encoder and written by a decoder"
+        }
     }
 }
 
@@ -104,6 +145,18 @@ impl RunSpec {
     /// that holds its longest example), with the overrides applied and validated.
     pub fn model_config(&self, task: &dyn Task) -> Result<ModelConfig> {
         let arch = task.arch();
+        if let Some(a) = &self.arch {
+            let want: Arch = parse_enum("arch", a, "encoder_only, decoder_only, encoder_decoder")?;
+            if want != arch {
+                return Err(Error::Input(format!(
+                    "--arch: task '{}' is made for {} models ({}); {} cannot be trained on it",
+                    self.task,
+                    arch_name(arch),
+                    task_shape(task),
+                    arch_name(want)
+                )));
+            }
+        }
         let preset = self.preset.clone().unwrap_or_else(|| {
             match arch {
                 Arch::DecoderOnly => "gpt-nano",
@@ -162,6 +215,15 @@ impl RunSpec {
         if let Some(v) = self.dropout {
             cfg.dropout = v;
         }
+        if let Some(v) = self.final_norm {
+            cfg.final_norm = v;
+        }
+        if let Some(v) = self.residual {
+            cfg.residual = v;
+        }
+        if let Some(v) = self.scale_embeddings {
+            cfg.scale_embeddings = v;
+        }
         cfg.max_len = self.max_len.unwrap_or(cfg.max_len.max(task.max_tokens()));
         cfg.validate()?;
         Ok(cfg)
@@ -189,6 +251,37 @@ impl RunSpec {
                 self.lr_factor
             )));
         }
+        if let Some(lr) = self.lr_constant {
+            if !(lr > 0.0 && lr.is_finite() && lr <= 1.0) {
+                return Err(Error::Input(format!(
+                    "--lr: a constant learning rate must be in (0, 1], got {lr}"
+                )));
+            }
+            let d = RunSpec::default();
+            if self.lr_factor != d.lr_factor || self.warmup != d.warmup {
+                return Err(Error::Input(
+                    "--lr: a constant learning rate has no Noam factor or warmup; drop \
+                     --lr-factor and --warmup, or drop --lr to use the Noam schedule"
+                        .into(),
+                ));
+            }
+        }
+        for (flag, v) in [
+            ("adam-beta1", self.adam_beta1),
+            ("adam-beta2", self.adam_beta2),
+        ] {
+            if !(0.0..1.0).contains(&v) {
+                return Err(Error::Input(format!(
+                    "--{flag}: a moment's decay must be in [0, 1), got {v}"
+                )));
+            }
+        }
+        if !(self.adam_eps > 0.0 && self.adam_eps.is_finite() && self.adam_eps <= 1.0) {
+            return Err(Error::Input(format!(
+                "--adam-eps: must be in (0, 1] (it keeps Adam from dividing by zero), got {}",
+                self.adam_eps
+            )));
+        }
         if !(self.clip >= 0.0 && self.clip.is_finite()) {
             return Err(Error::Input(format!(
                 "--clip: must be 0 (off) or positive, got {}",
@@ -203,7 +296,12 @@ impl RunSpec {
             seed: self.seed,
             label_smoothing: self.label_smoothing,
             clip: (self.clip > 0.0).then_some(self.clip),
-            ..TrainOptions::default()
+            lr_constant: self.lr_constant,
+            adam: AdamConfig {
+                beta1: self.adam_beta1,
+                beta2: self.adam_beta2,
+                eps: self.adam_eps,
+            },
         })
     }
 
@@ -253,6 +351,30 @@ impl RunSpec {
         }
         if self.clip != d.clip {
             push("clip", self.clip.to_string());
+        }
+        if let Some(a_) = &self.arch {
+            push("arch", a_.clone());
+        }
+        for (flag, v) in [
+            ("final-norm", self.final_norm),
+            ("residual", self.residual),
+            ("scale-embeddings", self.scale_embeddings),
+        ] {
+            if let Some(v) = v {
+                push(flag, v.to_string());
+            }
+        }
+        for (flag, v, dv) in [
+            ("adam-beta1", self.adam_beta1, d.adam_beta1),
+            ("adam-beta2", self.adam_beta2, d.adam_beta2),
+            ("adam-eps", self.adam_eps, d.adam_eps),
+        ] {
+            if v != dv {
+                push(flag, v.to_string());
+            }
+        }
+        if let Some(lr) = self.lr_constant {
+            push("lr", lr.to_string());
         }
         if self.share_qk {
             a.push("--share-qk".into());

@@ -166,7 +166,24 @@ pub fn train_step(
     lr: f32,
     clip: Option<f32>,
 ) -> Result<StepStats> {
+    train_step_observed(model, adam, tb, opts, smoothing, lr, clip, &mut |_| {})
+}
+
+/// [`train_step`], showing `observe` the loss, the gradients (before clipping) and the
+/// forward pass before the update: the same step, watched.
+#[allow(clippy::too_many_arguments)]
+pub fn train_step_observed(
+    model: &mut Model,
+    adam: &mut Adam,
+    tb: &TrainBatch,
+    opts: &ForwardOptions,
+    smoothing: f32,
+    lr: f32,
+    clip: Option<f32>,
+    observe: &mut dyn FnMut(&LossGrads),
+) -> Result<StepStats> {
     let mut lg = loss_and_grads(model, tb, opts, smoothing)?;
+    observe(&lg);
     let _t = crate::profile::scope(crate::profile::Phase::Optimizer);
     let grad_norm = match clip {
         Some(max) => clip_grad_norm(&mut lg.grads, max),

@@ -11,7 +11,7 @@ use crate::tasks::{Split, Task, TrainBatch};
 
 use super::optim::{Adam, AdamConfig};
 use super::schedule::noam_lr;
-use super::step::{train_step, StepStats};
+use super::step::{train_step_observed, LossGrads, StepStats};
 
 /// Everything about a training run besides the model and the task.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,6 +29,8 @@ pub struct TrainOptions {
     pub label_smoothing: f32,
     /// Global-norm clipping threshold (none: no clipping).
     pub clip: Option<f32>,
+    /// A constant learning rate in place of the Noam schedule.
+    pub lr_constant: Option<f32>,
     pub adam: AdamConfig,
 }
 
@@ -42,14 +44,32 @@ impl Default for TrainOptions {
             seed: 0,
             label_smoothing: 0.0,
             clip: Some(1.0),
+            lr_constant: None,
             adam: AdamConfig::default(),
+        }
+    }
+}
+
+/// The task a trainer draws from: borrowed, or owned by the trainer (a training session
+/// that outlives its caller's stack).
+pub enum TaskRef<'t> {
+    Borrowed(&'t dyn Task),
+    Owned(Box<dyn Task>),
+}
+
+impl<'t> std::ops::Deref for TaskRef<'t> {
+    type Target = dyn Task + 't;
+    fn deref(&self) -> &(dyn Task + 't) {
+        match self {
+            TaskRef::Borrowed(t) => *t,
+            TaskRef::Owned(t) => t.as_ref(),
         }
     }
 }
 
 /// A model being trained on a task.
 pub struct Trainer<'t> {
-    pub task: &'t dyn Task,
+    pub task: TaskRef<'t>,
     pub model: Model,
     pub opts: TrainOptions,
     adam: Adam,
@@ -58,9 +78,20 @@ pub struct Trainer<'t> {
     pub step: u64,
 }
 
+impl Trainer<'static> {
+    /// A trainer that owns its task.
+    pub fn owning(task: Box<dyn Task>, config: ModelConfig, opts: TrainOptions) -> Result<Self> {
+        Self::with_task(TaskRef::Owned(task), config, opts)
+    }
+}
+
 impl<'t> Trainer<'t> {
     /// A fresh model for the task (initialised from `opts.seed`) and its optimizer.
     pub fn new(task: &'t dyn Task, config: ModelConfig, opts: TrainOptions) -> Result<Self> {
+        Self::with_task(TaskRef::Borrowed(task), config, opts)
+    }
+
+    fn with_task(task: TaskRef<'t>, config: ModelConfig, opts: TrainOptions) -> Result<Self> {
         config.validate()?;
         if config.vocab_size != task.tokenizer().vocab_size() {
             return Err(Error::Config(format!(
@@ -133,6 +164,9 @@ impl<'t> Trainer<'t> {
 
     /// The learning rate of the next step.
     pub fn lr(&self) -> f32 {
+        if let Some(lr) = self.opts.lr_constant {
+            return lr;
+        }
         noam_lr(
             self.step + 1,
             self.model.config.d_model,
@@ -143,15 +177,27 @@ impl<'t> Trainer<'t> {
 
     /// One training step in train mode (dropout on, BatchNorm on batch statistics).
     pub fn train_step(&mut self) -> Result<StepStats> {
+        self.train_step_with(false, &mut |_| {})
+    }
+
+    /// [`Trainer::train_step`], showing `observe` the step's loss, gradients (before
+    /// clipping) and forward pass (with the residual stream recorded when `trace_hidden`);
+    /// watching changes no number of the step.
+    pub fn train_step_with(
+        &mut self,
+        trace_hidden: bool,
+        observe: &mut dyn FnMut(&LossGrads),
+    ) -> Result<StepStats> {
         let tb = self.next_batch();
         let lr = self.lr();
         let fwd = ForwardOptions {
             mode: Mode::Train {
                 seed: self.data_rng.random(),
             },
+            trace_hidden,
             ..ForwardOptions::default()
         };
-        let stats = train_step(
+        let stats = train_step_observed(
             &mut self.model,
             &mut self.adam,
             &tb,
@@ -159,6 +205,7 @@ impl<'t> Trainer<'t> {
             self.opts.label_smoothing,
             lr,
             self.opts.clip,
+            observe,
         )?;
         self.step += 1;
         if !stats.loss.is_finite() {

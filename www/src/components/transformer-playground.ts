@@ -12,11 +12,14 @@
 //   views="attention,output"  show only these views (names of the registry; default: all)
 //
 // Scripting API (read by tests, benchmarks and lesson pages; www/README.md documents it):
-// `ready`, `store`, and the read-only mirrors of the store below.
+// `ready`, `store`, and the read-only mirrors of the store below; the lab's runs
+// (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/.
 
 import { LitElement, html, css, nothing } from 'lit';
 import { EngineClient } from '../engine/client';
-import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
+import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, RunDefaults, RunSettings, Schedule, Tokenized } from '../engine/protocol';
+import { LabRegistry, type RunHandle, type RunRecord } from '../lab/registry';
+import { IdbRunStorage } from '../lab/persist';
 import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
@@ -142,6 +145,72 @@ export class TransformerPlayground extends LitElement {
   get engineNote(): string {
     return this.store?.engineNote ?? '';
   }
+  // ---------------------------------------------------------------- the lab
+
+  /** The lab's runs and their engines; created when the element is connected. */
+  lab: LabRegistry | null = null;
+
+  private needLab(): LabRegistry {
+    if (!this.lab) throw new Error('the playground is not on a page yet');
+    return this.lab;
+  }
+
+  private needStore(): PlaygroundStore {
+    if (!this.store) throw new Error('the playground is not on a page yet');
+    return this.store;
+  }
+
+  /** Every training run, oldest first (with those kept from earlier visits). */
+  get runs(): RunRecord[] {
+    return this.lab?.runs ?? [];
+  }
+  /** The last failure to save a run in the browser's storage ('' when none). */
+  get labStorageError(): string {
+    return this.lab?.storageError ?? '';
+  }
+  /** Settles once the runs kept from earlier visits are back. */
+  get runsRestored(): Promise<void> {
+    return this.needLab().restored;
+  }
+  /** Train a model: the task's default settings (its shipped recipe) with `settings` over them. */
+  train(settings: Partial<RunSettings> = {}): RunHandle {
+    return this.needLab().train(settings);
+  }
+  /** A task's default settings, a line about every field, and the fields that do not apply to it. */
+  runDefaults(task: string): Promise<RunDefaults> {
+    return this.needStore().call('runDefaults', { task });
+  }
+  /** The run's current weights become the page's model. */
+  useRun(id: string): Promise<ModelInfo> {
+    return this.needLab().useRun(id);
+  }
+  /** The run's current weights as a .safetensors checkpoint. */
+  exportRun(id: string): Promise<Blob> {
+    return this.needLab().exportRun(id);
+  }
+  /** The run's curves as CSV, a row per step. */
+  exportRunCsv(id: string): Blob {
+    return this.needLab().exportRunCsv(id);
+  }
+  /** Checkpoint bytes become the page's model; bad bytes reject with the loader's message and change nothing. */
+  loadCheckpoint(bytes: Uint8Array | ArrayBuffer, label = 'imported checkpoint'): Promise<ModelInfo> {
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    return this.needStore().useCheckpoint(u8, label);
+  }
+  renameRun(id: string, name: string): Promise<void> {
+    return this.needLab().renameRun(id, name);
+  }
+  hideRun(id: string, hidden: boolean): Promise<void> {
+    return this.needLab().hideRun(id, hidden);
+  }
+  deleteRun(id: string): Promise<void> {
+    return this.needLab().deleteRun(id);
+  }
+  /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
+  get customModel(): string {
+    return this.store?.customModel ?? '';
+  }
+
   /** Test-only hooks (see PlaygroundStore). */
   testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {
     return this.store ? this.store.testOnlyCrashEngine(kind) : Promise.resolve();
@@ -277,6 +346,17 @@ export class TransformerPlayground extends LitElement {
       changed: () => this.requestUpdate(),
     });
     this.store = store;
+    this.lab = new LabRegistry({
+      trainer: () => EngineClient.trainer(),
+      useCheckpoint: (bytes, label, task) =>
+        store.useCheckpoint(bytes, label, store.manifest.find((m) => m.task === task)?.default_prompt),
+      changed: () => {
+        this.requestUpdate();
+        this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true }));
+      },
+      storageFailed: (msg) => store.fail(new Error(msg)),
+      storage: new IdbRunStorage(),
+    });
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
     void this.run(store);
   }
@@ -298,6 +378,7 @@ export class TransformerPlayground extends LitElement {
     super.disconnectedCallback();
     window.removeEventListener('hashchange', this.onHash);
     this.store?.stop();
+    this.lab?.close();
   }
 
   // ---------------------------------------------------------------- pictures and links

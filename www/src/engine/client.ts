@@ -32,6 +32,11 @@ export class EngineClient {
     this.worker.onmessageerror = () => this.die('the engine sent a message the page could not read');
   }
 
+  /** A separate engine for one training run (its own worker, so the views stay responsive). */
+  static trainer(): EngineClient {
+    return new EngineClient(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-train' }));
+  }
+
   /** Send one request; the promise settles with the worker's one answer to it. */
   call<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
     if (this.crashed !== null) return Promise.reject(new EngineCrashed(this.crashed));

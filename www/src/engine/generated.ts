@@ -465,3 +465,106 @@ permuted_logits: Dense,
  * (T): max |difference| of permuted row t and original row perm[t].
  */
 row_diff: Float32Array, row_identical: Array<boolean>, };
+
+export type LrSettings = { "kind": "noam", factor: number, warmup: number, } | { "kind": "constant", value: number, };
+
+export type RunSettings = { task: string, arch: Arch | null, d_model: number, n_heads: number, 
+/**
+ * Layers (each stack of an encoder-decoder).
+ */
+n_layers: number, d_ff: number, activation: Activation, pos_encoding: PosEncoding, norm: Norm, final_norm: boolean, residual: boolean, scale_embeddings: boolean, score: Score, share_qk: boolean, dropout: number, label_smoothing: number, batch: number, steps: number, seed: number, len: number | null, adam_beta1: number, adam_beta2: number, adam_eps: number, lr: LrSettings, 
+/**
+ * Global-norm clipping threshold; 0: no clipping.
+ */
+clip: number, 
+/**
+ * Held-out loss and the task's metric every this many steps (0: only at the end).
+ */
+eval_every: number, };
+
+export type RunDefaultsRequest = { task: string, };
+
+export type RunDefaults = { settings: RunSettings, 
+/**
+ * The shipped model this recipe trains (its file under models/), if there is one.
+ */
+recipe: string | null, 
+/**
+ * The held-out metric the shipped model reaches (its threshold), with the recipe.
+ */
+threshold: number | null, 
+/**
+ * What the task is, in one line.
+ */
+description: string, 
+/**
+ * The task's metric (`exact_match`, `token_accuracy`, `class_accuracy`, `grammatical`).
+ */
+metric_name: string, 
+/**
+ * Field name → what it does, in one line.
+ */
+notes: { [key in string]: string }, 
+/**
+ * Field name → why it does not apply to this task (the field must keep its default).
+ */
+not_for_task: { [key in string]: string }, };
+
+export type EvalPoint = { 
+/**
+ * Mean cross-entropy (no smoothing) on held-out examples.
+ */
+loss: number, 
+/**
+ * The task's metric, in [0, 1].
+ */
+metric: number, metric_name: string, };
+
+export type TrainPoint = { step: number, loss: number, 
+/**
+ * The learning rate this step used.
+ */
+lr: number, 
+/**
+ * Global gradient norm before clipping.
+ */
+grad_norm: number, 
+/**
+ * Training time so far (the run's own compute, pauses excluded).
+ */
+elapsed_ms: number, eval: EvalPoint | null, 
+/**
+ * Per layer (encoder layers first): mean ‖x‖ over positions of the residual stream
+ * after the layer.
+ */
+residual_norms: Array<number>, 
+/**
+ * Per layer (encoder layers first): ‖gradient‖ of that layer's parameters, before clipping.
+ */
+grad_norms: Array<number>, };
+
+export type TrainChunkRequest = { max_steps: number, budget_ms: number, };
+
+export type TrainChunk = { points: Array<TrainPoint>, 
+/**
+ * Steps taken so far.
+ */
+step: number, 
+/**
+ * The run has taken all its steps (its final evaluation is on the last point).
+ */
+done: boolean, 
+/**
+ * Steps per second of compute so far.
+ */
+steps_per_s: number, elapsed_ms: number, };
+
+export type TrainStarted = { info: ModelInfo, 
+/**
+ * The settings in full (nulls resolved to the task's own values stay null).
+ */
+settings: RunSettings, 
+/**
+ * The `tplay train` flags of the same run.
+ */
+command: Array<string>, };

@@ -33,6 +33,12 @@ import type {
   Tokenized,
   TokenizeRequest,
   BackendName,
+  RunDefaults,
+  RunDefaultsRequest,
+  RunSettings,
+  TrainChunk,
+  TrainChunkRequest,
+  TrainStarted,
 } from './generated';
 
 export type * from './generated';
@@ -130,6 +136,16 @@ export interface Extrapolation {
 export interface Api {
   /** The worker fetches the checkpoint at `url` and loads its bytes. */
   load: { req: { url: string }; res: ModelInfo };
+  /** Load checkpoint bytes (a run's weights, an imported file); bad bytes: the loader's message, nothing changes. */
+  loadBytes: { req: { bytes: Uint8Array }; res: ModelInfo };
+  /** The settings a task's runs start from, with a line about every field. */
+  runDefaults: { req: RunDefaultsRequest; res: RunDefaults };
+  /** Start a training run in this engine (the lab gives each run its own worker). */
+  trainStart: { req: RunSettings; res: TrainStarted };
+  /** The next chunk of the run's steps. */
+  trainChunk: { req: TrainChunkRequest; res: TrainChunk };
+  /** The run's model now, as checkpoint bytes (.safetensors). */
+  trainExport: { req: Record<string, never>; res: Uint8Array };
   /** The loaded model's layer plan: what the architecture diagram draws. */
   layerPlan: { req: Record<string, never>; res: LayerPlan };
   tokenize: { req: TokenizeRequest; res: Tokenized };

@@ -30,7 +30,7 @@ async function ready(): Promise<Engine> {
 
 /** Every typed-array buffer inside a result, so postMessage moves rather than copies. */
 function transferables(v: unknown, out: Transferable[] = [], seen = new Set<ArrayBuffer>()): Transferable[] {
-  if (v instanceof Float32Array || v instanceof Uint32Array || v instanceof Int32Array) {
+  if (v instanceof Float32Array || v instanceof Uint32Array || v instanceof Int32Array || v instanceof Uint8Array) {
     const b = v.buffer as ArrayBuffer;
     if (!seen.has(b)) {
       seen.add(b);
@@ -220,6 +220,17 @@ const handlers: Handlers = {
     }
     return info;
   },
+  async loadBytes(eng, { bytes }) {
+    const info = eng.load(bytes);
+    if (backend.backend === 'webgpu') {
+      emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
+    }
+    return info;
+  },
+  runDefaults: (eng, req) => eng.run_defaults(req),
+  trainStart: (eng, req) => eng.train_start(req),
+  trainChunk: (eng, req) => eng.train_chunk(req),
+  trainExport: (eng) => eng.train_export(),
   layerPlan: (eng) => eng.layer_plan(),
   tokenize: (eng, { text }) => eng.tokenize(text),
   setBackend: (_eng, { backend: want }) => setBackend(want),

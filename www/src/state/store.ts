@@ -28,6 +28,7 @@ import type {
 } from '../engine/protocol';
 import { DEFAULTS, effectsOf, formatHash, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
+import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 
 /**
  * What a view needs from the engine beyond the forward pass and its traces (which every
@@ -124,6 +125,8 @@ export class PlaygroundStore {
   readonly gen: GenerationRunner;
   /** The slow step under way (engine start, a download), with when it began; null when none. */
   progress: (Progress & { since: number }) | null = null;
+  /** The label of a model that is not a shipped one (a run's weights, an imported file); '' for a shipped model. */
+  customModel = '';
   /** Times the engine died and was restarted. */
   engineRestarts = 0;
   /** What the page says about the last restart ('' when there was none). */
@@ -514,6 +517,7 @@ export class PlaygroundStore {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
+    this.customModel = '';
     if (this.readyAt === null) this.showProgress({ phase: 'engine', label: 'Running the model for the first time', done: 0, total: null });
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
@@ -535,6 +539,39 @@ export class PlaygroundStore {
     this.schedule = null;
     if (this.needs('schedule')) await this.updateSchedule();
     this.host.changed();
+  }
+
+  /**
+   * Make checkpoint bytes the page's model (a lab run's weights, an imported file). Bad
+   * bytes reject with the loader's own message and change nothing: the engine replaces
+   * its model only once the new one has loaded. `text`: a prompt that fits the new model.
+   */
+  async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
+    if (bytes.length > MAX_CHECKPOINT_BYTES) {
+      // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
+      throw new Error(`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`);
+    }
+    const info = await this.engine.call('loadBytes', { bytes });
+    this.gen.reset();
+    this.fwdVersion++;
+    this.lastForward = null;
+    this.previous = null;
+    this.beforeLabel = '';
+    this.info = info;
+    this.customModel = label;
+    this.plan = await this.engine.call('layerPlan', {});
+    const st = { ...this.st, batch: [], ablate: [], causal: null, layer: 0, head: 0, site: null };
+    if (text !== undefined) st.text = text;
+    this.st = st;
+    this.clampSelection();
+    this.heads = null;
+    this.costReport = null;
+    this.schedule = null;
+    if (this.needs('schedule')) await this.updateSchedule();
+    await this.retokenize();
+    await this.refresh();
+    this.host.changed();
+    return info;
   }
 
   /** Count the cost of the model with the chosen heads, for the current input length. */

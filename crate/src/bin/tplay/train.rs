@@ -87,6 +87,31 @@ pub struct Args {
     /// Global gradient-norm clipping threshold; 0 turns clipping off.
     #[arg(long, default_value_t = 1.0)]
     clip: f32,
+    /// The architecture (encoder_only, decoder_only, encoder_decoder); by default the
+    /// task's own, and another one is refused with the reason.
+    #[arg(long)]
+    arch: Option<String>,
+    /// One LayerNorm at the end of each stack (true or false; default: the preset's).
+    #[arg(long)]
+    final_norm: Option<bool>,
+    /// Residual connections around every sublayer (true or false; default true).
+    #[arg(long)]
+    residual: Option<bool>,
+    /// Multiply token embeddings by √d_model (true or false; default true).
+    #[arg(long)]
+    scale_embeddings: Option<bool>,
+    /// Adam's β₁.
+    #[arg(long, default_value_t = 0.9)]
+    adam_beta1: f32,
+    /// Adam's β₂.
+    #[arg(long, default_value_t = 0.98)]
+    adam_beta2: f32,
+    /// Adam's ε.
+    #[arg(long, default_value_t = 1e-9)]
+    adam_eps: f32,
+    /// A constant learning rate instead of the Noam schedule (--lr-factor, --warmup).
+    #[arg(long)]
+    lr: Option<f32>,
     /// Held-out examples (grammar: sampled sentences) for the evaluation.
     #[arg(long, default_value_t = 500)]
     eval_examples: usize,
@@ -120,6 +145,14 @@ impl Args {
             dropout: self.dropout,
             label_smoothing: self.label_smoothing,
             clip: self.clip,
+            arch: self.arch.clone(),
+            final_norm: self.final_norm,
+            residual: self.residual,
+            scale_embeddings: self.scale_embeddings,
+            adam_beta1: self.adam_beta1,
+            adam_beta2: self.adam_beta2,
+            adam_eps: self.adam_eps,
+            lr_constant: self.lr,
         }
     }
 }

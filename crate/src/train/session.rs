@@ -1,0 +1,707 @@
+//! A training run in chunks, for the lab: the page asks for a chunk of steps (sized by
+//! time), plots what comes back, and pausing is simply not asking for the next chunk.
+//!
+//! A session's steps are the [`Trainer`]'s own (`Trainer::train_step_with`, the step
+//! `train_pytorch.rs` holds to PyTorch), watched: per step it reports the loss, the
+//! learning rate, the gradient norm, and per layer the residual stream's norm and the
+//! gradient's norm; every `eval_every` steps (and at the end) the held-out loss and the
+//! task's metric, as `tplay train` evaluates them.
+//!
+//! [`RunSettings`] (the page's form of a run) converts to a [`RunSpec`] (the command
+//! line's) and back; the conversion says, by field, why a setting does not fit the task.
+
+use std::collections::BTreeMap;
+
+use crate::config::{Arch, ModelConfig};
+use crate::error::{Error, Result};
+use crate::generate::clock::Stopwatch;
+use crate::model::{Model, ParamKind};
+use crate::protocol::{
+    EvalPoint, LrSettings, RunDefaults, RunSettings, TrainChunk, TrainChunkRequest, TrainPoint,
+};
+use crate::tasks::{build, TaskOptions, TASKS};
+
+use super::eval::evaluate;
+use super::recipes::recipes;
+use super::run::{arch_name, RunSpec};
+use super::step::LossGrads;
+use super::trainer::Trainer;
+
+/// Held-out examples of a periodic evaluation and of the final one, and their seed: the
+/// numbers `tplay train --eval-every` uses (its default `--eval-examples` is 500).
+pub const EVAL_EXAMPLES: usize = 200;
+pub const FINAL_EVAL_EXAMPLES: usize = 500;
+pub const EVAL_SEED: u64 = 1;
+
+/// The most steps a run may ask for, and the largest batch.
+pub const MAX_STEPS: u64 = 1_000_000;
+pub const MAX_BATCH: usize = 1024;
+
+/// Tasks whose examples have a length to choose (`len`).
+const TASKS_WITH_LEN: &[&str] = &["copy", "reverse", "sort", "grammar", "zh-grammar"];
+
+fn field_err(field: &str, why: String) -> Error {
+    Error::Input(format!("{field}: {why}"))
+}
+
+/// A config enum's JSON name.
+fn json_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+impl RunSettings {
+    /// Check every field on its own and against the task, naming the field and saying why.
+    pub fn validate(&self) -> Result<()> {
+        if !TASKS.contains(&self.task.as_str()) {
+            return Err(field_err(
+                "task",
+                format!("unknown task '{}' (known: {})", self.task, TASKS.join(", ")),
+            ));
+        }
+        let task = build(&self.task, &TaskOptions::default())?;
+        if let Some(a) = self.arch {
+            if a != task.arch() {
+                let spec = RunSpec {
+                    task: self.task.clone(),
+                    arch: Some(arch_name(a).into()),
+                    ..RunSpec::default()
+                };
+                let why = match spec.model_config(task.as_ref()) {
+                    Err(Error::Input(m)) => m,
+                    _ => format!("task '{}' is made for another architecture", self.task),
+                };
+                return Err(field_err(
+                    "arch",
+                    why.trim_start_matches("--arch: ").to_string(),
+                ));
+            }
+        }
+        if self.len.is_some() && !TASKS_WITH_LEN.contains(&self.task.as_str()) {
+            return Err(field_err(
+                "len",
+                format!(
+                    "task '{}' has no length to choose (its examples come with their own); leave it null",
+                    self.task
+                ),
+            ));
+        }
+        if self.steps == 0 || self.steps > MAX_STEPS {
+            return Err(field_err(
+                "steps",
+                format!("must be from 1 to {MAX_STEPS}, got {}", self.steps),
+            ));
+        }
+        if self.batch == 0 || self.batch > MAX_BATCH {
+            return Err(field_err(
+                "batch",
+                format!(
+                    "must be from 1 to {MAX_BATCH} examples per step, got {}",
+                    self.batch
+                ),
+            ));
+        }
+        if self.n_layers == 0 {
+            return Err(field_err("n_layers", "needs at least one layer".into()));
+        }
+        if !(0.0..1.0).contains(&self.label_smoothing) {
+            return Err(field_err(
+                "label_smoothing",
+                format!("must be in [0, 1), got {}", self.label_smoothing),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(field_err(
+                "dropout",
+                format!("must be in [0, 1), got {}", self.dropout),
+            ));
+        }
+        for (f, v) in [
+            ("adam_beta1", self.adam_beta1),
+            ("adam_beta2", self.adam_beta2),
+        ] {
+            if !(0.0..1.0).contains(&v) {
+                return Err(field_err(
+                    f,
+                    format!("a moment's decay must be in [0, 1), got {v}"),
+                ));
+            }
+        }
+        if !(self.adam_eps > 0.0 && self.adam_eps <= 1.0) {
+            return Err(field_err(
+                "adam_eps",
+                format!(
+                    "must be in (0, 1] (it keeps Adam from dividing by zero), got {}",
+                    self.adam_eps
+                ),
+            ));
+        }
+        match self.lr {
+            LrSettings::Noam { factor, warmup } => {
+                if !(factor > 0.0 && factor.is_finite() && factor <= 1000.0) {
+                    return Err(field_err(
+                        "lr.factor",
+                        format!("the Noam factor must be in (0, 1000], got {factor}"),
+                    ));
+                }
+                if warmup == 0 || warmup > MAX_STEPS {
+                    return Err(field_err(
+                        "lr.warmup",
+                        format!("must be from 1 to {MAX_STEPS} steps, got {warmup}"),
+                    ));
+                }
+            }
+            LrSettings::Constant { value } => {
+                if !(value > 0.0 && value <= 1.0) {
+                    return Err(field_err(
+                        "lr.value",
+                        format!("a constant learning rate must be in (0, 1], got {value}"),
+                    ));
+                }
+            }
+        }
+        if !(self.clip >= 0.0 && self.clip.is_finite()) {
+            return Err(field_err(
+                "clip",
+                format!("must be 0 (no clipping) or positive, got {}", self.clip),
+            ));
+        }
+        if self.eval_every > MAX_STEPS {
+            return Err(field_err(
+                "eval_every",
+                format!("must be from 0 (only at the end) to {MAX_STEPS}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The command line's form of the run (every model field explicit), validated.
+    pub fn to_spec(&self) -> Result<RunSpec> {
+        self.validate()?;
+        let (lr_factor, warmup, lr_constant) = match self.lr {
+            LrSettings::Noam { factor, warmup } => (factor, warmup, None),
+            LrSettings::Constant { value } => {
+                let d = RunSpec::default();
+                (d.lr_factor, d.warmup, Some(value))
+            }
+        };
+        let spec = RunSpec {
+            task: self.task.clone(),
+            preset: None,
+            seed: self.seed,
+            steps: self.steps,
+            batch: self.batch,
+            lr_factor,
+            warmup,
+            len: self.len,
+            pos_encoding: Some(json_name(&self.pos_encoding)),
+            d_model: Some(self.d_model),
+            heads: Some(self.n_heads),
+            d_ff: Some(self.d_ff),
+            layers: Some(self.n_layers),
+            max_len: None,
+            norm: Some(json_name(&self.norm)),
+            activation: Some(json_name(&self.activation)),
+            score: Some(json_name(&self.score)),
+            share_qk: self.share_qk,
+            dropout: Some(self.dropout),
+            label_smoothing: self.label_smoothing,
+            clip: self.clip,
+            arch: self.arch.map(|a| arch_name(a).to_string()),
+            final_norm: Some(self.final_norm),
+            residual: Some(self.residual),
+            scale_embeddings: Some(self.scale_embeddings),
+            adam_beta1: self.adam_beta1,
+            adam_beta2: self.adam_beta2,
+            adam_eps: self.adam_eps,
+            lr_constant,
+        };
+        // The model and optimiser must build: sizes, divisibility, limits.
+        let task = spec.task()?;
+        spec.model_config(task.as_ref()).map_err(flag_to_field)?;
+        spec.train_options().map_err(flag_to_field)?;
+        Ok(spec)
+    }
+
+    /// The settings of a command-line run, every value resolved (the preset's, the task's).
+    pub fn from_spec(spec: &RunSpec, eval_every: u64) -> Result<RunSettings> {
+        let task = spec.task()?;
+        let cfg = spec.model_config(task.as_ref())?;
+        spec.train_options()?;
+        Ok(RunSettings {
+            task: spec.task.clone(),
+            arch: None,
+            d_model: cfg.d_model,
+            n_heads: cfg.n_heads,
+            n_layers: layers_of(&cfg),
+            d_ff: cfg.d_ff,
+            activation: cfg.activation,
+            pos_encoding: cfg.pos_encoding,
+            norm: cfg.norm,
+            final_norm: cfg.final_norm,
+            residual: cfg.residual,
+            scale_embeddings: cfg.scale_embeddings,
+            score: cfg.score,
+            share_qk: cfg.share_qk,
+            dropout: cfg.dropout,
+            label_smoothing: spec.label_smoothing,
+            batch: spec.batch,
+            steps: spec.steps,
+            seed: spec.seed,
+            len: spec.len,
+            adam_beta1: spec.adam_beta1,
+            adam_beta2: spec.adam_beta2,
+            adam_eps: spec.adam_eps,
+            lr: match spec.lr_constant {
+                Some(value) => LrSettings::Constant { value },
+                None => LrSettings::Noam {
+                    factor: spec.lr_factor,
+                    warmup: spec.warmup,
+                },
+            },
+            clip: spec.clip,
+            eval_every,
+        })
+    }
+
+    /// A task's starting point: its shipped recipe when it has one (the first), else the
+    /// nano preset of its architecture with the command line's defaults.
+    pub fn defaults(task: &str) -> Result<RunDefaults> {
+        if !TASKS.contains(&task) {
+            return Err(field_err(
+                "task",
+                format!("unknown task '{task}' (known: {})", TASKS.join(", ")),
+            ));
+        }
+        let recipe = recipes().into_iter().find(|r| r.run.task == task);
+        let spec = match &recipe {
+            Some(r) => RunSpec {
+                // The page's runs keep the task's own max_len (`RunSettings` has none).
+                max_len: None,
+                ..r.run.clone()
+            },
+            None => RunSpec {
+                task: task.to_string(),
+                ..RunSpec::default()
+            },
+        };
+        let eval_every = (spec.steps / 6).max(1);
+        let settings = RunSettings::from_spec(&spec, eval_every)?;
+        let t = spec.task()?;
+        let mut notes = BTreeMap::new();
+        for (field, note) in FIELD_NOTES {
+            notes.insert(field.to_string(), note.to_string());
+        }
+        let mut not_for_task = BTreeMap::new();
+        if !TASKS_WITH_LEN.contains(&task) {
+            not_for_task.insert(
+                "len".to_string(),
+                format!("task '{task}' has no length to choose: its examples come with their own"),
+            );
+        }
+        not_for_task.insert(
+            "arch".to_string(),
+            format!(
+                "task '{task}' fits one architecture, {}: null means that one, and another is refused with the reason",
+                arch_name(t.arch())
+            ),
+        );
+        if t.arch() == Arch::EncoderDecoder {
+            notes.insert(
+                "n_layers".into(),
+                "Layers of each stack: the encoder and the decoder get this many each.".into(),
+            );
+        }
+        Ok(RunDefaults {
+            settings,
+            recipe: recipe.as_ref().map(|r| r.file.to_string()),
+            threshold: recipe.as_ref().map(|r| r.threshold),
+            description: t.description().to_string(),
+            metric_name: t.metric().name().to_string(),
+            notes,
+            not_for_task,
+        })
+    }
+}
+
+/// A command-line message ("--d-model: …") in the page's field names ("d_model: …").
+fn flag_to_field(e: Error) -> Error {
+    let Error::Input(s) = &e else {
+        return e;
+    };
+    let Some(rest) = s.strip_prefix("--") else {
+        return e;
+    };
+    let (flag, why) = match rest.split_once(": ") {
+        Some(x) => x,
+        None => return e,
+    };
+    let field = match flag {
+        "heads" => "n_heads".to_string(),
+        "layers" => "n_layers".to_string(),
+        "lr" => "lr.value".to_string(),
+        "lr-factor" => "lr.factor".to_string(),
+        "warmup" => "lr.warmup".to_string(),
+        f => f.replace('-', "_"),
+    };
+    Error::Input(format!("{field}: {why}"))
+}
+
+/// Layers of one stack.
+fn layers_of(cfg: &ModelConfig) -> usize {
+    match cfg.arch {
+        Arch::EncoderDecoder => cfg.n_encoder_layers.max(cfg.n_decoder_layers),
+        _ => cfg.n_layers,
+    }
+}
+
+/// What each field of [`RunSettings`] does, in one line.
+pub const FIELD_NOTES: &[(&str, &str)] = &[
+    ("task", "What the model learns: the examples it trains on and how it is scored."),
+    ("arch", "Which stacks the model has: encoder, decoder, or both (null: the task's own)."),
+    ("d_model", "Width of the residual stream: every token is a vector this long."),
+    ("n_heads", "Attention heads per layer; each looks at d_model / n_heads dimensions."),
+    ("n_layers", "Layers in the stack, each an attention sublayer and a feed-forward one."),
+    ("d_ff", "Hidden width of each feed-forward sublayer."),
+    ("activation", "The feed-forward non-linearity: ReLU or GELU."),
+    ("pos_encoding", "How the model knows where a token is: none, sine/cosine, learned, relative, RoPE or ALiBi."),
+    ("norm", "Normalisation and where it sits: after the residual add (post-LN), before the sublayer (pre-LN), BatchNorm, or none."),
+    ("final_norm", "One more LayerNorm at the end of each stack (what pre-LN models usually need)."),
+    ("residual", "Add each sublayer's input to its output; without it deep models barely train."),
+    ("scale_embeddings", "Multiply token embeddings by √d_model before adding positions."),
+    ("score", "How a query meets a key: scaled dot product, plain dot product, or additive (tanh)."),
+    ("share_qk", "One matrix for queries and keys (W_K = W_Q): every head's scores become symmetric."),
+    ("dropout", "Share of activations zeroed at random while training (0: none)."),
+    ("label_smoothing", "Share of the target probability spread over the other tokens."),
+    ("batch", "Examples per training step."),
+    ("steps", "Training steps (one Adam update each)."),
+    ("seed", "Seeds the initial weights, the order of the examples and the dropout masks."),
+    ("len", "Longest string (copy, reverse, sort) or sequence length (grammar); null: the task's own."),
+    ("adam_beta1", "Adam's decay of the running mean of gradients."),
+    ("adam_beta2", "Adam's decay of the running mean of squared gradients."),
+    ("adam_eps", "Added to Adam's denominator so it never divides by zero."),
+    ("lr", "The learning rate: the Noam schedule (warm up linearly, then fall as 1/√step) or a constant."),
+    ("clip", "Gradients whose global norm exceeds this are scaled down to it (0: never)."),
+    ("eval_every", "Score the model on held-out examples every this many steps (0: only at the end)."),
+];
+
+/// A training run taken a chunk at a time.
+pub struct Session {
+    trainer: Trainer<'static>,
+    settings: RunSettings,
+    spec: RunSpec,
+    /// Compute time so far (pauses between chunks excluded).
+    elapsed_ms: f64,
+}
+
+impl Session {
+    /// A fresh model for the settings, initialised from their seed.
+    pub fn new(settings: RunSettings) -> Result<Session> {
+        let spec = settings.to_spec()?;
+        let task = spec.task()?;
+        let cfg = spec.model_config(task.as_ref())?;
+        let opts = spec.train_options()?;
+        let trainer = Trainer::owning(task, cfg, opts)?;
+        Ok(Session {
+            trainer,
+            settings,
+            spec,
+            elapsed_ms: 0.0,
+        })
+    }
+
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// The command line's form of this run.
+    pub fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.trainer.model
+    }
+
+    /// Steps taken.
+    pub fn step(&self) -> u64 {
+        self.trainer.step
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.trainer.step >= self.settings.steps
+    }
+
+    /// The model as it is now, as checkpoint bytes (DESIGN.md §3).
+    pub fn checkpoint(&self) -> Result<Vec<u8>> {
+        crate::checkpoint::save(&self.trainer.model)
+    }
+
+    /// One step, watched: its point (without evaluation).
+    fn one_step(&mut self) -> Result<TrainPoint> {
+        let mut residual_norms = vec![];
+        let mut grad_norms = vec![];
+        let stats = self.trainer.train_step_with(true, &mut |lg: &LossGrads| {
+            residual_norms = residual_norms_of(lg);
+            grad_norms = layer_grad_norms(&lg.grads);
+        })?;
+        Ok(TrainPoint {
+            step: self.trainer.step,
+            loss: stats.loss,
+            lr: stats.lr,
+            grad_norm: stats.grad_norm,
+            elapsed_ms: 0.0,
+            eval: None,
+            residual_norms,
+            grad_norms,
+        })
+    }
+
+    /// The held-out loss and the task's metric now, on `n` examples.
+    pub fn evaluate(&self, n: usize) -> Result<EvalPoint> {
+        let r = evaluate(&self.trainer.model, &*self.trainer.task, n, EVAL_SEED)?;
+        Ok(EvalPoint {
+            loss: r.held_out_loss,
+            metric: r.accuracy,
+            metric_name: r.metric.to_string(),
+        })
+    }
+
+    /// Train up to `max_steps` steps (at least one, unless the run is done), stopping
+    /// early once `budget_ms` of compute have passed. A point per step; evaluations every
+    /// `eval_every` steps and after the last step.
+    pub fn step_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
+        if !(req.budget_ms >= 0.0 && req.budget_ms.is_finite()) || req.max_steps == 0 {
+            return Err(Error::Input(format!(
+                "train chunk: needs at least one step and a time budget of 0 ms or more, got {} steps, {} ms",
+                req.max_steps, req.budget_ms
+            )));
+        }
+        let clock = Stopwatch::start(None);
+        let mut points = vec![];
+        let every = self.settings.eval_every;
+        while !self.is_done() && points.len() < req.max_steps as usize {
+            let mut p = self.one_step()?;
+            let step = self.trainer.step;
+            if self.is_done() {
+                p.eval = Some(self.evaluate(FINAL_EVAL_EXAMPLES)?);
+            } else if every > 0 && step.is_multiple_of(every) {
+                p.eval = Some(self.evaluate(EVAL_EXAMPLES)?);
+            }
+            p.elapsed_ms = self.elapsed_ms + clock.elapsed_ms();
+            points.push(p);
+            if clock.elapsed_ms() >= req.budget_ms {
+                break;
+            }
+        }
+        self.elapsed_ms += clock.elapsed_ms();
+        let step = self.trainer.step;
+        Ok(TrainChunk {
+            points,
+            step,
+            done: self.is_done(),
+            steps_per_s: if self.elapsed_ms > 0.0 {
+                step as f64 / (self.elapsed_ms / 1e3)
+            } else {
+                0.0
+            },
+            elapsed_ms: self.elapsed_ms,
+        })
+    }
+}
+
+/// Per layer (stacks in the order they ran): mean over positions of ‖x‖ after the layer.
+fn residual_norms_of(lg: &LossGrads) -> Vec<f32> {
+    let mut out = vec![];
+    for h in &lg.trace.hidden {
+        for state in h.states.iter().skip(1) {
+            let c = *state.shape.last().unwrap_or(&1);
+            let rows = state.data.len() / c.max(1);
+            let sum: f64 = state
+                .data
+                .chunks_exact(c.max(1))
+                .map(|r| {
+                    r.iter()
+                        .map(|&x| (x as f64) * (x as f64))
+                        .sum::<f64>()
+                        .sqrt()
+                })
+                .sum();
+            out.push((sum / rows.max(1) as f64) as f32);
+        }
+    }
+    out
+}
+
+/// Per layer (encoder layers first): the L2 norm of the gradient of the layer's parameters.
+fn layer_grad_norms(grads: &Model) -> Vec<f32> {
+    let mut keys: Vec<String> = vec![];
+    let mut sums: Vec<f64> = vec![];
+    grads.visit_params(&mut |name, t, kind| {
+        if kind != ParamKind::Trained {
+            return;
+        }
+        // "encoder.layers.3.linear1.weight" → "encoder.layers.3"
+        let mut parts = name.splitn(4, '.');
+        let (Some(stack), Some("layers"), Some(i)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return;
+        };
+        let key = format!("{stack}.{i}");
+        let s: f64 = t.data.iter().map(|&x| (x as f64) * (x as f64)).sum();
+        match keys.iter().position(|k| *k == key) {
+            Some(j) => sums[j] += s,
+            None => {
+                keys.push(key);
+                sums.push(s);
+            }
+        }
+    });
+    sums.into_iter().map(|s| s.sqrt() as f32).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(task: &str) -> RunSettings {
+        let mut s = RunSettings::defaults(task).unwrap().settings;
+        s.steps = 6;
+        s.batch = 4;
+        s.eval_every = 3;
+        s
+    }
+
+    #[test]
+    fn a_session_takes_the_trainers_own_steps() {
+        let s = small("reverse");
+        let spec = s.to_spec().unwrap();
+        let task = spec.task().unwrap();
+        let mut tr = Trainer::new(
+            task.as_ref(),
+            spec.model_config(task.as_ref()).unwrap(),
+            spec.train_options().unwrap(),
+        )
+        .unwrap();
+        let want: Vec<f32> = (0..6).map(|_| tr.train_step().unwrap().loss).collect();
+        let mut session = Session::new(s).unwrap();
+        let mut got = vec![];
+        while !session.is_done() {
+            let c = session
+                .step_chunk(&TrainChunkRequest {
+                    max_steps: 4,
+                    budget_ms: 1e9,
+                })
+                .unwrap();
+            got.extend(c.points);
+        }
+        assert_eq!(got.iter().map(|p| p.loss).collect::<Vec<_>>(), want);
+        assert_eq!(session.model().embed.data, tr.model.embed.data);
+        assert_eq!(
+            got.iter().map(|p| p.step).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6]
+        );
+        assert!(got[2].eval.is_some() && got[5].eval.is_some() && got[3].eval.is_none());
+        let layers = session.model().config.n_layers;
+        assert!(got
+            .iter()
+            .all(|p| p.residual_norms.len() == layers && p.grad_norms.len() == layers));
+        // The layers' gradients are part of the global norm.
+        let p = &got[0];
+        let part: f32 = p.grad_norms.iter().map(|g| g * g).sum::<f32>().sqrt();
+        assert!(
+            part > 0.0 && part <= p.grad_norm * 1.0001,
+            "{part} vs {}",
+            p.grad_norm
+        );
+    }
+
+    #[test]
+    fn settings_round_trip_through_the_command_line_form() {
+        for task in TASKS {
+            let d = RunSettings::defaults(task).unwrap();
+            let spec = d.settings.to_spec().unwrap();
+            let back = RunSettings::from_spec(&spec, d.settings.eval_every).unwrap();
+            assert_eq!(back, d.settings, "{task}");
+            assert!(d.notes.len() >= 26, "{task}");
+        }
+    }
+
+    #[test]
+    fn reverse_defaults_are_the_shipped_recipe() {
+        let d = RunSettings::defaults("reverse").unwrap();
+        assert_eq!(d.recipe.as_deref(), Some("reverse.safetensors"));
+        let recipe = recipes()
+            .into_iter()
+            .find(|r| r.file == "reverse.safetensors")
+            .unwrap();
+        let task = recipe.run.task().unwrap();
+        let spec = d.settings.to_spec().unwrap();
+        assert_eq!(
+            spec.model_config(task.as_ref()).unwrap(),
+            recipe.run.model_config(task.as_ref()).unwrap()
+        );
+        assert_eq!(
+            spec.train_options().unwrap(),
+            recipe.run.train_options().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_setting_that_does_not_fit_the_task_is_refused_by_field_with_the_reason() {
+        let mut s = small("sentiment");
+        s.arch = Some(Arch::DecoderOnly);
+        let e = s.to_spec().unwrap_err().to_string();
+        assert!(e.contains(": arch: task") && e.contains("class"), "{e}");
+        let mut s = small("translate");
+        s.len = Some(5);
+        let e = s.to_spec().unwrap_err().to_string();
+        assert!(e.contains(": len: task") && e.contains("translate"), "{e}");
+        let mut s = small("copy");
+        s.n_heads = 5;
+        let e = s.to_spec().unwrap_err().to_string();
+        assert!(e.contains("n_heads") && e.contains("divisible"), "{e}");
+        let mut s = small("copy");
+        s.lr = LrSettings::Constant { value: 2.0 };
+        let e = s.to_spec().unwrap_err().to_string();
+        assert!(e.contains(": lr.value: "), "{e}");
+        let mut s = small("copy");
+        s.adam_beta2 = 1.0;
+        let e = s.to_spec().unwrap_err().to_string();
+        assert!(e.contains(": adam_beta2: "), "{e}");
+        let e = RunSettings::defaults("parity").unwrap_err().to_string();
+        assert!(e.contains(": task: unknown"), "{e}");
+    }
+
+    #[test]
+    fn a_constant_rate_and_adams_constants_reach_the_step() {
+        let mut s = small("copy");
+        s.lr = LrSettings::Constant { value: 0.003 };
+        s.adam_beta1 = 0.5;
+        let mut session = Session::new(s).unwrap();
+        let c = session
+            .step_chunk(&TrainChunkRequest {
+                max_steps: 3,
+                budget_ms: 1e9,
+            })
+            .unwrap();
+        assert!(c.points.iter().all(|p| p.lr == 0.003));
+        assert_eq!(session.trainer.opts.adam.beta1, 0.5);
+        let args = session.spec().args().join(" ");
+        assert!(
+            args.contains("--lr 0.003") && args.contains("--adam-beta1 0.5"),
+            "{args}"
+        );
+    }
+
+    #[test]
+    fn without_the_residual_the_stream_norm_changes_and_the_model_says_so() {
+        let mut s = small("reverse");
+        s.residual = false;
+        let session = Session::new(s).unwrap();
+        assert!(!session.model().config.residual);
+        assert!(session.checkpoint().unwrap().len() > 1000);
+    }
+}
