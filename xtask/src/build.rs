@@ -58,13 +58,19 @@ pub fn unit_tests() -> Result<()> {
 
 /// Browser figures for `cargo xtask bench`: the first load's bytes by kind (HTML, JS, CSS,
 /// wasm, the default model; raw and gzip), page-ready time, time to first token, decode
-/// tokens/s per backend with and without tracing, and everything the build ships.
+/// tokens/s per backend with and without tracing, everything the build ships, and the
+/// lab's click latency while a run trains.
 /// Prints them; never asserts on time. Called by `cargo xtask bench`.
 pub fn browser_bench() -> Result<()> {
     build_all()?;
     let browser = chromium()?;
     sh(Command::new("node")
         .arg("tests/browser/bench.mjs")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", &browser))?;
+    // The lab view: input latency of clicks while a run trains and the lab draws its plots.
+    sh(Command::new("node")
+        .arg("tests/browser/lab-view-bench.mjs")
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", &browser))?;
     // The long form of the memory test: 10,000 tokens, memory at start and end.

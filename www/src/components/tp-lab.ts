@@ -9,7 +9,7 @@
 // defaults and the notes about each field come from the engine (`runDefaults`). This
 // module and uPlot are loaded when the lab first comes into view.
 
-import { LitElement, html, css, nothing, type PropertyValues } from 'lit';
+import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
 import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
@@ -22,7 +22,11 @@ import { download } from '../ui/export';
 
 /** What the lab needs of the page's element (its scripting API). */
 interface LabHost extends HTMLElement {
+  readonly ready: Promise<void>;
   train(settings: Partial<RunSettings>): RunHandle;
+  runDefaults(task: string): Promise<RunDefaults>;
+  /** The runs' controls by id (runs kept from an earlier visit, or started by a script). */
+  readonly lab?: { pause(id: string): Promise<void>; resume(id: string): Promise<void>; stop(id: string): Promise<void>; stepOnce(id: string): Promise<void> } | null;
   readonly runs: RunRecord[];
   useRun(id: string): Promise<ModelInfo>;
   exportRun(id: string): Promise<Blob>;
@@ -31,11 +35,6 @@ interface LabHost extends HTMLElement {
   renameRun(id: string, name: string): void | Promise<void>;
   hideRun(id: string, hidden: boolean): void | Promise<void>;
   deleteRun(id: string): void | Promise<void>;
-}
-
-/** Whatever answers the engine's requests (the page's store). */
-interface Engine {
-  call(op: 'runDefaults', payload: { task: string }): Promise<RunDefaults>;
 }
 
 const METRIC_WORDS: Record<string, string> = {
@@ -82,12 +81,9 @@ function valueText(f: FieldDef, v: Value): string {
 
 export class TpLab extends LitElement {
   static properties = {
-    engine: { attribute: false },
     themeKey: { attribute: false },
   };
 
-  /** The engine (the page's store) for the tasks' defaults. */
-  engine: Engine | null = null;
   /** The page's colour setting; the plots are redrawn in the new palette when it changes. */
   themeKey = '';
 
@@ -344,6 +340,7 @@ export class TpLab extends LitElement {
     this.media = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
     this.media?.addEventListener('change', this.onScheme);
     this.refresh();
+    if (!this.form) void this.host?.ready.then(() => (this.form ? undefined : this.loadDefaults('reverse')));
   }
 
   disconnectedCallback(): void {
@@ -365,8 +362,7 @@ export class TpLab extends LitElement {
     });
   }
 
-  protected willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('engine') && this.engine && !this.form) void this.loadDefaults('reverse');
+  protected willUpdate(): void {
     // The palette in use, for the canvas colours (CSS variables do not reach a canvas).
     const bg = getComputedStyle(this).getPropertyValue('--tp-bg').trim();
     this.dark = bg !== '' && isDark(bg);
@@ -378,9 +374,9 @@ export class TpLab extends LitElement {
 
   /** The task's defaults from the engine; the form starts from them. */
   private async loadDefaults(task: string, keep?: Record<string, unknown>) {
-    if (!this.engine) return;
+    if (!this.host) return;
     try {
-      const d = await this.engine.call('runDefaults', { task });
+      const d = await this.host.runDefaults(task);
       this.defaults = d;
       this.form = { ...(d.settings as unknown as Settings), ...(keep ?? {}) };
       this.error = '';
@@ -404,6 +400,7 @@ export class TpLab extends LitElement {
       this.handles.set(h.id, h);
       this.selected = h.id;
       h.addEventListener('progress', this.onRuns);
+      (h as RunHandle & { started?: Promise<unknown> }).started?.catch((e: unknown) => this.fail(`The run could not start: ${message(e)}`));
       h.done.then(
         () => this.refresh(),
         (e: unknown) => {
@@ -436,9 +433,9 @@ export class TpLab extends LitElement {
   /** Train every run of a preset, each from the task's defaults with its one change. */
   private async trainPreset() {
     const p = PRESETS.find((x) => x.id === this.preset);
-    if (!p || !this.engine) return;
+    if (!p || !this.host) return;
     try {
-      const d = await this.engine.call('runDefaults', { task: p.task });
+      const d = await this.host.runDefaults(p.task);
       for (const change of p.runs) this.start({ ...(d.settings as unknown as Settings), ...change });
     } catch (e) {
       this.error = `Could not start the experiment: ${message(e)}`;
@@ -450,11 +447,18 @@ export class TpLab extends LitElement {
     return this.selected ? this.handles.get(this.selected) : undefined;
   }
 
+  /** Whether the buttons can drive the selected run (a handle of ours, or the element's lab). */
+  private canDrive(): boolean {
+    return !!this.handle() || !!this.host?.lab;
+  }
+
   private act(what: 'pause' | 'resume' | 'stop' | 'stepOnce') {
+    const id = this.selected;
+    if (!id) return;
     const h = this.handle();
-    if (!h) return;
+    const lab = this.host?.lab;
     try {
-      const r = h[what]() as unknown;
+      const r = (h ? h[what]() : lab ? lab[what](id) : undefined) as unknown;
       if (r instanceof Promise) r.catch((e: unknown) => this.fail(e));
     } catch (e) {
       this.fail(e);
@@ -830,9 +834,8 @@ export class TpLab extends LitElement {
     const labelOf = new Map(shown.map((r, i) => [r.id, labels[i]]));
     const colorOf = new Map(all.map((r, i) => [r.id, runColor(i, this.theme)]));
     const sel = this.selectedRun();
-    const h = this.handle();
     const status = sel?.status;
-    const live = !!h && (status === 'running' || status === 'paused');
+    const live = this.canDrive() && (status === 'running' || status === 'paused');
     const p = PRESETS.find((x) => x.id === this.preset) ?? PRESETS[0];
     return html`<section
       class="card lab ${this.dragging ? 'drop' : ''}"
@@ -853,7 +856,7 @@ export class TpLab extends LitElement {
         >
           ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${x.id === this.preset}>${x.title}</option>`)}
         </select>
-        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.engine}>Train these ${p.runs.length} runs</button>
+        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host}>Train these ${p.runs.length} runs</button>
         <p>${p.about}</p>
       </div>
       ${this.settingsForm()}

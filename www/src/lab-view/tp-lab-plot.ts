@@ -76,6 +76,8 @@ export class TpLabPlot extends LitElement {
   /** What the plot says when no run has points. */
   empty = 'No run yet.';
 
+  /** The colours the canvas was last drawn in (the page's palette when it was built). */
+  palette: { fg: string; muted: string; line: string } | null = null;
   private chart: uPlot | null = null;
   private shape = '';
   private resize: ResizeObserver | null = null;
@@ -200,6 +202,7 @@ export class TpLabPlot extends LitElement {
     this.chart = null;
     if (!this.lines.some((l) => l.points.length)) return;
     const pal = paletteOf(this);
+    this.palette = pal;
     const axis = (label: string): uPlot.Axis => ({
       label,
       stroke: pal.muted,

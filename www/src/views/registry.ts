@@ -25,6 +25,7 @@ import '../components/tp-positions';
 import '../components/tp-order';
 import '../components/tp-embedding-scale';
 import '../components/tp-extrapolation';
+import { loadWhenSeen } from '../ui/lazy';
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -280,6 +281,14 @@ export const VIEWS = [
     title: 'Train short, test long: accuracy per position',
     needs: [],
     render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest}></tp-extrapolation>`,
+  },
+  {
+    // Loaded when it first comes into view (it brings uPlot with it).
+    name: 'lab',
+    tag: 'tp-lab',
+    title: 'The lab: train a variant and compare runs',
+    needs: [],
+    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
   },
 ] as const satisfies readonly ViewDef[];
 

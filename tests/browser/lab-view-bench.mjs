@@ -1,0 +1,80 @@
+// The lab's responsiveness for `cargo xtask bench` (prints numbers, asserts nothing about
+// time): the input latency of clicks while a run trains. The page shows every view; the
+// reverse task's shipped recipe trains in its worker while the plots redraw; a click on
+// the lab's "hide"/"show" button (which rebuilds every plot) and on the page's causal-mask
+// switch (a new forward pass) is timed from the input event's timestamp to the next frame
+// the page draws after the handlers ran, and by the browser's Event Timing API where it
+// reports (it reports only events of 16 ms or more).
+
+import { launch, open, serve } from './harness.mjs';
+
+const CLICKS = Number(process.env.TPLAY_BENCH_CLICKS ?? 30);
+
+const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN;
+};
+
+const server = await serve();
+const browser = await launch({ webgpu: false });
+try {
+  const { page } = await open(browser.context, server.url, 'play=0');
+  // Time every click: input timestamp → the first frame after the handlers, and Event Timing.
+  await page.evaluate(() => {
+    window.__clicks = [];
+    window.__timing = [];
+    document.addEventListener(
+      'click',
+      (e) => {
+        const t0 = e.timeStamp;
+        requestAnimationFrame(() => setTimeout(() => window.__clicks.push(performance.now() - t0), 0));
+      },
+      { capture: true },
+    );
+    if (PerformanceObserver.supportedEntryTypes?.includes('event')) {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) if (e.name === 'click' || e.name === 'pointerdown' || e.name === 'pointerup') window.__timing.push(e.duration);
+      }).observe({ type: 'event', durationThreshold: 16, buffered: false });
+    }
+  });
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    await el.runsRestored;
+    for (const r of [...el.runs]) await el.deleteRun(r.id);
+    el.shadowRoot.querySelector('tp-lab').scrollIntoView();
+  });
+  await page.waitForFunction(() => customElements.get('tp-lab') && document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').form);
+  const id = await page.evaluate(() => {
+    const h = document.querySelector('transformer-playground').train({ task: 'reverse' });
+    window.__run = h;
+    return h.id;
+  });
+  await page.waitForFunction((id) => (document.querySelector('transformer-playground').runs.find((r) => r.id === id)?.points.length ?? 0) >= 20, id, { timeout: 120000 });
+  const steps0 = await page.evaluate((id) => document.querySelector('transformer-playground').runs.find((r) => r.id === id).points.length, id);
+  const t0 = Date.now();
+  const hide = () => page.locator(`tp-lab tr[data-run="${id}"] .row-actions button`).first();
+  const causal = page.locator('tp-controls input[type="checkbox"]').first();
+  for (let i = 0; i < CLICKS; i++) {
+    if (i % 2 === 0) await hide().click();
+    else await causal.click();
+    await page.waitForTimeout(150);
+  }
+  await page.waitForTimeout(300);
+  const r = await page.evaluate((id) => {
+    const run = document.querySelector('transformer-playground').runs.find((r) => r.id === id);
+    return { clicks: [...window.__clicks], timing: [...window.__timing], steps: run.points.length, status: run.status, sps: run.steps_per_s };
+  }, id);
+  const secs = (Date.now() - t0) / 1000;
+  await page.evaluate(() => window.__run.stop());
+  console.log(`lab: click input latency while training (reverse recipe in its worker, every view on the page, ${r.clicks.length} clicks on the lab's hide/show and the causal-mask switch):`);
+  console.log(`  input → next frame: median ${f(quantile(r.clicks, 0.5))} ms, p95 ${f(quantile(r.clicks, 0.95))} ms, max ${f(Math.max(...r.clicks))} ms`);
+  console.log(
+    `  Event Timing (events of 16 ms or more): ${r.timing.length} reported${r.timing.length ? `, max ${f(Math.max(...r.timing))} ms` : ''}`,
+  );
+  console.log(`  training meanwhile: ${r.steps - steps0} steps in ${secs.toFixed(1)} s (${r.status}, ${f(r.sps)} steps/s of the run's own compute)`);
+  await page.close();
+} finally {
+  await browser.close();
+  await server.close();
+}
