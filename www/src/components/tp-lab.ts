@@ -52,6 +52,9 @@ const STATUS_WORDS: Record<string, string> = {
   failed: 'failed',
 };
 
+/** The least time between two redraws of the plots and the table while runs train. */
+const REDRAW_MS = 150;
+
 /** A number for the table: four significant digits, '–' for none. */
 function n4(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
@@ -347,19 +350,29 @@ export class TpLab extends LitElement {
     super.disconnectedCallback();
     this.host?.removeEventListener('tp-runs-changed', this.onRuns);
     this.media?.removeEventListener('change', this.onScheme);
-    cancelAnimationFrame(this.frame);
+    clearTimeout(this.frame);
+    this.frame = 0;
   }
 
-  /** Read the runs again, at most once per frame. */
+  /**
+   * Read the runs again: at the next frame, and at most every REDRAW_MS while runs report
+   * progress (each chunk of training does), so drawing never crowds out input or training.
+   */
   private refresh() {
     if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.runs = [...(this.host?.runs ?? [])];
-      if (this.selected && !this.runs.some((r) => r.id === this.selected)) this.selected = null;
-      if (!this.selected && this.runs.length) this.selected = this.runs[this.runs.length - 1].id;
-      this.requestUpdate();
-    });
+    const wait = Math.max(0, this.lastRefresh + REDRAW_MS - performance.now());
+    this.frame = window.setTimeout(() => requestAnimationFrame(() => this.redraw()), wait);
+  }
+
+  private lastRefresh = -Infinity;
+
+  private redraw() {
+    this.frame = 0;
+    this.lastRefresh = performance.now();
+    this.runs = [...(this.host?.runs ?? [])];
+    if (this.selected && !this.runs.some((r) => r.id === this.selected)) this.selected = null;
+    if (!this.selected && this.runs.length) this.selected = this.runs[this.runs.length - 1].id;
+    this.requestUpdate();
   }
 
   protected willUpdate(): void {
