@@ -13,7 +13,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
 import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
-import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
+import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, tidy, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
 import { runColor, shade, type Theme } from '../lab-view/colors';
 import '../lab-view/tp-lab-plot';
 import type { Line } from '../lab-view/tp-lab-plot';
@@ -54,6 +54,13 @@ const STATUS_WORDS: Record<string, string> = {
 
 /** The least time between two redraws of the plots and the table while runs train. */
 const REDRAW_MS = 150;
+
+const BUSY_WORDS: Record<string, string> = {
+  pause: 'pausing…',
+  resume: 'resuming…',
+  stop: 'stopping…',
+  stepOnce: 'taking one step…',
+};
 
 /** A number for the table: four significant digits, '–' for none. */
 function n4(v: number | null | undefined): string {
@@ -109,6 +116,8 @@ export class TpLab extends LitElement {
   from: string | null = null;
   /** The preset chosen in the experiments list. */
   preset = PRESETS[0].id;
+  /** Runs whose pause, resume, stop or single step is under way. */
+  private busy = new Map<string, 'pause' | 'resume' | 'stop' | 'stepOnce'>();
   /** The run being renamed. */
   renaming: string | null = null;
   /** The dark palette is in use (read from the page's colours). */
@@ -391,7 +400,7 @@ export class TpLab extends LitElement {
     try {
       const d = await this.host.runDefaults(task);
       this.defaults = d;
-      this.form = { ...(d.settings as unknown as Settings), ...(keep ?? {}) };
+      this.form = tidy({ ...(d.settings as unknown as Settings), ...(keep ?? {}) });
       this.error = '';
     } catch (e) {
       this.error = `Could not read the defaults of the task ${task}: ${message(e)}`;
@@ -449,7 +458,7 @@ export class TpLab extends LitElement {
     if (!p || !this.host) return;
     try {
       const d = await this.host.runDefaults(p.task);
-      for (const change of p.runs) this.start({ ...(d.settings as unknown as Settings), ...change });
+      for (const change of p.runs) this.start(tidy({ ...(d.settings as unknown as Settings), ...change }));
     } catch (e) {
       this.error = `Could not start the experiment: ${message(e)}`;
       this.requestUpdate();
@@ -472,7 +481,14 @@ export class TpLab extends LitElement {
     const lab = this.host?.lab;
     try {
       const r = (h ? h[what]() : lab ? lab[what](id) : undefined) as unknown;
-      if (r instanceof Promise) r.catch((e: unknown) => this.fail(e));
+      if (r instanceof Promise) {
+        // Until the chunk in flight is in, the run is "pausing", "stopping" or "stepping".
+        this.busy.set(id, what);
+        r.catch((e: unknown) => this.fail(e)).finally(() => {
+          this.busy.delete(id);
+          this.refresh();
+        });
+      }
     } catch (e) {
       this.fail(e);
     }
@@ -485,7 +501,7 @@ export class TpLab extends LitElement {
   }
 
   private againWith(r: RunRecord) {
-    this.form = { ...(r.settings as unknown as Settings) };
+    this.form = tidy({ ...(r.settings as unknown as Settings) });
     this.from = r.id;
     this.said = '';
     void this.loadDefaults(String(r.settings.task), r.settings as unknown as Record<string, unknown>);
@@ -495,7 +511,7 @@ export class TpLab extends LitElement {
   private async use(r: RunRecord, label: string) {
     try {
       const info = await this.host!.useRun(r.id);
-      this.used = { what: `the run ${r.name} (${label})`, settings: r.settings as unknown as Settings, info };
+      this.used = { what: `the run ${r.name} (${label})`, settings: tidy(r.settings as unknown as Settings), info };
       this.said = `The page's model is now ${r.name}: every other view shows it.`;
       this.error = '';
     } catch (e) {
@@ -758,7 +774,7 @@ export class TpLab extends LitElement {
             const last = r.points[r.points.length - 1];
             const ev = [...r.points].reverse().find((p) => p.eval)?.eval ?? null;
             const label = labelOf.get(r.id) ?? '';
-            return html`<tr class="${r.hidden ? 'hidden' : ''} ${r.id === this.selected ? 'selected' : ''}" data-run=${r.id} data-status=${r.status}>
+            return html`<tr class="${r.hidden ? 'hidden' : ''} ${r.id === this.selected ? 'selected' : ''}" data-run=${r.id} data-status=${r.status} data-busy=${this.busy.get(r.id) ?? ''}>
               <td>
                 <input
                   type="radio"
@@ -790,7 +806,7 @@ export class TpLab extends LitElement {
                   : html`<span data-name>${r.name}</span>`}
               </td>
               <td class="label" data-label>${r.hidden ? '(hidden)' : label}</td>
-              <td class=${`status-${r.status}`} title=${r.error ?? ''}>${STATUS_WORDS[r.status] ?? r.status}${r.status === 'failed' && r.error ? `: ${r.error}` : ''}</td>
+              <td class=${`status-${r.status}`} title=${r.error ?? ''}>${this.busy.has(r.id) ? BUSY_WORDS[this.busy.get(r.id)!] : (STATUS_WORDS[r.status] ?? r.status)}${r.status === 'failed' && r.error ? `: ${r.error}` : ''}</td>
               <td class="num">${last ? Number(last.step) : 0} / ${Number((r.settings as unknown as Settings).steps ?? 0)}</td>
               <td class="num">${n4(last?.loss)}</td>
               <td class="num">${n4(ev?.loss)}</td>
@@ -848,7 +864,7 @@ export class TpLab extends LitElement {
     const colorOf = new Map(all.map((r, i) => [r.id, runColor(i, this.theme)]));
     const sel = this.selectedRun();
     const status = sel?.status;
-    const live = this.canDrive() && (status === 'running' || status === 'paused');
+    const live = this.canDrive() && (status === 'running' || status === 'paused') && !(sel && this.busy.has(sel.id));
     const p = PRESETS.find((x) => x.id === this.preset) ?? PRESETS[0];
     return html`<section
       class="card lab ${this.dragging ? 'drop' : ''}"

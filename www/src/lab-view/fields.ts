@@ -107,7 +107,7 @@ export const FIELDS: readonly FieldDef[] = [
     label: 'd_model',
     help: 'The width of the residual stream: every token is a vector of this many numbers between the layers.',
     group: 'shape',
-    control: { kind: 'number', min: 4, max: 512, step: 4, integer: true },
+    control: { kind: 'number', min: 4, max: 512, step: 1, integer: true },
   },
   {
     key: 'n_heads',
@@ -128,7 +128,7 @@ export const FIELDS: readonly FieldDef[] = [
     label: 'd_ff',
     help: 'The hidden width of the feed-forward network inside each block (usually four times d_model).',
     group: 'shape',
-    control: { kind: 'number', min: 4, max: 2048, step: 4, integer: true },
+    control: { kind: 'number', min: 4, max: 2048, step: 1, integer: true },
   },
   {
     key: 'activation',
@@ -222,14 +222,14 @@ export const FIELDS: readonly FieldDef[] = [
     label: 'dropout',
     help: 'The chance that each activation is zeroed during training, a guard against memorising the training set.',
     group: 'training',
-    control: { kind: 'number', min: 0, max: 0.9, step: 0.05, integer: false },
+    control: { kind: 'number', min: 0, max: 0.9, step: 'any', integer: false },
   },
   {
     key: 'label_smoothing',
     label: 'label smoothing',
     help: 'Share this much of the target probability among the wrong tokens, so the model is never pushed to be certain.',
     group: 'training',
-    control: { kind: 'number', min: 0, max: 0.5, step: 0.05, integer: false },
+    control: { kind: 'number', min: 0, max: 0.5, step: 'any', integer: false },
   },
   {
     key: 'batch',
@@ -264,21 +264,21 @@ export const FIELDS: readonly FieldDef[] = [
     label: 'gradient clipping',
     help: 'Scale the whole gradient down when its norm exceeds this; 0 turns clipping off.',
     group: 'training',
-    control: { kind: 'number', min: 0, max: 100, step: 0.1, integer: false },
+    control: { kind: 'number', min: 0, max: 100, step: 'any', integer: false },
   },
   {
     key: 'adam_beta1',
     label: 'Adam β₁',
     help: 'How much of the previous gradient direction Adam keeps (momentum).',
     group: 'optimiser',
-    control: { kind: 'number', min: 0, max: 0.9999, step: 0.01, integer: false },
+    control: { kind: 'number', min: 0, max: 0.9999, step: 'any', integer: false },
   },
   {
     key: 'adam_beta2',
     label: 'Adam β₂',
     help: 'How long Adam remembers the size of past gradients when it scales each step.',
     group: 'optimiser',
-    control: { kind: 'number', min: 0, max: 0.99999, step: 0.001, integer: false },
+    control: { kind: 'number', min: 0, max: 0.99999, step: 'any', integer: false },
   },
   {
     key: 'adam_eps',
@@ -328,6 +328,16 @@ export type Value = string | number | boolean | null;
 
 /** A run's settings as plain JSON (the protocol's RunSettings). */
 export type Settings = Record<string, unknown> & { lr?: { kind: string; [k: string]: unknown } };
+
+/**
+ * The settings with every fractional number written to seven significant digits: the core
+ * keeps them as f32, so 0.9 comes back as 0.8999999761581421, which no one typed.
+ */
+export function tidy<T>(s: T): T {
+  const fix = (v: unknown): unknown =>
+    typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(7)) : v && typeof v === 'object' && !Array.isArray(v) ? tidy(v) : v;
+  return Object.fromEntries(Object.entries(s as Record<string, unknown>).map(([k, v]) => [k, fix(v)])) as T;
+}
 
 /** Read one field of a run's settings. */
 export function getField(s: Settings, key: FieldKey): Value {

@@ -36,9 +36,12 @@ export interface LabelledSettings {
   eval_every?: number;
 }
 
-/** A number as written in a label: its shortest exact form (0.1, 1e-9, 4000). */
+/**
+ * A number as written in a label: to seven significant digits, the precision the core
+ * keeps settings in (f32), in its shortest form (0.1, 1e-9, 4000).
+ */
 function num(v: number): string {
-  return String(v);
+  return String(Number(v.toPrecision(7)));
 }
 
 const ARCH: Record<string, string> = {
