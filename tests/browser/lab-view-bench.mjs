@@ -2,7 +2,7 @@
 // time): the input latency of clicks while a run trains. The page shows every view; the
 // reverse task's shipped recipe trains in its worker while the plots redraw; a click on
 // the lab's "hide"/"show" button (which rebuilds every plot) and on the page's causal-mask
-// switch (a new forward pass) is timed from the input event's timestamp to the next frame
+// switch (a new forward pass) is timed, and the same switch with nothing training for comparison, from the input event's timestamp to the next frame
 // the page draws after the handlers ran, and by the browser's Event Timing API where it
 // reports (it reports only events of 16 ms or more).
 
@@ -28,7 +28,8 @@ try {
       'click',
       (e) => {
         const t0 = e.timeStamp;
-        requestAnimationFrame(() => setTimeout(() => window.__clicks.push(performance.now() - t0), 0));
+        const kind = window.__kind;
+        requestAnimationFrame(() => setTimeout(() => window.__clicks.push({ kind, ms: performance.now() - t0 }), 0));
       },
       { capture: true },
     );
@@ -45,6 +46,17 @@ try {
     el.shadowRoot.querySelector('tp-lab').scrollIntoView();
   });
   await page.waitForFunction(() => customElements.get('tp-lab') && document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').form);
+  // The same clicks with nothing training first: what the page costs on its own.
+  const clickAll = async (phase, hide) => {
+    for (let i = 0; i < CLICKS; i++) {
+      const kind = i % 2 === 0 && hide ? 'hide' : 'causal';
+      await page.evaluate((k) => (window.__kind = k), `${phase}:${kind}`);
+      if (kind === 'hide') await hide().click();
+      else await page.locator('tp-controls input[type="checkbox"]').first().click();
+      await page.waitForTimeout(150);
+    }
+  };
+  await clickAll('idle', null);
   const id = await page.evaluate(() => {
     const h = document.querySelector('transformer-playground').train({ task: 'reverse' });
     window.__run = h;
@@ -54,12 +66,7 @@ try {
   const steps0 = await page.evaluate((id) => document.querySelector('transformer-playground').runs.find((r) => r.id === id).points.length, id);
   const t0 = Date.now();
   const hide = () => page.locator(`tp-lab tr[data-run="${id}"] .row-actions button`).first();
-  const causal = page.locator('tp-controls input[type="checkbox"]').first();
-  for (let i = 0; i < CLICKS; i++) {
-    if (i % 2 === 0) await hide().click();
-    else await causal.click();
-    await page.waitForTimeout(150);
-  }
+  await clickAll('training', hide);
   await page.waitForTimeout(300);
   const r = await page.evaluate((id) => {
     const run = document.querySelector('transformer-playground').runs.find((r) => r.id === id);
@@ -67,10 +74,15 @@ try {
   }, id);
   const secs = (Date.now() - t0) / 1000;
   await page.evaluate(() => window.__run.stop());
-  console.log(`lab: click input latency while training (reverse recipe in its worker, every view on the page, ${r.clicks.length} clicks on the lab's hide/show and the causal-mask switch):`);
-  console.log(`  input → next frame: median ${f(quantile(r.clicks, 0.5))} ms, p95 ${f(quantile(r.clicks, 0.95))} ms, max ${f(Math.max(...r.clicks))} ms`);
+  console.log(`lab: click input latency while training (reverse recipe in its worker, every view on the page, ${CLICKS} clicks on the lab's hide/show and the causal-mask switch):`);
+  const line = (name, xs) => `${name}: median ${f(quantile(xs, 0.5))} ms, p95 ${f(quantile(xs, 0.95))} ms, max ${f(Math.max(...xs))} ms (${xs.length} clicks)`;
+  const ms = (k) => r.clicks.filter((c) => k.test(c.kind)).map((c) => c.ms);
+  console.log(`  ${line('input → next frame, every click while training', ms(/^training:/))}`);
+  console.log(`    ${line("the lab's hide/show (every plot rebuilt)", ms(/^training:hide$/))}`);
+  console.log(`    ${line('the causal-mask switch (a forward pass, every view redrawn)', ms(/^training:causal$/))}`);
+  console.log(`  ${line('the causal-mask switch with nothing training, for comparison', ms(/^idle:/))}`);
   console.log(
-    `  Event Timing (events of 16 ms or more): ${r.timing.length} reported${r.timing.length ? `, max ${f(Math.max(...r.timing))} ms` : ''}`,
+    `  Event Timing over both phases (it reports events of 16 ms or more): ${r.timing.length} reported${r.timing.length ? `, max ${f(Math.max(...r.timing))} ms` : ''}`,
   );
   console.log(`  training meanwhile: ${r.steps - steps0} steps in ${secs.toFixed(1)} s (${r.status}, ${f(r.sps)} steps/s of the run's own compute)`);
   await page.close();
