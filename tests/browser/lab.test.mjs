@@ -365,6 +365,20 @@ describe('the lab', () => {
     assert.equal(info.n_heads, 2);
     assert.equal(info.decoder_layers, 3);
     assert.equal(info.pos_encoding, 'rope');
+    // The run's buttons download its weights (a safetensors file: a little-endian header
+    // length, then the header's JSON) and its curves (a header row and one row per step).
+    const row = page.locator(`tp-lab tr[data-run="${id}"]`);
+    const [st] = await Promise.all([page.waitForEvent('download'), row.getByRole('button', { name: '.safetensors' }).click()]);
+    assert.match(st.suggestedFilename(), /\.safetensors$/);
+    const bytes = readFileSync(await st.path());
+    const headerLen = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + headerLen).toString('utf8'));
+    assert.ok(header.__metadata__ && Object.keys(header).length > 5, 'a safetensors file with tensors and metadata');
+    const [csv] = await Promise.all([page.waitForEvent('download'), row.getByRole('button', { name: 'CSV' }).click()]);
+    assert.match(csv.suggestedFilename(), /\.csv$/);
+    const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+    assert.equal(lines.length, 1 + 12, 'a header and twelve steps');
+    assert.match(lines[0], /^step,loss,/);
     const used = await page.locator('tp-lab [data-used]').textContent();
     assert.match(used, /RoPE/, 'the settings of the run in use are shown');
     assert.match(used, /24 heads|d_model 24/);

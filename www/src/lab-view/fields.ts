@@ -146,16 +146,16 @@ export const FIELDS: readonly FieldDef[] = [
   {
     key: 'pos_encoding',
     label: 'position encoding',
-    help: 'How the model learns where each token stands; without any, attention cannot tell orders apart.',
+    help: 'Where each token stands: a fixed sin/cos table or a learned one added to the embeddings, distance vectors in keys and values (relative), q and k rotated by position (RoPE), a penalty growing with distance (ALiBi), or none, and attention cannot tell orders apart.',
     group: 'design',
     control: {
       kind: 'select',
       options: [
-        ['sinusoidal', 'sinusoidal (fixed sin/cos table)'],
+        ['sinusoidal', 'sinusoidal'],
         ['learned', 'learned table'],
-        ['relative', 'relative (Shaw: distance vectors in keys and values)'],
-        ['rope', 'RoPE (rotate q and k by position)'],
-        ['alibi', 'ALiBi (penalty on distance)'],
+        ['relative', 'relative (Shaw)'],
+        ['rope', 'RoPE'],
+        ['alibi', 'ALiBi'],
         ['none', 'none'],
       ],
     },
@@ -163,14 +163,14 @@ export const FIELDS: readonly FieldDef[] = [
   {
     key: 'norm',
     label: 'normalisation',
-    help: 'Where the normalisation sits: after the residual sum (post-LN), before each sublayer (pre-LN), BatchNorm instead, or none.',
+    help: 'LayerNorm after the residual sum (post-LN, the 2017 paper) or before each sublayer (pre-LN); BatchNorm, whose statistics mix the examples of a batch; or no normalisation.',
     group: 'design',
     control: {
       kind: 'select',
       options: [
-        ['post_ln', 'post-LN (LayerNorm after add)'],
-        ['pre_ln', 'pre-LN (LayerNorm before the sublayer)'],
-        ['batch_norm', 'BatchNorm (statistics across the batch)'],
+        ['post_ln', 'post-LN'],
+        ['pre_ln', 'pre-LN'],
+        ['batch_norm', 'BatchNorm'],
         ['none', 'none'],
       ],
     },
@@ -206,7 +206,7 @@ export const FIELDS: readonly FieldDef[] = [
       options: [
         ['scaled_dot', 'scaled dot product'],
         ['dot', 'dot product, unscaled'],
-        ['additive', 'additive (wᵀ tanh(q + k))'],
+        ['additive', 'additive'],
       ],
     },
   },
