@@ -12,7 +12,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { artifacts, dist, launch, open, root, serve, shot } from './harness.mjs';
@@ -186,6 +186,21 @@ describe('the lab', () => {
     assert.equal(hover.cells[0], String(Math.round(hover.x)), 'the legend shows the step under the pointer');
     assert.equal(hover.cells[1], String(Number(hover.y.toPrecision(4))), 'and the training loss there');
     await shot(page, 'lab-two-runs');
+
+    // Each plot saves as SVG (its canvas as an image, its title and legend as text) and PNG.
+    const lossPlot = page.locator('tp-lab-plot[data-plot="loss"]');
+    const [svgFile] = await Promise.all([page.waitForEvent('download'), lossPlot.getByRole('button', { name: /as an SVG picture/ }).click()]);
+    assert.match(svgFile.suggestedFilename(), /^lab-loss.*\.svg$/);
+    const svg = readFileSync(await svgFile.path(), 'utf8');
+    assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"'));
+    assert.ok(svg.includes('<img src="data:image/png;base64,'), 'the canvas is in the picture');
+    assert.ok(svg.includes('post-LN · training') && svg.includes('pre-LN · held-out'), 'with its legend');
+    assert.ok(!svg.includes('>SVG<') && !svg.includes('>PNG<'), 'without the buttons');
+    writeFileSync(join(artifacts, 'lab-loss-plot.svg'), svg);
+    const [pngFile] = await Promise.all([page.waitForEvent('download'), lossPlot.getByRole('button', { name: /as a PNG picture/ }).click()]);
+    const png = readFileSync(await pngFile.path());
+    assert.equal(png.subarray(1, 4).toString(), 'PNG');
+    writeFileSync(join(artifacts, 'lab-loss-plot.png'), png);
     await page.locator('tp-lab').screenshot({ path: join(artifacts, 'lab-view.png') });
 
     // Hide the pre-LN run: a lone run is named by its task; show it again.
@@ -404,6 +419,34 @@ describe('the lab', () => {
     await page.close();
   });
 
+  test('an_experiment_preset_trains_its_runs_side_by_side_labelled_by_the_one_change', async () => {
+    const { page, errors } = await openLab();
+    await page.locator('tp-lab #preset').selectOption('residual-6');
+    await page.locator('tp-lab button[data-action="train-preset"]').click();
+    await page.waitForFunction(() => {
+      const runs = document.querySelector('transformer-playground').runs;
+      return runs.length === 2 && runs.every((r) => r.points.length >= 2);
+    });
+    await labCaughtUp(page);
+    const runs = await page.evaluate(() => document.querySelector('transformer-playground').runs.map((r) => ({ residual: r.settings.residual, layers: r.settings.n_layers, steps: r.settings.steps })));
+    assert.deepEqual(
+      runs.map((r) => r.layers),
+      [6, 6],
+    );
+    assert.deepEqual(runs.map((r) => r.residual).sort(), [false, true]);
+    assert.deepEqual(
+      await page.locator('tp-lab td[data-label]').allTextContents(),
+      runs.map((r) => (r.residual ? 'residual' : 'no residual')),
+    );
+    await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      await Promise.all(el.runs.map((r) => el.lab.stop(r.id)));
+    });
+    await page.waitForFunction(() => document.querySelector('transformer-playground').runs.every((r) => r.status === 'stopped' || r.status === 'done'));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('the_plots_follow_the_dark_theme_and_the_lab_passes_axe', async () => {
     const { page, errors } = await openLab({ colorScheme: 'dark' }, plain.url);
     await trainAll(page, [
@@ -422,6 +465,12 @@ describe('the lab', () => {
     const want = await page.evaluate(() => document.querySelector('transformer-playground').runs.map((r) => (r.settings.residual ? 'residual' : 'no residual')));
     assert.deepEqual(await page.locator('tp-lab td[data-label]').allTextContents(), want);
     await shot(page, 'lab-dark');
+    // The reader switches to light: the plots are drawn again in the light palette.
+    await page.evaluate(() => document.querySelector('transformer-playground').store.setTheme('light'));
+    await page.waitForFunction(() => {
+      const p = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').shadowRoot.querySelector('tp-lab-plot[data-plot="loss"]');
+      return p.palette?.fg === '#1c1f24';
+    });
     await page.evaluate(AXE);
     const v = await page.evaluate(async () => {
       const res = await window.axe.run(document, { resultTypes: ['violations'] });

@@ -12,7 +12,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
-import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
+import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
 import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, tidy, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
 import { runColor, shade, type Theme } from '../lab-view/colors';
 import '../lab-view/tp-lab-plot';
@@ -731,7 +731,14 @@ export class TpLab extends LitElement {
 
   private plots(runs: readonly RunRecord[], labels: string[], colors: string[]) {
     const l = this.lines(runs, labels, colors);
-    const caption = { model: runs.length ? labels.join(' | ') : 'no runs', settings: runs.map((r, i) => `${labels[i]}: ${r.name}`).join('; ') };
+    // A picture's caption: the runs by name and difference, and the settings they share.
+    const all = runs.map((r) => r.settings as unknown as LabelledSettings);
+    const differ = new Set(differingFields(all));
+    const shared = all.length ? LABEL_FIELDS.filter((f) => !differ.has(f.key)).map((f) => f.words(all[0])).filter((w) => w !== undefined) : [];
+    const caption = {
+      model: runs.length ? `lab runs ${runs.map((r, i) => `${r.name} (${labels[i]})`).join(', ')}` : 'no runs',
+      settings: shared.join(', '),
+    };
     const t = `${this.theme}:${this.themeKey}`;
     const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || 'metric');
     const empty = 'Train a run to see its curves here.';

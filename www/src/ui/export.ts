@@ -242,9 +242,9 @@ function htmlElement(el: Element, parent: CSSStyleDeclaration | null, base: Base
   if (cs.display === 'none') return;
   const tag = el.localName;
   const decl: string[] = [];
-  // Form controls take their font and alignment from the browser's own sheet, not from
-  // their parent: theirs are always written.
-  const control = FORM.has(tag);
+  // Form controls and table headers take their font and alignment from the browser's own
+  // sheet, not from their parent: theirs are always written.
+  const control = FORM.has(tag) || tag === 'th';
   for (const p of INHERITED) {
     const v = cs.getPropertyValue(p);
     if (!parent || control || parent.getPropertyValue(p) !== v) decl.push(`${p}:${v}`);
@@ -350,11 +350,12 @@ export function viewToSvg(view: Element, caption: Caption): Picture {
   const muted = cs.getPropertyValue('--tp-muted').trim() || fg;
   const font = cs.getPropertyValue('font-family');
   const chars = Math.max(40, Math.floor((width - 24) / 6.6));
-  const settings = wrap(caption.settings || 'default settings', chars);
+  // Wrapped with its "Settings: " lead, which takes room on the first line too.
+  const settings = wrap(`Settings: ${caption.settings || 'default settings'}`, chars);
   const lines: { text: string; size: number; weight: string; fill: string; mono: boolean }[] = [
     { text: caption.title, size: 15, weight: '700', fill: fg, mono: false },
     { text: `Model: ${caption.model}`, size: 12.5, weight: '400', fill: fg, mono: false },
-    ...settings.map((t, i) => ({ text: i === 0 ? `Settings: ${t}` : t, size: 11.5, weight: '400', fill: muted, mono: true })),
+    ...settings.map((t) => ({ text: t, size: 11.5, weight: '400', fill: muted, mono: true })),
   ];
   const pad = 12;
   let y = bodyHeight + pad;
