@@ -393,8 +393,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'Six post-LN layers without residual connections barely learn; with them the loss falls at once.',
     task: 'reverse',
     runs: [
-      { n_layers: 6, residual: false, steps: 300 },
-      { n_layers: 6, residual: true, steps: 300 },
+      { n_layers: 6, norm: 'post_ln', final_norm: false, residual: false, steps: 300, eval_every: 50 },
+      { n_layers: 6, norm: 'post_ln', final_norm: false, residual: true, steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -403,8 +403,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'Where the LayerNorm sits changes how gradients reach the early layers of a deep stack.',
     task: 'reverse',
     runs: [
-      { n_layers: 6, norm: 'post_ln', final_norm: false, steps: 300 },
-      { n_layers: 6, norm: 'pre_ln', final_norm: true, steps: 300 },
+      { n_layers: 6, norm: 'post_ln', final_norm: false, steps: 300, eval_every: 50 },
+      { n_layers: 6, norm: 'pre_ln', final_norm: true, steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -413,8 +413,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'A long warmup keeps the rate small for many steps: the same model learns much later.',
     task: 'reverse',
     runs: [
-      { lr: { kind: 'noam', factor: 1, warmup: 400 }, steps: 600 },
-      { lr: { kind: 'noam', factor: 1, warmup: 4000 }, steps: 600 },
+      { lr: { kind: 'noam', factor: 1, warmup: 400 }, steps: 600, eval_every: 50 },
+      { lr: { kind: 'noam', factor: 1, warmup: 4000 }, steps: 600, eval_every: 50 },
     ],
   },
   {
@@ -423,8 +423,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'BatchNorm mixes statistics across the batch, padding included; LayerNorm normalises each token alone.',
     task: 'reverse',
     runs: [
-      { norm: 'post_ln', steps: 300 },
-      { norm: 'batch_norm', steps: 300 },
+      { norm: 'post_ln', steps: 300, eval_every: 50 },
+      { norm: 'batch_norm', steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -433,8 +433,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'Without the scale the fixed positions are as large as the tokens themselves.',
     task: 'reverse',
     runs: [
-      { scale_embeddings: true, steps: 300 },
-      { scale_embeddings: false, steps: 300 },
+      { scale_embeddings: true, steps: 300, eval_every: 50 },
+      { scale_embeddings: false, steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -443,9 +443,9 @@ export const PRESETS: readonly Preset[] = [
     about: 'Three ways to score a query against a key, on the same task and seed.',
     task: 'reverse',
     runs: [
-      { score: 'scaled_dot', steps: 300 },
-      { score: 'dot', steps: 300 },
-      { score: 'additive', steps: 300 },
+      { score: 'scaled_dot', steps: 300, eval_every: 50 },
+      { score: 'dot', steps: 300, eval_every: 50 },
+      { score: 'additive', steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -454,9 +454,9 @@ export const PRESETS: readonly Preset[] = [
     about: 'Reversing needs to know where each letter is; without positions only the causal mask hints at it.',
     task: 'reverse',
     runs: [
-      { pos_encoding: 'none', steps: 300 },
-      { pos_encoding: 'sinusoidal', steps: 300 },
-      { pos_encoding: 'rope', steps: 300 },
+      { pos_encoding: 'none', steps: 300, eval_every: 50 },
+      { pos_encoding: 'sinusoidal', steps: 300, eval_every: 50 },
+      { pos_encoding: 'rope', steps: 300, eval_every: 50 },
     ],
   },
   {
@@ -465,8 +465,8 @@ export const PRESETS: readonly Preset[] = [
     about: 'Dropout slows training-set progress; watch the held-out loss against the training loss.',
     task: 'reverse',
     runs: [
-      { dropout: 0, steps: 300 },
-      { dropout: 0.3, steps: 300 },
+      { dropout: 0, steps: 300, eval_every: 50 },
+      { dropout: 0.3, steps: 300, eval_every: 50 },
     ],
   },
 ];
