@@ -47,11 +47,6 @@ impl Tensor {
         &self.data[i * c..(i + 1) * c]
     }
 
-    pub fn row_mut(&mut self, i: usize) -> &mut [f32] {
-        let c = self.cols();
-        &mut self.data[i * c..(i + 1) * c]
-    }
-
     /// Largest absolute element-wise difference, NaN-aware (see [`max_abs_diff`]);
     /// shapes must match.
     pub fn max_abs_diff(&self, other: &Tensor) -> f32 {

@@ -2,56 +2,15 @@
 //! position's logits and attention equal those of a forward pass over the whole sequence,
 //! for decoder-only and encoder-decoder models and every position encoding.
 
-use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
+mod support;
+
+use support::{config, max_diff, model};
+use tplay::config::{Arch, Norm, PosEncoding, Score};
 use tplay::model::forward::Batch;
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
-use tplay::{Error, Tokenizer};
+use tplay::Error;
 
 const TOL: f32 = 1e-5;
-
-fn config(arch: Arch, pos: PosEncoding, norm: Norm, score: Score) -> ModelConfig {
-    let (n_layers, n_enc, n_dec) = match arch {
-        Arch::EncoderDecoder => (0, 2, 2),
-        _ => (2, 0, 0),
-    };
-    let cfg = ModelConfig {
-        arch,
-        vocab_size: 14,
-        d_model: 16,
-        n_heads: 4,
-        d_ff: 32,
-        max_len: 12,
-        n_layers,
-        n_encoder_layers: n_enc,
-        n_decoder_layers: n_dec,
-        pos_encoding: pos,
-        relative_max_distance: 3,
-        norm,
-        final_norm: norm == Norm::PreLn,
-        activation: Activation::Gelu,
-        score,
-        share_qk: false,
-        scale_embeddings: true,
-        residual: true,
-        dropout: 0.1,
-        tie_embeddings: false,
-        num_classes: 0,
-    };
-    cfg.validate().expect("test configs are valid");
-    cfg
-}
-
-fn model(cfg: ModelConfig, seed: u64) -> Model {
-    Model::init(cfg, Tokenizer::char_level("abcdefghij"), seed)
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
 
 /// (V) logits of sequence `seq` at position `t` of a full trace (B, T, V).
 fn last_logits(tr: &Trace, seq: usize, t: usize) -> &[f32] {

@@ -201,6 +201,32 @@ fn info_describes_the_checkpoint() {
 }
 
 /// Bad input: non-zero exit, exactly one line on stderr that says what is wrong.
+#[test]
+fn ablate_reads_a_head_as_site_dot_layer_dot_head_and_the_older_colon_form_alike() {
+    let dec = fixtures().join("dec_postln_relu_sin.safetensors");
+    let logits = |extra: &[&str]| {
+        let mut args = vec![
+            "forward",
+            "--model",
+            dec.to_str().unwrap(),
+            "--tokens",
+            "1,4,5,6",
+        ];
+        args.extend_from_slice(extra);
+        numbers(&json_of(&tplay(&args))["logits"])
+    };
+    let dotted = logits(&["--ablate", "decoder_self.0.1"]);
+    let colon = logits(&["--ablate", "decoder_self:0:1"]);
+    assert_eq!(dotted, colon, "the two spellings name the same head");
+    assert_ne!(
+        dotted,
+        logits(&[]),
+        "switching the head off changes the logits"
+    );
+    let other = logits(&["--ablate", "decoder_self.1.0"]);
+    assert_ne!(dotted, other, "another head is another head");
+}
+
 fn fails_with(args: &[&str], needle: &str) {
     let out = tplay(args);
     assert!(!out.status.success(), "{args:?} should fail");
@@ -250,7 +276,7 @@ fn bad_arguments_exit_nonzero_with_a_reason() {
             "--ablate",
             "decoder_self:0",
         ],
-        "SITE:LAYER:HEAD",
+        "SITE.LAYER.HEAD",
     );
     fails_with(
         &[

@@ -2,31 +2,25 @@
 //! step the logits and the new token's attention agree to 1e-5, for every architecture
 //! with a decoder and every position encoding, with sampling and with beam search.
 
+mod support;
+
 use pollster::block_on;
+use support::{eos_unlikely, flat, letters, max_diff, nano_preset};
 use tplay::backend::Backend;
 use tplay::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::generate::{
     GenerateOptions, Generator, LengthPenalty, Sampling, Step, StopReason, Strategy,
 };
-use tplay::model::{HeadParams, Model};
-use tplay::Tokenizer;
+use tplay::model::Model;
 
 const TOL: f32 = 1e-5;
 
-fn tokenizer() -> Tokenizer {
-    Tokenizer::char_level("abcdefghijklmnop")
-}
-
 fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
-    let preset = match arch {
-        Arch::DecoderOnly => "gpt-nano",
-        _ => "seq2seq-nano",
-    };
     let cfg = ModelConfig {
         pos_encoding: pos,
         relative_max_distance: 4,
         max_len: 32,
-        ..ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap()
+        ..ModelConfig::preset(nano_preset(arch), letters(16).vocab_size()).unwrap()
     };
     cfg.validate().unwrap();
     cfg
@@ -35,15 +29,7 @@ fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
 /// A random model whose `<eos>` logit is pushed far down, so every run uses its whole
 /// budget and the comparison covers every step.
 fn model(cfg: ModelConfig, seed: u64) -> Model {
-    let mut m = Model::init(cfg, tokenizer(), seed);
-    let eos = m.tokenizer.spec.eos as usize;
-    match &mut m.head {
-        HeadParams::Lm {
-            bias: Some(bias), ..
-        } => bias.data[eos] = -30.0,
-        _ => panic!("test models have an LM head with a bias"),
-    }
-    m
+    eos_unlikely(Model::init(cfg, letters(16), seed))
 }
 
 fn src_for(m: &Model) -> Option<Vec<u32>> {
@@ -65,18 +51,6 @@ fn run(m: &Model, prompt: &[u32], strategy: Strategy, use_cache: bool, n: usize)
         steps.push(s);
     }
     steps
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "compared slices differ in length");
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
-fn flat(x: &[Vec<Vec<f32>>]) -> Vec<f32> {
-    x.iter().flatten().flatten().copied().collect()
 }
 
 /// Compare two runs step by step; returns the largest logit difference seen.

@@ -4,23 +4,24 @@
 //! and one readback; a device lost mid-generation is an `Error::Gpu` after which the CPU
 //! carries on. Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
 
-mod gpu_common;
+mod support;
 
-use gpu_common::gpu_or_skip;
 use pollster::block_on;
+use support::{eos_unlikely, flat, gpu_or_skip, max_diff, tokenizer};
 use tplay::backend::gpu::GpuContext;
 use tplay::backend::Backend;
 use tplay::config::{Arch, ModelConfig, PosEncoding};
 use tplay::generate::{
     GenerateOptions, Generator, LengthPenalty, Sampling, Step, Strategy, Summary,
 };
-use tplay::model::{HeadParams, Model};
-use tplay::{Error, Tokenizer};
+use tplay::model::Model;
+use tplay::Error;
 
 const TOL: f32 = 1e-4;
 
+/// A random model whose `<eos>` is unlikely, so that runs go through their whole budget.
 fn model(arch: Arch, pos: PosEncoding, seed: u64) -> Model {
-    let tok = Tokenizer::char_level("abcdefghij");
+    let tok = tokenizer();
     let preset = match arch {
         Arch::DecoderOnly => "gpt-pico",
         _ => "seq2seq-nano",
@@ -30,16 +31,7 @@ fn model(arch: Arch, pos: PosEncoding, seed: u64) -> Model {
         max_len: 16,
         ..ModelConfig::preset(preset, tok.vocab_size()).unwrap()
     };
-    let mut m = Model::init(cfg, tok, seed);
-    // Keep <eos> unlikely so that runs go through their whole budget.
-    let eos = m.tokenizer.spec.eos as usize;
-    if let HeadParams::Lm {
-        bias: Some(bias), ..
-    } = &mut m.head
-    {
-        bias.data[eos] = -30.0;
-    }
-    m
+    eos_unlikely(Model::init(cfg, tok, seed))
 }
 
 fn run(m: &Model, backend: Backend, strategy: Strategy, use_cache: bool) -> (Vec<Step>, Summary) {
@@ -58,18 +50,6 @@ fn run(m: &Model, backend: Backend, strategy: Strategy, use_cache: bool) -> (Vec
         steps.push(s);
     }
     (steps, g.summary())
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
-fn flat(x: &[Vec<Vec<f32>>]) -> Vec<f32> {
-    x.iter().flatten().flatten().copied().collect()
 }
 
 fn agree(what: &str, cpu: &[Step], gpu: &[Step]) -> f32 {

@@ -2,7 +2,10 @@
 //! search of width 1 and sampling with top-k = 1 or τ → 0; beam search finds the sequence
 //! an exhaustive search scores best; seeds make sampling reproducible.
 
+mod support;
+
 use pollster::block_on;
+use support::{eos_unlikely, letters, nano_preset};
 use tplay::backend::Backend;
 use tplay::config::{Arch, ModelConfig};
 use tplay::generate::{
@@ -12,28 +15,16 @@ use tplay::model::forward::Batch;
 use tplay::model::{ForwardOptions, HeadParams, Model};
 use tplay::Tokenizer;
 
-fn tokenizer() -> Tokenizer {
-    Tokenizer::char_level("abcdefghijklmnop")
-}
-
+/// A nano model over sixteen letters; with `suppress_eos` runs use their whole budget.
 fn model(arch: Arch, seed: u64, suppress_eos: bool) -> Model {
-    let preset = match arch {
-        Arch::DecoderOnly => "gpt-nano",
-        _ => "seq2seq-nano",
-    };
-    let cfg = ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap();
-    let mut m = Model::init(cfg, tokenizer(), seed);
+    let tok = letters(16);
+    let cfg = ModelConfig::preset(nano_preset(arch), tok.vocab_size()).unwrap();
+    let m = Model::init(cfg, tok, seed);
     if suppress_eos {
-        // Push <eos> far down so that runs use their whole budget.
-        let eos = m.tokenizer.spec.eos as usize;
-        if let HeadParams::Lm {
-            bias: Some(bias), ..
-        } = &mut m.head
-        {
-            bias.data[eos] = -30.0;
-        }
+        eos_unlikely(m)
+    } else {
+        m
     }
-    m
 }
 
 fn src_for(m: &Model) -> Option<Vec<u32>> {

@@ -6,30 +6,22 @@
 //! one submission and one readback. What it cannot do is a clear error.
 //! Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
 
-mod gpu_common;
+mod support;
 
-use gpu_common::{gpu_or_skip, max_diff};
 use pollster::block_on;
+use support::{gpu_or_skip, letters, max_diff, nano_preset};
 use tplay::backend::gpu::{GpuContext, GpuKvCache};
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::cache::{KvCache, StepOutput};
 use tplay::model::forward::{Batch, HiddenTrace};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
-use tplay::{Error, Tokenizer};
+use tplay::Error;
 
 const TOL: f32 = 1e-4;
 
-fn tokenizer() -> Tokenizer {
-    Tokenizer::char_level("abcdefghijkl")
-}
-
-/// A small model of `arch` (C 16, H 2, F 32; two decoder layers, one encoder layer),
+/// A small model of `arch` over twelve letters (C 16, H 2, F 32; two decoder layers, one encoder layer),
 /// relative distances clipped at 3 so that the test lengths go past the clipping.
-fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
-    let preset = match arch {
-        Arch::DecoderOnly => "gpt-nano",
-        _ => "seq2seq-nano",
-    };
+fn small_config(arch: Arch, pos: PosEncoding) -> ModelConfig {
     let cfg = ModelConfig {
         d_model: 16,
         n_heads: 2,
@@ -38,7 +30,7 @@ fn config(arch: Arch, pos: PosEncoding) -> ModelConfig {
         n_encoder_layers: if arch == Arch::EncoderDecoder { 1 } else { 0 },
         pos_encoding: pos,
         relative_max_distance: 3,
-        ..ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap()
+        ..ModelConfig::preset(nano_preset(arch), letters(12).vocab_size()).unwrap()
     };
     cfg.validate().unwrap();
     cfg
@@ -200,7 +192,7 @@ fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_posit
     let mut worst = 0.0f32;
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
         for pos in PosEncoding::ALL {
-            let m = Model::init(config(arch, pos), tokenizer(), 7);
+            let m = Model::init(small_config(arch, pos), letters(12), 7);
             let what = format!("{arch:?}/{pos:?}");
             // 4 prompt positions + 6 steps: past the relative clipping distance of 3.
             worst = worst.max(run_and_compare(&ctx, &m, &traced(), None, 6, &what));
@@ -239,9 +231,9 @@ fn gpu_cache_follows_the_run_time_switches_and_every_score_and_norm() {
                 norm,
                 activation: Activation::Gelu,
                 final_norm: norm != Norm::BatchNorm,
-                ..config(arch, PosEncoding::Rope)
+                ..small_config(arch, PosEncoding::Rope)
             };
-            let m = Model::init(cfg, tokenizer(), 9);
+            let m = Model::init(cfg, letters(12), 9);
             let opts = ForwardOptions {
                 scale,
                 padding_mask,
@@ -264,9 +256,9 @@ fn positions_past_max_len_continue_in_a_longer_cache() {
         }
         let cfg = ModelConfig {
             max_len: 6,
-            ..config(Arch::DecoderOnly, pos)
+            ..small_config(Arch::DecoderOnly, pos)
         };
-        let m = Model::init(cfg, tokenizer(), 4);
+        let m = Model::init(cfg, letters(12), 4);
         // 4 prompt positions + 7 steps: positions 4..10 of a model with max_len 6.
         run_and_compare(
             &ctx,
@@ -303,7 +295,7 @@ fn beam_reorders_of_the_gpu_cache_match_the_cpu_rows() {
     let Some(ctx) = gpu_or_skip() else { return };
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
         for pos in [PosEncoding::Learned, PosEncoding::Relative] {
-            let m = Model::init(config(arch, pos), tokenizer(), 12);
+            let m = Model::init(small_config(arch, pos), letters(12), 12);
             let bos = m.tokenizer.spec.bos;
             // Three different prompts (and sources): a wrong row shows in the logits.
             let mut batch =
@@ -339,7 +331,7 @@ fn a_decoding_step_is_one_submission_and_one_readback() {
     // A private context: the shared one counts the work of tests running in parallel.
     let ctx = block_on(GpuContext::request()).unwrap();
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        let m = Model::init(config(arch, PosEncoding::Rope), tokenizer(), 2);
+        let m = Model::init(small_config(arch, PosEncoding::Rope), letters(12), 2);
         let batch = prompt_batch(&m);
         let before = ctx.stats();
         let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
@@ -403,9 +395,9 @@ fn learned_positions_stop_at_max_len_with_a_clear_message() {
     let Some(ctx) = gpu_or_skip() else { return };
     let cfg = ModelConfig {
         max_len: 6,
-        ..config(Arch::DecoderOnly, PosEncoding::Learned)
+        ..small_config(Arch::DecoderOnly, PosEncoding::Learned)
     };
-    let m = Model::init(cfg, tokenizer(), 3);
+    let m = Model::init(cfg, letters(12), 3);
     let batch = prompt_batch(&m); // 4 positions
     input_error(
         block_on(ctx.prefill(&m, &batch, &traced(), Some(8))),
@@ -426,8 +418,8 @@ fn learned_positions_stop_at_max_len_with_a_clear_message() {
 fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
     let Some(ctx) = gpu_or_skip() else { return };
     let m = Model::init(
-        config(Arch::DecoderOnly, PosEncoding::Alibi),
-        tokenizer(),
+        small_config(Arch::DecoderOnly, PosEncoding::Alibi),
+        letters(12),
         5,
     );
     let batch = prompt_batch(&m);
@@ -450,8 +442,8 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         "cannot hold a prompt of 4 tokens",
     );
     let enc = Model::init(
-        ModelConfig::preset("encoder-nano", tokenizer().vocab_size()).unwrap(),
-        tokenizer(),
+        ModelConfig::preset("encoder-nano", letters(12).vocab_size()).unwrap(),
+        letters(12),
         1,
     );
     input_error(
@@ -485,7 +477,11 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         block_on(cache.decode_step(&m, &[4, 5], &opts)),
         "the KV cache is full",
     );
-    let other = Model::init(config(Arch::DecoderOnly, PosEncoding::Rope), tokenizer(), 5);
+    let other = Model::init(
+        small_config(Arch::DecoderOnly, PosEncoding::Rope),
+        letters(12),
+        5,
+    );
     let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
     input_error(
         block_on(cache.decode_step(&other, &[4, 5], &opts)),
@@ -501,8 +497,8 @@ fn a_lost_device_is_a_gpu_error_not_a_panic() {
     // A private device: this test destroys it.
     let ctx = block_on(GpuContext::request()).unwrap();
     let m = Model::init(
-        config(Arch::EncoderDecoder, PosEncoding::Sinusoidal),
-        tokenizer(),
+        small_config(Arch::EncoderDecoder, PosEncoding::Sinusoidal),
+        letters(12),
         6,
     );
     let batch = prompt_batch(&m);

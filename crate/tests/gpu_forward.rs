@@ -3,16 +3,17 @@
 //! fixture; logits within 1e-4, and the traced attention scores, probabilities and hidden
 //! states too. One pass is one submission and one readback.
 
-mod gpu_common;
+mod support;
 
-use gpu_common::gpu_or_skip;
+use support::fixtures::{every_forward_fixture_matches_pytorch, Tolerance};
+use support::{gpu_or_skip, nano_preset, tokenizer};
 use tplay::backend::gpu::{GpuContext, GpuModel};
 use tplay::backend::Backend;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::forward::Batch;
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
 use tplay::tensor::Tensor;
-use tplay::{Error, Tokenizer};
+use tplay::Error;
 
 /// Largest difference allowed: absolute for logits and probabilities; for hidden states
 /// and scores, relative to the largest magnitude in the tensor (a post-norm BatchNorm
@@ -156,10 +157,6 @@ fn compare(
     Ok(worst_diffs(&cpu, &gpu))
 }
 
-fn tokenizer() -> Tokenizer {
-    Tokenizer::char_level("abcdefghij")
-}
-
 /// Two rows of unequal length (the second right-padded), ids from the tokenizer.
 fn batch_for(model: &Model) -> Batch {
     let pad = model.tokenizer.spec.pad;
@@ -175,12 +172,7 @@ fn batch_for(model: &Model) -> Batch {
 }
 
 fn base(arch: Arch) -> ModelConfig {
-    let preset = match arch {
-        Arch::DecoderOnly => "gpt-nano",
-        Arch::EncoderOnly => "encoder-nano",
-        Arch::EncoderDecoder => "seq2seq-nano",
-    };
-    let mut cfg = ModelConfig::preset(preset, tokenizer().vocab_size()).unwrap();
+    let mut cfg = ModelConfig::preset(nano_preset(arch), tokenizer().vocab_size()).unwrap();
     // Smaller than the presets: lavapipe runs the kernels on the CPU.
     cfg.d_model = 16;
     cfg.n_heads = 2;
@@ -551,147 +543,30 @@ fn a_lost_device_is_an_error_value_not_a_panic() {
 // PyTorch fixtures (tests/fixtures/*.json, see tests/fixtures/README.md)
 // ---------------------------------------------------------------------------------------
 
-fn fixture_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
-
-fn rows(v: &serde_json::Value) -> Vec<Vec<u32>> {
-    v.as_array()
-        .expect("token rows")
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .expect("a row")
-                .iter()
-                .map(|x| x.as_u64().expect("an id") as u32)
-                .collect()
-        })
-        .collect()
-}
-
-fn flat(v: &serde_json::Value, out: &mut Vec<f32>) {
-    match v {
-        serde_json::Value::Array(a) => a.iter().for_each(|x| flat(x, out)),
-        serde_json::Value::Number(n) => out.push(n.as_f64().expect("a number") as f32),
-        other => panic!("unexpected {other}"),
-    }
-}
-
+/// The body `pytorch_fixtures.rs` runs on the CPU, here on the GPU, which must also agree
+/// with the CPU's trace of every case (logits, scores, probabilities, hidden states).
 #[test]
 fn every_pytorch_fixture_matches_on_the_gpu() {
     let Some(ctx) = gpu_or_skip() else { return };
-    let mut names: Vec<_> = std::fs::read_dir(fixture_dir())
-        .expect("tests/fixtures exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().to_string();
-            n.ends_with(".json") && !n.starts_with("train_")
-        })
-        .collect();
-    names.sort();
-    assert!(
-        names.len() >= 30,
-        "expected the fixture set, found {}",
-        names.len()
-    );
-    let mut failures = vec![];
-    let mut cases = 0;
-    let (mut vs_cpu, mut vs_torch) = ((0.0f32, 0.0f32), (0.0f32, 0.0f32));
-    for path in names {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let fx: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let name = fx["name"].as_str().unwrap().to_string();
-        let ckpt = fixture_dir().join(fx["checkpoint"].as_str().unwrap());
-        let model = tplay::checkpoint::load_file(&ckpt).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let gm = GpuModel::upload(&ctx, &model).unwrap();
-        for (ci, case) in fx["cases"].as_array().unwrap().iter().enumerate() {
-            let mut batch = Batch::new(rows(&case["tokens"])).unwrap();
-            if !case["src_tokens"].is_null() {
-                batch = batch.with_source(rows(&case["src_tokens"])).unwrap();
-            }
-            let ablate = case["ablate"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| HeadRef {
-                    site: AttnSite::parse(a[0].as_str().unwrap()).unwrap(),
-                    layer: a[1].as_u64().unwrap() as usize,
-                    head: a[2].as_u64().unwrap() as usize,
-                })
-                .collect();
-            let opts = ForwardOptions {
-                causal: case["causal"].as_bool(),
-                padding_mask: case["padding_mask"].as_bool().unwrap(),
-                scale: case["scale"].as_bool().unwrap(),
-                ablate,
-                trace_attention: true,
-                trace_hidden: true,
-                ..ForwardOptions::default()
-            };
-            let cpu = model.forward(&batch, &opts).unwrap();
-            let gpu = match pollster::block_on(gm.forward(&model, &batch, &opts)) {
-                Ok(g) => g,
-                Err(e) => {
-                    failures.push(format!("{name} case {ci}: {e}"));
-                    continue;
-                }
-            };
-            if let Err(e) = traces_agree(&cpu, &gpu) {
-                failures.push(format!("{name} case {ci} (GPU vs CPU): {e}"));
-            }
-            let (l, p) = worst_diffs(&cpu, &gpu);
+    let mut vs_cpu = (0.0f32, 0.0f32);
+    let vs_torch = every_forward_fixture_matches_pytorch(
+        &Backend::Gpu(ctx),
+        Tolerance {
+            logits: 2e-4,
+            probs: 1e-4,
+        },
+        |_, model, batch, opts, gpu| {
+            let cpu = model
+                .forward(batch, opts)
+                .map_err(|e| format!("CPU forward: {e}"))?;
+            traces_agree(&cpu, gpu).map_err(|e| format!("GPU vs CPU: {e}"))?;
+            let (l, p) = worst_diffs(&cpu, gpu);
             vs_cpu = (vs_cpu.0.max(l), vs_cpu.1.max(p));
-            // And against PyTorch's own numbers.
-            let mut want = vec![];
-            let got = if case["class_logits"].is_null() {
-                flat(&case["logits"], &mut want);
-                &gpu.logits.data
-            } else {
-                flat(&case["class_logits"], &mut want);
-                &gpu.class_logits.as_ref().unwrap().data
-            };
-            let d = gpu_common::max_diff(got, &want);
-            vs_torch.0 = vs_torch.0.max(d);
-            if d > 2e-4 {
-                failures.push(format!(
-                    "{name} case {ci}: GPU vs PyTorch logits differ by {d}"
-                ));
-            }
-            for att in case["attention"].as_array().unwrap() {
-                let site = AttnSite::parse(att["site"].as_str().unwrap()).unwrap();
-                let layer = att["layer"].as_u64().unwrap() as usize;
-                let mut want = vec![];
-                flat(&att["probs"], &mut want);
-                let Some(t) = gpu
-                    .attention
-                    .iter()
-                    .find(|a| a.site == site && a.layer == layer)
-                else {
-                    failures.push(format!(
-                        "{name} case {ci}: no {site:?} layer {layer} in the GPU trace"
-                    ));
-                    continue;
-                };
-                let d = gpu_common::max_diff(&t.probs.data, &want);
-                vs_torch.1 = vs_torch.1.max(d);
-                if d > 1e-4 {
-                    failures.push(format!(
-                        "{name} case {ci}: {site:?} probs differ from PyTorch by {d}"
-                    ));
-                }
-            }
-            cases += 1;
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+            Ok(())
+        },
     );
-    assert!(cases >= 100, "only {cases} fixture cases ran");
     eprintln!(
-        "{cases} fixture cases: worst |GPU − CPU| logits {:e}, probabilities {:e}; \
+        "worst |GPU − CPU| logits {:e}, probabilities {:e}; \
          worst |GPU − PyTorch| logits {:e}, probabilities {:e}",
         vs_cpu.0, vs_cpu.1, vs_torch.0, vs_torch.1
     );

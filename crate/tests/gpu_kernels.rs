@@ -5,9 +5,9 @@
 //! One helper per op runs the CPU function and the kernel on the same inputs and returns
 //! the largest difference; each test body loops over its cases.
 
-mod gpu_common;
+mod support;
 
-use gpu_common::{gpu_or_skip, max_diff, values};
+use support::{gpu_or_skip, max_diff, values};
 use tplay::backend::gpu::{
     rope_table, AttnDims, CopyArgs, GpuBuffer, GpuContext, MatmulArgs, Recorder, Rows, ScoreArgs,
     SeqRows, ValueArgs, MASKED,

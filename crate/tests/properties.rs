@@ -5,59 +5,34 @@
 //! while train-mode dropout depends on the seed, and only BatchNorm in train mode couples
 //! the sequences of a batch.
 
+mod support;
+
 use proptest::prelude::*;
 use proptest::sample::select;
 
+use support::model;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::ffn::{ffn_forward, FfnRecord};
 use tplay::model::forward::Batch;
 use tplay::model::{ForwardOptions, Mode, Model, Trace};
-use tplay::Tokenizer;
 
 const PAD: u32 = 0;
 /// Ids of ordinary tokens in the test vocabulary (specials are 0..4).
 const FIRST_WORD: u32 = 4;
 
-fn tokenizer() -> Tokenizer {
-    Tokenizer::char_level("abcdefghij") // 14 tokens
-}
-
+/// The vocabulary size of `support::tokenizer()`.
 const V: u32 = 14;
 
+/// `support::config` with max_len 16, a final norm whatever the placement, no dropout.
 fn config(arch: Arch, pos: PosEncoding, norm: Norm) -> ModelConfig {
-    let (n_layers, n_enc, n_dec) = match arch {
-        Arch::EncoderDecoder => (0, 2, 2),
-        _ => (2, 0, 0),
-    };
     let cfg = ModelConfig {
-        arch,
-        vocab_size: V as usize,
-        d_model: 16,
-        n_heads: 4,
-        d_ff: 32,
         max_len: 16,
-        n_layers,
-        n_encoder_layers: n_enc,
-        n_decoder_layers: n_dec,
-        pos_encoding: pos,
-        relative_max_distance: 3,
-        norm,
         final_norm: true,
-        activation: Activation::Gelu,
-        score: Score::ScaledDot,
-        share_qk: false,
-        scale_embeddings: true,
-        residual: true,
         dropout: 0.0,
-        tie_embeddings: false,
-        num_classes: 0,
+        ..support::config(arch, pos, norm, Score::ScaledDot)
     };
     cfg.validate().expect("test configs are valid");
     cfg
-}
-
-fn model(cfg: ModelConfig, seed: u64) -> Model {
-    Model::init(cfg, tokenizer(), seed)
 }
 
 fn run(m: &Model, batch: &Batch, opts: &ForwardOptions) -> Trace {

@@ -131,17 +131,8 @@ describe('the q·k inspector', () => {
 
   test('a_model_trained_with_shared_qk_has_equal_q_and_k_and_a_symmetric_raw_score', async () => {
     const manifest = JSON.parse(readFileSync(join(dist, 'models/manifest.json'), 'utf8'));
-    const shared = manifest.find((m) => m.share_qk === true || /shared-qk/.test(m.file));
-    if (!shared) {
-      // Not shipped yet: every shipped self-attention keeps q and k apart.
-      const { page, errors } = await open(browser.context, server.url, 'model=grammar-none.safetensors&play=0&causal=0&text=a%20bird');
-      await page.locator('tp-attention .cell[data-i="1"][data-j="4"]').hover();
-      const r = await inspector(page, 1, 4);
-      assert.ok(r.gap > 0.01, `max |q − k| = ${r.gap} > 0 without W_Q = W_K`);
-      assert.deepEqual(errors, []);
-      await page.close();
-      return;
-    }
+    const shared = manifest.find((m) => m.share_qk === true);
+    assert.ok(shared, 'a model trained with W_Q = W_K is shipped');
     const { page, errors } = await open(browser.context, server.url, `model=${shared.file}&play=0&causal=0&text=the%20dog%20sees%20a%20cat`);
     const info = await page.evaluate(() => document.querySelector('transformer-playground').info);
     const layers = info.arch === 'encoder_only' ? info.encoder_layers : info.decoder_layers;

@@ -159,3 +159,21 @@ test('unknown_and_repeated_keys_are_ignored_with_a_note_each', () => {
     { numRuns: RUNS },
   );
 });
+
+test('ablated_heads_are_spelled_site_dot_layer_dot_head_as_in_the_cli', () => {
+  const { state, notes } = parseHash('#ablate=decoder_self.0.2,cross.1.0');
+  assert.deepEqual(notes, []);
+  assert.deepEqual(state.ablate, [
+    { site: 'decoder_self', layer: 0, head: 2 },
+    { site: 'cross', layer: 1, head: 0 },
+  ]);
+  const hash = formatHash(state);
+  assert.ok(decodeURIComponent(hash).includes('ablate=decoder_self.0.2,cross.1.0'), hash);
+  assert.deepEqual(parseHash(hash).state.ablate, state.ablate);
+  // The CLI's older SITE:LAYER:HEAD is not a spelling of the URL: ignored, with a note.
+  for (const old of ['decoder_self:0:2', 'decoder_self.0', 'self.0.2', 'cross.1.0.3']) {
+    const r = parseHash(`#${new URLSearchParams({ ablate: old })}`);
+    assert.deepEqual(r.state.ablate, [], old);
+    assert.match(r.notes[0], /^Ignored ablate=/, old);
+  }
+});

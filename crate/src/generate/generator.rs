@@ -36,7 +36,7 @@ use crate::backend::Backend;
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::generate::beam::{BeamSearch, Ending};
-use crate::generate::clock::{ClockFn, Stopwatch};
+use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{self, log_softmax, sampling_distribution, softmax};
 use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
@@ -108,7 +108,6 @@ pub struct Generator<M: Deref<Target = Model>> {
     opts: GenerateOptions,
     prompt: Vec<u32>,
     src: Option<Vec<u32>>,
-    clock: Option<ClockFn>,
     rng: ChaCha8Rng,
     /// Tokens this run may generate: `max_new_tokens`, or fewer when `max_len` is closer.
     budget: usize,
@@ -230,7 +229,6 @@ impl<M: Deref<Target = Model>> Generator<M> {
             backend,
             prompt,
             src,
-            clock: None,
             budget,
             generated: vec![],
             log_prob: 0.0,
@@ -242,12 +240,6 @@ impl<M: Deref<Target = Model>> Generator<M> {
             total_macs: 0,
             opts,
         })
-    }
-
-    /// Time steps with `clock` (milliseconds) instead of the platform clock.
-    pub fn with_clock(mut self, clock: ClockFn) -> Self {
-        self.clock = Some(clock);
-        self
     }
 
     pub fn model(&self) -> &Model {
@@ -304,7 +296,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
         if self.stop.is_some() {
             return Ok(None);
         }
-        let clock = Stopwatch::start(self.clock);
+        let clock = Stopwatch::start(None);
         let seqs = self.sequences();
         let mut out = if self.opts.use_cache {
             self.run_cached(&seqs).await?

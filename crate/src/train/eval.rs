@@ -381,9 +381,3 @@ pub fn lm_stats_by_position(
         .map(|(l, r, c)| (l / c.max(1) as f64, r as f64 / c.max(1) as f64))
         .collect())
 }
-
-/// A seeded integer from a generator, for callers that need one more seed.
-pub fn derive_seed(seed: u64, salt: u64) -> u64 {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    rng.random()
-}

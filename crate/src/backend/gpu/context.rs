@@ -239,13 +239,6 @@ impl GpuContext {
         GpuContext::new(device, queue, &name)
     }
 
-    /// Natively, [`GpuContext::request`] driven to completion on this thread — what the
-    /// CLI calls for `--backend gpu`.
-    #[cfg(all(not(target_arch = "wasm32"), feature = "cli"))]
-    pub fn new_native_blocking() -> Result<GpuContext> {
-        pollster::block_on(GpuContext::request())
-    }
-
     /// The adapter's name, backend and type, e.g. "llvmpipe (Vulkan, Cpu)".
     pub fn adapter_name(&self) -> &str {
         &self.inner.adapter_name

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use tplay::backend::Backend;
 use tplay::model::forward::Batch;
-use tplay::model::{AttnSite, ForwardOptions, HeadRef, Model};
+use tplay::model::{ForwardOptions, HeadRef, Model};
 use tplay::tensor::Tensor;
 use tplay::{Error, Result};
 
@@ -48,9 +48,10 @@ pub struct Args {
     /// Do not divide scaled-dot scores by √d_head.
     #[arg(long)]
     no_scale: bool,
-    /// Zero one head's output: SITE:LAYER:HEAD with SITE encoder_self, decoder_self or cross.
+    /// Zero one head's output: SITE.LAYER.HEAD with SITE encoder_self, decoder_self or cross
+    /// (the page's URL spells heads the same way; the older SITE:LAYER:HEAD still reads).
     /// Repeat for several heads.
-    #[arg(long, value_name = "SITE:LAYER:HEAD")]
+    #[arg(long, value_name = "SITE.LAYER.HEAD")]
     ablate: Vec<String>,
     /// Also print attention probabilities per layer and head.
     #[arg(long)]
@@ -69,19 +70,10 @@ fn parse_ids(s: &str, what: &str) -> Result<Vec<u32>> {
 }
 
 fn parse_head(s: &str) -> Result<HeadRef> {
-    let bad = || {
+    HeadRef::parse(s).ok_or_else(|| {
         Error::Input(format!(
-            "--ablate '{s}': expected SITE:LAYER:HEAD, e.g. decoder_self:0:1"
+            "--ablate '{s}': expected SITE.LAYER.HEAD, e.g. decoder_self.0.1"
         ))
-    };
-    let parts: Vec<&str> = s.split(':').collect();
-    let [site, layer, head] = parts.as_slice() else {
-        return Err(bad());
-    };
-    Ok(HeadRef {
-        site: AttnSite::parse(site).ok_or_else(bad)?,
-        layer: layer.parse().map_err(|_| bad())?,
-        head: head.parse().map_err(|_| bad())?,
     })
 }
 
