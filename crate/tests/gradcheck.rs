@@ -1092,7 +1092,7 @@ fn check_model(name: &str, cfg: ModelConfig, opts: ForwardOptions) -> f64 {
     );
 
     let mut grads = vec![];
-    lg.grads.visit_params(&mut |n, t, k| {
+    lg.grads.visit(&mut |n, t, k| {
         if k == ParamKind::Trained {
             grads.push((n.to_string(), t.data.clone()));
         }

@@ -101,7 +101,7 @@ fn run_fixture(name: &str) -> Report {
     // Gradients, tensor by tensor, relative to the tensor's largest reference gradient.
     let mut worst_grad = (0.0f32, String::new());
     let mut tensors = 0;
-    lg.grads.visit_params(&mut |pname, g, kind| {
+    lg.grads.visit(&mut |pname, g, kind| {
         if kind != ParamKind::Trained {
             return;
         }

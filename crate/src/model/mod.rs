@@ -231,6 +231,173 @@ macro_rules! walk {
     }};
 }
 
+/// The tree of `$m` (a [`Model`] or a [`ModelParams`] of `$t`) with every parameter turned
+/// into a `U` by `$f(name, value, kind)`, in the order and with the names of `walk!`; the
+/// first error stops the walk. Written once for both.
+macro_rules! try_map_tree {
+    ($m:expr, $f:expr, $t:ty) => {{
+        let f = $f;
+        use ParamKind::{Buffer, Trained};
+        let opt =
+            |name: &str,
+             t: &Option<$t>,
+             kind,
+             f: &mut dyn FnMut(&str, &$t, ParamKind) -> std::result::Result<U, E>| {
+                t.as_ref().map(|t| f(name, t, kind)).transpose()
+            };
+        let embed = f("embed.weight", &$m.embed, Trained)?;
+        let pos_embed = opt("pos_embed.weight", &$m.pos_embed, Trained, f)?;
+        let mut stacks = vec![];
+        for (prefix, stack) in [("encoder", &$m.encoder), ("decoder", &$m.decoder)] {
+            let Some(stack) = stack else {
+                stacks.push(None);
+                continue;
+            };
+            let mut layers = Vec::with_capacity(stack.layers.len());
+            for (i, layer) in stack.layers.iter().enumerate() {
+                let lp = format!("{prefix}.layers.{i}");
+                let attn = |an: &str,
+                            a: &AttentionParams<$t>,
+                            f: &mut dyn FnMut(
+                    &str,
+                    &$t,
+                    ParamKind,
+                ) -> std::result::Result<U, E>|
+                 -> std::result::Result<AttentionParams<U>, E> {
+                    let ap = format!("{lp}.{an}");
+                    Ok(AttentionParams {
+                        in_proj_weight: f(
+                            &format!("{ap}.in_proj_weight"),
+                            &a.in_proj_weight,
+                            Trained,
+                        )?,
+                        in_proj_bias: f(&format!("{ap}.in_proj_bias"), &a.in_proj_bias, Trained)?,
+                        out_proj_weight: f(
+                            &format!("{ap}.out_proj.weight"),
+                            &a.out_proj_weight,
+                            Trained,
+                        )?,
+                        out_proj_bias: f(
+                            &format!("{ap}.out_proj.bias"),
+                            &a.out_proj_bias,
+                            Trained,
+                        )?,
+                        additive_v: opt(&format!("{ap}.additive_v"), &a.additive_v, Trained, f)?,
+                        rel_k: opt(&format!("{ap}.rel_k.weight"), &a.rel_k, Trained, f)?,
+                        rel_v: opt(&format!("{ap}.rel_v.weight"), &a.rel_v, Trained, f)?,
+                    })
+                };
+                let self_attn = attn("self_attn", &layer.self_attn, f)?;
+                let cross_attn = match &layer.cross_attn {
+                    Some(a) => Some(attn("multihead_attn", a, f)?),
+                    None => None,
+                };
+                let linear1_weight = f(
+                    &format!("{lp}.linear1.weight"),
+                    &layer.linear1_weight,
+                    Trained,
+                )?;
+                let linear1_bias = f(&format!("{lp}.linear1.bias"), &layer.linear1_bias, Trained)?;
+                let linear2_weight = f(
+                    &format!("{lp}.linear2.weight"),
+                    &layer.linear2_weight,
+                    Trained,
+                )?;
+                let linear2_bias = f(&format!("{lp}.linear2.bias"), &layer.linear2_bias, Trained)?;
+                let mut norms = Vec::with_capacity(layer.norms.len());
+                for (n, norm) in layer.norms.iter().enumerate() {
+                    let np = format!("{lp}.norm{}", n + 1);
+                    norms.push(NormParams {
+                        weight: f(&format!("{np}.weight"), &norm.weight, Trained)?,
+                        bias: f(&format!("{np}.bias"), &norm.bias, Trained)?,
+                        running_mean: opt(
+                            &format!("{np}.running_mean"),
+                            &norm.running_mean,
+                            Buffer,
+                            f,
+                        )?,
+                        running_var: opt(
+                            &format!("{np}.running_var"),
+                            &norm.running_var,
+                            Buffer,
+                            f,
+                        )?,
+                    });
+                }
+                layers.push(LayerParams {
+                    self_attn,
+                    cross_attn,
+                    linear1_weight,
+                    linear1_bias,
+                    linear2_weight,
+                    linear2_bias,
+                    norms,
+                });
+            }
+            let final_norm = match &stack.final_norm {
+                Some(norm) => Some(NormParams {
+                    weight: f(&format!("{prefix}.norm.weight"), &norm.weight, Trained)?,
+                    bias: f(&format!("{prefix}.norm.bias"), &norm.bias, Trained)?,
+                    running_mean: None,
+                    running_var: None,
+                }),
+                None => None,
+            };
+            stacks.push(Some(StackParams { layers, final_norm }));
+        }
+        let head = match &$m.head {
+            HeadParams::Lm { weight, bias } => HeadParams::Lm {
+                weight: opt("lm_head.weight", weight, Trained, f)?,
+                bias: opt("lm_head.bias", bias, Trained, f)?,
+            },
+            HeadParams::Classifier { weight, bias } => HeadParams::Classifier {
+                weight: f("classifier.weight", weight, Trained)?,
+                bias: f("classifier.bias", bias, Trained)?,
+            },
+        };
+        let decoder = stacks.pop().flatten();
+        let encoder = stacks.pop().flatten();
+        Ok(ModelParams {
+            embed,
+            pos_embed,
+            encoder,
+            decoder,
+            head,
+        })
+    }};
+}
+
+/// The tree's own walk, map and try-map: what gradients, optimiser state and GPU buffers
+/// are held as, with the names and order of [`Model::visit_params`].
+impl<T> ModelParams<T> {
+    /// Walk every value with its checkpoint name, in the order of [`Model::visit_params`].
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&str, &'a T, ParamKind)) {
+        walk!(self, f,);
+    }
+
+    /// Walk every value mutably with its checkpoint name, in the same order.
+    pub fn visit_mut<'a>(&'a mut self, f: &mut dyn FnMut(&str, &'a mut T, ParamKind)) {
+        walk!(self, f, mut);
+    }
+
+    /// The same tree with every value turned into a `U` by `f(name, value, kind)`; the
+    /// first error stops the walk.
+    pub fn try_map<U, E>(
+        &self,
+        f: &mut dyn FnMut(&str, &T, ParamKind) -> std::result::Result<U, E>,
+    ) -> std::result::Result<ModelParams<U>, E> {
+        try_map_tree!(self, f, T)
+    }
+
+    /// [`ModelParams::try_map`] for a map that cannot fail.
+    pub fn map<U>(&self, f: &mut dyn FnMut(&str, &T, ParamKind) -> U) -> ModelParams<U> {
+        match self.try_map(&mut |n, t, k| Ok::<_, std::convert::Infallible>(f(n, t, k))) {
+            Ok(tree) => tree,
+            Err(never) => match never {},
+        }
+    }
+}
+
 impl Model {
     /// A model whose every tensor has the right shape and is zero (norm γ and running
     /// variances are one). The checkpoint loader fills it; `init` randomises it.
@@ -386,133 +553,18 @@ impl Model {
         &self,
         f: &mut dyn FnMut(&str, &Tensor, ParamKind) -> std::result::Result<U, E>,
     ) -> std::result::Result<ModelParams<U>, E> {
-        use ParamKind::{Buffer, Trained};
-        let opt =
-            |name: &str,
-             t: &Option<Tensor>,
-             kind,
-             f: &mut dyn FnMut(&str, &Tensor, ParamKind) -> std::result::Result<U, E>| {
-                t.as_ref().map(|t| f(name, t, kind)).transpose()
-            };
-        let embed = f("embed.weight", &self.embed, Trained)?;
-        let pos_embed = opt("pos_embed.weight", &self.pos_embed, Trained, f)?;
-        let mut stacks = vec![];
-        for (prefix, stack) in [("encoder", &self.encoder), ("decoder", &self.decoder)] {
-            let Some(stack) = stack else {
-                stacks.push(None);
-                continue;
-            };
-            let mut layers = Vec::with_capacity(stack.layers.len());
-            for (i, layer) in stack.layers.iter().enumerate() {
-                let lp = format!("{prefix}.layers.{i}");
-                let attn = |an: &str,
-                            a: &AttentionParams,
-                            f: &mut dyn FnMut(
-                    &str,
-                    &Tensor,
-                    ParamKind,
-                ) -> std::result::Result<U, E>|
-                 -> std::result::Result<AttentionParams<U>, E> {
-                    let ap = format!("{lp}.{an}");
-                    Ok(AttentionParams {
-                        in_proj_weight: f(
-                            &format!("{ap}.in_proj_weight"),
-                            &a.in_proj_weight,
-                            Trained,
-                        )?,
-                        in_proj_bias: f(&format!("{ap}.in_proj_bias"), &a.in_proj_bias, Trained)?,
-                        out_proj_weight: f(
-                            &format!("{ap}.out_proj.weight"),
-                            &a.out_proj_weight,
-                            Trained,
-                        )?,
-                        out_proj_bias: f(
-                            &format!("{ap}.out_proj.bias"),
-                            &a.out_proj_bias,
-                            Trained,
-                        )?,
-                        additive_v: opt(&format!("{ap}.additive_v"), &a.additive_v, Trained, f)?,
-                        rel_k: opt(&format!("{ap}.rel_k.weight"), &a.rel_k, Trained, f)?,
-                        rel_v: opt(&format!("{ap}.rel_v.weight"), &a.rel_v, Trained, f)?,
-                    })
-                };
-                let self_attn = attn("self_attn", &layer.self_attn, f)?;
-                let cross_attn = match &layer.cross_attn {
-                    Some(a) => Some(attn("multihead_attn", a, f)?),
-                    None => None,
-                };
-                let linear1_weight = f(
-                    &format!("{lp}.linear1.weight"),
-                    &layer.linear1_weight,
-                    Trained,
-                )?;
-                let linear1_bias = f(&format!("{lp}.linear1.bias"), &layer.linear1_bias, Trained)?;
-                let linear2_weight = f(
-                    &format!("{lp}.linear2.weight"),
-                    &layer.linear2_weight,
-                    Trained,
-                )?;
-                let linear2_bias = f(&format!("{lp}.linear2.bias"), &layer.linear2_bias, Trained)?;
-                let mut norms = Vec::with_capacity(layer.norms.len());
-                for (n, norm) in layer.norms.iter().enumerate() {
-                    let np = format!("{lp}.norm{}", n + 1);
-                    norms.push(NormParams {
-                        weight: f(&format!("{np}.weight"), &norm.weight, Trained)?,
-                        bias: f(&format!("{np}.bias"), &norm.bias, Trained)?,
-                        running_mean: opt(
-                            &format!("{np}.running_mean"),
-                            &norm.running_mean,
-                            Buffer,
-                            f,
-                        )?,
-                        running_var: opt(
-                            &format!("{np}.running_var"),
-                            &norm.running_var,
-                            Buffer,
-                            f,
-                        )?,
-                    });
-                }
-                layers.push(LayerParams {
-                    self_attn,
-                    cross_attn,
-                    linear1_weight,
-                    linear1_bias,
-                    linear2_weight,
-                    linear2_bias,
-                    norms,
-                });
-            }
-            let final_norm = match &stack.final_norm {
-                Some(norm) => Some(NormParams {
-                    weight: f(&format!("{prefix}.norm.weight"), &norm.weight, Trained)?,
-                    bias: f(&format!("{prefix}.norm.bias"), &norm.bias, Trained)?,
-                    running_mean: None,
-                    running_var: None,
-                }),
-                None => None,
-            };
-            stacks.push(Some(StackParams { layers, final_norm }));
+        try_map_tree!(self, f, Tensor)
+    }
+
+    /// [`Model::try_map_params`] for a map that cannot fail.
+    pub fn map_params<U>(
+        &self,
+        f: &mut dyn FnMut(&str, &Tensor, ParamKind) -> U,
+    ) -> ModelParams<U> {
+        match self.try_map_params(&mut |n, t, k| Ok::<_, std::convert::Infallible>(f(n, t, k))) {
+            Ok(tree) => tree,
+            Err(never) => match never {},
         }
-        let head = match &self.head {
-            HeadParams::Lm { weight, bias } => HeadParams::Lm {
-                weight: opt("lm_head.weight", weight, Trained, f)?,
-                bias: opt("lm_head.bias", bias, Trained, f)?,
-            },
-            HeadParams::Classifier { weight, bias } => HeadParams::Classifier {
-                weight: f("classifier.weight", weight, Trained)?,
-                bias: f("classifier.bias", bias, Trained)?,
-            },
-        };
-        let decoder = stacks.pop().flatten();
-        let encoder = stacks.pop().flatten();
-        Ok(ModelParams {
-            embed,
-            pos_embed,
-            encoder,
-            decoder,
-            head,
-        })
     }
 
     /// Number of trained values (running statistics excluded).
@@ -586,6 +638,22 @@ mod tests {
                     })
                     .unwrap();
                 assert_eq!(mapped, names(&m), "{preset} {norm:?}");
+                // The tree's own walk and map keep those names and that order.
+                let mut walked = vec![];
+                tree.visit(&mut |n, _, _| walked.push(n.to_string()));
+                assert_eq!(walked, mapped, "{preset} {norm:?}: ModelParams::visit");
+                let mut remapped = vec![];
+                let kinds = tree.map(&mut |n, (_, k), _| {
+                    remapped.push(n.to_string());
+                    *k
+                });
+                assert_eq!(remapped, mapped, "{preset} {norm:?}: ModelParams::map");
+                let mut kinds_seen = vec![];
+                kinds.visit(&mut |_, k, kind| kinds_seen.push((*k, kind)));
+                assert!(
+                    kinds_seen.iter().all(|(a, b)| a == b),
+                    "kinds travel with the tree"
+                );
                 // The mapped tree holds each tensor where the model does.
                 assert_eq!(tree.embed.0, m.embed.shape);
                 let (ms, ts) = (

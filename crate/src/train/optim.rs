@@ -1,9 +1,10 @@
 //! Adam (Kingma & Ba 2015) with bias correction, computed as `torch.optim.Adam` does, and
 //! global-norm gradient clipping as `torch.nn.utils.clip_grad_norm_`.
 //!
-//! The state is one (m, v) pair per trained tensor, in the order of `Model::visit_params`.
+//! The state is one (m, v) pair per trained tensor, in the model's own tree.
 
-use crate::model::{Model, ParamKind};
+use crate::model::{Model, ModelParams, ParamKind};
+use crate::tensor::Tensor;
 
 /// Adam's constants. The defaults are the 2017 paper's: β₁ 0.9, β₂ 0.98, ε 1e-9.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,35 +24,26 @@ impl Default for AdamConfig {
     }
 }
 
-/// Adam's running moments.
+/// Adam's running moments, held in the model's own tree ([`Model::map_params`]): one
+/// buffer per trained tensor, where its gradient and its weight are (running statistics
+/// get an empty one).
 #[derive(Clone, Debug)]
 pub struct Adam {
     pub config: AdamConfig,
     /// Steps taken so far.
     pub step: u64,
-    /// First moments, one buffer per trained tensor.
-    m: Vec<Vec<f32>>,
-    /// Second moments, one buffer per trained tensor.
-    v: Vec<Vec<f32>>,
-}
-
-/// Every trained tensor's data, in walk order.
-fn trained_data(model: &Model) -> Vec<Vec<f32>> {
-    let mut out = vec![];
-    model.visit_params(&mut |_, t, k| {
-        if k == ParamKind::Trained {
-            out.push(t.data.clone());
-        }
-    });
-    out
+    /// First moments.
+    m: ModelParams<Vec<f32>>,
+    /// Second moments.
+    v: ModelParams<Vec<f32>>,
 }
 
 impl Adam {
     pub fn new(model: &Model, config: AdamConfig) -> Adam {
-        let zeros: Vec<Vec<f32>> = trained_data(model)
-            .into_iter()
-            .map(|d| vec![0.0; d.len()]) // the shape of its tensor
-            .collect();
+        let zeros = model.map_params(&mut |_, t, k| match k {
+            ParamKind::Trained => vec![0.0; t.numel()], // the shape of its tensor
+            ParamKind::Buffer => vec![],
+        });
         Adam {
             config,
             step: 0,
@@ -61,41 +53,46 @@ impl Adam {
     }
 
     /// One update of every trained parameter of `model` with the gradients in `grads`
-    /// (laid out as the model, see `zero_grads`), at learning rate `lr`:
+    /// (the model's tree, see `zero_grads`), at learning rate `lr`:
     /// `m ← β₁m + (1 − β₁)g`, `v ← β₂v + (1 − β₂)g²`,
     /// `w ← w − (lr / (1 − β₁ᵗ)) · m / (√v / √(1 − β₂ᵗ) + ε)`.
     /// With `share_qk` the K rows are copied from the Q rows afterwards.
-    pub fn step(&mut self, model: &mut Model, grads: &Model, lr: f32) {
-        let g = trained_data(grads);
+    pub fn step(&mut self, model: &mut Model, grads: &ModelParams<Tensor>, lr: f32) {
         self.step += 1;
         let AdamConfig { beta1, beta2, eps } = self.config;
         let t = self.step as i32;
         let bc1 = 1.0 - beta1.powi(t);
         let bc2_sqrt = (1.0 - beta2.powi(t)).sqrt();
         let step_size = lr / bc1;
-        let (ms, vs) = (&mut self.m, &mut self.v);
+        // The four trees share one walk: the i-th value of each is the same parameter.
+        let mut g: Vec<&Tensor> = vec![];
+        grads.visit(&mut |_, t, _| g.push(t));
+        let mut ms: Vec<&mut Vec<f32>> = vec![];
+        self.m.visit_mut(&mut |_, m, _| ms.push(m));
+        let mut vs: Vec<&mut Vec<f32>> = vec![];
+        self.v.visit_mut(&mut |_, v, _| vs.push(v));
         let mut i = 0;
         model.visit_params_mut(&mut |_, w, k| {
+            let (m, v, gi) = (&mut *ms[i], &mut *vs[i], &g[i].data);
+            i += 1;
             if k != ParamKind::Trained {
                 return;
             }
-            let (m, v, gi) = (&mut ms[i], &mut vs[i], &g[i]);
             for j in 0..w.data.len() {
                 m[j] += (gi[j] - m[j]) * (1.0 - beta1);
                 v[j] = v[j] * beta2 + (1.0 - beta2) * gi[j] * gi[j];
                 let denom = v[j].sqrt() / bc2_sqrt + eps;
                 w.data[j] -= step_size * m[j] / denom;
             }
-            i += 1;
         });
         model.sync_shared_qk();
     }
 }
 
 /// The global L2 norm of every trained gradient.
-pub fn grad_norm(grads: &Model) -> f32 {
+pub fn grad_norm(grads: &ModelParams<Tensor>) -> f32 {
     let mut sum = 0.0f64;
-    grads.visit_params(&mut |_, t, k| {
+    grads.visit(&mut |_, t, k| {
         if k == ParamKind::Trained {
             sum += t.data.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>();
         }
@@ -105,11 +102,11 @@ pub fn grad_norm(grads: &Model) -> f32 {
 
 /// Scale every gradient by `max_norm / (norm + 1e-6)` when the global norm exceeds
 /// `max_norm` (as PyTorch). Returns the norm before clipping.
-pub fn clip_grad_norm(grads: &mut Model, max_norm: f32) -> f32 {
+pub fn clip_grad_norm(grads: &mut ModelParams<Tensor>, max_norm: f32) -> f32 {
     let norm = grad_norm(grads);
     let coef = max_norm / (norm + 1e-6);
     if coef < 1.0 {
-        grads.visit_params_mut(&mut |_, t, k| {
+        grads.visit_mut(&mut |_, t, k| {
             if k == ParamKind::Trained {
                 t.data.iter_mut().for_each(|x| *x *= coef);
             }

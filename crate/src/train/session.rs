@@ -15,11 +15,12 @@ use std::collections::BTreeMap;
 use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
-use crate::model::{Model, ParamKind};
+use crate::model::{Model, ModelParams, ParamKind};
 use crate::protocol::{
     EvalPoint, LrSettings, RunDefaults, RunSettings, TrainChunk, TrainChunkRequest, TrainPoint,
 };
 use crate::tasks::{build, TaskOptions, TASKS};
+use crate::tensor::Tensor;
 
 use super::eval::evaluate;
 use super::recipes::recipes;
@@ -536,10 +537,10 @@ fn residual_norms_of(lg: &LossGrads) -> Vec<f32> {
 }
 
 /// Per layer (encoder layers first): the L2 norm of the gradient of the layer's parameters.
-fn layer_grad_norms(grads: &Model) -> Vec<f32> {
+fn layer_grad_norms(grads: &ModelParams<Tensor>) -> Vec<f32> {
     let mut keys: Vec<String> = vec![];
     let mut sums: Vec<f64> = vec![];
-    grads.visit_params(&mut |name, t, kind| {
+    grads.visit(&mut |name, t, kind| {
         if kind != ParamKind::Trained {
             return;
         }

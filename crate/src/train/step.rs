@@ -3,8 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::model::forward::Batch;
-use crate::model::{ForwardOptions, Model, Trace};
+use crate::model::{ForwardOptions, Model, ModelParams, Trace};
 use crate::tasks::TrainBatch;
+use crate::tensor::Tensor;
 
 use super::backward::{model_backward, zero_grads, HeadGrad};
 use super::loss::{cross_entropy_backward, cross_entropy_forward};
@@ -27,8 +28,8 @@ pub struct LossGrads {
     pub loss: f32,
     /// Positions (LM) or examples (classifier) the loss counts.
     pub count: usize,
-    /// d(loss)/d(parameter), laid out as the model.
-    pub grads: Model,
+    /// d(loss)/d(parameter), in the model's own tree.
+    pub grads: ModelParams<Tensor>,
     /// The forward pass (logits, BatchNorm running-statistic updates).
     pub trace: Trace,
 }

@@ -13,7 +13,8 @@ use crate::model::mask::attention_mask;
 use crate::model::plan::{layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerPlan};
 use crate::model::position::alibi_slopes;
 use crate::model::{
-    AttnSite, ForwardOptions, HeadParams, LayerParams, Mode, Model, NormParams, StackParams,
+    AttnSite, ForwardOptions, HeadParams, LayerParams, Mode, Model, ModelParams, NormParams,
+    StackParams,
 };
 use crate::tensor::Tensor;
 
@@ -33,13 +34,11 @@ pub enum HeadGrad<'a> {
     Classifier(&'a [f32]),
 }
 
-/// Gradient buffers for every parameter of `model`, laid out exactly as the model (same
-/// names, shapes and walk), all zero. BatchNorm running statistics are copied along but
-/// never receive a gradient.
-pub fn zero_grads(model: &Model) -> Model {
-    let mut g = model.clone();
-    g.visit_params_mut(&mut |_, t, _| t.data.fill(0.0));
-    g
+/// Gradient buffers for every parameter of `model`: the model's own tree
+/// ([`Model::map_params`]), so they have its names, shapes and walk by construction; all
+/// zero. BatchNorm running statistics get a buffer too, which never receives a gradient.
+pub fn zero_grads(model: &Model) -> ModelParams<Tensor> {
+    model.map_params(&mut |_, t, _| Tensor::zeros(&t.shape))
 }
 
 /// Everything a stack's backward pass reads besides its own record.
@@ -54,7 +53,7 @@ struct Ctx<'a> {
 /// parameter into `grads` (made by [`zero_grads`]), given the gradient at the head.
 /// `batch`, `opts` and `acts` must be those of the recorded pass.
 pub fn model_backward(
-    grads: &mut Model,
+    grads: &mut ModelParams<Tensor>,
     dhead: HeadGrad,
     model: &Model,
     batch: &Batch,
@@ -63,13 +62,12 @@ pub fn model_backward(
 ) -> Result<()> {
     let cfg = &model.config;
     let (b, t, c) = (batch.batch, batch.len, cfg.d_model);
-    let Model {
+    let ModelParams {
         embed: g_embed,
         pos_embed: g_pos,
         encoder: g_encoder,
         decoder: g_decoder,
         head: g_head,
-        ..
     } = grads;
 
     // Step 5, the head.
