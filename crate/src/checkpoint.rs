@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use safetensors::tensor::{Dtype, TensorView};
 use safetensors::SafeTensors;
 
-use crate::config::ModelConfig;
+use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
 use crate::model::{HeadParams, Model};
 use crate::tensor::Tensor;
@@ -45,6 +45,14 @@ pub fn load(bytes: &[u8]) -> Result<Model> {
         )));
     }
     let mut model = Model::zeros(config, tokenizer);
+    // An encoder-decoder may keep separate source and target tables (`src_embed.weight`,
+    // `tgt_embed.weight`) instead of one `embed.weight`: follow the file.
+    let names = st.names();
+    if model.config.arch == Arch::EncoderDecoder
+        && (names.contains(&"src_embed.weight") || names.contains(&"tgt_embed.weight"))
+    {
+        model.separate_embeddings()?;
+    }
     // `lm_head.bias` is optional (docs/model.md): follow the file.
     if let HeadParams::Lm { bias, .. } = &mut model.head {
         if !st.names().contains(&"lm_head.bias") {
@@ -295,6 +303,46 @@ mod tests {
         m2.pos_embed = Some(Tensor::zeros(&[64, 32]));
         let e = err(&save(&m2).unwrap());
         assert!(e.contains("unexpected tensor `pos_embed.weight`"), "{e}");
+    }
+
+    #[test]
+    fn separate_source_and_target_embeddings_load_save_and_are_checked_by_name() {
+        let tok = Tokenizer::char_level("abcdefgh");
+        let cfg = ModelConfig::preset("seq2seq-nano", tok.vocab_size()).unwrap();
+        let mut m = Model::zeros(cfg, tok);
+        m.separate_embeddings().unwrap();
+        m.randomize(4);
+        assert_ne!(m.src_embed.as_ref().unwrap().data, m.embed.data);
+        let bytes = save(&m).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let names = st.names();
+        assert!(names.contains(&"src_embed.weight") && names.contains(&"tgt_embed.weight"));
+        assert!(!names.contains(&"embed.weight"), "{names:?}");
+        let back = load(&bytes).unwrap();
+        assert_eq!(back.src_embed, m.src_embed);
+        assert_eq!(back.embed, m.embed);
+        assert_eq!(
+            save(&back).unwrap(),
+            bytes,
+            "saving again gives the same bytes"
+        );
+        // Half of the pair is a clear error naming the other half.
+        let e = err(&tamper(&m, |n, s| {
+            (n != "tgt_embed.weight").then(|| (n.into(), s.to_vec()))
+        }));
+        assert!(e.contains("missing tensor `tgt_embed.weight`"), "{e}");
+        // A decoder-only model has one input and one table.
+        let e = err(&tamper(&model("gpt-pico"), |n, s| {
+            let name = if n == "embed.weight" {
+                "src_embed.weight"
+            } else {
+                n
+            };
+            Some((name.into(), s.to_vec()))
+        }));
+        assert!(e.contains("missing tensor `embed.weight`"), "{e}");
+        let mut dec = model("gpt-pico");
+        assert!(dec.separate_embeddings().is_err());
     }
 
     #[test]

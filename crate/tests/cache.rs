@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{config, max_diff, model};
+use support::{config, max_diff, model, with_separate_embeddings};
 use tplay::config::{Arch, Norm, PosEncoding, Score};
 use tplay::model::forward::Batch;
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
@@ -154,6 +154,28 @@ fn cached_decoding_equals_full_recompute_for_every_position_encoding_encoder_dec
         }
     }
     eprintln!("encoder-decoder worst |diff| {worst:.2e}");
+}
+
+#[test]
+fn cached_decoding_equals_full_recompute_with_separate_source_and_target_embeddings() {
+    for pos in [
+        PosEncoding::Sinusoidal,
+        PosEncoding::Learned,
+        PosEncoding::Rope,
+    ] {
+        let cfg = config(Arch::EncoderDecoder, pos, Norm::PreLn, Score::ScaledDot);
+        let m = with_separate_embeddings(model(cfg, 6), 60);
+        let src = Some(vec![vec![9, 4, 7, 5], vec![5, 6, 0, 0]]);
+        let steps = vec![vec![4, 7], vec![11, 8], vec![6, 12]];
+        let d = check_against_recompute(
+            &m,
+            vec![vec![1, 5, 8], vec![1, 9, 0]],
+            src,
+            &steps,
+            &ForwardOptions::default(),
+        );
+        eprintln!("separate embeddings {pos:?}: worst |diff| {d:.2e}");
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod support;
 
 use support::fixtures::{every_forward_fixture_matches_pytorch, Tolerance};
-use support::{gpu_or_skip, nano_preset, tokenizer};
+use support::{gpu_or_skip, nano_preset, tokenizer, with_separate_embeddings};
 use tplay::backend::gpu::{GpuContext, GpuModel};
 use tplay::backend::Backend;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
@@ -306,6 +306,23 @@ fn encoder_only_models_of_every_switch_match_the_cpu() {
 #[test]
 fn encoder_decoder_models_of_every_switch_match_the_cpu() {
     check_arch(Arch::EncoderDecoder);
+}
+
+#[test]
+fn encoder_decoder_models_with_separate_source_and_target_embeddings_match_the_cpu() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    for (i, tie) in [false, true].into_iter().enumerate() {
+        let cfg = ModelConfig {
+            tie_embeddings: tie,
+            ..base(Arch::EncoderDecoder)
+        };
+        let model = with_separate_embeddings(Model::init(cfg, tokenizer(), 200 + i as u64), 7);
+        let (l, p) = compare(&ctx, &model, &batch_for(&model), &traced())
+            .unwrap_or_else(|e| panic!("tied {tie}: {e}"));
+        eprintln!(
+            "separate embeddings, tied {tie}: worst |GPU − CPU| logits {l:e}, probabilities {p:e}"
+        );
+    }
 }
 
 #[test]

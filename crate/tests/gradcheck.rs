@@ -1060,6 +1060,12 @@ fn check_model(name: &str, cfg: ModelConfig, opts: ForwardOptions) -> f64 {
     if let (HeadParams::Lm { bias, .. }, true) = (&mut model.head, name.contains("no lm bias")) {
         *bias = None;
     }
+    if name.contains("separate embeddings") {
+        model.separate_embeddings().unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(77);
+        let src = model.src_embed.as_mut().unwrap();
+        src.data = randn(&mut rng, src.numel(), 0.5);
+    }
     let (tokens, src) = (
         vec![1u32, 5, 6, 7, 8, 1, 9, 4, 0, 0],
         vec![5u32, 6, 7, 11, 8, 9, 10, 0],
@@ -1366,6 +1372,20 @@ fn encoder_decoder_gradients_match_including_cross_attention() {
             ModelConfig {
                 pos_encoding: PosEncoding::Alibi,
                 score: Score::Additive,
+                ..base.clone()
+            },
+            ForwardOptions::default(),
+        ),
+        (
+            "separate embeddings (src_embed, tgt_embed)",
+            base.clone(),
+            ForwardOptions::default(),
+        ),
+        (
+            "separate embeddings, learned positions, tied to the target table",
+            ModelConfig {
+                pos_encoding: PosEncoding::Learned,
+                tie_embeddings: true,
                 ..base.clone()
             },
             ForwardOptions::default(),

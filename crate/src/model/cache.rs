@@ -19,7 +19,7 @@ use super::forward::{
     SublayerKind, Trace,
 };
 use super::mask::attention_mask;
-use super::plan::{layer_plan, NormKind};
+use super::plan::{layer_plan, NormKind, StackInput};
 use super::position::{alibi_slopes, rope_forward};
 use super::{AttentionParams, Model};
 use crate::config::{Arch, ModelConfig, PosEncoding};
@@ -217,7 +217,7 @@ impl Model {
 
         let mut run = super::forward::Run::new(self, opts, false);
         let mut x = vec![0.0f32; b * c]; // (B, 1, C)
-        embed_tokens(&mut x, self, tokens, pos, b, 1);
+        embed_tokens(&mut x, self, StackInput::Tokens, tokens, pos, b, 1);
         let mut hidden = vec![];
         if opts.trace_hidden {
             hidden.push(Tensor {

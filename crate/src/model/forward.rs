@@ -205,11 +205,17 @@ impl<'m> Run<'m> {
 
     /// Embeddings + absolute positions (+ dropout) of (B, T) tokens.
     /// Backward: the end of `train::backward::model::stack_backward`.
-    fn embed(&mut self, tokens: &[u32], b: usize, t: usize) -> (Vec<f32>, Option<Vec<f32>>) {
+    fn embed(
+        &mut self,
+        input: StackInput,
+        tokens: &[u32],
+        b: usize,
+        t: usize,
+    ) -> (Vec<f32>, Option<Vec<f32>>) {
         let m = self.model;
         let c = m.config.d_model;
         let mut x = vec![0.0f32; b * t * c]; // (B, T, C)
-        embed_tokens(&mut x, m, tokens, 0, b, t);
+        embed_tokens(&mut x, m, input, tokens, 0, b, t);
         let mask = self.drop_in_place(&mut x);
         (x, mask)
     }
@@ -358,7 +364,7 @@ impl<'m> Run<'m> {
         let mem_pad = memory
             .as_ref()
             .and_then(|m| cross_mask.key_padding(m.tokens, pad_id)); // (B, S)
-        let (mut x, embed_dropout) = self.embed(tokens, b, t); // (B, T, C)
+        let (mut x, embed_dropout) = self.embed(sp.input, tokens, b, t); // (B, T, C)
         let mut rec = StackRecord {
             site,
             embed_dropout,
@@ -610,13 +616,22 @@ impl<'m> Run<'m> {
 }
 
 /// `x (B, T, C) = E[tok] · scale + PE[pos0 + t]` (sinusoidal or learned; the other schemes
-/// act inside attention). Learned positions need `pos0 + T ≤ max_len` (checked by callers).
-pub fn embed_tokens(x: &mut [f32], model: &Model, tokens: &[u32], pos0: usize, b: usize, t: usize) {
+/// act inside attention), E the table of the stack's `input` ([`Model::embedding`]).
+/// Learned positions need `pos0 + T ≤ max_len` (checked by callers).
+pub fn embed_tokens(
+    x: &mut [f32],
+    model: &Model,
+    input: StackInput,
+    tokens: &[u32],
+    pos0: usize,
+    b: usize,
+    t: usize,
+) {
     let _t = crate::profile::scope(crate::profile::Phase::Embed);
     let cfg = &model.config;
     let c = cfg.d_model;
     let scale = embedding_scale(cfg.scale_embeddings, c);
-    embedding_forward(x, tokens, &model.embed.data, scale, b * t, c);
+    embedding_forward(x, tokens, &model.embedding(input).data, scale, b * t, c);
     match cfg.pos_encoding {
         PosEncoding::Sinusoidal => sinusoidal_forward(x, pos0, b, t, c),
         PosEncoding::Learned => {

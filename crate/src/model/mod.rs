@@ -129,8 +129,11 @@ pub enum HeadParams<T = Tensor> {
 /// [`Model::try_map_params`] returns (e.g. the GPU's uploaded buffers).
 #[derive(Clone, Debug)]
 pub struct ModelParams<T> {
-    /// (V, C)
+    /// (V, C) the token embedding; with `src_embed`, the target side's (`tgt_embed.weight`).
     pub embed: T,
+    /// (V, C) an encoder-decoder's own source embedding (`src_embed.weight`), when the
+    /// checkpoint has separate source and target tables.
+    pub src_embed: Option<T>,
     /// (max_len, C), learned positions only.
     pub pos_embed: Option<T>,
     pub encoder: Option<StackParams<T>>,
@@ -143,8 +146,11 @@ pub struct ModelParams<T> {
 pub struct Model {
     pub config: ModelConfig,
     pub tokenizer: Tokenizer,
-    /// (V, C)
+    /// (V, C) the token embedding; with `src_embed`, the target side's (`tgt_embed.weight`).
     pub embed: Tensor,
+    /// (V, C) an encoder-decoder's own source embedding (`src_embed.weight`), when the
+    /// checkpoint has separate source and target tables ([`Model::separate_embeddings`]).
+    pub src_embed: Option<Tensor>,
     /// (max_len, C), learned positions only.
     pub pos_embed: Option<Tensor>,
     pub encoder: Option<StackParams>,
@@ -167,7 +173,12 @@ macro_rules! walk {
         use $crate::model::ParamKind::{Buffer, Trained};
         let m = $m;
         let f = $f;
-        f("embed.weight", & $($r)* m.embed, Trained);
+        if let Some(src) = & $($r)* m.src_embed {
+            f("src_embed.weight", src, Trained);
+            f("tgt_embed.weight", & $($r)* m.embed, Trained);
+        } else {
+            f("embed.weight", & $($r)* m.embed, Trained);
+        }
         if let Some(p) = & $($r)* m.pos_embed {
             f("pos_embed.weight", p, Trained);
         }
@@ -245,7 +256,13 @@ macro_rules! try_map_tree {
              f: &mut dyn FnMut(&str, &$t, ParamKind) -> std::result::Result<U, E>| {
                 t.as_ref().map(|t| f(name, t, kind)).transpose()
             };
-        let embed = f("embed.weight", &$m.embed, Trained)?;
+        let src_embed = opt("src_embed.weight", &$m.src_embed, Trained, f)?;
+        let embed_name = if src_embed.is_some() {
+            "tgt_embed.weight"
+        } else {
+            "embed.weight"
+        };
+        let embed = f(embed_name, &$m.embed, Trained)?;
         let pos_embed = opt("pos_embed.weight", &$m.pos_embed, Trained, f)?;
         let mut stacks = vec![];
         for (prefix, stack) in [("encoder", &$m.encoder), ("decoder", &$m.decoder)] {
@@ -359,6 +376,7 @@ macro_rules! try_map_tree {
         let encoder = stacks.pop().flatten();
         Ok(ModelParams {
             embed,
+            src_embed,
             pos_embed,
             encoder,
             decoder,
@@ -387,6 +405,14 @@ impl<T> ModelParams<T> {
         f: &mut dyn FnMut(&str, &T, ParamKind) -> std::result::Result<U, E>,
     ) -> std::result::Result<ModelParams<U>, E> {
         try_map_tree!(self, f, T)
+    }
+
+    /// The table a stack reads its input tokens from (see [`Model::embedding`]).
+    pub fn embedding(&self, input: plan::StackInput) -> &T {
+        match (input, &self.src_embed) {
+            (plan::StackInput::Source, Some(src)) => src,
+            _ => &self.embed,
+        }
     }
 
     /// [`ModelParams::try_map`] for a map that cannot fail.
@@ -461,6 +487,7 @@ impl Model {
         };
         Model {
             embed: z(&[config.vocab_size, c]),
+            src_embed: None,
             pos_embed: (config.pos_encoding == PosEncoding::Learned)
                 .then(|| z(&[config.max_len, c])),
             encoder,
@@ -476,6 +503,37 @@ impl Model {
     /// unit norms. Same seed → same weights.
     pub fn init(config: ModelConfig, tokenizer: Tokenizer, seed: u64) -> Model {
         let mut model = Model::zeros(config, tokenizer);
+        model.randomize(seed);
+        model
+    }
+
+    /// Give an encoder-decoder its own source embedding table (`src_embed.weight`, zero;
+    /// the token table becomes the target's, `tgt_embed.weight`), as the checkpoint
+    /// contract allows. Other architectures have one input and refuse.
+    pub fn separate_embeddings(&mut self) -> crate::error::Result<()> {
+        if self.config.arch != Arch::EncoderDecoder {
+            return Err(crate::error::Error::Input(
+                "separate source and target embeddings need an encoder-decoder model".into(),
+            ));
+        }
+        if self.src_embed.is_none() {
+            self.src_embed = Some(Tensor::zeros(&self.embed.shape));
+        }
+        Ok(())
+    }
+
+    /// The embedding table a stack reads its input tokens from: the source table of an
+    /// encoder-decoder with separate embeddings for the source, else the token table.
+    pub fn embedding(&self, input: plan::StackInput) -> &Tensor {
+        match (input, &self.src_embed) {
+            (plan::StackInput::Source, Some(src)) => src,
+            _ => &self.embed,
+        }
+    }
+
+    /// Fresh random weights for every trained tensor, as [`Model::init`] draws them.
+    pub fn randomize(&mut self, seed: u64) {
+        let model = self;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let c = model.config.d_model as f32;
         model.visit_params_mut(&mut |name, t, kind| {
@@ -483,7 +541,7 @@ impl Model {
                 return;
             }
             let (fan_out, fan_in) = (t.shape[0] as f32, t.shape[1] as f32);
-            let bound = if name == "embed.weight" || name == "pos_embed.weight" {
+            let bound = if name.ends_with("embed.weight") {
                 // Embeddings are multiplied by √C: keep their product near unit size.
                 (3.0 / c).sqrt()
             } else if name.ends_with("rel_k.weight")
@@ -499,7 +557,6 @@ impl Model {
             }
         });
         model.sync_shared_qk();
-        model
     }
 
     /// With `share_qk`, copy the W_Q rows (and b_Q) over the W_K rows so the stored

@@ -92,6 +92,16 @@ pub fn eos_unlikely(mut m: Model) -> Model {
     m
 }
 
+/// An encoder-decoder `m` with separate source and target embeddings (`src_embed.weight`,
+/// `tgt_embed.weight`): the target table is `m`'s, the source table new values from `seed`.
+pub fn with_separate_embeddings(mut m: Model, seed: u64) -> Model {
+    m.separate_embeddings()
+        .expect("separate embeddings need an encoder-decoder");
+    let src = m.src_embed.as_mut().expect("a source table");
+    src.data = values(src.numel(), seed, 0.5);
+    m
+}
+
 /// Every number of a (step, row, value) nest, in order.
 pub fn flat(x: &[Vec<Vec<f32>>]) -> Vec<f32> {
     x.iter().flatten().flatten().copied().collect()

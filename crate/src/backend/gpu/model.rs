@@ -538,8 +538,15 @@ impl Pass<'_> {
             other => other.as_ref(),
         };
         let scale = embedding_scale(cfg.scale_embeddings, c);
-        self.rec
-            .embedding(tokens, &w.params.embed, pos, &x, (n, t, c), pos0, scale)?;
+        self.rec.embedding(
+            tokens,
+            w.params.embedding(sp.input),
+            pos,
+            &x,
+            (n, t, c),
+            pos0,
+            scale,
+        )?;
         if let Some(k) = cache {
             // The new tokens join the cache's (B'·P) key tokens at positions pos0 ..
             self.rec.copy_rows(&CopyArgs {

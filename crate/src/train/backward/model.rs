@@ -64,6 +64,7 @@ pub fn model_backward(
     let (b, t, c) = (batch.batch, batch.len, cfg.d_model);
     let ModelParams {
         embed: g_embed,
+        src_embed: g_src,
         pos_embed: g_pos,
         encoder: g_encoder,
         decoder: g_decoder,
@@ -139,6 +140,7 @@ pub fn model_backward(
     };
     let mut emb = EmbedGrads {
         embed: g_embed,
+        src: g_src.as_mut(),
         pos: g_pos.as_mut(),
     };
     let missing = |what: &str| Error::Input(format!("the recorded pass has no {what} stack"));
@@ -199,10 +201,12 @@ fn check_len(got: usize, want: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Gradient buffers of the embedding table and the learned position table.
+/// Gradient buffers of the embedding tables and the learned position table.
 struct EmbedGrads<'a> {
     /// (V, C)
     embed: &'a mut Tensor,
+    /// (V, C) an encoder-decoder's own source table, when it has one.
+    src: Option<&'a mut Tensor>,
     /// (max_len, C)
     pos: Option<&'a mut Tensor>,
 }
@@ -378,7 +382,12 @@ fn stack_backward(
         }
     }
     let scale = embedding_scale(cfg.scale_embeddings, c);
-    embedding_backward(&mut emb.embed.data, &dx, tokens, scale, b * t, c);
+    // The table the forward pass read (`Model::embedding`).
+    let table = match (sp.input, emb.src.as_deref_mut()) {
+        (StackInput::Source, Some(src)) => src,
+        _ => &mut *emb.embed,
+    };
+    embedding_backward(&mut table.data, &dx, tokens, scale, b * t, c);
     if cfg.pos_encoding == PosEncoding::Learned {
         if let Some(gp) = emb.pos.as_deref_mut() {
             learned_positions_backward(&mut gp.data, &dx, 0, b, t, c);
