@@ -4,10 +4,13 @@
 //   additive:          s = Σ_d v_h[d] · tanh(q_i[d] + k'_j[d])
 //   with k'_j = k_j + rel_k[clip(j − i, −K, K) + K] for Shaw relative positions (HAS_REL),
 //   then s += −m_h · |i − j| for ALiBi (HAS_ALIBI),
-//   and s = −∞ where key j is masked for query i:
-//   (causal and j > i) or (padding and key_tokens[b, j] == pad).
+//   and s = −∞ where key j is masked for query i: hidden(i, j) or (padding and
+//   key_tokens[b, j] == pad), where hidden(i, j) is the painted cell at (i, j) if there is
+//   one (cells[i·N + j]: 1 hidden, 2 shown, 0 the rule decides), else the rule's:
+//     none never | causal j > i | prefix-LM j > i and j ≥ P | sliding window j > i or i − j ≥ w.
 //
-// Mirrors the score step of `model::attention` (docs/model.md, "Attention"). Query i is at
+// Mirrors the score step of `model::attention` (docs/model.md, "Attention") and the mask
+// of `model::mask::MaskSpec::hides`. Query i is at
 // absolute position pos0 + t, key j at position j: a cached decoding step is this same
 // kernel with T = 1, pos0 = the cache length and S = the keys in the cache.
 //
@@ -24,6 +27,8 @@
 //   5 slopes     (H) f32 — ALiBi slopes m_h (`position::alibi_slopes`); only when HAS_ALIBI
 //   6 add_v      (H, D) f32 — `additive_v`; read only when SCORE == 1
 //   7 scores     (B, H, T, S) f32, written
+//   8 cells      (N, N) u32 — painted cells by absolute (query, key) position
+//                (`MaskSpec::cell_table`); read only for i, j < N = p.cell_n (0: none)
 //
 // Pipeline-creation constants: SCORE (0 = dot product, divided by p.divisor; 1 = additive),
 // HAS_REL, HAS_ALIBI.
@@ -49,12 +54,16 @@ struct Params {
     k_stride: u32,
     k_col: u32,
     pos0: u32,      // absolute position of query t = 0
-    causal: u32,    // 1: mask keys after the query
+    rule: u32,      // the mask rule: 0 none, 1 causal, 2 prefix-LM, 3 sliding window
     padding: u32,   // 1: mask keys whose token is `pad`
     pad_id: u32,
     rel_max: u32,   // K, the clipping distance of relative positions
     divisor: f32,   // √D for scaled_dot with scaling on, else 1 (a division, as the CPU)
     kv_rows: u32,   // R: rows per sequence in k and key_tokens (≥ S)
+    rule_arg: u32,  // P of prefix-LM, w of the sliding window
+    cell_n: u32,    // N: side of the painted-cell table (0: no painted cells)
+    _pad0: u32,
+    _pad1: u32,
 }
 
 override SCORE: u32 = 0u;
@@ -73,6 +82,25 @@ const MASKED: f32 = -3.40282346638528859811704183484516925440e+38;
 @group(0) @binding(5) var<storage, read> slopes: array<f32>;
 @group(0) @binding(6) var<storage, read> add_v: array<f32>;
 @group(0) @binding(7) var<storage, read_write> scores: array<f32>;
+@group(0) @binding(8) var<storage, read> cells: array<u32>;
+
+// Whether the mask hides key j from the query at absolute position i (padding aside):
+// `MaskSpec::hides`.
+fn hidden(i: u32, j: u32) -> bool {
+    if (i < p.cell_n && j < p.cell_n) {
+        let painted = cells[i * p.cell_n + j];
+        if (painted != 0u) {
+            return painted == 1u;
+        }
+    }
+    switch p.rule {
+        case 1u: { return j > i; }
+        case 2u: { return j > i && j >= p.rule_arg; }
+        // j > i first: i − j would wrap around in u32 otherwise.
+        case 3u: { return j > i || i - j >= p.rule_arg; }
+        default: { return false; }
+    }
+}
 
 // tanh that never overflows: tanh(z) = sign(z) · (1 − e^(−2|z|)) / (1 + e^(−2|z|)).
 // Some implementations build WGSL's tanh from exp(2z) and return NaN (∞/∞) for |z| > 44.
@@ -96,7 +124,7 @@ fn main(
     let b = e / (p.s_len * p.t_len * p.n_heads);
     let i = p.pos0 + t; // absolute position of the query
 
-    let masked = (p.causal == 1u && j > i)
+    let masked = hidden(i, j)
         || (p.padding == 1u && key_tokens[b * p.kv_rows + j] == p.pad_id);
     if (masked) {
         scores[e] = MASKED;

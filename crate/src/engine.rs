@@ -28,14 +28,16 @@ use crate::limits::{self, MAX_BEAM_WIDTH};
 use crate::model::cost::{cost_report, CostReport};
 use crate::model::forward::{Activations, AttnSite, Batch};
 use crate::model::inspect::{by_head, qk_gap, recorded_qkv, saturation, state_norms};
-use crate::model::plan::{layer_plan, LayerPlan};
+use crate::model::mask::{attention_mask, check_masks, SiteMask};
+use crate::model::plan::{layer_plan, LayerPlan, StackInput};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
     AttnView, BackendName, CostRequest, Dense, EmbeddingScaleRequest, F32Array, ForwardRequest,
-    ForwardResult, GenerateStartRequest, GenerateStarted, GenerateStep, HiddenView, ModelInfo,
-    NoamRequest, PermutationResult, Positions, PositionsRequest, RelativeTable, RopeDemoRequest,
-    RunDefaults, RunDefaultsRequest, RunSettings, SamplingRequest, ScoreScalingRequest,
-    StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
+    ForwardResult, GenerateStartRequest, GenerateStarted, GenerateStep, HiddenView, MaskView,
+    ModelInfo, NoamRequest, PermutationResult, Positions, PositionsRequest, RelativeTable,
+    RopeDemoRequest, RunDefaults, RunDefaultsRequest, RunSettings, SamplingRequest,
+    ScoreScalingRequest, StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest,
+    TrainStarted,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -488,10 +490,12 @@ impl Engine {
             req.src.clone(),
             opts,
         )?;
+        let recompute = gen.recompute_reason().map(str::to_string);
         self.generation = Some(Generation { gen });
         Ok(GenerateStarted {
             backend: self.backend(),
             fallback: None,
+            recompute,
         })
     }
 
@@ -586,8 +590,23 @@ pub fn forward_options(sw: &Switches, m: &Model) -> Result<ForwardOptions> {
             )));
         }
     }
+    // The mask editor acts on the main stack's self-attention, as the causal switch does.
+    let main = match cfg.arch {
+        Arch::EncoderOnly => AttnSite::EncoderSelf,
+        _ => AttnSite::DecoderSelf,
+    };
+    let masks = match &sw.mask {
+        Some(edit) => vec![SiteMask {
+            site: main,
+            rule: edit.rule,
+            cells: edit.cells.clone(),
+        }],
+        None => vec![],
+    };
+    check_masks(cfg, &masks)?;
     Ok(ForwardOptions {
         causal: Some(sw.causal),
+        masks,
         padding_mask: sw.padding_mask,
         scale: sw.scale,
         ablate: sw.ablate.clone(),
@@ -629,6 +648,43 @@ pub fn forward_macs(m: &Model, batch: &Batch) -> u64 {
         Arch::EncoderDecoder => encoder_macs(cfg, src) + decoder_macs(cfg, 0, t, src, true, t),
     };
     batch.batch as u64 * per_sequence
+}
+
+/// The mask of every attention site of `m` in a pass over `batch` with `opts`, and why
+/// each cell is hidden (`MaskSpec::reasons`), as the masks view draws them.
+pub fn mask_views(m: &Model, opts: &ForwardOptions, batch: &Batch) -> Vec<MaskView> {
+    let pad = m.tokenizer.spec.pad;
+    let mut views = vec![];
+    for sp in &layer_plan(&m.config).stacks {
+        let (keys, t) = match sp.input {
+            StackInput::Source => match &batch.src_tokens {
+                Some(src) => (src.as_slice(), batch.src_len),
+                None => continue,
+            },
+            StackInput::Tokens => (batch.tokens.as_slice(), batch.len),
+        };
+        let mut sites = vec![(sp.site, keys, t)];
+        if sp.reads_memory {
+            if let Some(src) = &batch.src_tokens {
+                sites.push((AttnSite::Cross, src.as_slice(), batch.src_len));
+            }
+        }
+        for (site, keys, s) in sites {
+            let mask = attention_mask(&m.config, site, opts);
+            let mut reasons = Vec::with_capacity(batch.batch * t * s); // (B, T, S)
+            for row in keys.chunks(s) {
+                reasons.extend(mask.reasons(row, pad, 0, t).into_iter().map(f32::from));
+            }
+            views.push(MaskView {
+                site,
+                rule: mask.rule,
+                cells: mask.cells.clone(),
+                padding: mask.padding,
+                reasons: Dense::new(&[batch.batch, t, s], &reasons),
+            });
+        }
+    }
+    views
 }
 
 /// The trace as the page's `ForwardResult`: every derived number (saturation, q·k
@@ -692,6 +748,7 @@ pub fn forward_result(
         }
         attention.push(view);
     }
+    let masks = mask_views(m, &forward_options(&req.switches, m)?, batch);
     let hidden = trace
         .hidden
         .iter()
@@ -743,6 +800,7 @@ pub fn forward_result(
         src_tokens,
         logits,
         attention,
+        masks,
         hidden,
         model_probs,
         next_probs,
@@ -801,6 +859,7 @@ mod tests {
             padding_mask: true,
             scale: true,
             ablate: vec![],
+            mask: None,
         }
     }
 

@@ -11,6 +11,7 @@ use ts_rs::TS;
 
 use crate::config::{Activation, Arch, Norm, PosEncoding, Score};
 use crate::model::forward::{AttnSite, HeadRef};
+use crate::model::mask::{CellEdit, MaskRule};
 use crate::tokenizer::TokenizerKind;
 
 /// f32 values that reach the page as one `Float32Array` (natively, a list of numbers).
@@ -73,6 +74,19 @@ pub struct Switches {
     pub padding_mask: bool,
     pub scale: bool,
     pub ablate: Vec<HeadRef>,
+    /// An explicit mask of the main stack's self-attention (the decoder's, or an
+    /// encoder-only model's encoder); when given it replaces `causal` there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mask: Option<MaskEdit>,
+}
+
+/// The mask editor's mask: a rule and the cells painted on top of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct MaskEdit {
+    pub rule: MaskRule,
+    #[serde(default)]
+    pub cells: Vec<CellEdit>,
 }
 
 /// The page's name for a decoding strategy.
@@ -230,6 +244,20 @@ pub struct HiddenView {
     pub norms: Dense,
 }
 
+/// The mask of one attention site in a forward pass, and why each cell is hidden.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct MaskView {
+    pub site: AttnSite,
+    pub rule: MaskRule,
+    /// The painted cells (sorted, one per cell).
+    pub cells: Vec<CellEdit>,
+    /// Whether padding keys are hidden.
+    pub padding: bool,
+    /// (B, T, S): 0 visible, +1 hidden by the rule or a painted cell, +2 hidden as padding
+    /// (`model::mask::MaskSpec::reasons`). The additive mask is 0 where 0, −∞ elsewhere.
+    pub reasons: Dense,
+}
+
 /// One forward pass with its traces.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct ForwardResult {
@@ -242,6 +270,8 @@ pub struct ForwardResult {
     /// (B, T, V), or (B, num_classes) for a classifier.
     pub logits: Dense,
     pub attention: Vec<AttnView>,
+    /// Per attention site of the model (in the order the stacks run), its mask.
+    pub masks: Vec<MaskView>,
     pub hidden: Vec<HiddenView>,
     /// The model's next-token distribution after the last real token of sequence 0 (V).
     pub model_probs: F32Array,
@@ -262,6 +292,8 @@ pub struct ForwardResult {
 pub struct GenerateStarted {
     pub backend: BackendName,
     pub fallback: Option<String>,
+    /// Set when the mask cannot be cached: every step recomputes the whole prefix, and why.
+    pub recompute: Option<String>,
 }
 
 /// One generation step and where the generation stands.
@@ -541,6 +573,10 @@ pub fn typescript() -> String {
         AttnSite::decl(&cfg),
         HeadRef::decl(&cfg),
         BackendName::decl(&cfg),
+        MaskRule::decl(&cfg),
+        CellEdit::decl(&cfg),
+        MaskEdit::decl(&cfg),
+        MaskView::decl(&cfg),
         Switches::decl(&cfg),
         StrategyName::decl(&cfg),
         SamplingRequest::decl(&cfg),

@@ -7,6 +7,7 @@ mod support;
 use support::{config, max_diff, model, with_separate_embeddings};
 use tplay::config::{Arch, Norm, PosEncoding, Score};
 use tplay::model::forward::Batch;
+use tplay::model::mask::{CellEdit, MaskRule, SiteMask};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
 use tplay::Error;
 
@@ -293,6 +294,98 @@ fn learned_positions_refuse_to_decode_past_max_len() {
     );
     let (mut cache, _) = m.prefill(&Batch::single(&[1; 12]).unwrap(), &opts).unwrap();
     assert!(m.decode_step(&mut cache, &[4], &opts).is_ok());
+}
+
+#[test]
+fn cached_decoding_equals_full_recompute_under_every_cacheable_mask() {
+    // Painted cells that hide keys (and one that shows a prompt key to an earlier prompt
+    // query): known at prefill, so the cache can hold them.
+    let painted = vec![
+        CellEdit {
+            query: 4,
+            key: 1,
+            hidden: true,
+        },
+        CellEdit {
+            query: 0,
+            key: 2,
+            hidden: false,
+        },
+        CellEdit {
+            query: 5,
+            key: 5,
+            hidden: true,
+        },
+    ];
+    let masks = [
+        (MaskRule::Causal, vec![]),
+        (MaskRule::SlidingWindow { window: 2 }, vec![]),
+        (MaskRule::PrefixLm { prefix: 3 }, vec![]),
+        (MaskRule::PrefixLm { prefix: 2 }, painted.clone()),
+        (MaskRule::SlidingWindow { window: 3 }, painted),
+    ];
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        for pos in [PosEncoding::Rope, PosEncoding::Alibi, PosEncoding::Relative] {
+            let m = model(config(arch, pos, Norm::PostLn, Score::ScaledDot), 5);
+            let src =
+                (arch == Arch::EncoderDecoder).then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
+            for (rule, cells) in &masks {
+                let opts = ForwardOptions {
+                    masks: vec![SiteMask {
+                        site: AttnSite::DecoderSelf,
+                        rule: *rule,
+                        cells: cells.clone(),
+                    }],
+                    ..ForwardOptions::default()
+                };
+                let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12], vec![5, 5]];
+                let worst = check_against_recompute(
+                    &m,
+                    vec![vec![1, 5, 8], vec![1, 9, 0]],
+                    src.clone(),
+                    &steps,
+                    &opts,
+                );
+                eprintln!(
+                    "{arch:?} {pos:?} {rule:?} + {} cells: worst {worst:e}",
+                    cells.len()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cache_refuses_a_mask_under_which_a_position_sees_a_later_token() {
+    let dec = model(
+        config(
+            Arch::DecoderOnly,
+            PosEncoding::Rope,
+            Norm::PreLn,
+            Score::ScaledDot,
+        ),
+        1,
+    );
+    let batch = Batch::single(&[1, 4, 5]).unwrap();
+    let with = |rule, cells: Vec<CellEdit>| ForwardOptions {
+        masks: vec![SiteMask {
+            site: AttnSite::DecoderSelf,
+            rule,
+            cells,
+        }],
+        ..ForwardOptions::default()
+    };
+    let e = input_error(dec.prefill(&batch, &with(MaskRule::None, vec![])));
+    assert!(e.contains("bidirectional"), "{e}");
+    let e = input_error(dec.prefill(&batch, &with(MaskRule::PrefixLm { prefix: 4 }, vec![])));
+    assert!(e.contains("longer than the prompt"), "{e}");
+    let future = CellEdit {
+        query: 3,
+        key: 5,
+        hidden: false,
+    };
+    let e = input_error(dec.prefill(&batch, &with(MaskRule::Causal, vec![future])));
+    assert!(e.contains("shows key 5 to query 3"), "{e}");
 }
 
 #[test]

@@ -11,7 +11,8 @@ use tplay::config::{Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::generate::{
     GenerateOptions, Generator, LengthPenalty, Sampling, Step, StopReason, Strategy,
 };
-use tplay::model::Model;
+use tplay::model::mask::{CellEdit, MaskRule, SiteMask};
+use tplay::model::{AttnSite, ForwardOptions, Model};
 
 const TOL: f32 = 1e-5;
 
@@ -231,4 +232,93 @@ fn without_attention_tracing_steps_carry_no_maps_and_the_same_logits() {
         }
         assert_eq!(n, traced.len());
     }
+}
+
+/// Generation under an explicit decoder mask, with or without the cache.
+fn run_masked(
+    m: &Model,
+    prompt: &[u32],
+    mask: SiteMask,
+    use_cache: bool,
+) -> (Vec<Step>, Option<String>, bool) {
+    let opts = GenerateOptions {
+        seed: 42,
+        max_new_tokens: 6,
+        use_cache,
+        forward: ForwardOptions {
+            masks: vec![mask],
+            ..ForwardOptions::default()
+        },
+        ..GenerateOptions::default()
+    };
+    let mut g = Generator::new(m, Backend::Cpu, prompt.to_vec(), src_for(m), opts).unwrap();
+    let why = g.recompute_reason().map(str::to_string);
+    let mut steps = vec![];
+    while let Some(s) = block_on(g.step()).unwrap() {
+        steps.push(s);
+    }
+    (steps, why, g.summary().use_cache)
+}
+
+#[test]
+fn a_cacheable_mask_generates_with_the_cache_what_recomputing_generates() {
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        let m = model(config(arch, PosEncoding::Alibi), 4);
+        let prompt = vec![m.tokenizer.spec.bos, 5, 7];
+        for rule in [
+            MaskRule::SlidingWindow { window: 2 },
+            MaskRule::PrefixLm { prefix: 3 },
+        ] {
+            let mask = SiteMask {
+                site: AttnSite::DecoderSelf,
+                rule,
+                cells: vec![CellEdit {
+                    query: 4,
+                    key: 3,
+                    hidden: true,
+                }],
+            };
+            let (cached, why, used) = run_masked(&m, &prompt, mask.clone(), true);
+            assert_eq!((why, used), (None, true), "{rule:?}");
+            let (full, _, _) = run_masked(&m, &prompt, mask, false);
+            let worst = agree(&format!("{arch:?} {rule:?}"), &cached, &full);
+            eprintln!("{arch:?} {rule:?}: cached vs recomputed logits, worst {worst:e}");
+        }
+    }
+}
+
+#[test]
+fn an_edited_mask_the_cache_cannot_hold_is_recomputed_and_says_why() {
+    let m = model(config(Arch::DecoderOnly, PosEncoding::Rope), 4);
+    let prompt = vec![m.tokenizer.spec.bos, 5, 7];
+    // Query 3 (the first generated token) is shown key 5, generated two steps later.
+    let mask = SiteMask {
+        site: AttnSite::DecoderSelf,
+        rule: MaskRule::Causal,
+        cells: vec![CellEdit {
+            query: 3,
+            key: 5,
+            hidden: false,
+        }],
+    };
+    let (steps, why, used) = run_masked(&m, &prompt, mask.clone(), true);
+    let why = why.expect("the generator says why it recomputes");
+    assert!(why.contains("shows key 5 to query 3"), "{why}");
+    assert!(!used);
+    let (full, none, _) = run_masked(&m, &prompt, mask, false);
+    assert_eq!(
+        none, None,
+        "nothing to explain when the cache was not asked for"
+    );
+    for (a, b) in steps.iter().zip(&full) {
+        assert_eq!(a.logits, b.logits);
+    }
+    // A bidirectional mask is recomputed as well, rather than refused.
+    let none_rule = SiteMask {
+        site: AttnSite::DecoderSelf,
+        rule: MaskRule::None,
+        cells: vec![],
+    };
+    let (_, why, _) = run_masked(&m, &prompt, none_rule, true);
+    assert!(why.unwrap().contains("bidirectional"));
 }

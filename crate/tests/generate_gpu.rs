@@ -322,6 +322,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
             padding_mask: true,
             scale: true,
             ablate: vec![],
+            mask: None,
         },
         sampling: SamplingRequest {
             strategy: StrategyName::Sample,

@@ -14,6 +14,7 @@ use tplay::backend::gpu::{GpuContext, GpuKvCache};
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::cache::{KvCache, StepOutput};
 use tplay::model::forward::{Batch, HiddenTrace};
+use tplay::model::mask::{CellEdit, MaskRule, SiteMask};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
 use tplay::Error;
 
@@ -199,6 +200,55 @@ fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_posit
         }
     }
     eprintln!("largest logit difference (GPU cache vs CPU cache / recompute): {worst:e}");
+}
+
+#[test]
+fn gpu_cache_honours_every_cacheable_mask_as_the_cpu_cache_and_a_recompute_do() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let painted = vec![
+        CellEdit {
+            query: 5,
+            key: 2,
+            hidden: true,
+        },
+        CellEdit {
+            query: 1,
+            key: 2,
+            hidden: false,
+        },
+    ];
+    let masks = [
+        (
+            "sliding window 2",
+            MaskRule::SlidingWindow { window: 2 },
+            vec![],
+        ),
+        ("prefix-LM 3", MaskRule::PrefixLm { prefix: 3 }, vec![]),
+        ("causal + painted cells", MaskRule::Causal, painted.clone()),
+        (
+            "window 3 + painted cells",
+            MaskRule::SlidingWindow { window: 3 },
+            painted,
+        ),
+    ];
+    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+        let m = Model::init(small_config(arch, PosEncoding::Alibi), letters(12), 9);
+        for (name, rule, cells) in &masks {
+            let opts = ForwardOptions {
+                masks: vec![SiteMask {
+                    site: AttnSite::DecoderSelf,
+                    rule: *rule,
+                    cells: cells.clone(),
+                }],
+                ..traced()
+            };
+            let what = format!("{arch:?} {name}");
+            let worst = run_and_compare(&ctx, &m, &opts, None, 5, &what);
+            eprintln!(
+                "{what}: GPU cache vs CPU cache / recompute, worst logit difference {worst:e}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -16,6 +16,7 @@ use tplay::config::{Activation, PosEncoding, Score};
 use tplay::model::attention::{attention_forward, AttnSpec, Relative};
 use tplay::model::embedding::embedding_forward;
 use tplay::model::ffn::{activation_forward, linear_forward};
+use tplay::model::mask::{CellEdit, MaskRule, MaskSpec};
 use tplay::model::norm::{batchnorm_eval_forward, layernorm_forward};
 use tplay::model::position::{
     alibi_slopes, learned_positions_forward, rope_forward, sinusoidal_forward, sinusoidal_table,
@@ -383,7 +384,7 @@ struct AttnCase {
     pos0: usize,
     score: Score,
     scale: bool,
-    causal: bool,
+    mask: MaskSpec,
     /// K of the relative tables, when used.
     rel: Option<usize>,
     alibi: bool,
@@ -410,7 +411,7 @@ impl AttnCase {
         (b, h, d, t, s, pos0): (usize, usize, usize, usize, usize, usize),
         score: Score,
         scale: bool,
-        causal: bool,
+        mask: MaskSpec,
         rel: Option<usize>,
         alibi: bool,
         ablate_first: bool,
@@ -425,7 +426,9 @@ impl AttnCase {
             .collect();
         let mut case = AttnCase {
             name: format!(
-                "B={b} H={h} D={d} T={t} S={s} pos0={pos0} {score:?} scale={scale} causal={causal} rel={rel:?} alibi={alibi} ablate={ablate_first}"
+                "B={b} H={h} D={d} T={t} S={s} pos0={pos0} {score:?} scale={scale} mask={}+{} cells rel={rel:?} alibi={alibi} ablate={ablate_first}",
+                mask.rule.name(),
+                mask.cells.len()
             ),
             b,
             h,
@@ -435,7 +438,7 @@ impl AttnCase {
             pos0,
             score,
             scale,
-            causal,
+            mask,
             rel,
             alibi,
             ablate: (0..h).map(|i| ablate_first && i == 0).collect(),
@@ -462,7 +465,7 @@ impl AttnCase {
             d_head: d,
             score: self.score,
             scale: self.scale,
-            causal: self.causal,
+            mask: &self.mask,
             q_offset: self.pos0,
             rope: false,
             alibi: self.alibi.then_some(&self.slopes[..]),
@@ -522,6 +525,10 @@ impl AttnCase {
         let slopes = ctx.upload("slopes", &self.slopes).unwrap();
         let add_v = ctx.upload("add_v", &self.add_v).unwrap();
         let out = ctx.zeros("scores", self.scores.len()).unwrap();
+        let cells = self
+            .mask
+            .cell_table()
+            .map(|(table, n)| (ctx.upload_u32("cells", &table).unwrap(), n));
         let divisor = if self.score == Score::ScaledDot && self.scale {
             (self.d as f32).sqrt()
         } else {
@@ -541,8 +548,8 @@ impl AttnCase {
                 alibi_slopes: self.alibi.then_some(&slopes),
                 additive_v: (self.score == Score::Additive).then_some(&add_v),
                 divisor,
-                causal: self.causal,
-                padding: true,
+                mask: &self.mask,
+                cells: cells.as_ref().map(|(b, n)| (b, *n)),
                 pad_id: 0,
                 out: &out,
                 dims: self.dims(),
@@ -595,8 +602,39 @@ impl AttnCase {
     }
 }
 
-/// Every score function × position bias × causal switch × shape (including T = 1 with a
-/// query offset, as in a cached decoding step, and sizes that are not powers of two).
+/// The masks a case of shape (B, H, D, T, S, pos0) runs under: none, causal, prefix-LM,
+/// a sliding window, and causal with painted cells in the case's own query rows (one
+/// hidden, one future key shown, one past key hidden).
+fn masks((_, _, _, t, s, pos0): (usize, usize, usize, usize, usize, usize)) -> Vec<MaskSpec> {
+    let last = pos0 + t - 1;
+    let cells = [
+        CellEdit {
+            query: pos0,
+            key: 0,
+            hidden: true,
+        },
+        CellEdit {
+            query: pos0,
+            key: s - 1,
+            hidden: false,
+        },
+        CellEdit {
+            query: last,
+            key: last.min(s - 1) / 2,
+            hidden: true,
+        },
+    ];
+    vec![
+        MaskSpec::new(MaskRule::None, &[], true),
+        MaskSpec::new(MaskRule::Causal, &[], true),
+        MaskSpec::new(MaskRule::PrefixLm { prefix: 3 }, &[], true),
+        MaskSpec::new(MaskRule::SlidingWindow { window: 2 }, &[], true),
+        MaskSpec::new(MaskRule::Causal, &cells, true),
+    ]
+}
+
+/// Every score function × position bias × mask × shape (including T = 1 with a query
+/// offset, as in a cached decoding step, and sizes that are not powers of two).
 fn attention_cases() -> Vec<AttnCase> {
     let shapes = [
         (2, 2, 4, 5, 5, 0),
@@ -617,11 +655,17 @@ fn attention_cases() -> Vec<AttnCase> {
     for &shape in &shapes {
         for &(score, scale) in &scores {
             for (rel, alibi) in [(None, false), (Some(2), false), (None, true)] {
-                for causal in [false, true] {
+                // Every mask kind with the plain score; none and causal with every score.
+                let kinds = if (score, scale) == (Score::ScaledDot, true) {
+                    masks(shape).len()
+                } else {
+                    2
+                };
+                for mask in masks(shape).into_iter().take(kinds) {
                     seed += 10;
                     let ablate = seed % 20 == 0 && shape.1 > 1;
                     out.push(AttnCase::new(
-                        shape, score, scale, causal, rel, alibi, ablate, seed,
+                        shape, score, scale, mask, rel, alibi, ablate, seed,
                     ));
                 }
             }
@@ -730,7 +774,10 @@ fn attention_over_a_partly_filled_cache_reads_only_its_filled_rows() {
     let mut worst = 0.0f32;
     // Sequence 1 of every case is all padding; the cases with B = 3 check the rows of a
     // sequence after it.
-    for case in attention_cases().iter().filter(|c| c.t == 1 && c.causal) {
+    for case in attention_cases()
+        .iter()
+        .filter(|c| c.t == 1 && c.mask.rule != MaskRule::None)
+    {
         let c = case.h * case.d;
         let extra = 4;
         let (kv, toks) = cache_layout(case, extra);
@@ -750,6 +797,10 @@ fn attention_over_a_partly_filled_cache_reads_only_its_filled_rows() {
         let probs = ctx.upload("probs", &case.probs).unwrap();
         let scores = ctx.zeros("scores", case.scores.len()).unwrap();
         let z = ctx.zeros("z", case.z.len()).unwrap();
+        let cells = case
+            .mask
+            .cell_table()
+            .map(|(table, n)| (ctx.upload_u32("cells", &table).unwrap(), n));
         let divisor = if case.score == Score::ScaledDot && case.scale {
             (case.d as f32).sqrt()
         } else {
@@ -769,8 +820,8 @@ fn attention_over_a_partly_filled_cache_reads_only_its_filled_rows() {
             alibi_slopes: case.alibi.then_some(&slopes),
             additive_v: (case.score == Score::Additive).then_some(&add_v),
             divisor,
-            causal: case.causal,
-            padding: true,
+            mask: &case.mask,
+            cells: cells.as_ref().map(|(b, n)| (b, *n)),
             pad_id: 0,
             out: &scores,
             dims,

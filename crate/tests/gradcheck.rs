@@ -26,6 +26,7 @@ use tplay::model::attention::{attention_forward, mha_forward, AttnRecord, AttnSp
 use tplay::model::embedding::embedding_forward;
 use tplay::model::ffn::{activation_forward, ffn_forward, linear_forward, FfnRecord};
 use tplay::model::forward::Batch;
+use tplay::model::mask::{MaskRule, MaskSpec};
 use tplay::model::norm::{batchnorm_eval_forward, batchnorm_train_forward, layernorm_forward};
 use tplay::model::position::{alibi_slopes, learned_positions_forward, rope_forward};
 use tplay::model::{
@@ -455,6 +456,26 @@ const PLAIN: AttnCase = AttnCase {
     ablate: false,
 };
 
+static CAUSAL_MASK: MaskSpec = MaskSpec {
+    rule: MaskRule::Causal,
+    cells: Vec::new(),
+    padding: true,
+};
+static NO_MASK: MaskSpec = MaskSpec {
+    rule: MaskRule::None,
+    cells: Vec::new(),
+    padding: true,
+};
+
+/// The plain causal mask or none (padding comes with the key flags).
+fn mask_of(causal: bool) -> &'static MaskSpec {
+    if causal {
+        &CAUSAL_MASK
+    } else {
+        &NO_MASK
+    }
+}
+
 /// The attention spec of a check case, reading the relative and additive tables from the
 /// check inputs (x[3] rel_k, x[4] rel_v, x[5] additive_v).
 fn attn_case_spec<'a>(
@@ -471,7 +492,7 @@ fn attn_case_spec<'a>(
         d_head: d,
         score: case.score,
         scale: case.scale,
-        causal: case.causal,
+        mask: mask_of(case.causal),
         q_offset: case.q_offset,
         rope: false,
         alibi: case.alibi.then_some(slopes),
@@ -783,7 +804,7 @@ fn multi_head_attention_backward_matches_finite_differences_with_projections() {
                 d_head: c / h,
                 score,
                 scale: true,
-                causal: !cross,
+                mask: mask_of(!cross),
                 q_offset: 0,
                 rope,
                 alibi: alibi.then_some(slopes.as_slice()),
@@ -821,7 +842,7 @@ fn multi_head_attention_backward_matches_finite_differences_with_projections() {
             d_head: c / h,
             score,
             scale: true,
-            causal: !cross,
+            mask: mask_of(!cross),
             q_offset: 0,
             rope,
             alibi: alibi.then_some(slopes.as_slice()),

@@ -42,6 +42,7 @@ use crate::generate::sampling::{self, log_softmax, sampling_distribution, softma
 use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
 use crate::model::cache::KvCache;
 use crate::model::forward::Batch;
+use crate::model::mask::{attention_mask, check_masks};
 use crate::model::{AttnSite, AttnTrace, ForwardOptions, Mode, Model};
 
 /// Everything about a generation run except the model, the backend and the input.
@@ -117,6 +118,8 @@ pub struct Generator<M: Deref<Target = Model>> {
     log_prob: f64,
     /// Beam search state (beam strategy only).
     beam: Option<BeamSearch>,
+    /// Why this run recomputes every step though the cache was asked for (the mask).
+    recompute: Option<String>,
     /// One row per live sequence (one, or one per live hypothesis); `None` before the first
     /// cached step or without the cache.
     cache: Option<Cache>,
@@ -203,12 +206,31 @@ impl<M: Deref<Target = Model>> Generator<M> {
                     .into(),
             ));
         }
-        if opts.forward.causal == Some(false) {
+        let explicit = opts
+            .forward
+            .masks
+            .iter()
+            .any(|m| m.site == AttnSite::DecoderSelf);
+        if opts.forward.causal == Some(false) && !explicit {
             return Err(Error::Input(
                 "generation needs the causal mask: a token cannot attend to tokens that do not \
                  exist yet"
                     .into(),
             ));
+        }
+        check_masks(cfg, &opts.forward.masks)?;
+        // A mask the KV cache cannot hold (bidirectional, a prefix past the prompt, a
+        // painted cell that shows a later token) is recomputed every step instead.
+        let mut opts = opts;
+        let mut recompute = None;
+        if opts.use_cache {
+            let mask = attention_mask(cfg, AttnSite::DecoderSelf, &opts.forward);
+            if let Err(why) = mask.cacheable(prompt.len()) {
+                opts.use_cache = false;
+                recompute = Some(format!(
+                    "recomputing every step without the KV cache: {why}"
+                ));
+            }
         }
         let budget = opts.max_new_tokens.min(cfg.max_len - prompt.len());
         let beam = match opts.strategy {
@@ -239,6 +261,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             total_ms: 0.0,
             total_macs: 0,
             opts,
+            recompute,
         })
     }
 
@@ -248,6 +271,12 @@ impl<M: Deref<Target = Model>> Generator<M> {
 
     pub fn options(&self) -> &GenerateOptions {
         &self.opts
+    }
+
+    /// Why this run recomputes the whole prefix every step though the cache was asked for:
+    /// the decoder's mask cannot be cached (`MaskSpec::cacheable`). `None` otherwise.
+    pub fn recompute_reason(&self) -> Option<&str> {
+        self.recompute.as_deref()
     }
 
     pub fn prompt(&self) -> &[u32] {

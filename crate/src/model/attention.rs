@@ -8,7 +8,8 @@
 //! s_ij = q_i·k'_j / √D  (scaled_dot)  |  q_i·k'_j  (dot)  |  Σ_d w_h[d]·tanh(q_i[d] + k'_j[d])  (additive)
 //!        k'_j = k_j + rel_k[clip(j − i, −K, K) + K]  (relative)  or  k_j
 //! s_ij += −m_h·|i − j|                                 (ALiBi)
-//! s_ij  = −∞ where (causal and j > i) or key j is padding
+//! s_ij  = −∞ where the mask hides key j from query i (causal, prefix-LM, window, painted
+//!        cells: `mask::MaskSpec`) or key j is padding
 //! p_ij  = softmax_j(s_ij)      (a row with every key masked: all zeros)
 //! z_i   = Σ_j p_ij·(v_j + rel_v[r])                   (dropout on p in train mode)
 //! out   = concat_h(z)·W_Oᵀ + b_O                      (an ablated head's z is zero)
@@ -26,7 +27,7 @@ use crate::config::Score;
 use crate::model::AttentionParams;
 
 use super::ffn::linear_forward;
-use super::mask::is_masked;
+use super::mask::{is_masked, MaskSpec};
 use super::position::{alibi_bias, relative_index, rope_forward};
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
@@ -50,9 +51,9 @@ pub struct AttnSpec<'a> {
     pub score: Score,
     /// The run-time √D switch: divide `scaled_dot` scores by √D (no effect on the others).
     pub scale: bool,
-    /// Mask key j for query i when j > q_offset + i (`mask::attention_mask` decides it per
-    /// site; `mask::is_masked` applies it).
-    pub causal: bool,
+    /// Which keys each query may not see, by absolute position (`mask::attention_mask`
+    /// decides it per site; `mask::is_masked` applies it, with padding).
+    pub mask: &'a MaskSpec,
     /// Absolute position of query row 0 (key row j is at position j).
     pub q_offset: usize,
     /// Rotate q and k with RoPE (self-attention only). Used by [`mha_forward`];
@@ -137,7 +138,7 @@ pub fn attention_forward(
             let row = (h * t + i) * s..(h * t + i + 1) * s;
             let srow = &mut scores[row.clone()]; // (S)
             for (j, sc) in srow.iter_mut().enumerate() {
-                if is_masked(spec.causal, q_pos, j, key_pad.is_some_and(|p| p[j])) {
+                if is_masked(spec.mask, q_pos, j, key_pad.is_some_and(|p| p[j])) {
                     *sc = f32::NEG_INFINITY;
                     continue;
                 }
@@ -326,13 +327,21 @@ mod tests {
     use super::*;
     use crate::model::position::alibi_slopes;
 
+    use crate::model::mask::MaskRule;
+
+    static NO_MASK: MaskSpec = MaskSpec {
+        rule: MaskRule::None,
+        cells: Vec::new(),
+        padding: true,
+    };
+
     fn spec(n_heads: usize, d_head: usize) -> AttnSpec<'static> {
         AttnSpec {
             n_heads,
             d_head,
             score: Score::ScaledDot,
             scale: true,
-            causal: false,
+            mask: &NO_MASK,
             q_offset: 0,
             rope: false,
             alibi: None,
@@ -432,8 +441,9 @@ mod tests {
         let (s, d) = (4, 2);
         let q = ramp(d, 0.5);
         let (k, v) = (ramp(s * d, 0.9), ramp(s * d, 0.4));
+        let causal = MaskSpec::new(MaskRule::Causal, &[], true);
         let sp = AttnSpec {
-            causal: true,
+            mask: &causal,
             q_offset: 1,
             ..spec(1, d)
         };

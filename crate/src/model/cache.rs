@@ -1,7 +1,10 @@
 //! The KV cache: serial generation without recomputing the past.
 //!
 //! Under the causal mask a position never changes once it is computed, so the keys and
-//! values every decoder layer derived from it stay valid. [`Model::prefill`] runs the full
+//! values every decoder layer derived from it stay valid. The same holds under a sliding
+//! window, a prefix-LM mask whose prefix lies inside the prompt, and painted cells that
+//! never show a query a key generated after it (`MaskSpec::cacheable`); any other mask
+//! is refused, and generation recomputes instead. [`Model::prefill`] runs the full
 //! forward pass over the prompt once and keeps, per decoder layer, the K and V rows of
 //! every position (after RoPE), and for an encoder-decoder model the K and V of the
 //! encoder memory (computed once: the source never changes). [`Model::decode_step`] then
@@ -133,7 +136,7 @@ impl Model {
     /// position). Eval mode and the causal mask only: a cache of train-mode or
     /// bidirectional activations would not equal a recompute.
     pub fn prefill(&self, batch: &Batch, opts: &ForwardOptions) -> Result<(KvCache, Trace)> {
-        self.check_cacheable(opts)?;
+        self.check_cacheable(opts, batch.len)?;
         let (trace, acts) = self.forward_recorded(batch, opts)?;
         let dec = acts
             .decoder
@@ -187,7 +190,7 @@ impl Model {
         tokens: &[u32],
         opts: &ForwardOptions,
     ) -> Result<StepOutput> {
-        self.check_cacheable(opts)?;
+        self.check_cacheable(opts, cache.len)?;
         self.check_step(cache, tokens, opts)?;
         let cfg = &self.config;
         let (b, c, h) = (cache.batch, cfg.d_model, cfg.n_heads);
@@ -247,7 +250,7 @@ impl Model {
                             &run.model.config,
                             &layer.self_attn,
                             AttnSite::DecoderSelf,
-                            self_mask.causal,
+                            &self_mask,
                             run.opts.scale,
                             pos,
                             &slopes,
@@ -286,7 +289,7 @@ impl Model {
                             &run.model.config,
                             cross,
                             AttnSite::Cross,
-                            cross_mask.causal,
+                            &cross_mask,
                             run.opts.scale,
                             pos,
                             &slopes,
@@ -347,9 +350,12 @@ impl Model {
         })
     }
 
-    /// A cache (CPU or GPU) holds eval-mode, causal decoder activations only: refuse a
-    /// model without a decoder, a classifier, train mode, or no causal mask.
-    pub fn check_cacheable(&self, opts: &ForwardOptions) -> Result<()> {
+    /// A cache (CPU or GPU) of `len` positions (the prompt at prefill) holds eval-mode
+    /// decoder activations that a later token cannot change: refuse a model without a
+    /// decoder, a classifier, train mode, or a mask under which a position sees a key
+    /// generated after it (`MaskSpec::cacheable`: bidirectional, a prefix longer than the
+    /// prompt, a painted cell that shows the future).
+    pub fn check_cacheable(&self, opts: &ForwardOptions, len: usize) -> Result<()> {
         if self.config.arch == Arch::EncoderOnly {
             return Err(Error::Input(
                 "an encoder_only model has no decoder: there is nothing to cache".into(),
@@ -366,14 +372,13 @@ impl Model {
                     .into(),
             ));
         }
-        if !self.is_causal(AttnSite::DecoderSelf, opts) {
-            return Err(Error::Input(
-                "the KV cache needs the causal mask: without it earlier positions would change \
-                 with every new token"
-                    .into(),
-            ));
-        }
-        Ok(())
+        let mask = attention_mask(&self.config, AttnSite::DecoderSelf, opts);
+        mask.cacheable(len).map_err(|why| {
+            Error::Input(format!(
+                "the KV cache needs a causal mask, a sliding window or a prefix-LM mask within \
+                 the prompt: {why}; generate without the cache"
+            ))
+        })
     }
 
     fn check_step(&self, cache: &KvCache, tokens: &[u32], opts: &ForwardOptions) -> Result<()> {

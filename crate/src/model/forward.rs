@@ -28,7 +28,7 @@ use rand_chacha::ChaCha8Rng;
 use super::attention::{mha_forward, AttnRecord, AttnSpec, Relative};
 use super::embedding::{embedding_forward, embedding_scale};
 use super::ffn::{ffn_forward, linear_forward, FfnRecord};
-use super::mask::attention_mask;
+use super::mask::{attention_mask, check_masks, MaskSpec};
 use super::norm::{
     batchnorm_eval_forward, batchnorm_running_update, batchnorm_train_forward, layernorm_forward,
 };
@@ -97,6 +97,7 @@ impl Model {
     ) -> Result<(Trace, Option<Activations>)> {
         self.check_batch(batch)?;
         self.check_ablation(&opts.ablate)?;
+        check_masks(&self.config, &opts.masks)?;
         let cfg = &self.config;
         let train = matches!(opts.mode, Mode::Train { .. });
         if train && cfg.norm == Norm::BatchNorm {
@@ -358,7 +359,6 @@ impl<'m> Run<'m> {
         let pad_id = self.model.tokenizer.spec.pad;
         // The masks of this stack's self-attention and of its cross-attention.
         let mask = attention_mask(&self.model.config, site, self.opts);
-        let causal = mask.causal;
         let key_pad = mask.key_padding(tokens, pad_id); // (B, T)
         let cross_mask = attention_mask(&self.model.config, AttnSite::Cross, self.opts);
         let mem_pad = memory
@@ -373,7 +373,7 @@ impl<'m> Run<'m> {
             final_norm: None,
             output: vec![],
             key_pad: key_pad.clone(),
-            causal,
+            mask: mask.clone(),
         };
         let mut hidden = vec![];
         if self.opts.trace_hidden {
@@ -400,7 +400,7 @@ impl<'m> Run<'m> {
                             site,
                             li,
                             key_pad.as_deref(),
-                            causal,
+                            &mask,
                             b,
                             t,
                             t,
@@ -427,7 +427,7 @@ impl<'m> Run<'m> {
                                 AttnSite::Cross,
                                 li,
                                 mem_pad.as_deref(),
-                                cross_mask.causal,
+                                &cross_mask,
                                 b,
                                 t,
                                 mem.s,
@@ -480,7 +480,7 @@ impl<'m> Run<'m> {
         site: AttnSite,
         layer: usize,
         key_pad: Option<&[bool]>,
-        causal: bool,
+        mask: &MaskSpec,
         b: usize,
         t: usize,
         s: usize,
@@ -495,7 +495,7 @@ impl<'m> Run<'m> {
             cfg,
             params,
             site,
-            causal,
+            mask,
             self.opts.scale,
             0,
             &slopes,
@@ -652,7 +652,7 @@ pub fn attn_spec<'a>(
     cfg: &ModelConfig,
     params: &'a AttentionParams,
     site: AttnSite,
-    causal: bool,
+    mask: &'a MaskSpec,
     scale: bool,
     q_offset: usize,
     slopes: &'a [f32],
@@ -665,7 +665,7 @@ pub fn attn_spec<'a>(
         d_head: cfg.d_head(),
         score: cfg.score,
         scale,
-        causal,
+        mask,
         q_offset,
         rope: self_attn && pos == PosEncoding::Rope,
         alibi: (self_attn && pos == PosEncoding::Alibi).then_some(slopes),

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::mask::SiteMask;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AttnSite {
@@ -80,6 +82,10 @@ pub enum Mode {
 pub struct ForwardOptions {
     /// `None`: the architecture's default (decoders causal, encoders not).
     pub causal: Option<bool>,
+    /// Explicit masks of self-attention sites (a rule and painted cells); a site named here
+    /// ignores `causal` (`mask::attention_mask`).
+    #[serde(default)]
+    pub masks: Vec<SiteMask>,
     /// Mask keys whose token is `pad`.
     pub padding_mask: bool,
     /// Divide `scaled_dot` scores by √D.
@@ -97,6 +103,7 @@ impl Default for ForwardOptions {
     fn default() -> Self {
         ForwardOptions {
             causal: None,
+            masks: vec![],
             padding_mask: true,
             scale: true,
             ablate: vec![],

@@ -61,7 +61,8 @@ pub struct StackRecord {
     pub output: Vec<f32>,
     /// (B, T): keys masked as padding in this stack's self-attention (None: mask off).
     pub key_pad: Option<Vec<bool>>,
-    pub causal: bool,
+    /// The mask of this stack's self-attention.
+    pub mask: super::mask::MaskSpec,
 }
 
 /// Every intermediate value of a forward pass, for a backward pass

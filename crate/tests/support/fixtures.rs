@@ -90,6 +90,7 @@ pub fn options(case: &Value) -> ForwardOptions {
         .unwrap_or_default();
     ForwardOptions {
         causal: case["causal"].as_bool(),
+        masks: vec![],
         padding_mask: case["padding_mask"].as_bool().expect("padding_mask"),
         scale: case["scale"].as_bool().expect("scale"),
         ablate,

@@ -21,7 +21,33 @@ export type HeadRef = { site: AttnSite, layer: number, head: number, };
 
 export type BackendName = "webgpu" | "cpu";
 
-export type Switches = { causal: boolean, padding_mask: boolean, scale: boolean, ablate: Array<HeadRef>, };
+export type MaskRule = { "kind": "none" } | { "kind": "causal" } | { "kind": "prefix_lm", prefix: number, } | { "kind": "sliding_window", window: number, };
+
+export type CellEdit = { query: number, key: number, hidden: boolean, };
+
+export type MaskEdit = { rule: MaskRule, cells: Array<CellEdit>, };
+
+export type MaskView = { site: AttnSite, rule: MaskRule, 
+/**
+ * The painted cells (sorted, one per cell).
+ */
+cells: Array<CellEdit>, 
+/**
+ * Whether padding keys are hidden.
+ */
+padding: boolean, 
+/**
+ * (B, T, S): 0 visible, +1 hidden by the rule or a painted cell, +2 hidden as padding
+ * (`model::mask::MaskSpec::reasons`). The additive mask is 0 where 0, −∞ elsewhere.
+ */
+reasons: Dense, };
+
+export type Switches = { causal: boolean, padding_mask: boolean, scale: boolean, ablate: Array<HeadRef>, 
+/**
+ * An explicit mask of the main stack's self-attention (the decoder's, or an
+ * encoder-only model's encoder); when given it replaces `causal` there.
+ */
+mask?: MaskEdit, };
 
 export type StrategyName = "greedy" | "sample" | "beam";
 
@@ -202,7 +228,11 @@ src_tokens: Array<Array<number>>,
 /**
  * (B, T, V), or (B, num_classes) for a classifier.
  */
-logits: Dense, attention: Array<AttnTrace>, hidden: Array<HiddenTrace>, 
+logits: Dense, attention: Array<AttnTrace>, 
+/**
+ * Per attention site of the model (in the order the stacks run), its mask.
+ */
+masks: Array<MaskView>, hidden: Array<HiddenTrace>, 
 /**
  * The model's next-token distribution after the last real token of sequence 0 (V).
  */
@@ -228,7 +258,11 @@ flops: number,
  */
 fallback: string | null, };
 
-export type GenerateStarted = { backend: BackendName, fallback: string | null, };
+export type GenerateStarted = { backend: BackendName, fallback: string | null, 
+/**
+ * Set when the mask cannot be cached: every step recomputes the whole prefix, and why.
+ */
+recompute: string | null, };
 
 export type Candidate = { id: number, 
 /**

@@ -135,8 +135,8 @@ impl GpuModel {
     /// their sources) through the model once on the GPU and keep every decoder layer's
     /// keys and values there, with room for `capacity` positions per sequence (default:
     /// max_len, or T if longer). Returns the cache and the prompt's trace (logits of
-    /// every prompt position, attention when `opts.trace_attention`). Eval mode and the
-    /// causal mask only. One submission, one readback.
+    /// every prompt position, attention when `opts.trace_attention`). Eval mode and a mask
+    /// the cache can hold (`Model::check_cacheable`). One submission, one readback.
     ///
     /// `model` must be the model these weights came from; it supplies the input checks.
     pub async fn prefill(
@@ -146,7 +146,7 @@ impl GpuModel {
         opts: &ForwardOptions,
         capacity: Option<usize>,
     ) -> Result<(GpuKvCache, Trace)> {
-        model.check_cacheable(opts)?;
+        model.check_cacheable(opts, batch.len)?;
         let cfg = self.config().clone();
         if model.config != cfg {
             return Err(Error::Gpu(
@@ -155,6 +155,7 @@ impl GpuModel {
         }
         model.check_batch(batch)?;
         model.check_ablation(&opts.ablate)?;
+        crate::model::mask::check_masks(&model.config, &opts.masks)?;
         let (b, t) = (batch.batch, batch.len);
         let p = capacity.unwrap_or(cfg.max_len.max(t));
         if p < t {
@@ -404,7 +405,7 @@ impl GpuKvCache {
                 "this GPU KV cache is unusable ({why}); prefill again, or carry on on the CPU"
             )));
         }
-        model.check_cacheable(opts)?;
+        model.check_cacheable(opts, self.len)?;
         let cfg = &model.config;
         if *cfg != *self.model.config() {
             return Err(Error::Input(

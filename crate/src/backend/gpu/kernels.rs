@@ -10,6 +10,7 @@ use bytemuck::{Pod, Zeroable};
 use super::context::{GpuBuffer, Recorder};
 use crate::config::Activation;
 use crate::error::{Error, Result};
+use crate::model::mask::MaskSpec;
 
 /// Every compute kernel of the GPU backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,7 +108,9 @@ impl Kernel {
             Kernel::BatchNorm => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
             Kernel::Embedding => &[Uniform, Read, Read, Read, ReadWrite],
             Kernel::Rope => &[Uniform, Read, ReadWrite],
-            Kernel::AttentionScores => &[Uniform, Read, Read, Read, Read, Read, Read, ReadWrite],
+            Kernel::AttentionScores => {
+                &[Uniform, Read, Read, Read, Read, Read, Read, ReadWrite, Read]
+            }
             Kernel::Softmax => &[Uniform, Read, ReadWrite],
             Kernel::AttentionValues => &[Uniform, Read, Read, Read, Read, ReadWrite],
             Kernel::CopyRows => &[Uniform, Read, Read, ReadWrite],
@@ -351,12 +354,16 @@ struct ScoreParams {
     k_stride: u32,
     k_col: u32,
     pos0: u32,
-    causal: u32,
+    rule: u32,
     padding: u32,
     pad_id: u32,
     rel_max: u32,
     divisor: f32,
     kv_rows: u32,
+    rule_arg: u32,
+    cell_n: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 #[repr(C)]
@@ -453,8 +460,11 @@ pub struct ScoreArgs<'a> {
     pub additive_v: Option<&'a GpuBuffer>,
     /// Divisor of dot-product scores: √D for `scaled_dot` with scaling on, else 1.
     pub divisor: f32,
-    pub causal: bool,
-    pub padding: bool,
+    /// The mask's rule and whether it hides padding keys (`MaskSpec::gpu_rule`).
+    pub mask: &'a MaskSpec,
+    /// (N, N) u32 painted cells and N (`MaskSpec::cell_table`), uploaded by the caller;
+    /// `None` when the mask has none.
+    pub cells: Option<(&'a GpuBuffer, usize)>,
     pub pad_id: u32,
     /// (B, H, T, S), written; masked entries hold `MASKED`.
     pub out: &'a GpuBuffer,
@@ -769,6 +779,10 @@ impl Recorder {
         }
         let n = d.batch * d.n_heads * d.t_len * d.s_len;
         need(x.out, n, "scores")?;
+        if let Some((cells, side)) = x.cells {
+            need(cells, side * side, "painted mask cells")?;
+        }
+        let (rule, rule_arg) = x.mask.gpu_rule();
         let p = ScoreParams {
             batch: u(d.batch, "B")?,
             n_heads: u(d.n_heads, "H")?,
@@ -780,12 +794,16 @@ impl Recorder {
             k_stride: u(x.k.stride, "k stride")?,
             k_col: u(x.k.col, "k col")?,
             pos0: u(d.pos0, "pos0")?,
-            causal: x.causal as u32,
-            padding: x.padding as u32,
+            rule,
+            padding: x.mask.padding as u32,
             pad_id: x.pad_id,
             rel_max: u(x.rel_max, "K")?,
             divisor: x.divisor,
             kv_rows: u(d.kv_rows, "R")?,
+            rule_arg,
+            cell_n: u(x.cells.map_or(0, |(_, side)| side), "N")?,
+            _pad0: 0,
+            _pad1: 0,
         };
         let key = PipelineKey {
             kernel: Kernel::AttentionScores,
@@ -797,10 +815,11 @@ impl Recorder {
         };
         let dummy = self.ctx().dummy().clone();
         let or_dummy = |b: Option<&GpuBuffer>| b.map(|b| b.buffer.clone()).unwrap_or(dummy.clone());
-        let (rel_k, slopes, add_v) = (
+        let (rel_k, slopes, add_v, cells) = (
             or_dummy(x.rel_k),
             or_dummy(x.alibi_slopes),
             or_dummy(x.additive_v),
+            or_dummy(x.cells.map(|(c, _)| c)),
         );
         self.dispatch(
             key,
@@ -813,6 +832,7 @@ impl Recorder {
                 &slopes,
                 &add_v,
                 &x.out.buffer,
+                &cells,
             ],
             groups_for(n)?,
         )

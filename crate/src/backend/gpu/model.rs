@@ -296,6 +296,7 @@ impl GpuModel {
         }
         model.check_batch(batch)?;
         model.check_ablation(&opts.ablate)?;
+        crate::model::mask::check_masks(&model.config, &opts.masks)?;
         let w = &*self.weights;
         let cfg = &w.config;
         let (b, t) = (batch.batch, batch.len);
@@ -515,6 +516,11 @@ impl Pass<'_> {
         // The masks of this stack's self-attention (and of its cross-attention, in attend).
         let mask = attention_mask(&cfg, site, self.opts);
         let ctx = self.rec.ctx().clone();
+        // (N, N) u32 painted cells of the mask, uploaded once for every layer.
+        let cells = match mask.cell_table() {
+            Some((table, side)) => Some((ctx.upload_u32("painted mask cells", &table)?, side)),
+            None => None,
+        };
         let (c, h, f) = (cfg.d_model, cfg.n_heads, cfg.d_ff);
         let n = b * t;
         let pos0 = cache.map_or(0, |k| k.pos0);
@@ -652,7 +658,7 @@ impl Pass<'_> {
                             li,
                             tokens,
                             (b, t),
-                            mask,
+                            (&mask, cells.as_ref().map(|(buf, side)| (buf, *side))),
                             rope,
                             ablate.ok_or_else(no_flags)?,
                             layer_cache.as_ref(),
@@ -821,7 +827,7 @@ impl Pass<'_> {
         layer: usize,
         tokens: &GpuBuffer,
         (b, t): (usize, usize),
-        mask: MaskSpec,
+        (mask, cells): (&MaskSpec, Option<(&GpuBuffer, usize)>),
         rope: Option<&GpuBuffer>,
         ablate: &GpuBuffer,
         cache: Option<&LayerCache>,
@@ -925,7 +931,7 @@ impl Pass<'_> {
             key_tokens,
             (&sc.self_scores, &sc.self_probs),
             dims,
-            mask,
+            (mask, cells),
             relative,
             alibi,
             ablate,
@@ -1010,7 +1016,7 @@ impl Pass<'_> {
             mem.tokens,
             (scores, probs),
             dims,
-            attention_mask(&cfg, AttnSite::Cross, self.opts),
+            (&attention_mask(&cfg, AttnSite::Cross, self.opts), None),
             false,
             None,
             ablate,
@@ -1032,7 +1038,7 @@ impl Pass<'_> {
         key_tokens: &GpuBuffer,
         (scores, probs): (&GpuBuffer, &GpuBuffer),
         dims: AttnDims,
-        mask: MaskSpec,
+        (mask, cells): (&MaskSpec, Option<(&GpuBuffer, usize)>),
         relative: bool,
         alibi: Option<&GpuBuffer>,
         ablate: &GpuBuffer,
@@ -1064,8 +1070,8 @@ impl Pass<'_> {
                 None
             },
             divisor,
-            causal: mask.causal,
-            padding: mask.padding,
+            mask,
+            cells,
             pad_id: self.w.pad_id,
             out: scores,
             dims,

@@ -283,7 +283,7 @@ fn stack_backward(
                         cfg,
                         &layer.self_attn,
                         rec.site,
-                        rec.causal,
+                        &rec.mask,
                         ctx.opts.scale,
                         0,
                         &ctx.slopes,
@@ -323,11 +323,12 @@ fn stack_backward(
                     let mem = memory
                         .as_mut()
                         .expect("cross-attention reads the encoder memory");
+                    let cross_mask = attention_mask(cfg, AttnSite::Cross, ctx.opts);
                     let spec = attn_spec(
                         cfg,
                         p,
                         AttnSite::Cross,
-                        attention_mask(cfg, AttnSite::Cross, ctx.opts).causal,
+                        &cross_mask,
                         ctx.opts.scale,
                         0,
                         &ctx.slopes,
