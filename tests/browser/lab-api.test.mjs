@@ -153,6 +153,36 @@ describe('the lab API', () => {
     await page.evaluate((id) => document.querySelector('transformer-playground').deleteRun(id), r.id);
   });
 
+  test('a training worker lost mid-run marks the run failed with the reason and keeps its saved weights', async () => {
+    const r = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const h = el.train({ task: 'copy', steps: 100000, batch: 4, eval_every: 0 });
+      await h.started;
+      await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
+      await h.pause(); // saves the weights
+      const saved = h.run.checkpoint_step;
+      await h.resume();
+      await new Promise((ok) => setTimeout(ok, 200));
+      await el.testOnlyCrashRun(h.id);
+      let error = null;
+      try {
+        await h.done;
+      } catch (e) {
+        error = e.message;
+      }
+      const run = el.runs.find((x) => x.id === h.id);
+      const info = await el.useRun(h.id);
+      await el.deleteRun(h.id);
+      return { saved, error, status: run.status, runError: run.error, steps: run.points.length, arch: info.arch };
+    });
+    assert.ok(r.saved > 0);
+    assert.equal(r.status, 'failed');
+    assert.match(r.error, /training worker stopped/);
+    assert.match(r.runError, new RegExp(`weights saved at step ${r.saved} are kept`));
+    assert.ok(r.steps >= r.saved);
+    assert.equal(r.arch, 'decoder_only');
+  });
+
   test('the reverse recipe trained from scratch in the page reaches its threshold', async () => {
     const d = await page.evaluate(() => document.querySelector('transformer-playground').runDefaults('reverse'));
     assert.equal(d.recipe, 'reverse.safetensors');

@@ -20,6 +20,7 @@ import { EngineClient } from '../engine/client';
 import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, RunDefaults, RunSettings, Schedule, Tokenized } from '../engine/protocol';
 import { LabRegistry, type RunHandle, type RunRecord } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
+import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
@@ -205,6 +206,18 @@ export class TransformerPlayground extends LitElement {
   }
   deleteRun(id: string): Promise<void> {
     return this.needLab().deleteRun(id);
+  }
+  /** A run's settings as link text (`task=reverse&n_layers=6&residual=0`): what differs from `base` (the task's defaults). */
+  runQuery(settings: RunSettings, base?: RunSettings): string {
+    return formatRunQuery(settings, base);
+  }
+  /** Settings from link text: what is acceptable, and a sentence for each value refused (never applied). */
+  parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] } {
+    return parseRunQuery(text);
+  }
+  /** Test-only: make a running run's training worker trap, to prove the run is marked failed and keeps its saved weights. */
+  testOnlyCrashRun(id: string): Promise<void> {
+    return this.needLab().testOnlyCrash(id);
   }
   /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
   get customModel(): string {

@@ -446,6 +446,17 @@ export class LabRegistry {
     }
   }
 
+  /** Test-only: make a running run's engine trap (the browser tests prove the run fails cleanly). */
+  async testOnlyCrash(id: string): Promise<void> {
+    const l = this.live.get(id);
+    if (!l?.client) throw new Error(`run '${id}' has no running engine`);
+    try {
+      await l.client.call('testOnlyCrash', { kind: 'trap' });
+    } catch {
+      // The trap answers with the engine's death; the crash handler marks the run.
+    }
+  }
+
   /** Close every run's engine (the element left the page); what was saved stays. */
   close(): void {
     for (const l of this.live.values()) {
