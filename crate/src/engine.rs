@@ -171,6 +171,30 @@ impl Engine {
         self.session()?.step_chunk(req)
     }
 
+    /// The run's state besides its weights (`Session::state`); with `train_export` taken
+    /// right before or after it, `train_resume` continues the run exactly.
+    pub fn train_export_state(&mut self) -> Result<Vec<u8>> {
+        self.session()?.state()
+    }
+
+    /// Continue a saved run (its settings, weights and state); any earlier run of this
+    /// engine is dropped. Bytes that do not fit are refused with the reason.
+    pub fn train_resume(
+        &mut self,
+        settings: &RunSettings,
+        checkpoint: &[u8],
+        state: &[u8],
+    ) -> Result<TrainStarted> {
+        let session = Session::resume(settings.clone(), checkpoint, state)?;
+        let out = TrainStarted {
+            info: model_info(session.model()),
+            settings: session.settings().clone(),
+            command: session.spec().args(),
+        };
+        self.session = Some(session);
+        Ok(out)
+    }
+
     /// The run's model as it is now, as checkpoint bytes (DESIGN.md §3).
     pub fn train_export(&mut self) -> Result<Vec<u8>> {
         self.session()?.checkpoint()

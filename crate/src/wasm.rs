@@ -92,6 +92,28 @@ impl Engine {
         to_js(&self.0.train_chunk(&req).map_err(js_err)?)
     }
 
+    /// The training run's state besides its weights (optimiser moments, data position).
+    pub fn train_export_state(&mut self) -> JsResult<Vec<u8>> {
+        self.0.train_export_state().map_err(js_err)
+    }
+
+    /// Continue a saved run: `RunSettings`, its checkpoint and state bytes → `TrainStarted`.
+    #[wasm_bindgen(unchecked_return_type = "TrainStarted")]
+    pub fn train_resume(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "RunSettings")] settings: JsValue,
+        checkpoint: &[u8],
+        state: &[u8],
+    ) -> JsResult<JsValue> {
+        let settings: RunSettings = from_js("train", settings)?;
+        to_js(
+            &self
+                .0
+                .train_resume(&settings, checkpoint, state)
+                .map_err(js_err)?,
+        )
+    }
+
     /// The training run's model now, as checkpoint bytes.
     pub fn train_export(&mut self) -> JsResult<Vec<u8>> {
         self.0.train_export().map_err(js_err)

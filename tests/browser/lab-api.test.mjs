@@ -153,16 +153,22 @@ describe('the lab API', () => {
     await page.evaluate((id) => document.querySelector('transformer-playground').deleteRun(id), r.id);
   });
 
-  test('a training worker lost mid-run marks the run failed with the reason and keeps its saved weights', async () => {
+  test('a training worker lost mid-run marks the run failed, and the run continues from its saved step with the same losses', async () => {
     const r = await page.evaluate(async () => {
       const el = document.querySelector('transformer-playground');
-      const h = el.train({ task: 'copy', steps: 100000, batch: 4, eval_every: 0 });
+      const settings = { task: 'copy', steps: 300, batch: 4, eval_every: 0, seed: 5, dropout: 0.1 };
+      // The same run without interruption.
+      const straight = el.train(settings);
+      await straight.done;
+      const want = el.runs.find((x) => x.id === straight.id).points.map((p) => p.loss);
+      await el.deleteRun(straight.id);
+      const h = el.train(settings);
       await h.started;
       await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
-      await h.pause(); // saves the weights
+      await h.pause(); // saves the weights and the optimiser's state
       const saved = h.run.checkpoint_step;
       await h.resume();
-      await new Promise((ok) => setTimeout(ok, 200));
+      await new Promise((ok) => setTimeout(ok, 100));
       await el.testOnlyCrashRun(h.id);
       let error = null;
       try {
@@ -171,16 +177,23 @@ describe('the lab API', () => {
         error = e.message;
       }
       const run = el.runs.find((x) => x.id === h.id);
+      const failed = { status: run.status, error: run.error, steps: run.points.length };
       const info = await el.useRun(h.id);
+      const again = el.resumeRun(h.id);
+      const summary = await again.done;
+      const got = el.runs.find((x) => x.id === h.id).points.map((p) => p.loss);
       await el.deleteRun(h.id);
-      return { saved, error, status: run.status, runError: run.error, steps: run.points.length, arch: info.arch };
+      return { saved, error, failed, arch: info.arch, summary, want, got };
     });
     assert.ok(r.saved > 0);
-    assert.equal(r.status, 'failed');
+    assert.equal(r.failed.status, 'failed');
     assert.match(r.error, /training worker stopped/);
-    assert.match(r.runError, new RegExp(`weights saved at step ${r.saved} are kept`));
-    assert.ok(r.steps >= r.saved);
+    assert.match(r.failed.error, new RegExp(`weights saved at step ${r.saved} are kept`));
+    assert.ok(r.failed.steps >= r.saved);
     assert.equal(r.arch, 'decoder_only');
+    assert.equal(r.summary.status, 'done');
+    assert.equal(r.got.length, 300);
+    assert.deepEqual(r.got, r.want);
   });
 
   test('the reverse recipe trained from scratch in the page reaches its threshold', async () => {
@@ -325,6 +338,23 @@ describe('the lab API', () => {
       document.querySelector('transformer-playground').runs.map((r) => ({ id: r.id, n: r.points.length, status: r.status, name: r.name, ck: r.checkpoint_step })),
     );
     await page.evaluate((id) => document.querySelector('transformer-playground').renameRun(id, 'reverse, as shipped'), reverseRun);
+    // A run still training at the reload: saved at its pause, then some steps more.
+    const settings = { task: 'sort', steps: 200, batch: 4, eval_every: 0, seed: 2 };
+    const cut = await page.evaluate(async (settings) => {
+      const el = document.querySelector('transformer-playground');
+      const straight = el.train(settings);
+      await straight.done;
+      const want = el.runs.find((x) => x.id === straight.id).points.map((p) => p.loss);
+      await el.deleteRun(straight.id);
+      const h = el.train(settings);
+      await h.started;
+      await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
+      await h.pause();
+      const saved = h.run.checkpoint_step;
+      await h.resume();
+      await new Promise((ok) => setTimeout(ok, 100));
+      return { id: h.id, saved, want };
+    }, settings);
     await page.evaluate((id) => document.querySelector('transformer-playground').useRun(id), reverseRun);
     const used = await logitsNow(page);
     await page.reload();
@@ -338,9 +368,21 @@ describe('the lab API', () => {
       document.querySelector('transformer-playground').runs.map((r) => ({ id: r.id, n: r.points.length, status: r.status, name: r.name, ck: r.checkpoint_step })),
     );
     assert.deepEqual(
-      back.map((r) => r.id),
+      back.map((r) => r.id).filter((id) => id !== cut.id),
       before.map((r) => r.id),
     );
+    const cutBack = back.find((r) => r.id === cut.id);
+    assert.equal(cutBack.status, 'paused');
+    assert.equal(cutBack.n, cut.saved);
+    const resumed = await page.evaluate(async (id) => {
+      const el = document.querySelector('transformer-playground');
+      const s = await el.resumeRun(id).done;
+      const losses = el.runs.find((x) => x.id === id).points.map((p) => p.loss);
+      await el.deleteRun(id);
+      return { s, losses };
+    }, cut.id);
+    assert.equal(resumed.s.status, 'done');
+    assert.deepEqual(resumed.losses, cut.want);
     const rev = back.find((r) => r.id === reverseRun);
     assert.equal(rev.name, 'reverse, as shipped');
     assert.equal(rev.status, before.find((r) => r.id === reverseRun).status);

@@ -12,7 +12,7 @@ pub mod eval;
 pub mod trainer;
 
 pub use eval::{evaluate, EvalReport};
-pub use trainer::{TrainOptions, Trainer};
+pub use trainer::{TrainOptions, Trainer, TrainerState};
 pub mod run;
 
 pub use run::RunSpec;

@@ -52,6 +52,59 @@ impl Adam {
         }
     }
 
+    /// The running moments (first, second): one buffer per trained tensor, in walk order.
+    pub fn moments(&self) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+        let flat = |tree: &ModelParams<Vec<f32>>| {
+            let mut out = vec![];
+            tree.visit(&mut |_, x, k| {
+                if k == ParamKind::Trained {
+                    out.push(x.clone());
+                }
+            });
+            out
+        };
+        (flat(&self.m), flat(&self.v))
+    }
+
+    /// Adam as it stood after `step` updates, from its saved moments (as [`Adam::moments`]
+    /// gives them); each buffer must have the length of its trained tensor of `model`.
+    pub fn resume(
+        model: &Model,
+        config: AdamConfig,
+        step: u64,
+        m: Vec<Vec<f32>>,
+        v: Vec<Vec<f32>>,
+    ) -> crate::error::Result<Adam> {
+        let mut want = vec![];
+        model.visit_params(&mut |_, t, k| {
+            if k == ParamKind::Trained {
+                want.push(t.numel());
+            }
+        });
+        let got = |x: &[Vec<f32>]| x.iter().map(Vec::len).collect::<Vec<_>>();
+        if got(&m) != want || got(&v) != want {
+            return Err(crate::error::Error::Input(format!(
+                "optimiser state: {} and {} moment buffers do not fit the model's {} trained tensors",
+                m.len(),
+                v.len(),
+                want.len()
+            )));
+        }
+        let tree = |bufs: Vec<Vec<f32>>| {
+            let mut it = bufs.into_iter();
+            model.map_params(&mut |_, _, k| match k {
+                ParamKind::Trained => it.next().unwrap_or_default(),
+                ParamKind::Buffer => vec![],
+            })
+        };
+        Ok(Adam {
+            config,
+            step,
+            m: tree(m),
+            v: tree(v),
+        })
+    }
+
     /// One update of every trained parameter of `model` with the gradients in `grads`
     /// (the model's tree, see `zero_grads`), at learning rate `lr`:
     /// `m ← β₁m + (1 − β₁)g`, `v ← β₂v + (1 − β₂)g²`,

@@ -26,7 +26,7 @@ use super::eval::evaluate;
 use super::recipes::recipes;
 use super::run::{arch_name, RunSpec};
 use super::step::LossGrads;
-use super::trainer::Trainer;
+use super::trainer::{Trainer, TrainerState};
 
 /// Held-out examples of a periodic evaluation and of the final one, and their seed: the
 /// numbers `tplay train --eval-every` uses (its default `--eval-examples` is 500).
@@ -440,6 +440,95 @@ impl Session {
         crate::checkpoint::save(&self.trainer.model)
     }
 
+    /// The run's state besides its weights (Adam's moments, the data generator, the step,
+    /// the compute time), as safetensors bytes: with [`Session::checkpoint`] taken at the
+    /// same moment, [`Session::resume`] continues the run exactly.
+    pub fn state(&self) -> Result<Vec<u8>> {
+        let st = self.trainer.state();
+        let to_bytes = |x: &[f32]| x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        let mut tensors: Vec<(String, usize, Vec<u8>)> = vec![];
+        for (i, (m, v)) in st.m.iter().zip(&st.v).enumerate() {
+            tensors.push((format!("m.{i:05}"), m.len(), to_bytes(m)));
+            tensors.push((format!("v.{i:05}"), v.len(), to_bytes(v)));
+        }
+        let views = tensors
+            .iter()
+            .map(|(n, len, b)| {
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![*len], b)
+                    .map(|v| (n.clone(), v))
+                    .map_err(|e| Error::Other(format!("cannot store the optimiser state: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let metadata = std::collections::HashMap::from([
+            ("step".to_string(), st.step.to_string()),
+            ("adam_step".to_string(), st.adam_step.to_string()),
+            ("rng_word_pos".to_string(), st.rng_word_pos.to_string()),
+            ("elapsed_ms".to_string(), self.elapsed_ms.to_string()),
+            ("tensors".to_string(), st.m.len().to_string()),
+        ]);
+        safetensors::serialize(views, Some(metadata))
+            .map_err(|e| Error::Other(format!("cannot store the optimiser state: {e}")))
+    }
+
+    /// Continue a run from its weights and state, saved together at one step.
+    pub fn resume(settings: RunSettings, checkpoint: &[u8], state: &[u8]) -> Result<Session> {
+        let mut session = Session::new(settings)?;
+        let model = crate::checkpoint::load(checkpoint)?;
+        let bad = |why: String| Error::Input(format!("the saved run cannot continue: {why}"));
+        crate::limits::check_checkpoint_bytes(state).map_err(|e| bad(e.to_string()))?;
+        let st = safetensors::SafeTensors::deserialize(state)
+            .map_err(|e| bad(format!("its optimiser state is not readable ({e})")))?;
+        let (_, meta) = safetensors::SafeTensors::read_metadata(state)
+            .map_err(|e| bad(format!("its optimiser state is not readable ({e})")))?;
+        let meta = meta.metadata().clone().unwrap_or_default();
+        let num = |k: &str| -> Result<u128> {
+            meta.get(k)
+                .and_then(|v| v.parse::<u128>().ok())
+                .ok_or_else(|| bad(format!("its optimiser state has no `{k}`")))
+        };
+        let n = num("tensors")? as usize;
+        let read = |name: String| -> Result<Vec<f32>> {
+            let t = st
+                .tensor(&name)
+                .map_err(|_| bad(format!("its optimiser state lacks `{name}`")))?;
+            if t.dtype() != safetensors::Dtype::F32 {
+                return Err(bad(format!("`{name}` is not f32")));
+            }
+            Ok(t.data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect())
+        };
+        let (mut m, mut v) = (vec![], vec![]);
+        for i in 0..n.min(crate::limits::MAX_TENSORS) {
+            m.push(read(format!("m.{i:05}"))?);
+            v.push(read(format!("v.{i:05}"))?);
+        }
+        let step = num("step")? as u64;
+        if step > session.settings.steps {
+            return Err(bad(format!(
+                "it stands at step {step}, past its {} steps",
+                session.settings.steps
+            )));
+        }
+        session.trainer.restore(
+            model,
+            TrainerState {
+                step,
+                adam_step: num("adam_step")? as u64,
+                m,
+                v,
+                rng_word_pos: num("rng_word_pos")?,
+            },
+        )?;
+        session.elapsed_ms = meta
+            .get("elapsed_ms")
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .unwrap_or(0.0);
+        Ok(session)
+    }
+
     /// One step, watched: its point (without evaluation).
     fn one_step(&mut self) -> Result<TrainPoint> {
         let mut residual_norms = vec![];
@@ -617,6 +706,53 @@ mod tests {
             "{part} vs {}",
             p.grad_norm
         );
+    }
+
+    #[test]
+    fn a_run_resumed_from_its_saved_weights_and_state_takes_the_same_steps() {
+        let mut s = small("reverse");
+        s.dropout = 0.1;
+        s.steps = 8;
+        let chunk = |n| TrainChunkRequest {
+            max_steps: n,
+            budget_ms: 1e9,
+        };
+        let mut straight = Session::new(s.clone()).unwrap();
+        let want: Vec<f32> = straight
+            .step_chunk(&chunk(8))
+            .unwrap()
+            .points
+            .iter()
+            .map(|p| p.loss)
+            .collect();
+        let mut first = Session::new(s.clone()).unwrap();
+        first.step_chunk(&chunk(3)).unwrap();
+        let (ckpt, state) = (first.checkpoint().unwrap(), first.state().unwrap());
+        drop(first);
+        let mut resumed = Session::resume(s.clone(), &ckpt, &state).unwrap();
+        assert_eq!(resumed.step(), 3);
+        let got: Vec<f32> = resumed
+            .step_chunk(&chunk(8))
+            .unwrap()
+            .points
+            .iter()
+            .map(|p| p.loss)
+            .collect();
+        assert_eq!(got, want[3..]);
+        assert_eq!(resumed.model().embed.data, straight.model().embed.data);
+        // A state that does not fit is refused with the reason.
+        let mut other = s.clone();
+        other.d_model = 64;
+        let e = Session::resume(other, &ckpt, &state)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("another model"), "{e}");
+        let e = Session::resume(s, &ckpt, &state[..state.len() / 2])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cannot continue"), "{e}");
     }
 
     #[test]

@@ -13,6 +13,22 @@ use super::optim::{Adam, AdamConfig};
 use super::schedule::noam_lr;
 use super::step::{train_step_observed, LossGrads, StepStats};
 
+/// Mixed into the seed of the data generator (examples and dropout seeds).
+const DATA_SALT: u64 = 0x5eed_da7a;
+
+/// A run's state besides its weights, to continue it later exactly where it stood.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainerState {
+    /// Steps taken.
+    pub step: u64,
+    /// Adam's update count and moments (one buffer per trained tensor, in walk order).
+    pub adam_step: u64,
+    pub m: Vec<Vec<f32>>,
+    pub v: Vec<Vec<f32>>,
+    /// Position of the data generator in its stream.
+    pub rng_word_pos: u128,
+}
+
 /// Everything about a training run besides the model and the task.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainOptions {
@@ -136,10 +152,38 @@ impl<'t> Trainer<'t> {
             task,
             model,
             adam,
-            data_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x5eed_da7a),
+            data_rng: ChaCha8Rng::seed_from_u64(opts.seed ^ DATA_SALT),
             opts,
             step: 0,
         })
+    }
+
+    /// Where the run stands besides its weights: Adam's moments and the data generator.
+    pub fn state(&self) -> TrainerState {
+        let (m, v) = self.adam.moments();
+        TrainerState {
+            step: self.step,
+            adam_step: self.adam.step,
+            m,
+            v,
+            rng_word_pos: self.data_rng.get_word_pos(),
+        }
+    }
+
+    /// Continue from saved weights and state: the next step is the one the saved run
+    /// would have taken (the same batch, the same dropout masks, the same update).
+    pub fn restore(&mut self, model: Model, state: TrainerState) -> Result<()> {
+        if model.config != self.model.config {
+            return Err(Error::Input(
+                "the saved weights are of another model than these settings describe".into(),
+            ));
+        }
+        self.adam = Adam::resume(&model, self.opts.adam, state.adam_step, state.m, state.v)?;
+        self.model = model;
+        self.step = state.step;
+        self.data_rng = ChaCha8Rng::seed_from_u64(self.opts.seed ^ DATA_SALT);
+        self.data_rng.set_word_pos(state.rng_word_pos);
+        Ok(())
     }
 
     /// The next batch of training examples.

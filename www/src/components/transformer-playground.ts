@@ -177,6 +177,10 @@ export class TransformerPlayground extends LitElement {
   train(settings: Partial<RunSettings> = {}): RunHandle {
     return this.needLab().train(settings);
   }
+  /** Continue a run without an engine (paused when the page closed, or its worker died) from its last saved step; a running run just resumes. */
+  resumeRun(id: string): RunHandle {
+    return this.needLab().resumeRun(id);
+  }
   /** A task's default settings, a line about every field, and the fields that do not apply to it. */
   runDefaults(task: string): Promise<RunDefaults> {
     return this.needStore().call('runDefaults', { task });

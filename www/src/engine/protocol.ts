@@ -146,6 +146,10 @@ export interface Api {
   trainChunk: { req: TrainChunkRequest; res: TrainChunk };
   /** The run's model now, as checkpoint bytes (.safetensors). */
   trainExport: { req: Record<string, never>; res: Uint8Array };
+  /** The run's weights and its state besides them (optimiser, data position), taken together: what resuming needs. */
+  trainSnapshot: { req: Record<string, never>; res: { checkpoint: Uint8Array; state: Uint8Array } };
+  /** Continue a saved run in this engine. */
+  trainResume: { req: { settings: RunSettings; checkpoint: Uint8Array; state: Uint8Array }; res: TrainStarted };
   /** The loaded model's layer plan: what the architecture diagram draws. */
   layerPlan: { req: Record<string, never>; res: LayerPlan };
   tokenize: { req: TokenizeRequest; res: Tokenized };

@@ -231,6 +231,9 @@ const handlers: Handlers = {
   trainStart: (eng, req) => eng.train_start(req),
   trainChunk: (eng, req) => eng.train_chunk(req),
   trainExport: (eng) => eng.train_export(),
+  // Both in one turn of the worker, so no chunk of steps falls between them.
+  trainSnapshot: (eng) => ({ checkpoint: eng.train_export(), state: eng.train_export_state() }),
+  trainResume: (eng, { settings, checkpoint, state }) => eng.train_resume(settings, checkpoint, state),
   layerPlan: (eng) => eng.layer_plan(),
   tokenize: (eng, { text }) => eng.tokenize(text),
   setBackend: (_eng, { backend: want }) => setBackend(want),

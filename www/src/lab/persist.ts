@@ -1,14 +1,17 @@
 // Runs kept in IndexedDB (through idb-keyval): each run's record (settings, curves,
-// status) under `rec:<id>` and its latest weights under `ckpt:<id>`. Every failure —
+// status) under `rec:<id>`, its latest weights under `ckpt:<id>` and, saved with them,
+// what continuing it needs (optimiser moments, data position) under `state:<id>`. Every failure —
 // the quota above all — is thrown to the caller, which reports it; nothing is swallowed.
 
-import { createStore, del, entries, get, set, type UseStore } from 'idb-keyval';
+import { createStore, delMany, entries, get, set, setMany, type UseStore } from 'idb-keyval';
 import type { RunRecord } from './types';
 
 export interface RunStorage {
   saveRecord(r: RunRecord): Promise<void>;
-  saveCheckpoint(id: string, bytes: Uint8Array): Promise<void>;
+  /** The weights and the state besides them (to continue the run), together. */
+  saveSnapshot(id: string, checkpoint: Uint8Array, state: Uint8Array): Promise<void>;
   checkpoint(id: string): Promise<Uint8Array | undefined>;
+  state(id: string): Promise<Uint8Array | undefined>;
   records(): Promise<RunRecord[]>;
   remove(id: string): Promise<void>;
 }
@@ -29,8 +32,19 @@ export class IdbRunStorage implements RunStorage {
     return set(`rec:${r.id}`, r, this.db());
   }
 
-  saveCheckpoint(id: string, bytes: Uint8Array): Promise<void> {
-    return set(`ckpt:${id}`, bytes, this.db());
+  saveSnapshot(id: string, checkpoint: Uint8Array, state: Uint8Array): Promise<void> {
+    // One transaction: the weights and the state of one step, or neither.
+    return setMany(
+      [
+        [`ckpt:${id}`, checkpoint],
+        [`state:${id}`, state],
+      ],
+      this.db(),
+    );
+  }
+
+  state(id: string): Promise<Uint8Array | undefined> {
+    return get<Uint8Array>(`state:${id}`, this.db());
   }
 
   checkpoint(id: string): Promise<Uint8Array | undefined> {
@@ -47,8 +61,7 @@ export class IdbRunStorage implements RunStorage {
   }
 
   async remove(id: string): Promise<void> {
-    await del(`rec:${id}`, this.db());
-    await del(`ckpt:${id}`, this.db());
+    await delMany([`rec:${id}`, `ckpt:${id}`, `state:${id}`], this.db());
   }
 }
 

@@ -167,11 +167,18 @@ export class LabRegistry {
     for (const r of stored) {
       if (this.run(r.id)) continue;
       if (r.status === 'running' || r.status === 'paused') {
-        r.status = 'stopped';
-        r.error =
-          r.checkpoint_step !== null
-            ? `The page closed while this run trained; its curves and its weights at step ${r.checkpoint_step} are kept (training cannot continue: the optimiser's state is not saved).`
-            : 'The page closed while this run trained, before its weights were first saved; its curves are kept.';
+        if (r.checkpoint_step !== null) {
+          // It continues from where it was last saved; the curve after that step is dropped.
+          r.status = 'paused';
+          const lost = r.points.filter((p) => p.step > r.checkpoint_step!).length;
+          r.points = r.points.filter((p) => p.step <= r.checkpoint_step!);
+          r.error = lost
+            ? `The page closed while this run trained; it continues from step ${r.checkpoint_step}, where it was last saved (the ${lost} steps after it are lost).`
+            : null;
+        } else {
+          r.status = 'stopped';
+          r.error = 'The page closed while this run trained, before its weights were first saved; its curves are kept.';
+        }
       }
       this.records.push(r);
     }
@@ -197,9 +204,9 @@ export class LabRegistry {
   private async saveCheckpoint(l: Live): Promise<void> {
     if (!l.client) return;
     const step = l.rec.points.length ? l.rec.points[l.rec.points.length - 1].step : 0;
-    let bytes: Uint8Array;
+    let snap: { checkpoint: Uint8Array; state: Uint8Array };
     try {
-      bytes = await l.client.call('trainExport', {});
+      snap = await l.client.call('trainSnapshot', {});
     } catch (e) {
       // The engine is gone; the crash handler reports it.
       void e;
@@ -207,7 +214,7 @@ export class LabRegistry {
     }
     l.lastCheckpointSave = performance.now();
     try {
-      await this.host.storage.saveCheckpoint(l.rec.id, bytes);
+      await this.host.storage.saveSnapshot(l.rec.id, snap.checkpoint, snap.state);
       l.rec.checkpoint_step = step;
     } catch (e) {
       this.reportStorage(`The weights of run "${l.rec.name}" could not be saved in this browser's storage (${message(e)}).`);
@@ -253,26 +260,68 @@ export class LabRegistry {
         checkpoint_step: null,
         command: started.command,
       };
-      let settle!: Live['settle'];
-      const l: Live = {
-        rec,
-        handle,
-        client,
-        looping: false,
-        stepsWanted: 0,
-        lastRecordSave: performance.now(),
-        lastCheckpointSave: performance.now(),
-        settle: { resolve: (s) => settle.resolve(s), reject: (e) => settle.reject(e) },
-        idle: Promise.resolve(),
-      };
-      settle = { resolve: handle.resolveDone, reject: handle.rejectDone };
       this.records.push(rec);
-      this.live.set(id, l);
-      client.onCrash((why) => void this.lost(l, why));
-      await this.saveRecord(rec);
-      handle.resolveStarted(rec);
-      this.host.changed();
-      this.kick(l);
+      await this.attach(rec, handle, client);
+    } catch (e) {
+      client?.terminate();
+      const err = new Error(message(e));
+      handle.rejectStarted(err);
+      handle.rejectDone(err);
+    }
+  }
+
+  /** Drive `rec` with the engine `client` (which holds its session). */
+  private async attach(rec: RunRecord, handle: RunHandle, client: EngineClient): Promise<void> {
+    const l: Live = {
+      rec,
+      handle,
+      client,
+      looping: false,
+      stepsWanted: 0,
+      lastRecordSave: performance.now(),
+      lastCheckpointSave: performance.now(),
+      settle: { resolve: handle.resolveDone, reject: handle.rejectDone },
+      idle: Promise.resolve(),
+    };
+    this.live.set(rec.id, l);
+    client.onCrash((why) => void this.lost(l, why));
+    await this.saveRecord(rec);
+    handle.resolveStarted(rec);
+    this.host.changed();
+    this.kick(l);
+  }
+
+  /**
+   * Continue a run that has no engine (it was paused when the page closed, or its worker
+   * died) from its last saved weights and state: the steps it takes are those it would
+   * have taken. A running run just resumes. Returns a handle on it.
+   */
+  resumeRun(id: string): RunHandle {
+    const l = this.live.get(id);
+    if (l) {
+      void this.resume(id);
+      return l.handle;
+    }
+    const handle = new RunHandle(id, this);
+    void this.revive(id, handle);
+    return handle;
+  }
+
+  private async revive(id: string, handle: RunHandle): Promise<void> {
+    let client: EngineClient | null = null;
+    try {
+      const r = this.need(id);
+      if (r.status === 'done') throw new Error(`run "${r.name}" is done: it took all its ${r.settings.steps} steps`);
+      const [checkpoint, state] = await Promise.all([this.host.storage.checkpoint(id), this.host.storage.state(id)]);
+      const from = r.checkpoint_step;
+      if (!checkpoint || !state || from === null) throw new Error(`run "${r.name}" has no saved weights to continue from`);
+      client = this.host.trainer();
+      const started = await client.call('trainResume', { settings: r.settings, checkpoint, state });
+      r.points = r.points.filter((p) => p.step <= from);
+      r.status = 'running';
+      r.error = null;
+      r.command = started.command;
+      await this.attach(r, handle, client);
     } catch (e) {
       client?.terminate();
       const err = new Error(message(e));
@@ -334,7 +383,9 @@ export class LabRegistry {
     if (l.rec.status === 'failed') return;
     l.rec.status = 'failed';
     l.rec.error =
-      l.rec.checkpoint_step !== null ? `${why} The weights saved at step ${l.rec.checkpoint_step} are kept.` : `${why} No weights had been saved yet.`;
+      l.rec.checkpoint_step !== null
+        ? `${why} The weights saved at step ${l.rec.checkpoint_step} are kept, and the run can continue from there.`
+        : `${why} No weights had been saved yet.`;
     l.client?.terminate();
     l.client = null;
     this.live.delete(l.rec.id);
