@@ -307,7 +307,7 @@ export class LabRegistry {
     return handle;
   }
 
-  private async revive(id: string, handle: RunHandle): Promise<void> {
+  private async revive(id: string, handle: RunHandle, paused = false): Promise<void> {
     let client: EngineClient | null = null;
     try {
       const r = this.need(id);
@@ -318,7 +318,7 @@ export class LabRegistry {
       client = this.host.trainer();
       const started = await client.call('trainResume', { settings: r.settings, checkpoint, state });
       r.points = r.points.filter((p) => p.step <= from);
-      r.status = 'running';
+      r.status = paused ? 'paused' : 'running';
       r.error = null;
       r.command = started.command;
       await this.attach(r, handle, client);
@@ -410,9 +410,14 @@ export class LabRegistry {
     this.host.changed();
   }
 
+  /** Resume a paused run; a run without an engine (see resumeRun) continues from its saved step. */
   async resume(id: string): Promise<void> {
     const l = this.live.get(id);
-    if (!l || l.rec.status !== 'paused') return;
+    if (!l) {
+      await this.resumeRun(id).started;
+      return;
+    }
+    if (l.rec.status !== 'paused') return;
     l.rec.status = 'running';
     this.host.changed();
     this.kick(l);
@@ -428,6 +433,12 @@ export class LabRegistry {
   }
 
   async stepOnce(id: string): Promise<void> {
+    if (!this.live.has(id)) {
+      // A run without an engine: back from its saved step, paused, then one step.
+      const h = new RunHandle(id, this);
+      void this.revive(id, h, true);
+      await h.started;
+    }
     const l = this.live.get(id);
     if (!l) return;
     if (l.rec.status === 'running') await this.pause(id);
