@@ -12,8 +12,9 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use tplay::checkpoint;
 use tplay::engine::Engine;
+use tplay::model::mask::{CellEdit, MaskRule};
 use tplay::model::{AttnSite, HeadRef, Model};
-use tplay::protocol::{SamplingRequest, StrategyName, Switches};
+use tplay::protocol::{MaskEdit, SamplingRequest, StrategyName, Switches};
 
 const FILES: [&[u8]; 6] = [
     include_bytes!("../../models/grammar-alibi.safetensors"),
@@ -64,6 +65,8 @@ pub struct ArbSwitches {
     padding_mask: bool,
     scale: bool,
     ablate: Vec<(u8, u8, u8)>,
+    /// The mask editor's mask: (rule, its size) and painted (query, key, hidden) cells.
+    mask: Option<((u8, u16), Vec<(u16, u16, bool)>)>,
 }
 
 impl ArbSwitches {
@@ -78,6 +81,18 @@ impl ArbSwitches {
                 .iter()
                 .map(|&(s, layer, head)| HeadRef { site: site(s), layer: layer as usize % 4, head: head as usize % 6 })
                 .collect(),
+            mask: self.mask.as_ref().map(|&((rule, n), ref cells)| MaskEdit {
+                rule: match rule % 4 {
+                    0 => MaskRule::None,
+                    1 => MaskRule::Causal,
+                    2 => MaskRule::PrefixLm { prefix: n as usize },
+                    _ => MaskRule::SlidingWindow { window: n as usize },
+                },
+                cells: cells
+                    .iter()
+                    .map(|&(query, key, hidden)| CellEdit { query: query as usize, key: key as usize, hidden })
+                    .collect(),
+            }),
         }
     }
 }
