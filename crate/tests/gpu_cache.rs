@@ -9,7 +9,7 @@
 mod support;
 
 use pollster::block_on;
-use support::{gpu_or_skip, letters, max_diff, nano_preset};
+use support::{gpu_or_skip, letters, max_diff, nano_preset, with_separate_embeddings};
 use tplay::backend::gpu::{GpuContext, GpuKvCache};
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::cache::{KvCache, StepOutput};
@@ -200,6 +200,21 @@ fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_posit
         }
     }
     eprintln!("largest logit difference (GPU cache vs CPU cache / recompute): {worst:e}");
+}
+
+#[test]
+fn gpu_cache_equals_full_recompute_with_separate_source_and_target_embeddings() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    for pos in [
+        PosEncoding::Sinusoidal,
+        PosEncoding::Learned,
+        PosEncoding::Rope,
+    ] {
+        let m = Model::init(small_config(Arch::EncoderDecoder, pos), letters(12), 8);
+        let m = with_separate_embeddings(m, 80);
+        let what = format!("separate embeddings/{pos:?}");
+        run_and_compare(&ctx, &m, &traced(), None, 6, &what);
+    }
 }
 
 #[test]
