@@ -159,3 +159,55 @@ fn tplay_info_describes_a_checkpoint_with_separate_embeddings() {
         m.param_count()
     );
 }
+
+#[test]
+fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
+    use tplay::engine::Engine;
+    use tplay::protocol::{ForwardRequest, SamplingRequest, StrategyName, Switches};
+    let cfg = config(
+        Arch::EncoderDecoder,
+        PosEncoding::Sinusoidal,
+        Norm::PreLn,
+        Score::ScaledDot,
+    );
+    let m = with_separate_embeddings(model(cfg, 7), 70);
+    let mut engine = Engine::new();
+    let info = engine
+        .load(&tplay::checkpoint::save(&m).unwrap())
+        .expect("the engine accepts src_embed.weight + tgt_embed.weight");
+    assert_eq!(info.arch, Arch::EncoderDecoder);
+    let req = ForwardRequest {
+        batch: vec![vec![1, 5, 8, 6]],
+        src: Some(vec![vec![9, 4, 7, 5]]),
+        switches: Switches {
+            causal: true,
+            padding_mask: true,
+            scale: true,
+            ablate: vec![],
+            mask: None,
+        },
+        sampling: SamplingRequest {
+            strategy: StrategyName::Greedy,
+            temperature: 1.0,
+            top_k: 0,
+            top_p: 1.0,
+            beam_width: 1,
+            seed: 0,
+        },
+        qkv: None,
+    };
+    let out = pollster::block_on(engine.forward(&req)).unwrap();
+    let want = traced_with(&m, &[vec![1, 5, 8, 6]], &[vec![9, 4, 7, 5]]);
+    assert_eq!(
+        out.logits.data.0, want.logits.data,
+        "the engine runs the model's own numbers"
+    );
+}
+
+fn traced_with(m: &Model, rows: &[Vec<u32>], src: &[Vec<u32>]) -> Trace {
+    let batch = Batch::new(rows.to_vec())
+        .unwrap()
+        .with_source(src.to_vec())
+        .unwrap();
+    m.forward(&batch, &ForwardOptions::default()).unwrap()
+}
