@@ -447,6 +447,38 @@ describe('the lab', () => {
     await page.close();
   });
 
+  test('a_link_fills_the_form_with_its_run_settings_and_the_lab_copies_a_link_to_its_own', async () => {
+    const run = 'task=sort&n_layers=3&residual=0&lr=noam%3A2%3A400&bogus=1';
+    const { page, errors } = await open(browser.context, server.url, `play=0&views=lab&train=${encodeURIComponent(run)}`);
+    await page.waitForFunction(() => {
+      const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+      return lab?.form?.task === 'sort';
+    });
+    const form = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').form);
+    assert.equal(form.n_layers, 3);
+    assert.equal(form.residual, false);
+    assert.deepEqual(form.lr, { kind: 'noam', factor: 2, warmup: 400 });
+    assert.equal(await page.locator('tp-lab #f-n_layers').inputValue(), '3');
+    const notes = await page.locator('tp-lab [data-link-notes]').textContent();
+    assert.match(notes, /bogus/, 'the unknown key is named');
+    // The lab's own link: the same settings in a new page.
+    await page.locator('tp-lab #f-d_model').fill('48');
+    await page.locator('tp-lab #f-d_model').dispatchEvent('change');
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url.replace(/\/$/, '') });
+    await page.locator('tp-lab button[data-action="link"]').click();
+    await page.locator('tp-lab .said', { hasText: 'link' }).waitFor();
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    assert.match(link, /views=lab/);
+    const again = await browser.context.newPage();
+    await again.goto(link);
+    await again.waitForFunction(() => document.querySelector('transformer-playground')?.shadowRoot?.querySelector('tp-lab')?.form?.d_model === 48);
+    const copied = await again.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').form);
+    assert.deepEqual({ ...copied }, { ...form, d_model: 48 }, 'the link carries every setting of the form');
+    assert.deepEqual(errors, []);
+    await again.close();
+    await page.close();
+  });
+
   test('the_plots_follow_the_dark_theme_and_the_lab_passes_axe', async () => {
     const { page, errors } = await openLab({ colorScheme: 'dark' }, plain.url);
     await trainAll(page, [

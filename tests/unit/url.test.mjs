@@ -54,6 +54,9 @@ const VALID = {
   head: int(0, 63),
   theme: fc.constantFrom('auto', 'light', 'dark'),
   views: fc.array(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 32 }),
+  train: fc
+    .array(fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,19}$/), fc.stringMatching(/^[A-Za-z0-9_.:%+-]{0,60}$/)), { maxLength: 8 })
+    .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&')),
 };
 const validState = fc.record(VALID, { noNullPrototype: true });
 

@@ -25,6 +25,10 @@ interface LabHost extends HTMLElement {
   readonly ready: Promise<void>;
   train(settings: Partial<RunSettings>): RunHandle;
   runDefaults(task: string): Promise<RunDefaults>;
+  runQuery(settings: RunSettings, base?: RunSettings): string;
+  parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] };
+  linkTo(view: string): string;
+  readonly store: { patch(p: { train: string }): unknown } | null;
   /** The runs' controls by id (runs kept from an earlier visit, or started by a script). */
   readonly lab?: { pause(id: string): Promise<void>; resume(id: string): Promise<void>; stop(id: string): Promise<void>; stepOnce(id: string): Promise<void> } | null;
   readonly runs: RunRecord[];
@@ -92,7 +96,14 @@ function valueText(f: FieldDef, v: Value): string {
 export class TpLab extends LitElement {
   static properties = {
     themeKey: { attribute: false },
+    link: { attribute: false },
   };
+
+  /** A run's settings from the page's link (`#train=…`): the form starts from them. */
+  link = '';
+  private appliedLink = '';
+  /** What the link's settings had that was refused, one sentence each. */
+  linkNotes: string[] = [];
 
   /** The page's colour setting; the plots are redrawn in the new palette when it changes. */
   themeKey = '';
@@ -352,7 +363,37 @@ export class TpLab extends LitElement {
     this.media = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
     this.media?.addEventListener('change', this.onScheme);
     this.refresh();
-    if (!this.form) void this.host?.ready.then(() => (this.form ? undefined : this.loadDefaults('reverse')));
+    if (!this.form) void this.host?.ready.then(() => (this.form || this.link ? undefined : this.loadDefaults('reverse')));
+  }
+
+  /** Fill the form from a link's settings over its task's defaults; say what was refused. */
+  private async applyLink(text: string) {
+    const host = this.host;
+    if (!host) return;
+    await host.ready;
+    const { settings, notes } = host.parseRunQuery(text);
+    this.linkNotes = notes;
+    this.from = null;
+    await this.loadDefaults(settings.task ?? 'reverse', settings as Record<string, unknown>);
+    this.said = 'The form holds the settings of the link: press Train to train them.';
+    this.requestUpdate();
+  }
+
+  /** A link to the lab with the form's settings, copied (or shown when there is no clipboard). */
+  private async copyLink() {
+    const host = this.host;
+    if (!host || !this.form || !this.defaults) return;
+    const q = host.runQuery(this.form as unknown as RunSettings, this.defaults.settings);
+    this.appliedLink = q;
+    host.store?.patch({ train: q });
+    const link = host.linkTo('lab');
+    try {
+      await navigator.clipboard.writeText(link);
+      this.said = 'A link to these settings is copied: whoever opens it finds them in this form.';
+    } catch {
+      this.said = `A link to these settings: ${link}`;
+    }
+    this.requestUpdate();
   }
 
   disconnectedCallback(): void {
@@ -395,6 +436,10 @@ export class TpLab extends LitElement {
   }
 
   protected willUpdate(): void {
+    if (this.link && this.link !== this.appliedLink) {
+      this.appliedLink = this.link;
+      void this.applyLink(this.link);
+    }
     // The palette in use, for the canvas colours (CSS variables do not reach a canvas).
     const bg = getComputedStyle(this).getPropertyValue('--tp-bg').trim();
     this.dark = bg !== '' && isDark(bg);
@@ -688,6 +733,14 @@ export class TpLab extends LitElement {
           </fieldset>`,
         )}
       </div>
+      ${this.linkNotes.length
+        ? html`<div class="alert" role="status" data-link-notes>
+            Some settings of the link were not used:
+            <ul>
+              ${this.linkNotes.map((n) => html`<li>${n}</li>`)}
+            </ul>
+          </div>`
+        : nothing}
       ${from ? html`<p class="from" data-from=${from.id}>These are the settings of ${from.name}: change one and press Train to compare.</p>` : nothing}
     </form>`;
   }
@@ -913,6 +966,7 @@ export class TpLab extends LitElement {
         <button data-action="step" @click=${() => this.act('stepOnce')} ?disabled=${!live}>Step once</button>
         <button data-action="stop" @click=${() => this.act('stop')} ?disabled=${!live}>Stop</button>
         <span class="muted small">${sel ? html`acting on <strong>${sel.name}</strong>` : nothing}</span>
+        <button data-action="link" @click=${() => void this.copyLink()} ?disabled=${!this.form || !this.defaults}>Copy a link to these settings</button>
         <span class="grow"></span>
         <label class="dropzone"
           >Import a .safetensors checkpoint (or drop one here)

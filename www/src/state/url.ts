@@ -5,6 +5,8 @@
 import type { AttnSite, BackendName, HeadRef, Sampling } from '../engine/protocol';
 
 export interface PlaygroundState {
+  /** A lab run's settings as link text (`task=reverse&n_layers=6&residual=0`): the lab's form starts from them ('' for none). */
+  train: string;
   /** File name of a shipped model (an entry of models/manifest.json). */
   model: string;
   /** The prompt (decoder-only), the source sentence (encoder-decoder) or the input (encoder). */
@@ -64,11 +66,15 @@ export const DEFAULTS: PlaygroundState = {
   head: 0,
   theme: 'auto',
   views: [],
+  train: '',
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
 export const MAX_TEXT = 200;
 export const MAX_BATCH = 4;
+/** A lab run's settings in a link: `key=value` pairs joined by `&`, plain or %-escaped characters only. */
+const RUN_TEXT = /^[a-z][a-z0-9_]{0,19}=[A-Za-z0-9_.:%+-]{0,60}(&[a-z][a-z0-9_]{0,19}=[A-Za-z0-9_.:%+-]{0,60}){0,39}$/;
+const MAX_RUN_TEXT = 2000;
 const SITES: AttnSite[] = ['encoder_self', 'decoder_self', 'cross'];
 
 export interface Parsed {
@@ -219,6 +225,14 @@ const FIELDS: Field = {
     effects: ['forward'],
   },
   theme: { parse: parseTheme, format: (v) => v, expect: 'auto, light or dark', effects: REDRAW },
+  // Checked here for its shape only; the lab checks every value (www/src/lab/url.ts) and
+  // reports what it refuses.
+  train: {
+    parse: (v) => (v === '' || (v.length <= MAX_RUN_TEXT && RUN_TEXT.test(v)) ? v : undefined),
+    format: (v) => v,
+    expect: 'run settings like task=reverse&n_layers=6',
+    effects: REDRAW,
+  },
 };
 
 const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];

@@ -288,7 +288,7 @@ export const VIEWS = [
     tag: 'tp-lab',
     title: 'The lab: train a variant and compare runs',
     needs: [],
-    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
+    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
   },
 ] as const satisfies readonly ViewDef[];
 
