@@ -447,6 +447,33 @@ describe('the lab', () => {
     await page.close();
   });
 
+  test('a_run_kept_from_before_a_reload_is_driven_by_the_same_buttons', async () => {
+    const { page, errors } = await openLab();
+    const id = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const h = el.train({ task: 'reverse', steps: 3000, eval_every: 0 });
+      await new Promise((ok) => h.addEventListener('progress', () => el.runs.find((r) => r.id === h.id).points.length >= 5 && ok()));
+      await h.pause();
+      return h.id;
+    });
+    const steps = await page.evaluate((id) => document.querySelector('transformer-playground').runs.find((r) => r.id === id).points.length, id);
+    await page.reload();
+    await page.waitForFunction(() => customElements.get('tp-lab') && document.querySelector('transformer-playground')?.shadowRoot?.querySelector('tp-lab')?.form);
+    await page.evaluate(() => document.querySelector('transformer-playground').runsRestored);
+    await page.locator(`tp-lab tr[data-run="${id}"][data-status="paused"]`).waitFor();
+    const btn = (a) => page.locator(`tp-lab button[data-action="${a}"]`);
+    assert.ok(await btn('resume').isEnabled(), 'a run kept paused can be resumed');
+    await btn('step').click();
+    await page.waitForFunction(({ id, n }) => document.querySelector('transformer-playground').runs.find((r) => r.id === id).points.length === n + 1, { id, n: steps });
+    await btn('resume').click();
+    await page.waitForFunction(({ id, n }) => document.querySelector('transformer-playground').runs.find((r) => r.id === id).points.length >= n + 5, { id, n: steps });
+    await page.locator(`tp-lab tr[data-run="${id}"][data-status="running"][data-busy=""]`).waitFor();
+    await btn('stop').click();
+    await page.locator(`tp-lab tr[data-run="${id}"][data-status="stopped"]`).waitFor();
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('a_link_fills_the_form_with_its_run_settings_and_the_lab_copies_a_link_to_its_own', async () => {
     const run = 'task=sort&n_layers=3&residual=0&lr=noam%3A2%3A400&bogus=1';
     const { page, errors } = await open(browser.context, server.url, `play=0&views=lab&train=${encodeURIComponent(run)}`);
