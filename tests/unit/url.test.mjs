@@ -36,6 +36,21 @@ const VALID = {
   // A batch of one empty line is the empty batch (both format to ''): left out.
   batch: fc.array(text(MAX_TEXT).map((s) => s.replace(/\n/g, ' ')), { maxLength: 4 }).filter((b) => !(b.length === 1 && b[0] === '')),
   causal: fc.constantFrom(null, true, false),
+  mask: fc.option(
+    fc.record(
+      {
+        rule: fc.oneof(
+          fc.constant({ kind: 'none' }),
+          fc.constant({ kind: 'causal' }),
+          fc.record({ kind: fc.constant('prefix_lm'), prefix: int(0, 9999) }, { noNullPrototype: true }),
+          fc.record({ kind: fc.constant('sliding_window'), window: int(1, 9999) }, { noNullPrototype: true }),
+        ),
+        cells: fc.array(fc.record({ query: int(0, 9999), key: int(0, 9999), hidden: fc.boolean() }, { noNullPrototype: true }), { maxLength: 256 }),
+      },
+      { noNullPrototype: true },
+    ),
+    { nil: null },
+  ),
   pad: fc.boolean(),
   scale: fc.boolean(),
   ablate: fc.array(fc.record({ site: fc.constantFrom(...SITES), layer: int(0, 99), head: int(0, 99) }, { noNullPrototype: true }), { maxLength: 64 }),
@@ -179,4 +194,17 @@ test('ablated_heads_are_spelled_site_dot_layer_dot_head_as_in_the_cli', () => {
     assert.deepEqual(r.state.ablate, [], old);
     assert.match(r.notes[0], /^Ignored ablate=/, old);
   }
+});
+
+test('a_hostile_or_malformed_mask_is_refused_with_a_note_and_a_valid_one_is_read_exactly', () => {
+  const many = Array.from({ length: 257 }, (_, i) => `${i}.0.h`).join(',');
+  for (const bad of ['window-0', 'prefix--1', 'window-', 'causal;1.2', 'causal;1.2.h;0.0.s', 'causal;1.2.x', 'sideways', `causal;${many}`, 'window-99999']) {
+    const { state, notes } = parseHash(`mask=${encodeURIComponent(bad)}`);
+    assert.equal(state.mask, null, bad);
+    assert.equal(notes.length, 1, bad);
+    assert.match(notes[0], /^Ignored mask=/, bad);
+  }
+  const { state, notes } = parseHash('mask=window-3%3B4.1.h%2C0.2.s');
+  assert.deepEqual(notes, []);
+  assert.deepEqual(state.mask, { rule: { kind: 'sliding_window', window: 3 }, cells: [{ query: 4, key: 1, hidden: true }, { query: 0, key: 2, hidden: false }] });
 });

@@ -43,6 +43,9 @@ export class TpAttention extends LitElement {
     beforeLabel: { type: String },
     showDiff: { state: true },
     focusCell: { state: true },
+    raw: { state: true },
+    zoom: { state: true },
+    width: { state: true },
   };
 
   attention: AttnTrace[] = [];
@@ -66,6 +69,51 @@ export class TpAttention extends LitElement {
   beforeLabel = '';
   showDiff = false;
   focusCell: [number, number] = [0, 0];
+  /** Colour the map by the raw scores (before softmax, after the mask) instead of probabilities. */
+  raw = false;
+  /** Full-size cells behind a scroll, instead of cells shrunk to fit the panel. */
+  zoom = false;
+  /** The panel's width in CSS pixels (the map fits it). */
+  width = 640;
+  private resize = new ResizeObserver((e) => {
+    const w = e[0]?.contentRect.width;
+    if (w && Math.abs(w - this.width) > 1) this.width = w;
+  });
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.resize.observe(this);
+  }
+
+  disconnectedCallback(): void {
+    this.resize.disconnect();
+    super.disconnectedCallback();
+  }
+
+  /** Side of one cell of the large map: shrinks so that the S columns fit the panel. */
+  private cellSide(S: number): number {
+    if (this.zoom) return 22;
+    const avail = this.width - 90 - 24; // the row labels and the card's padding
+    return Math.max(5, Math.min(22, Math.floor(avail / Math.max(1, S)) - 1));
+  }
+
+  /** The colour value of a cell: its probability, or its raw score scaled into [0, 1]. */
+  private shade(t: AttnTrace, b: number, h: number): (i: number, j: number) => number {
+    if (!this.raw) return (i, j) => at(t.probs, b, h, i, j);
+    const [, , T, S] = t.scores.shape;
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < T; i++)
+      for (let j = 0; j < S; j++) {
+        const v = at(t.scores, b, h, i, j);
+        if (Number.isFinite(v)) {
+          lo = Math.min(lo, v);
+          hi = Math.max(hi, v);
+        }
+      }
+    const span = hi > lo ? hi - lo : 1;
+    return (i, j) => (at(t.scores, b, h, i, j) - lo) / span;
+  }
 
   static styles = [
     panel,
@@ -117,9 +165,17 @@ export class TpAttention extends LitElement {
         white-space: nowrap;
       }
       .map-wrap {
-        overflow: auto;
         max-width: 100%;
         margin-top: 10px;
+      }
+      .map-wrap.zoomed {
+        overflow: auto;
+      }
+      .map-tools {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px 16px;
+        margin-top: 8px;
       }
       .beside {
         display: flex;
@@ -273,10 +329,11 @@ export class TpAttention extends LitElement {
       const ctx = c.getContext('2d');
       if (!ctx) continue;
       const img = ctx.createImageData(S, T);
+      const shade = this.shade(t, b, h);
       for (let i = 0; i < T; i++) {
         for (let j = 0; j < S; j++) {
           const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
-          const [r, g, bl] = masked ? [190, 194, 200] : viridisRgb(at(t.probs, b, h, i, j));
+          const [r, g, bl] = masked ? [190, 194, 200] : viridisRgb(shade(i, j));
           const k = (i * S + j) * 4;
           img.data[k] = r;
           img.data[k + 1] = g;
@@ -334,7 +391,8 @@ export class TpAttention extends LitElement {
     const [B, H, T, S] = t.probs.shape;
     const b = Math.min(this.row, B - 1);
     const h = Math.min(this.head, H - 1);
-    const cell = Math.max(3, Math.min(10, Math.floor(720 / Math.max(T, S))));
+    const cell = this.zoom ? 10 : Math.max(2, Math.min(10, Math.floor((this.width - 24) / Math.max(1, S))));
+    const shade = this.shade(t, b, h);
     c.width = S * cell;
     c.height = T * cell;
     c.style.width = `${S * cell}px`;
@@ -344,7 +402,7 @@ export class TpAttention extends LitElement {
     for (let i = 0; i < T; i++) {
       for (let j = 0; j < S; j++) {
         const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
-        ctx.fillStyle = masked ? '#c5cad1' : viridis(at(t.probs, b, h, i, j));
+        ctx.fillStyle = masked ? '#c5cad1' : viridis(shade(i, j));
         ctx.fillRect(j * cell, i * cell, cell, cell);
       }
     }
@@ -362,14 +420,22 @@ export class TpAttention extends LitElement {
     const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const cells = [];
+    const side = this.cellSide(S);
+    const shade = this.shade(t, b, h);
+    // Labels thin out as cells shrink: every `every`-th key (and query) is named.
+    const every = side >= 14 ? 1 : Math.ceil(14 / side);
+    const named = (n: number, hot: boolean) => hot || n % every === 0;
     // Header row: an empty corner, then the key tokens.
     cells.push(html`<div class="lab" aria-hidden="true"></div>`);
     // A key label wider than one Chinese character (two columns) is written vertically.
-    for (let j = 0; j < S; j++) cells.push(html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${`key ${j}`}>${k(j)}</div>`);
+    for (let j = 0; j < S; j++)
+      cells.push(
+        html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" style=${styles(`width:${side}px`)} lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${`key ${j}`}>${named(j, j === fj) ? k(j) : ''}</div>`,
+      );
     const big = T * S > BIG_MAP;
     for (let i = 0; i < T && !big; i++) {
       const row = [];
-      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${`query ${i}`}>${q(i)}</div>`);
+      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${`query ${i}`}>${named(i, i === fi) ? q(i) : ''}</div>`);
       for (let j = 0; j < S; j++) {
         const p = at(t.probs, b, h, i, j);
         const s = at(t.scores, b, h, i, j);
@@ -379,10 +445,11 @@ export class TpAttention extends LitElement {
           class="cell ${masked ? 'masked' : ''}"
           role="gridcell"
           tabindex=${i === fi && j === fj ? 0 : -1}
-          style=${styles(masked ? '' : `background:${viridis(p)}`)}
+          style=${styles(`width:${side}px;height:${side}px;${masked ? '' : `background:${viridis(shade(i, j))}`}`)}
           data-i=${i}
           data-j=${j}
           data-prob=${p}
+          data-shown=${masked ? '-Infinity' : this.raw ? s : p}
           data-score=${masked ? '-Infinity' : s}
           aria-label=${label}
           title=${label}
@@ -426,12 +493,19 @@ export class TpAttention extends LitElement {
           data-site=${t.site}
           data-layer=${t.layer}
           data-head=${h}
-          style=${styles(`grid-template-columns: auto repeat(${S}, auto)`)}
+          data-shows=${this.raw ? 'scores' : 'probabilities'}
+          style=${styles(`grid-template-columns: auto repeat(${S}, ${side}px)`)}
         >
           ${cells}
         </div>`;
-    return html`<div class="beside">
-        <div class="map-wrap">${map}</div>
+    return html`<div class="map-tools small">
+        <label><input type="checkbox" .checked=${this.raw} @change=${(e: Event) => (this.raw = (e.target as HTMLInputElement).checked)} />
+          raw scores (before softmax, after the mask)</label>
+        <label><input type="checkbox" .checked=${this.zoom} @change=${(e: Event) => (this.zoom = (e.target as HTMLInputElement).checked)} />
+          zoom (full-size cells, scroll)</label>
+      </div>
+      <div class="beside">
+        <div class="map-wrap ${this.zoom ? 'zoomed' : ''}">${map}</div>
         <tp-qk
           .trace=${t}
           .b=${b}
@@ -456,7 +530,9 @@ export class TpAttention extends LitElement {
         <span class="muted small">(${scoreFormula})</span>
       </div>
       <div class="legend">
-        <span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>probability (viridis)</span>
+        ${this.raw
+          ? html`<span>lowest</span><span class="ramp" aria-hidden="true"></span><span>highest</span><span>raw score of this head (viridis, scaled to its own range)</span>`
+          : html`<span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>probability (viridis)</span>`}
         <span class="hatch" aria-hidden="true"></span><span>masked (−∞ before softmax)</span>
       </div>`;
   }

@@ -77,7 +77,9 @@ export class GenerationRunner {
     const run = this.run;
     const t0 = performance.now();
     try {
-      await this.host.engine().call('generateStart', req);
+      const started = await this.host.engine().call('generateStart', req);
+      // A mask the KV cache cannot hold: every step recomputes the prefix, and the page says so.
+      if (run === this.run && started.recompute) this.note = started.recompute;
     } catch (e) {
       // Settings generation cannot run with (no causal mask, a full context): say why.
       if (run === this.run) {

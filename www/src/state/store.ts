@@ -26,7 +26,7 @@ import type {
   Switches,
   Tokenized,
 } from '../engine/protocol';
-import { DEFAULTS, effectsOf, formatHash, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
+import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 
@@ -82,6 +82,7 @@ export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, cau
   const ca = a.causal ?? causalDefault;
   const cb = b.causal ?? causalDefault;
   if (ca !== cb) parts.push(`causal mask ${onOff(ca)} → ${onOff(cb)}`);
+  if (formatMask(a.mask) !== formatMask(b.mask)) parts.push(`mask ${formatMask(a.mask)} → ${formatMask(b.mask)}`);
   if (a.pad !== b.pad) parts.push(`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`);
   if (a.scale !== b.scale) parts.push(`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`);
   if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
@@ -527,6 +528,7 @@ export class PlaygroundStore {
       st.batch = [];
       st.ablate = [];
       st.causal = null;
+      st.mask = null;
       st.layer = 0;
       st.head = 0;
       st.site = null;
@@ -560,7 +562,7 @@ export class PlaygroundStore {
     this.info = info;
     this.customModel = label;
     this.plan = await this.engine.call('layerPlan', {});
-    const st = { ...this.st, batch: [], ablate: [], causal: null, layer: 0, head: 0, site: null };
+    const st = { ...this.st, batch: [], ablate: [], causal: null, mask: null, layer: 0, head: 0, site: null };
     if (text !== undefined) st.text = text;
     this.st = st;
     this.clampSelection();
@@ -666,7 +668,9 @@ export class PlaygroundStore {
   }
 
   switches(): Switches {
-    return { causal: this.st.causal ?? this.info?.arch !== 'encoder_only', padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
+    const sw: Switches = { causal: this.st.causal ?? this.info?.arch !== 'encoder_only', padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
+    if (this.st.mask) sw.mask = this.st.mask;
+    return sw;
   }
 
   sampling(): Sampling {

@@ -2,7 +2,7 @@
 // hash. The hash is untrusted: each value is checked, bad values and unknown keys are
 // ignored with a note the page shows, and nothing here touches the DOM.
 
-import type { AttnSite, BackendName, HeadRef, Sampling } from '../engine/protocol';
+import type { AttnSite, BackendName, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 
 export interface PlaygroundState {
   /** A lab run's settings as link text (`task=reverse&n_layers=6&residual=0`): the lab's form starts from them ('' for none). */
@@ -15,6 +15,8 @@ export interface PlaygroundState {
   batch: string[];
   /** null: the architecture's default (decoders causal, encoders not). */
   causal: boolean | null;
+  /** The mask editor's mask of the main stack's self-attention; null: the causal switch decides. */
+  mask: MaskEdit | null;
   pad: boolean;
   scale: boolean;
   ablate: HeadRef[];
@@ -48,6 +50,7 @@ export const DEFAULTS: PlaygroundState = {
   text: '',
   batch: [],
   causal: null,
+  mask: null,
   pad: true,
   scale: true,
   ablate: [],
@@ -122,6 +125,44 @@ function parseAblate(v: string): HeadRef[] | undefined {
   return out;
 }
 
+/** Most painted cells a link may carry. */
+export const MAX_PAINTED = 256;
+
+/**
+ * A mask as `rule[;cells]`: the rule `none`, `causal`, `prefix-P` or `window-W`, then the
+ * painted cells as `query.key.h` (hidden) or `query.key.s` (shown), comma-separated, e.g.
+ * `window-3;4.1.h,0.2.s`. Positions and lengths are checked against the model by the core.
+ */
+export function parseMask(v: string): MaskEdit | null | undefined {
+  if (v === '' || v === 'auto') return null;
+  const [rule, cells, extra] = v.split(';');
+  if (extra !== undefined) return undefined;
+  let m: MaskEdit['rule'];
+  const num = /^(prefix|window)-(\d{1,4})$/.exec(rule);
+  if (rule === 'none') m = { kind: 'none' };
+  else if (rule === 'causal') m = { kind: 'causal' };
+  else if (num && num[1] === 'prefix') m = { kind: 'prefix_lm', prefix: Number(num[2]) };
+  else if (num && Number(num[2]) >= 1) m = { kind: 'sliding_window', window: Number(num[2]) };
+  else return undefined;
+  const out: MaskEdit = { rule: m, cells: [] };
+  if (cells === undefined || cells === '') return out;
+  const items = cells.split(',');
+  if (items.length > MAX_PAINTED) return undefined;
+  for (const item of items) {
+    const c = /^(\d{1,4})\.(\d{1,4})\.([hs])$/.exec(item);
+    if (!c) return undefined;
+    out.cells.push({ query: Number(c[1]), key: Number(c[2]), hidden: c[3] === 'h' });
+  }
+  return out;
+}
+
+export function formatMask(m: MaskEdit | null): string {
+  if (m === null) return 'auto';
+  const r = m.rule;
+  const rule = r.kind === 'prefix_lm' ? `prefix-${r.prefix}` : r.kind === 'sliding_window' ? `window-${r.window}` : r.kind;
+  return m.cells.length ? `${rule};${m.cells.map((c) => `${c.query}.${c.key}.${c.hidden ? 'h' : 's'}`).join(',')}` : rule;
+}
+
 function formatAblate(a: HeadRef[]): string {
   return a.map((h) => `${h.site}.${h.layer}.${h.head}`).join(',');
 }
@@ -184,6 +225,12 @@ const FIELDS: Field = {
     parse: (v) => (v === 'auto' ? null : parseBool(v)),
     format: (v) => (v === null ? 'auto' : v ? '1' : '0'),
     expect: '1, 0 or auto',
+    effects: RESTART,
+  },
+  mask: {
+    parse: parseMask,
+    format: formatMask,
+    expect: `auto, none, causal, prefix-P or window-W (W ≥ 1), then optionally ;query.key.h or .s cells (at most ${MAX_PAINTED})`,
     effects: RESTART,
   },
   pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },

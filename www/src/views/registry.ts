@@ -6,7 +6,7 @@
 // it below, and add one row (www/README.md, "Adding a view").
 
 import { html, type TemplateResult } from 'lit';
-import type { AttnSite, HeadRef, Sampling } from '../engine/protocol';
+import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 import type { Need, PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
 import '../components/tp-controls';
@@ -25,6 +25,7 @@ import '../components/tp-positions';
 import '../components/tp-order';
 import '../components/tp-embedding-scale';
 import '../components/tp-extrapolation';
+import '../components/tp-masks';
 import { loadWhenSeen } from '../ui/lazy';
 
 export interface ViewDef {
@@ -156,6 +157,24 @@ export const VIEWS = [
       @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => s.focusCell(e.detail)}
       @tp-row=${(e: CustomEvent<number>) => s.selectRow(e.detail)}
     ></tp-attention>`,
+  },
+  {
+    name: 'masks',
+    tag: 'tp-masks',
+    title: 'Masks: which mask hid each cell, and the mask editor',
+    needs: [],
+    render: (s) => html`<tp-masks
+      class="wide"
+      .masks=${s.lastForward?.masks ?? []}
+      .site=${s.site}
+      .mainSite=${s.info?.arch === 'encoder_only' ? 'encoder_self' : 'decoder_self'}
+      .row=${s.shownRow}
+      .queryTokens=${s.queryTokens}
+      .keyTokens=${s.keyTokens}
+      .mask=${s.st.mask}
+      .promptLength=${s.inputRows()[0]?.length ?? 1}
+      @tp-mask=${(e: CustomEvent<MaskEdit | null>) => void s.patch({ mask: e.detail })}
+    ></tp-masks>`,
   },
   {
     // A model that generates: the next-token distribution and the sampling controls; a

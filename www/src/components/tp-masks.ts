@@ -1,0 +1,269 @@
+// The masks view: which mask hid each cell of an attention map — the rule (causal,
+// prefix-LM, a sliding window, or a cell painted by hand) or padding, or both — in three
+// hatches with a legend, and the additive mask the softmax sees as numbers (0 or −∞).
+// Above it the mask editor: choose the rule, its length, and paint single cells on or off;
+// the model runs again with the edited mask (CPU or WebGPU) and every view follows. Every
+// number drawn is the core's (`MaskView.reasons`, `model::mask::MaskSpec::reasons`).
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol';
+import { emit, panel, styles } from '../ui/shared';
+import { showToken } from '../ui/palette';
+import { SITE_NAMES } from './tp-attention';
+
+/** Bits of `MaskView.reasons`. */
+const BY_RULE = 1;
+const BY_PAD = 2;
+
+type RuleKind = 'switch' | MaskEdit['rule']['kind'];
+
+export function ruleName(m: MaskView | MaskEdit | null): string {
+  const r = m?.rule;
+  if (!r) return 'causal switch';
+  switch (r.kind) {
+    case 'none':
+      return 'no mask';
+    case 'causal':
+      return 'causal';
+    case 'prefix_lm':
+      return `prefix-LM (prefix ${r.prefix})`;
+    case 'sliding_window':
+      return `sliding window (w = ${r.window})`;
+  }
+}
+
+export class TpMasks extends LitElement {
+  static properties = {
+    masks: { attribute: false },
+    site: { type: String },
+    mainSite: { type: String },
+    row: { type: Number },
+    queryTokens: { attribute: false },
+    keyTokens: { attribute: false },
+    mask: { attribute: false },
+    promptLength: { type: Number },
+    width: { state: true },
+  };
+
+  masks: MaskView[] = [];
+  /** The site whose mask is drawn (the attention view's selection). */
+  site: AttnSite = 'decoder_self';
+  /** The site the editor changes: the main stack's self-attention. */
+  mainSite: AttnSite = 'decoder_self';
+  row = 0;
+  queryTokens: string[] = [];
+  keyTokens: string[] = [];
+  /** The edited mask in the settings (null: the causal switch decides). */
+  mask: MaskEdit | null = null;
+  /** The prompt's length: the prefix a new prefix-LM mask starts with. */
+  promptLength = 1;
+  width = 600;
+  private resize = new ResizeObserver((e) => (this.width = e[0]?.contentRect.width || this.width));
+
+  static styles = [
+    panel,
+    css`
+      .editor {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 6px 14px;
+        align-items: center;
+        margin-bottom: 8px;
+        font-size: 0.85rem;
+      }
+      .editor input[type='number'] {
+        width: 4em;
+      }
+      .grid {
+        display: grid;
+        gap: 1px;
+        width: max-content;
+        max-width: 100%;
+      }
+      .lab {
+        font-family: var(--tp-mono);
+        font-size: 0.7rem;
+        color: var(--tp-muted);
+        overflow: hidden;
+        white-space: pre;
+        text-align: center;
+      }
+      .lab.row {
+        text-align: right;
+        padding-right: 3px;
+        max-width: 80px;
+      }
+      .cell {
+        box-sizing: border-box;
+        border: 0;
+        padding: 0;
+        border-radius: 2px;
+        background: var(--tp-bg, #fff);
+        outline: 1px solid var(--tp-line);
+        font-family: var(--tp-mono);
+        color: var(--tp-fg);
+        display: flex;
+        align-items: center;
+        justify-content: center;
+        overflow: hidden;
+        cursor: pointer;
+      }
+      .cell.rule {
+        background: repeating-linear-gradient(45deg, #0072b2 0 1.5px, transparent 1.5px 5px);
+      }
+      .cell.pad {
+        background: repeating-linear-gradient(-45deg, #e69f00 0 1.5px, transparent 1.5px 5px);
+      }
+      .cell.both {
+        background:
+          repeating-linear-gradient(45deg, #0072b2 0 1.5px, transparent 1.5px 5px),
+          repeating-linear-gradient(-45deg, #e69f00 0 1.5px, transparent 1.5px 5px);
+      }
+      .cell .num {
+        background: var(--tp-card, #fff);
+        border-radius: 2px;
+        padding: 0 1px;
+        line-height: 1.1;
+      }
+      .cell.painted {
+        outline: 2px solid #cc79a7;
+        outline-offset: -2px;
+      }
+      .cell:focus-visible {
+        outline: 2px solid var(--tp-focus);
+      }
+      .legend {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px 14px;
+        font-size: 0.78rem;
+        color: var(--tp-muted);
+        margin-top: 6px;
+        align-items: center;
+      }
+      .legend .cell {
+        display: inline-block;
+        width: 16px;
+        height: 12px;
+        cursor: default;
+        vertical-align: middle;
+      }
+    `,
+  ];
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.resize.observe(this);
+  }
+
+  disconnectedCallback(): void {
+    this.resize.disconnect();
+    super.disconnectedCallback();
+  }
+
+  private current(): MaskView | undefined {
+    return this.masks.find((m) => m.site === this.site) ?? this.masks.find((m) => m.site === this.mainSite);
+  }
+
+  private setRule(kind: RuleKind, n?: number) {
+    if (kind === 'switch') {
+      emit(this, 'tp-mask', null);
+      return;
+    }
+    const cells = this.mask?.cells ?? [];
+    const old = this.mask?.rule;
+    const rule: MaskEdit['rule'] =
+      kind === 'prefix_lm'
+        ? { kind, prefix: n ?? (old?.kind === 'prefix_lm' ? old.prefix : this.promptLength) }
+        : kind === 'sliding_window'
+          ? { kind, window: Math.max(1, n ?? (old?.kind === 'sliding_window' ? old.window : 3)) }
+          : { kind };
+    emit(this, 'tp-mask', { rule, cells });
+  }
+
+  /** Paint (i, j): a painted cell goes back to the rule; any other cell flips. */
+  private paint(v: MaskView, i: number, j: number, hiddenNow: boolean) {
+    const base: MaskEdit = this.mask ?? { rule: v.rule, cells: [] };
+    const others = base.cells.filter((c) => !(c.query === i && c.key === j));
+    const cells: CellEdit[] = others.length < base.cells.length ? others : [...others, { query: i, key: j, hidden: !hiddenNow }];
+    emit(this, 'tp-mask', { rule: base.rule, cells });
+  }
+
+  private editor(v: MaskView | undefined) {
+    const kind: RuleKind = this.mask ? this.mask.rule.kind : 'switch';
+    const r = this.mask?.rule;
+    const painted = this.mask?.cells.length ?? 0;
+    const radio = (k: RuleKind, label: string) =>
+      html`<label><input type="radio" name="rule" value=${k} .checked=${kind === k} @change=${() => this.setRule(k)} /> ${label}</label>`;
+    return html`<div class="editor" role="group" aria-label=${`mask of the ${SITE_NAMES[this.mainSite]}`}>
+      ${radio('switch', 'causal switch')} ${radio('causal', 'causal')} ${radio('none', 'none')}
+      ${radio('prefix_lm', 'prefix-LM')}
+      ${r?.kind === 'prefix_lm'
+        ? html`<label>prefix <input type="number" min="0" max="999" aria-label="prefix length" .value=${String(r.prefix)}
+              @change=${(e: Event) => this.setRule('prefix_lm', Math.max(0, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
+        : nothing}
+      ${radio('sliding_window', 'sliding window')}
+      ${r?.kind === 'sliding_window'
+        ? html`<label>w <input type="number" min="1" max="999" aria-label="window length" .value=${String(r.window)}
+              @change=${(e: Event) => this.setRule('sliding_window', Math.max(1, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
+        : nothing}
+      <span class="muted small">${v && v.site === this.mainSite ? 'click a cell to hide or show it' : ''}</span>
+      ${painted ? html`<button @click=${() => emit(this, 'tp-mask', { rule: this.mask!.rule, cells: [] })}>clear ${painted} painted</button>` : nothing}
+    </div>`;
+  }
+
+  render() {
+    const v = this.current();
+    const head = html`<h2 id="h">Masks <span class="sub">${v ? `${SITE_NAMES[v.site]} · ${ruleName(v)}${v.cells.length ? ` + ${v.cells.length} painted` : ''}${v.padding ? ' · padding on' : ''}` : ''}</span></h2>`;
+    if (!v) return html`<section class="card" aria-labelledby="h">${head}${this.editor(v)}<p class="muted">No forward pass yet.</p></section>`;
+    const [B, T, S] = v.reasons.shape;
+    const b = Math.min(this.row, B - 1);
+    const editable = v.site === this.mainSite;
+    const paintedAt = new Map(v.cells.map((c) => [`${c.query}.${c.key}`, c.hidden]));
+    // Cells shrink to fit the panel; numbers show while they fit in a cell.
+    const labelW = 60;
+    const cell = Math.max(6, Math.min(26, Math.floor((this.width - labelW - 8) / S) - 1));
+    const numbers = cell >= 18;
+    const every = Math.ceil(11 / cell);
+    const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
+    const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
+    const rows = [html`<div></div>`];
+    for (let j = 0; j < S; j++) rows.push(html`<div class="lab" title=${`key ${j}`}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
+    for (let i = 0; i < T; i++) {
+      rows.push(html`<div class="lab row" title=${`query ${i}`}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
+      for (let j = 0; j < S; j++) {
+        const why = v.reasons.data[(b * T + i) * S + j];
+        const cls = why === (BY_RULE | BY_PAD) ? 'both' : why === BY_RULE ? 'rule' : why === BY_PAD ? 'pad' : '';
+        const painted = paintedAt.has(`${i}.${j}`);
+        const add = why ? '−∞' : '0';
+        const label = `${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${why === 0 ? 'visible' : `hidden by ${[why & BY_RULE ? (painted ? 'a painted cell' : ruleName(v)) : '', why & BY_PAD ? 'padding' : ''].filter(Boolean).join(' and ')}`}${painted ? ', painted' : ''}`;
+        rows.push(html`<button
+          class="cell ${cls} ${painted ? 'painted' : ''}"
+          style=${styles(`width:${cell}px;height:${cell}px;font-size:${Math.max(7, Math.min(11, cell * 0.45))}px`)}
+          data-i=${i}
+          data-j=${j}
+          data-reason=${why}
+          data-add=${why ? '-Infinity' : '0'}
+          aria-label=${label}
+          title=${label}
+          ?disabled=${!editable}
+          @click=${() => this.paint(v, i, j, (why & BY_RULE) !== 0)}
+        >${numbers ? html`<span class="num">${add}</span>` : ''}</button>`);
+      }
+    }
+    return html`<section class="card" aria-labelledby="h">
+      ${head} ${this.editor(v)}
+      <div class="grid" role="group" aria-label=${`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`}
+        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px)`)}>${rows}</div>
+      <div class="legend">
+        <span><span class="cell rule"></span> hidden by the ${v.cells.length ? 'rule or a painted cell' : 'rule'} (${ruleName(v)})</span>
+        <span><span class="cell pad"></span> hidden as padding</span>
+        <span><span class="cell both"></span> both</span>
+        <span><span class="cell painted"></span> painted by hand</span>
+        <span>numbers: the additive mask added to the scores before softmax (0 or −∞)</span>
+      </div>
+    </section>`;
+  }
+}
+
+customElements.define('tp-masks', TpMasks);
