@@ -231,6 +231,92 @@ pub fn matmul_nt_into(out: &mut [f32], a: &[f32], w: &[f32], m: usize, k: usize,
     matmul_nt_impl(out, a, w, m, k, n)
 }
 
+/// `out[j] = a[ai .. ai + k] · w[w0 + j·stride .. w0 + j·stride + k]` for every j: one
+/// row against N rows of `w` that sit `stride` floats apart (attention: one query head
+/// against the same head of every key row, heads interleaved in rows of C). Each element
+/// is summed exactly as [`matmul_nt_into`] sums it, independently of N.
+///
+/// Panics when a row runs past the end of `a` or `w`.
+pub fn dot_rows_into(
+    out: &mut [f32],
+    a: &[f32],
+    ai: usize,
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    let n = out.len();
+    assert!(ai + k <= a.len(), "dot_rows: the row of a is out of bounds");
+    if n > 0 {
+        assert!(
+            w0 + (n - 1) * stride + k <= w.len(),
+            "dot_rows: a row of w is out of bounds"
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (checked just above); bounds are checked above.
+            unsafe { dot_rows_avx(out, a, ai, w, w0, stride, k) };
+            return;
+        }
+    }
+    // SAFETY: bounds are checked above.
+    unsafe { dot_rows_impl(out, a, ai, w, w0, stride, k) }
+}
+
+/// # Safety
+/// `a[ai .. ai + k]` and every `w[w0 + j·stride ..][.. k]`, j < out.len(), are in bounds.
+#[inline(always)]
+unsafe fn dot_rows_impl(
+    out: &mut [f32],
+    a: &[f32],
+    ai: usize,
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    let n = out.len();
+    let mut j = 0;
+    while j + C <= n {
+        // SAFETY: the caller's contract.
+        let v = unsafe {
+            dots::<1, C>(
+                a,
+                [ai],
+                w,
+                std::array::from_fn(|c| w0 + (j + c) * stride),
+                k,
+            )
+        };
+        out[j..j + C].copy_from_slice(&v[0]);
+        j += C;
+    }
+    while j < n {
+        // SAFETY: the caller's contract.
+        out[j] = unsafe { dots::<1, 1>(a, [ai], w, [w0 + j * stride], k) }[0][0];
+        j += 1;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn dot_rows_avx(
+    out: &mut [f32],
+    a: &[f32],
+    ai: usize,
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { dot_rows_impl(out, a, ai, w, w0, stride, k) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +351,28 @@ mod tests {
                     "row {i} of ({m}, {k}, {n})"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn strided_dot_rows_equal_the_product_of_the_gathered_rows_bit_for_bit() {
+        // Heads of width k inside rows of width `stride`, as attention reads them.
+        for &(n, k, stride, col) in &[(1, 16, 64, 0), (7, 16, 64, 48), (9, 5, 13, 8), (4, 8, 8, 0)]
+        {
+            let a = ramp(k + 3, 0.21);
+            let w = ramp(n * stride, 0.17);
+            let gathered: Vec<f32> = (0..n)
+                .flat_map(|j| w[j * stride + col..j * stride + col + k].to_vec())
+                .collect();
+            let mut want = vec![0.0; n];
+            matmul_nt_into(&mut want, &a[3..3 + k], &gathered, 1, k, n);
+            let mut got = vec![0.0; n];
+            dot_rows_into(&mut got, &a, 3, &w, col, stride, k);
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "({n}, {k}, {stride}, {col})"
+            );
         }
     }
 

@@ -19,9 +19,12 @@
 //! position j, so one cached decoding step is the same computation with T = 1 and
 //! `q_offset` = number of cached keys.
 //!
-//! Activations are stored in f32; the reductions (score sums, the softmax normaliser, the
-//! weighted sum of values) accumulate in f64, so the reference sits as close to the exact
-//! value as f32 storage allows.
+//! Scores and exponentials are f32, as in PyTorch; the two sums over keys (the softmax
+//! normaliser, the weighted sum of values) accumulate in f64, so that permuting the keys
+//! leaves them as they were (to f32 rounding) and an order-blind model stays order-blind
+//! bit for bit. Each query row is computed on its own, in an order that does not depend on
+//! T or S (each dot as `matmul` sums it, the normaliser in four fixed partial sums, the
+//! values key by key), so a cached decoding step gives the full pass's numbers bit for bit.
 
 use crate::config::Score;
 use crate::model::AttentionParams;
@@ -29,6 +32,7 @@ use crate::model::AttentionParams;
 use super::ffn::linear_forward;
 use super::mask::{is_masked, MaskSpec};
 use super::position::{alibi_bias, relative_index, rope_forward};
+use crate::matmul::dot_rows_into;
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
 #[derive(Clone, Copy, Debug)]
@@ -128,55 +132,70 @@ pub fn attention_forward(
         _ => None,
     };
     let sqrt_d = (d as f32).sqrt();
-    let mut kprime = vec![0.0f32; d]; // (D) k_j (+ rel_k)
+    let scaled = spec.score == Score::ScaledDot && spec.scale;
+    // Plain dot-product scores read q and k in place; relative keys (k + rel_k) and
+    // additive scores go through `kprime`.
+    let plain = additive_v.is_none() && spec.relative.is_none();
+    let mut kprime = if plain { vec![] } else { vec![0.0f32; d] }; // (D) k_j (+ rel_k)
     let mut zacc = vec![0.0f64; d]; // (D) z_i accumulated in f64
     for h in 0..nh {
-        let cols = h * d..(h + 1) * d;
+        let col = h * d; // head h: columns h·D..(h+1)·D of every row
         for i in 0..t {
             let q_pos = spec.q_offset + i;
-            let qi = &q[i * c..(i + 1) * c][cols.clone()]; // (D)
+            let qi = i * c + col; // q_i of head h: q[qi .. qi + D]
             let row = (h * t + i) * s..(h * t + i + 1) * s;
             let srow = &mut scores[row.clone()]; // (S)
+                                                 // Under the causal mask keys past the query are never looked at (they are −∞
+                                                 // below); a cached step (T = 1, S = q_pos + 1) computes the same dots.
+            let seen = if spec.causal { s.min(q_pos + 1) } else { s };
+            // s_ij = q_i·k'_j (each dot summed as `matmul` sums it, whatever S is)
+            if plain {
+                dot_rows_into(&mut srow[..seen], q, qi, k, col, c, d);
+            } else {
+                for (j, sc) in srow[..seen].iter_mut().enumerate() {
+                    kprime.copy_from_slice(&k[j * c + col..j * c + col + d]);
+                    if let Some(rel) = &spec.relative {
+                        let r = relative_index(q_pos, j, rel.max_distance);
+                        for (kp, rk) in kprime.iter_mut().zip(&rel.rel_k[r * d..(r + 1) * d]) {
+                            *kp += rk;
+                        }
+                    }
+                    *sc = match additive_v {
+                        None => {
+                            let mut one = [0.0f32];
+                            dot_rows_into(&mut one, q, qi, &kprime, 0, d, d);
+                            one[0]
+                        }
+                        Some(w) => {
+                            let wh = &w[h * d..(h + 1) * d]; // (D)
+                            let qh = &q[qi..qi + d]; // (D)
+                            let mut acc = 0.0f32;
+                            for ((a, b), w) in qh.iter().zip(&kprime).zip(wh) {
+                                acc += w * (a + b).tanh();
+                            }
+                            acc
+                        }
+                    };
+                }
+            }
             for (j, sc) in srow.iter_mut().enumerate() {
                 if is_masked(spec.mask, q_pos, j, key_pad.is_some_and(|p| p[j])) {
                     *sc = f32::NEG_INFINITY;
                     continue;
                 }
-                let kj = &k[j * c..(j + 1) * c][cols.clone()]; // (D)
-                kprime.copy_from_slice(kj);
-                if let Some(rel) = &spec.relative {
-                    let r = relative_index(q_pos, j, rel.max_distance);
-                    for (kp, rk) in kprime.iter_mut().zip(&rel.rel_k[r * d..(r + 1) * d]) {
-                        *kp += rk;
-                    }
-                }
-                let mut val = match additive_v {
-                    None => qi
-                        .iter()
-                        .zip(&kprime)
-                        .map(|(a, b)| *a as f64 * *b as f64)
-                        .sum::<f64>() as f32,
-                    Some(w) => {
-                        let wh = &w[h * d..(h + 1) * d]; // (D)
-                        qi.iter()
-                            .zip(&kprime)
-                            .zip(wh)
-                            .map(|((a, b), w)| (w * (a + b).tanh()) as f64)
-                            .sum::<f64>() as f32
-                    }
-                };
-                if spec.score == Score::ScaledDot && spec.scale {
-                    val /= sqrt_d;
+                if scaled {
+                    *sc /= sqrt_d;
                 }
                 if let Some(slopes) = spec.alibi {
-                    val += alibi_bias(slopes[h], q_pos, j);
+                    *sc += alibi_bias(slopes[h], q_pos, j);
                 }
-                *sc = val;
             }
             softmax_row(&mut probs[row.clone()], &scores[row.clone()]);
 
-            // z_i = Σ_j p_ij · (v_j + rel_v[r]); an ablated head contributes zeros.
-            let zi = &mut z[i * c..(i + 1) * c][cols.clone()]; // (D)
+            // z_i = Σ_j p_ij · (v_j + rel_v[r]), D lanes at a time, accumulated in f64 (each
+            // product of two f32 is exact there, so the order of the keys does not show);
+            // an ablated head contributes zeros.
+            let zi = &mut z[i * c + col..i * c + col + d]; // (D)
             zi.fill(0.0);
             if spec.ablated(h) {
                 continue;
@@ -188,10 +207,10 @@ pub fn attention_forward(
                     p *= m[row.start + j];
                 }
                 if p == 0.0 {
-                    continue;
+                    continue; // masked (or dropped): adds nothing, in either pass
                 }
                 let p = p as f64;
-                let vj = &v[j * c..(j + 1) * c][cols.clone()]; // (D)
+                let vj = &v[j * c + col..j * c + col + d]; // (D)
                 for (za, vv) in zacc.iter_mut().zip(vj) {
                     *za += p * *vv as f64;
                 }
@@ -211,7 +230,9 @@ pub fn attention_forward(
 
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
 /// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
-/// subtracted first; exponentials and their sum are taken in f64.
+/// subtracted first; the exponentials (f32) are summed in f64, in four partial sums (entry j
+/// goes to partial j mod 4), so that masked entries past a row's last key add exact zeros
+/// and reordering the keys leaves the normaliser as it was (to f32 rounding).
 /// Backward: inside `train::backward::attention::attention_backward` (`ds_j = p_j · (dp_j − Σ_k p_k dp_k)`).
 pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
     let max = inp.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -219,12 +240,15 @@ pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
         out.fill(0.0);
         return;
     }
-    let mut sum = 0.0f64;
-    for &x in inp {
-        sum += ((x - max) as f64).exp();
+    let mut part = [0.0f64; 4];
+    for (j, (o, &x)) in out.iter_mut().zip(inp).enumerate() {
+        let e = (x - max).exp();
+        *o = e;
+        part[j % 4] += e as f64;
     }
-    for (o, &x) in out.iter_mut().zip(inp) {
-        *o = (((x - max) as f64).exp() / sum) as f32;
+    let sum = (part[0] + part[2]) + (part[1] + part[3]);
+    for o in out.iter_mut() {
+        *o = (*o as f64 / sum) as f32;
     }
 }
 

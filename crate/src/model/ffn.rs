@@ -44,14 +44,13 @@ pub fn relu_forward(out: &mut [f32], inp: &[f32]) {
     }
 }
 
-/// Exact GELU `out = 0.5 · x · (1 + erf(x / √2))`, element by element, evaluated in f64
-/// (erf from libm) and rounded, to match PyTorch's `F.gelu` within 1e-6.
+/// Exact GELU `out = 0.5 · x · (1 + erf(x / √2))`, element by element, in f32 as PyTorch
+/// computes it (erf from libm's `erff`, within an ulp or so), matching `F.gelu` within 1e-6.
 /// Backward: `train::backward::ffn::gelu_backward`.
 pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
     assert_eq!(out.len(), inp.len(), "gelu_forward: lengths differ");
     for (o, &x) in out.iter_mut().zip(inp) {
-        let x = x as f64;
-        *o = (0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2))) as f32;
+        *o = 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
     }
 }
 

@@ -37,18 +37,54 @@ pub fn sinusoidal_table(out: &mut [f32], pos0: usize, t: usize, c: usize) {
     }
 }
 
+/// Positions of the sinusoidal table kept per width (`sinusoidal_forward` computes rows
+/// past it on the fly).
+const KEPT_POSITIONS: usize = 4096;
+
+thread_local! {
+    /// Per width C, the rows of `PE` computed so far (P, C): a decoding step adds one row
+    /// of the table per token, which would otherwise cost C sines or cosines each time.
+    static TABLES: std::cell::RefCell<Vec<(usize, Vec<f32>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `x (B, T, C) += PE[pos0 + t]` for every sequence: adds the sinusoidal encoding of
-/// positions `pos0 .. pos0 + T` to each of the B sequences.
+/// positions `pos0 .. pos0 + T` to each of the B sequences. Rows come from a table kept
+/// per width (the same numbers [`sinusoidal_value`] gives, computed once).
 /// Backward: none needed: a constant is added, so the gradient passes through unchanged.
 pub fn sinusoidal_forward(x: &mut [f32], pos0: usize, b: usize, t: usize, c: usize) {
     assert_eq!(x.len(), b * t * c, "sinusoidal_forward: x is not (B, T, C)");
-    let mut pe = vec![0.0f32; t * c]; // (T, C)
-    sinusoidal_table(&mut pe, pos0, t, c);
-    for seq in x.chunks_exact_mut(t * c) {
-        for (xv, pv) in seq.iter_mut().zip(&pe) {
-            *xv += pv;
+    let add = |pe: &[f32], x: &mut [f32]| {
+        for seq in x.chunks_exact_mut(t * c) {
+            for (xv, pv) in seq.iter_mut().zip(pe) {
+                *xv += pv;
+            }
         }
+    };
+    if pos0 + t > KEPT_POSITIONS || c == 0 {
+        let mut pe = vec![0.0f32; t * c]; // (T, C)
+        sinusoidal_table(&mut pe, pos0, t, c);
+        add(&pe, x);
+        return;
     }
+    TABLES.with(|tables| {
+        let mut tables = tables.borrow_mut();
+        let at = match tables.iter().position(|(w, _)| *w == c) {
+            Some(at) => at,
+            None => {
+                tables.push((c, vec![]));
+                tables.len() - 1
+            }
+        };
+        let table = &mut tables[at].1; // (P, C)
+        let have = table.len() / c;
+        if have < pos0 + t {
+            let rows = (pos0 + t).next_power_of_two().clamp(64, KEPT_POSITIONS);
+            table.resize(rows * c, 0.0);
+            sinusoidal_table(&mut table[have * c..], have, rows - have, c);
+        }
+        add(&table[pos0 * c..(pos0 + t) * c], x);
+    });
 }
 
 /// `x (B, T, C) += pos_embed[pos0 + t]` for every sequence, with `pos_embed` (max_len, C).
@@ -165,14 +201,21 @@ mod tests {
 
     #[test]
     fn sinusoidal_forward_adds_the_table_to_every_sequence() {
-        let (b, t, c) = (2, 3, 4);
-        let mut x = vec![1.0f32; b * t * c]; // (B, T, C)
-        sinusoidal_forward(&mut x, 5, b, t, c);
-        for s in 0..b {
-            for r in 0..t {
-                for d in 0..c {
-                    let want = 1.0 + sinusoidal_value(5 + r, d, c);
-                    assert_eq!(x[(s * t + r) * c + d], want);
+        // Inside the kept table, growing it, and past its end.
+        for &(pos0, b, t, c) in &[
+            (5, 2, 3, 4),
+            (60, 1, 10, 4),
+            (0, 2, 130, 6),
+            (4094, 2, 5, 4),
+        ] {
+            let mut x = vec![1.0f32; b * t * c]; // (B, T, C)
+            sinusoidal_forward(&mut x, pos0, b, t, c);
+            for s in 0..b {
+                for r in 0..t {
+                    for d in 0..c {
+                        let want = 1.0 + sinusoidal_value(pos0 + r, d, c);
+                        assert_eq!(x[(s * t + r) * c + d], want, "({pos0}, {t}, {c})");
+                    }
                 }
             }
         }

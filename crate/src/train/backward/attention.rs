@@ -3,6 +3,7 @@
 //! Gradients are ADDED to the `d*` buffers.
 
 use crate::config::Score;
+use crate::matmul::dot_rows_into;
 use crate::model::attention::{qkv_slices, AttnRecord, AttnSpec};
 use crate::model::position::relative_index;
 use crate::model::AttentionParams;
@@ -64,6 +65,9 @@ pub fn attention_backward(
         1.0
     };
     let mut dp = vec![0.0f32; s]; // (S) gradient of one row of probabilities
+                                  // Plain dot-product scores read k in place; relative keys and additive scores go
+                                  // through `kprime`.
+    let plain = spec.score != Score::Additive && spec.relative.is_none();
     let mut kprime = vec![0.0f32; d]; // (D) k_j (+ rel_k)
     let mut dkprime = vec![0.0f32; d]; // (D)
     for h in 0..nh {
@@ -71,31 +75,32 @@ pub fn attention_backward(
         if spec.ablate.get(h).copied().unwrap_or(false) {
             continue;
         }
-        let cols = h * d..(h + 1) * d;
+        let col = h * d; // head h: columns h·D..(h+1)·D of every row
         for i in 0..t {
             let q_pos = spec.q_offset + i;
             let row = (h * t + i) * s;
-            let dzi = &dz[i * c..(i + 1) * c][cols.clone()]; // (D)
+            let dzi = &dz[i * c + col..i * c + col + d]; // (D)
 
             // forward: z_i = Σ_j p̃_ij · (v_j + rel_v[r]),  p̃ = p · dropout
+            // dp̃_j = dz_i · v_j (+ dz_i · rel_v[r])
+            dot_rows_into(&mut dp, dz, i * c + col, v, col, c, d);
             for j in 0..s {
-                dp[j] = 0.0;
                 if scores[row + j] == f32::NEG_INFINITY {
+                    dp[j] = 0.0;
                     continue; // masked: p = 0, no gradient either way
                 }
                 let r = spec
                     .relative
                     .map(|rel| relative_index(q_pos, j, rel.max_distance));
-                let vj = &v[j * c..(j + 1) * c][cols.clone()]; // (D)
-                let mut g = dzi.iter().zip(vj).map(|(a, b)| a * b).sum::<f32>();
                 if let (Some(rel), Some(r)) = (&spec.relative, r) {
-                    let rv = &rel.rel_v[r * d..(r + 1) * d]; // (D)
-                    g += dzi.iter().zip(rv).map(|(a, b)| a * b).sum::<f32>();
+                    let mut g = [0.0f32];
+                    dot_rows_into(&mut g, dz, i * c + col, rel.rel_v, r * d, d, d);
+                    dp[j] += g[0];
                 }
                 let m = dropout.map_or(1.0, |m| m[row + j]);
                 let p_tilde = probs[row + j] * m;
                 // dv_j += p̃_ij · dz_i ;  drel_v[r] += p̃_ij · dz_i
-                let dvj = &mut dv[j * c..(j + 1) * c][cols.clone()]; // (D)
+                let dvj = &mut dv[j * c + col..j * c + col + d]; // (D)
                 for (a, b) in dvj.iter_mut().zip(dzi) {
                     *a += p_tilde * b;
                 }
@@ -105,12 +110,14 @@ pub fn attention_backward(
                     }
                 }
                 // forward: p̃ = p · m  →  dp = dp̃ · m
-                dp[j] = g * m;
+                dp[j] *= m;
             }
             // forward: p = softmax(s)  →  ds_j = p_j · (dp_j − Σ_k p_k dp_k)
             let p = &probs[row..row + s]; // (S)
-            let dot: f32 = p.iter().zip(&dp).map(|(a, b)| a * b).sum();
-            let qi = &q[i * c..(i + 1) * c][cols.clone()]; // (D)
+            let mut dot = [0.0f32];
+            dot_rows_into(&mut dot, p, 0, &dp, 0, s, s);
+            let dot = dot[0];
+            let qi = &q[i * c + col..i * c + col + d]; // (D)
             for j in 0..s {
                 if scores[row + j] == f32::NEG_INFINITY {
                     continue;
@@ -119,17 +126,31 @@ pub fn attention_backward(
                 if ds == 0.0 {
                     continue;
                 }
+                let dqi = &mut dq[i * c + col..i * c + col + d]; // (D)
+                if plain {
+                    // forward: s = α · q_i·k_j (+ ALiBi, a constant)
+                    // dq_i += α·ds·k_j ;  dk_j += α·ds·q_i
+                    let g = alpha * ds;
+                    let kj = &k[j * c + col..j * c + col + d]; // (D)
+                    for (a, b) in dqi.iter_mut().zip(kj) {
+                        *a += g * b;
+                    }
+                    let dkj = &mut dk[j * c + col..j * c + col + d]; // (D)
+                    for (a, b) in dkj.iter_mut().zip(qi) {
+                        *a += g * b;
+                    }
+                    continue;
+                }
                 // forward: k'_j = k_j (+ rel_k[r])
                 let r = spec
                     .relative
                     .map(|rel| relative_index(q_pos, j, rel.max_distance));
-                kprime.copy_from_slice(&k[j * c..(j + 1) * c][cols.clone()]);
+                kprime.copy_from_slice(&k[j * c + col..j * c + col + d]);
                 if let (Some(rel), Some(r)) = (&spec.relative, r) {
                     for (kp, rk) in kprime.iter_mut().zip(&rel.rel_k[r * d..(r + 1) * d]) {
                         *kp += rk;
                     }
                 }
-                let dqi = &mut dq[i * c..(i + 1) * c][cols.clone()]; // (D)
                 match spec.score {
                     Score::ScaledDot | Score::Dot => {
                         // forward: s = α · q_i·k'_j (+ ALiBi, a constant)
@@ -156,7 +177,7 @@ pub fn attention_backward(
                     }
                 }
                 // dk_j += dk'_j ;  drel_k[r] += dk'_j
-                let dkj = &mut dk[j * c..(j + 1) * c][cols.clone()]; // (D)
+                let dkj = &mut dk[j * c + col..j * c + col + d]; // (D)
                 for (a, b) in dkj.iter_mut().zip(&dkprime) {
                     *a += b;
                 }

@@ -63,14 +63,14 @@ pub fn relu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
 }
 
 /// Backward of `gelu_forward`: `out = x·Φ(x)` has derivative `Φ(x) + x·φ(x)`, with Φ the
-/// normal CDF `0.5·(1 + erf(x/√2))` and φ its density; evaluated in f64 like the forward.
+/// normal CDF `0.5·(1 + erf(x/√2))` and φ its density; in f32 like the forward.
 pub fn gelu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
-    let inv_sqrt_2pi = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+    // 1/√(2π)
+    let inv_sqrt_2pi = std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2 * 0.5;
     for ((d, &g), &x) in dinp.iter_mut().zip(dout).zip(inp) {
-        let x = x as f64;
-        let cdf = 0.5 * (1.0 + libm::erf(x / std::f64::consts::SQRT_2));
+        let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
         let pdf = inv_sqrt_2pi * (-0.5 * x * x).exp();
-        *d += (g as f64 * (cdf + x * pdf)) as f32;
+        *d += g * (cdf + x * pdf);
     }
 }
 
