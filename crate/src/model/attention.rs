@@ -147,7 +147,11 @@ pub fn attention_forward(
             let srow = &mut scores[row.clone()]; // (S)
                                                  // Under the causal mask keys past the query are never looked at (they are −∞
                                                  // below); a cached step (T = 1, S = q_pos + 1) computes the same dots.
-            let seen = if spec.causal { s.min(q_pos + 1) } else { s };
+            let seen = if spec.mask.is_causal() {
+                s.min(q_pos + 1)
+            } else {
+                s
+            };
             // s_ij = q_i·k'_j (each dot summed as `matmul` sums it, whatever S is)
             if plain {
                 dot_rows_into(&mut srow[..seen], q, qi, k, col, c, d);
