@@ -13,6 +13,10 @@ use crate::backend::parity::{gpu_parity, Parity};
 use crate::backend::{Backend, GpuContext};
 use crate::config::{Arch, PosEncoding};
 use crate::error::{Error, Result};
+use crate::explain::blocks::{
+    block_diff, block_probe, dropout_demo, mode_of, norm_coupling, with_dropout, BlockDiff,
+    BlockProbe, CouplingRequest, DropoutDemo, DropoutRequest, NormCoupling,
+};
 use crate::explain::extrapolation::{extrapolation, Extrapolation, SEED as EXTRAPOLATION_SEED};
 use crate::explain::order::permutation;
 use crate::explain::positions::{
@@ -32,12 +36,12 @@ use crate::model::mask::{attention_mask, check_masks, SiteMask};
 use crate::model::plan::{layer_plan, LayerPlan, StackInput};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
-    AttnView, BackendName, CostRequest, Dense, EmbeddingScaleRequest, F32Array, ForwardRequest,
-    ForwardResult, GenerateStartRequest, GenerateStarted, GenerateStep, HiddenView, MaskView,
-    ModelInfo, NoamRequest, PermutationResult, Positions, PositionsRequest, RelativeTable,
-    RopeDemoRequest, RunDefaults, RunDefaultsRequest, RunSettings, SamplingRequest,
-    ScoreScalingRequest, StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest,
-    TrainStarted,
+    AttnView, BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, Dense,
+    EmbeddingScaleRequest, F32Array, ForwardRequest, ForwardResult, GenerateStartRequest,
+    GenerateStarted, GenerateStep, HiddenView, MaskView, ModelInfo, NoamRequest, PermutationResult,
+    Positions, PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
+    RunSettings, SamplingRequest, ScoreScalingRequest, StrategyName, Switches, Tokenized,
+    TrainChunk, TrainChunkRequest, TrainStarted,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -439,17 +443,27 @@ impl Engine {
             req.src.as_deref(),
             req.switches.ablate.len(),
         )?;
-        let opts = forward_options(&req.switches, m)?;
-        let batch = batch_of(req, m)?;
+        // Train mode: the same weights, dropout p as asked, on the CPU (the GPU kernels
+        // compute eval mode only).
+        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let m = &*owned;
+        let mut opts = forward_options(&req.switches, m)?;
+        opts.mode = mode_of(req.train.as_ref());
+        let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
         let qkv = req.qkv.unwrap_or(false);
-        let backend = self.backend.clone();
+        let train_note = req.train.as_ref().map(|t| train_note(m, t, &self.backend));
+        let backend = if req.train.is_some() {
+            Backend::Cpu
+        } else {
+            self.backend.clone()
+        };
         let clock = Stopwatch::start(None);
         // On the CPU with the q·k inspector open, one recorded pass gives both the trace
         // and the q, k, v (`forward` is the same pass without the recording).
         if qkv && matches!(backend, Backend::Cpu) {
             let (trace, acts) = m.forward_recorded(&batch, &opts)?;
             let ms = clock.elapsed_ms();
-            return forward_result(
+            let mut r = forward_result(
                 m,
                 req,
                 &batch,
@@ -458,7 +472,9 @@ impl Engine {
                 ms,
                 BackendName::Cpu,
                 None,
-            );
+            )?;
+            r.train_note = train_note;
+            return Ok(r);
         }
         let (trace, fallback) = match backend.forward(m, &batch, &opts).await {
             Ok(t) => (t, None),
@@ -480,7 +496,66 @@ impl Engine {
         } else {
             None
         };
-        forward_result(m, req, &batch, &trace, acts.as_ref(), ms, ran, fallback)
+        let mut r = forward_result(m, req, &batch, &trace, acts.as_ref(), ms, ran, fallback)?;
+        r.train_note = train_note;
+        Ok(r)
+    }
+
+    /// Every block's live tensors for a batch (`explain::blocks::block_probe`), on the CPU.
+    pub fn block_probe(&self, req: &BlockProbeRequest) -> Result<BlockProbe> {
+        let m = self.model()?;
+        limits::check_forward_request(
+            &m.config,
+            &req.batch,
+            req.src.as_deref(),
+            req.switches.ablate.len(),
+        )?;
+        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let m = &*owned;
+        let mut opts = forward_options(&req.switches, m)?;
+        opts.mode = mode_of(req.train.as_ref());
+        let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
+        block_probe(m, &batch, &opts)
+    }
+
+    /// Two inputs compared row by row, bit-exactly (`explain::blocks::block_diff`).
+    pub fn block_diff(&self, req: &BlockDiffRequest) -> Result<BlockDiff> {
+        let m = self.model()?;
+        for s in [&req.before, &req.after] {
+            let src = s.src.as_ref().map(|x| vec![x.clone()]);
+            limits::check_forward_request(
+                &m.config,
+                std::slice::from_ref(&s.tokens),
+                src.as_deref(),
+                req.switches.ablate.len(),
+            )?;
+            batch_of(std::slice::from_ref(&s.tokens), src.as_deref(), m)?;
+        }
+        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let m = &*owned;
+        let mut opts = forward_options(&req.switches, m)?;
+        opts.mode = mode_of(req.train.as_ref());
+        block_diff(m, &req.before, &req.after, &opts)
+    }
+
+    /// LayerNorm vs BatchNorm on a batch (`explain::blocks::norm_coupling`).
+    pub fn norm_coupling(&self, req: &CouplingRequest) -> Result<NormCoupling> {
+        norm_coupling(self.model()?, req)
+    }
+
+    /// Dropout's masks in train mode and the identity in eval mode
+    /// (`explain::blocks::dropout_demo`).
+    pub fn dropout_demo(&self, req: &DropoutRequest) -> Result<DropoutDemo> {
+        let m = self.model()?;
+        let src = req.input.src.as_ref().map(|x| vec![x.clone()]);
+        limits::check_forward_request(
+            &m.config,
+            std::slice::from_ref(&req.input.tokens),
+            src.as_deref(),
+            0,
+        )?;
+        batch_of(std::slice::from_ref(&req.input.tokens), src.as_deref(), m)?;
+        dropout_demo(m, req)
     }
 
     /// Start generating after `prompt` (decoder ids, `<bos>` first) and, for an
@@ -592,6 +667,7 @@ pub fn model_info(model: &Model) -> ModelInfo {
         num_classes: cfg.num_classes,
         params: model.param_count(),
         relative_max_distance: cfg.relative_max_distance,
+        dropout: cfg.dropout,
     }
 }
 
@@ -640,12 +716,37 @@ pub fn forward_options(sw: &Switches, m: &Model) -> Result<ForwardOptions> {
     })
 }
 
-/// The request's rows padded into one batch (with the source for an encoder-decoder).
-fn batch_of(req: &ForwardRequest, m: &Model) -> Result<Batch> {
+/// What a train-mode pass tells the page: p, and why it ran on the CPU.
+fn train_note(m: &Model, t: &crate::explain::blocks::TrainMode, backend: &Backend) -> String {
+    let p = m.config.dropout;
+    let bn = m.config.norm == crate::config::Norm::BatchNorm;
+    let what = match (p > 0.0, bn) {
+        (true, true) => format!(
+            "dropout p = {p} drawn from seed {}, BatchNorm with the batch's own statistics",
+            t.seed
+        ),
+        (true, false) => format!("dropout p = {p} drawn from seed {}", t.seed),
+        (false, true) => "BatchNorm with the batch's own statistics (dropout p = 0)".to_string(),
+        (false, false) => {
+            "dropout p = 0 and no BatchNorm: train mode computes exactly what eval mode does"
+                .to_string()
+        }
+    };
+    match backend {
+        Backend::Gpu(_) => format!(
+            "train mode ({what}) ran on the CPU: the WebGPU kernels compute eval mode only \
+             (no dropout masks, no batch statistics)"
+        ),
+        Backend::Cpu => format!("train mode: {what}"),
+    }
+}
+
+/// The rows padded into one batch (with the source for an encoder-decoder).
+fn batch_of(rows: &[Vec<u32>], src: Option<&[Vec<u32>]>, m: &Model) -> Result<Batch> {
     let pad = m.tokenizer.spec.pad;
-    let batch = Batch::padded(req.batch.clone(), pad)?;
-    let batch = match (&req.src, m.config.arch) {
-        (Some(src), Arch::EncoderDecoder) => batch.with_padded_source(src.clone(), pad)?,
+    let batch = Batch::padded(rows.to_vec(), pad)?;
+    let batch = match (src, m.config.arch) {
+        (Some(src), Arch::EncoderDecoder) => batch.with_padded_source(src.to_vec(), pad)?,
         (None, Arch::EncoderDecoder) => {
             return Err(Error::Input(
                 "an encoder-decoder model needs source sequences".into(),
@@ -832,6 +933,7 @@ pub fn forward_result(
         class_probs,
         flops: 2.0 * forward_macs(m, batch) as f64,
         fallback,
+        train_note: None,
     })
 }
 
@@ -839,6 +941,7 @@ pub fn forward_result(
 mod tests {
     use super::*;
     use crate::config::ModelConfig;
+    use crate::explain::blocks::{SequenceInput, TrainMode};
     use crate::model::HeadParams;
     use crate::protocol::{NoamRequest, SamplingRequest};
     use crate::Tokenizer;
@@ -896,6 +999,7 @@ mod tests {
             switches: switches(),
             sampling: sampling(StrategyName::Sample),
             qkv: Some(true),
+            train: None,
         };
         let r = block_on(e.forward(&req)).unwrap();
         let m = e.model().unwrap().clone();
@@ -918,6 +1022,73 @@ mod tests {
         assert!(a.q.is_some() && a.qk_gap.is_some(), "q, k, v asked for");
         assert_eq!(r.backend, BackendName::Cpu);
         assert!(r.fallback.is_none());
+    }
+
+    #[test]
+    fn train_mode_forward_runs_on_the_cpu_and_repeats_differ_only_with_a_new_seed() {
+        let mut e = engine(Arch::DecoderOnly);
+        let req = |train: Option<TrainMode>| ForwardRequest {
+            batch: vec![vec![1, 4, 5, 6, 7]],
+            src: None,
+            switches: switches(),
+            sampling: sampling(StrategyName::Greedy),
+            qkv: None,
+            train,
+        };
+        let t = |seed| {
+            Some(TrainMode {
+                seed,
+                dropout: Some(0.3),
+            })
+        };
+        let a = block_on(e.forward(&req(t(1)))).unwrap();
+        let a2 = block_on(e.forward(&req(t(1)))).unwrap();
+        let b = block_on(e.forward(&req(t(2)))).unwrap();
+        let ev = block_on(e.forward(&req(None))).unwrap();
+        let ev2 = block_on(e.forward(&req(None))).unwrap();
+        assert_eq!(a.logits, a2.logits, "one seed, one set of masks");
+        assert_ne!(a.logits, b.logits);
+        assert_ne!(a.logits, ev.logits);
+        assert_eq!(ev.logits, ev2.logits);
+        assert!(a.train_note.as_deref().unwrap().contains("p = 0.3"));
+        assert!(ev.train_note.is_none());
+        let bad = req(Some(TrainMode {
+            seed: 1,
+            dropout: Some(1.5),
+        }));
+        assert!(matches!(block_on(e.forward(&bad)), Err(Error::Input(_))));
+    }
+
+    #[test]
+    fn block_requests_check_their_input_and_answer_from_the_core() {
+        let e = engine(Arch::DecoderOnly);
+        let p = e
+            .block_probe(&BlockProbeRequest {
+                batch: vec![vec![1, 4, 5], vec![1, 6]],
+                src: None,
+                switches: switches(),
+                train: None,
+            })
+            .unwrap();
+        let c = e.model().unwrap().config.d_model;
+        assert_eq!(p.stacks[0].ffn[0].input.shape, vec![2, 3, c]);
+        let seq = |tokens: Vec<u32>| SequenceInput { tokens, src: None };
+        let d = e
+            .block_diff(&BlockDiffRequest {
+                before: seq(vec![1, 4, 5, 6]),
+                after: seq(vec![1, 4, 5, 7]),
+                switches: switches(),
+                train: None,
+            })
+            .unwrap();
+        assert_eq!(d.edited, vec![3]);
+        let bad = e.block_diff(&BlockDiffRequest {
+            before: seq(vec![1, 4, 500]),
+            after: seq(vec![1]),
+            switches: switches(),
+            train: None,
+        });
+        assert!(matches!(bad, Err(Error::Input(_))), "{bad:?}");
     }
 
     #[test]

@@ -127,6 +127,11 @@ pub struct ForwardRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub qkv: Option<bool>,
+    /// Run in train mode (dropout with a seed, BatchNorm with batch statistics), on the
+    /// CPU; absent: eval mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub train: Option<crate::explain::blocks::TrainMode>,
 }
 
 /// Start a generation; its steps come one `generateStep` at a time.
@@ -192,6 +197,9 @@ pub struct ModelInfo {
     pub params: usize,
     /// K of Shaw's relative positions: offsets j − i are clipped to ±K.
     pub relative_max_distance: usize,
+    /// The dropout probability the model was trained with (train mode uses it unless told
+    /// otherwise).
+    pub dropout: f32,
 }
 
 /// Text after the tokenizer: ids, their tokens, and what had to become `<unk>`.
@@ -285,6 +293,9 @@ pub struct ForwardResult {
     pub flops: f64,
     /// Set when the GPU failed and the CPU ran this pass (and runs from now on).
     pub fallback: Option<String>,
+    /// Train mode: that it ran, with which dropout p, and (on a GPU backend) why this
+    /// pass ran on the CPU.
+    pub train_note: Option<String>,
 }
 
 /// A generation started.
@@ -547,10 +558,40 @@ pub struct TrainStarted {
     pub command: Vec<String>,
 }
 
+/// `blockProbe`: every block's live tensors (FFN, norms, residual stream, dropout masks)
+/// for a batch, in eval or train mode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct BlockProbeRequest {
+    pub batch: Vec<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub src: Option<Vec<Vec<u32>>>,
+    pub switches: Switches,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub train: Option<crate::explain::blocks::TrainMode>,
+}
+
+/// `blockDiff`: two single-sequence inputs compared position by position, bit-exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct BlockDiffRequest {
+    pub before: crate::explain::blocks::SequenceInput,
+    pub after: crate::explain::blocks::SequenceInput,
+    pub switches: Switches,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub train: Option<crate::explain::blocks::TrainMode>,
+}
+
 /// The TypeScript of every protocol type, as `www/src/engine/generated.ts` holds it.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn typescript() -> String {
     use crate::backend::parity::Parity;
+    use crate::explain::blocks::{
+        BlockDiff, BlockProbe, CouplingModel, CouplingRequest, DropPlace, DropSite, DropoutDemo,
+        DropoutRequest, FfnProbe, NormCoupling, NormProbe, Probed, RowDiff, SequenceInput,
+        StackProbe, TrainMode,
+    };
     use crate::generate::beam::{Ending, Hypothesis};
     use crate::generate::step::{BeamStep, Candidate, StopReason};
     use crate::generate::Step;
@@ -580,6 +621,7 @@ pub fn typescript() -> String {
         Switches::decl(&cfg),
         StrategyName::decl(&cfg),
         SamplingRequest::decl(&cfg),
+        TrainMode::decl(&cfg),
         ForwardRequest::decl(&cfg),
         GenerateStartRequest::decl(&cfg),
         TokenizeRequest::decl(&cfg),
@@ -630,6 +672,23 @@ pub fn typescript() -> String {
         TrainChunkRequest::decl(&cfg),
         TrainChunk::decl(&cfg),
         TrainStarted::decl(&cfg),
+        FfnProbe::decl(&cfg),
+        NormProbe::decl(&cfg),
+        DropPlace::decl(&cfg),
+        DropSite::decl(&cfg),
+        StackProbe::decl(&cfg),
+        BlockProbe::decl(&cfg),
+        SequenceInput::decl(&cfg),
+        BlockProbeRequest::decl(&cfg),
+        BlockDiffRequest::decl(&cfg),
+        Probed::decl(&cfg),
+        RowDiff::decl(&cfg),
+        BlockDiff::decl(&cfg),
+        CouplingRequest::decl(&cfg),
+        CouplingModel::decl(&cfg),
+        NormCoupling::decl(&cfg),
+        DropoutRequest::decl(&cfg),
+        DropoutDemo::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types of crate/src/protocol.rs (and the core types they\n\

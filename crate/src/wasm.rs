@@ -10,10 +10,11 @@ use wasm_bindgen::prelude::*;
 use crate::backend::parity::nan_logits;
 use crate::engine;
 use crate::error::Error;
+use crate::explain::blocks::{CouplingRequest, DropoutRequest};
 use crate::protocol::{
-    CostRequest, EmbeddingScaleRequest, ForwardRequest, GenerateStartRequest, NoamRequest,
-    PositionsRequest, RopeDemoRequest, RunDefaultsRequest, RunSettings, ScoreScalingRequest,
-    TrainChunkRequest,
+    BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest, ForwardRequest,
+    GenerateStartRequest, NoamRequest, PositionsRequest, RopeDemoRequest, RunDefaultsRequest,
+    RunSettings, ScoreScalingRequest, TrainChunkRequest,
 };
 
 type JsResult<T> = std::result::Result<T, JsError>;
@@ -36,7 +37,8 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 // what each method takes and returns in the bindings' TypeScript (www/pkg/tplay.d.ts).
 #[wasm_bindgen(typescript_custom_section)]
 const PROTOCOL_TYPES: &str = r#"
-import type { CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
+import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, CouplingRequest,
+  DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
   GenerateStartRequest, GenerateStarted, GenerateStep, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted
@@ -262,6 +264,46 @@ impl Engine {
                 .permutation(bytes, text, &perm, causal)
                 .map_err(js_err)?,
         )
+    }
+
+    /// `BlockProbeRequest` → `BlockProbe`.
+    #[wasm_bindgen(unchecked_return_type = "BlockProbe")]
+    pub fn block_probe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "BlockProbeRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: BlockProbeRequest = from_js("block probe", req)?;
+        to_js(&self.0.block_probe(&req).map_err(js_err)?)
+    }
+
+    /// `BlockDiffRequest` → `BlockDiff`.
+    #[wasm_bindgen(unchecked_return_type = "BlockDiff")]
+    pub fn block_diff(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "BlockDiffRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: BlockDiffRequest = from_js("block diff", req)?;
+        to_js(&self.0.block_diff(&req).map_err(js_err)?)
+    }
+
+    /// `CouplingRequest` → `NormCoupling`.
+    #[wasm_bindgen(unchecked_return_type = "NormCoupling")]
+    pub fn norm_coupling(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CouplingRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: CouplingRequest = from_js("norms", req)?;
+        to_js(&self.0.norm_coupling(&req).map_err(js_err)?)
+    }
+
+    /// `DropoutRequest` → `DropoutDemo`.
+    #[wasm_bindgen(unchecked_return_type = "DropoutDemo")]
+    pub fn dropout_demo(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "DropoutRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: DropoutRequest = from_js("dropout", req)?;
+        to_js(&self.0.dropout_demo(&req).map_err(js_err)?)
     }
 
     /// `GenerateStartRequest` → `GenerateStarted`.

@@ -3,6 +3,7 @@
 //! and how far each encoding carries past the trained length. The page draws them; every
 //! one comes from the model's own tensors or from a seeded experiment here.
 
+pub mod blocks;
 pub mod extrapolation;
 pub mod order;
 pub mod positions;

@@ -18,12 +18,18 @@ export class TpControls extends LitElement {
     state: { attribute: false },
     info: { attribute: false },
     causalDefault: { type: Boolean },
+    trainNote: { attribute: false },
+    draw: { type: Number },
   };
 
   manifest: ManifestEntry[] = [];
   state: PlaygroundState | null = null;
   info: ModelInfo | null = null;
   causalDefault = true;
+  /** What the engine said about the last train-mode pass (null in eval mode). */
+  trainNote: string | null = null;
+  /** How many times the forward pass was run again. */
+  draw = 0;
 
   static styles = [
     panel,
@@ -137,10 +143,39 @@ export class TpControls extends LitElement {
               if (Number.isInteger(v) && v >= 0 && v <= 4294967295) this.set({ seed: v });
             }}
         /></label>
+        <fieldset>
+          <legend title="train mode: dropout active, BatchNorm with the batch's statistics; eval mode: neither">forward pass</legend>
+          ${(['eval', 'train'] as const).map(
+            (m) => html`<label><input type="radio" name="mode" .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m} mode</label>`,
+          )}
+        </fieldset>
+        ${st.mode === 'train'
+          ? html`<label title="dropout probability for train mode; empty: the model's own"
+              >dropout p
+              <input
+                type="number"
+                aria-label="dropout probability in train mode"
+                min="0"
+                max="0.9"
+                step="0.05"
+                placeholder=${this.info ? `model's ${this.info.dropout}` : ''}
+                .value=${st.drop === null ? '' : String(st.drop)}
+                @change=${(e: Event) => {
+                  const raw = (e.target as HTMLInputElement).value.trim();
+                  const v = Number(raw);
+                  if (raw === '') this.set({ drop: null });
+                  else if (Number.isFinite(v) && v >= 0 && v <= 0.9) this.set({ drop: v });
+                }}
+            /></label>`
+          : nothing}
+        <button title="run the forward pass again (train mode: with the next seed)" @click=${() => emit(this, 'tp-rerun', null)}>run again</button>
         ${st.ablate.length
           ? html`<button @click=${() => this.set({ ablate: [] })}>switch all ${st.ablate.length} ablated head${st.ablate.length === 1 ? '' : 's'} back on</button>`
           : nothing}
       </div>
+      ${st.mode === 'train'
+        ? html`<p class="desc" role="status" data-draw=${this.draw}>${this.trainNote ?? 'train mode'} · draw ${this.draw} (seed ${st.seed + this.draw}). Generation always runs in eval mode.</p>`
+        : nothing}
     </section>`;
   }
 }

@@ -61,6 +61,13 @@ top_k: number,
  */
 top_p: number, beam_width: number, seed: number, };
 
+export type TrainMode = { seed: number, 
+/**
+ * Dropout probability for this pass; `None`: the model's own. Dropout has no
+ * parameters, so any p in [0, 1) can be switched on at run time.
+ */
+dropout?: number, };
+
 export type ForwardRequest = { 
 /**
  * Target-side ids per sequence (unequal lengths are right-padded by the engine).
@@ -73,7 +80,12 @@ src?: Array<Array<number>>, switches: Switches, sampling: Sampling,
 /**
  * Also send every attention sublayer's q, k and v per head (for the q·k inspector).
  */
-qkv?: boolean, };
+qkv?: boolean, 
+/**
+ * Run in train mode (dropout with a seed, BatchNorm with batch statistics), on the
+ * CPU; absent: eval mode.
+ */
+train?: TrainMode, };
 
 export type GenerateStartRequest = { 
 /**
@@ -99,7 +111,12 @@ export type ModelInfo = { arch: Arch, pos_encoding: PosEncoding, norm: Norm, sco
 /**
  * K of Shaw's relative positions: offsets j − i are clipped to ±K.
  */
-relative_max_distance: number, };
+relative_max_distance: number, 
+/**
+ * The dropout probability the model was trained with (train mode uses it unless told
+ * otherwise).
+ */
+dropout: number, };
 
 export type Tokenized = { ids: Array<number>, tokens: Array<string>, 
 /**
@@ -256,7 +273,12 @@ flops: number,
 /**
  * Set when the GPU failed and the CPU ran this pass (and runs from now on).
  */
-fallback: string | null, };
+fallback: string | null, 
+/**
+ * Train mode: that it ran, with which dropout p, and (on a GPU backend) why this
+ * pass ran on the CPU.
+ */
+train_note: string | null, };
 
 export type GenerateStarted = { backend: BackendName, fallback: string | null, 
 /**
@@ -602,3 +624,222 @@ settings: RunSettings,
  * The `tplay train` flags of the same run.
  */
 command: Array<string>, };
+
+export type FfnProbe = { layer: number, 
+/**
+ * (B, T, C): the FFN's input (after the pre-LN norm where there is one).
+ */
+input: Dense, 
+/**
+ * (B, T, F): x·W₁ᵀ + b₁.
+ */
+pre: Dense, 
+/**
+ * (B, T, F): act(pre) (times the dropout mask in train mode).
+ */
+hidden: Dense, 
+/**
+ * (B, T, C): hidden·W₂ᵀ + b₂, before dropout and the residual add.
+ */
+output: Dense, 
+/**
+ * Fraction of `hidden` that is exactly 0 (ReLU's zeros, dropped units).
+ */
+zero_fraction: number, };
+
+export type NormProbe = { 
+/**
+ * `None` for the stack's final norm.
+ */
+layer: number | null, 
+/**
+ * `norm1`, `norm2`, `norm3`, or `norm` (the final one).
+ */
+name: string, 
+/**
+ * The sublayer it belongs to (`None` for the final norm).
+ */
+sublayer: SublayerKind | null, kind: NormKind, 
+/**
+ * `None` for the final norm (after the last layer).
+ */
+placement: Placement | null, 
+/**
+ * true: one μ, σ² per feature over every position of the batch (BatchNorm in train
+ * mode); false with `running`: BatchNorm's stored running statistics; false
+ * otherwise: one μ, σ² per position over its C features (LayerNorm).
+ */
+over_batch: boolean, running: boolean, 
+/**
+ * (B, T) per position, or (C) per feature.
+ */
+mean: Dense, 
+/**
+ * (B, T) or (C): the biased variance σ².
+ */
+var: Dense, 
+/**
+ * (B, T, C): what was normalised.
+ */
+input: Dense, };
+
+export type DropPlace = "embedding" | "attention_probs" | "ffn_hidden" | "sublayer_output";
+
+export type DropSite = { stack: AttnSite, layer: number | null, sublayer: SublayerKind | null, place: DropPlace, 
+/**
+ * Part of the 2017 paper's recipe (embedding and sublayer outputs) or one of the
+ * places PyTorch's modules add.
+ */
+in_paper: boolean, 
+/**
+ * The mask: 0 (dropped) or 1/(1 − p) (kept); its shape is the tensor's:
+ * (B, T, C), (B, H, T, S) or (B, T, F).
+ */
+mask: Dense, kept_fraction: number, };
+
+export type StackProbe = { site: AttnSite, ffn: Array<FfnProbe>, 
+/**
+ * In the order they ran (the final norm last).
+ */
+norms: Array<NormProbe>, 
+/**
+ * (L + 1, B, T, C): the residual stream before the first layer and after each.
+ */
+hidden: Dense, };
+
+export type BlockProbe = { train: boolean, 
+/**
+ * The dropout probability the pass used (0 in eval mode has no effect either way).
+ */
+dropout: number, stacks: Array<StackProbe>, 
+/**
+ * Train mode with dropout > 0: every mask, in the order they were drawn.
+ */
+drops: Array<DropSite>, 
+/**
+ * (B, T, V), or (B, N) for a classifier.
+ */
+logits: Dense, };
+
+export type SequenceInput = { tokens: Array<number>, src?: Array<number>, };
+
+export type BlockProbeRequest = { batch: Array<Array<number>>, src?: Array<Array<number>>, switches: Switches, train?: TrainMode, };
+
+export type BlockDiffRequest = { before: SequenceInput, after: SequenceInput, switches: Switches, train?: TrainMode, };
+
+export type Probed = "ffn_input" | "ffn_output" | "hidden" | "logits";
+
+export type RowDiff = { stack: AttnSite, what: Probed, layer: number, 
+/**
+ * (P): position p's row holds a value whose f32 bits differ, for the positions both
+ * inputs have (P = the shorter length).
+ */
+changed: Array<boolean>, 
+/**
+ * (P): max |after − before| over the row.
+ */
+max_abs: Float32Array, };
+
+export type BlockDiff = { 
+/**
+ * Positions whose token differs (of the main stack, or of the source for an
+ * encoder-decoder's encoder), over the shorter length; and the lengths.
+ */
+edited: Array<number>, src_edited: Array<number>, len_before: number, len_after: number, rows: Array<RowDiff>, 
+/**
+ * The second pass's tensors (batch of one).
+ */
+after: BlockProbe, };
+
+export type CouplingRequest = { 
+/**
+ * The sequence whose output is watched (main-stack ids; the source of an
+ * encoder-decoder model).
+ */
+tokens: Array<number>, 
+/**
+ * Another sequence of the batch.
+ */
+other: Array<number>, 
+/**
+ * The other sequence, changed.
+ */
+other_changed: Array<number>, seed: number, };
+
+export type CouplingModel = { norm: Norm, 
+/**
+ * false: built in memory with random weights (seed 0), never trained.
+ */
+trained: boolean, 
+/**
+ * What the model is, in words.
+ */
+label: string, 
+/**
+ * max |Δ| of this sequence's outputs when only the other sequence changes: train mode.
+ */
+train_max_diff: number, 
+/**
+ * ... bit-identical in train mode.
+ */
+train_identical: boolean, eval_max_diff: number, eval_identical: boolean, 
+/**
+ * Layer 0's first norm in train mode on the batch [this, other] (None: no norm).
+ */
+stats: NormProbe | null, 
+/**
+ * Positions the batch normalises over together (B·T, pads included).
+ */
+batch_rows: number, 
+/**
+ * (L + 1): mean ‖x‖ over this sequence's positions of the residual stream before
+ * the first layer and after each (eval mode, the last stack).
+ */
+residual_norms: Float32Array, };
+
+export type NormCoupling = { 
+/**
+ * The loaded model first, then its sibling with the other kind of norm.
+ */
+models: Array<CouplingModel>, };
+
+export type DropoutRequest = { input: SequenceInput, seed: number, 
+/**
+ * `None`: the model's own p.
+ */
+dropout?: number, };
+
+export type DropoutDemo = { 
+/**
+ * The p of this demonstration, and the model's own.
+ */
+p: number, model_p: number, 
+/**
+ * 1/(1 − p): what a kept unit is multiplied by.
+ */
+keep_scale: number, seed: number, 
+/**
+ * Every mask of the train-mode pass with `seed`.
+ */
+sites: Array<DropSite>, 
+/**
+ * (T, C) the first stack's embedding + positions in eval mode and in train mode.
+ */
+embed_eval: Dense, embed_train: Dense, 
+/**
+ * Every element of `embed_train` is `embed_eval` × its mask value, bit for bit.
+ */
+embed_is_masked_eval: boolean, 
+/**
+ * max |Δ logits| between the passes with `seed` and `seed + 1` (train mode).
+ */
+train_repeat_diff: number, 
+/**
+ * Two eval-mode passes: bit-identical logits.
+ */
+eval_repeat_identical: boolean, 
+/**
+ * The train-mode pass with p = 0 gives the eval-mode logits, bit for bit (a model
+ * without BatchNorm), or `None` for a BatchNorm model (train mode differs anyway).
+ */
+zero_p_is_eval: boolean | null, };

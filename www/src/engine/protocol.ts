@@ -11,6 +11,14 @@
 // envelopes.
 import type {
   Arch,
+  BlockDiff,
+  BlockDiffRequest,
+  BlockProbe,
+  BlockProbeRequest,
+  CouplingRequest,
+  DropoutDemo,
+  DropoutRequest,
+  NormCoupling,
   CostReport,
   CostRequest,
   EmbeddingScaleRequest,
@@ -180,6 +188,14 @@ export interface Api {
   embeddingScale: { req: EmbeddingScaleRequest; res: EmbeddingScale };
   /** The worker fetches the checkpoint at `url` (kept for later requests); the loaded model stays. */
   extrapolation: { req: ExtrapolationRequest; res: Extrapolation };
+  /** Every block's live tensors (FFN, norms, residual stream, dropout masks) for a batch. */
+  blockProbe: { req: BlockProbeRequest; res: BlockProbe };
+  /** Two inputs compared row by row, bit-exactly. */
+  blockDiff: { req: BlockDiffRequest; res: BlockDiff };
+  /** LayerNorm vs BatchNorm on a batch, for the loaded model and a sibling with the other norm. */
+  normCoupling: { req: CouplingRequest; res: NormCoupling };
+  /** Dropout's masks in train mode, and eval mode as the identity. */
+  dropoutDemo: { req: DropoutRequest; res: DropoutDemo };
   /** The worker fetches the checkpoint at `url` (kept for later requests); the loaded model stays. */
   permutation: { req: PermutationRequest; res: PermutationResult };
 }

@@ -271,6 +271,10 @@ const handlers: Handlers = {
   positions: (eng, req) => eng.positions(req),
   ropeDemo: (eng, req) => eng.rope_demo(req),
   embeddingScale: (eng, req) => eng.embedding_scale(req),
+  blockProbe: (eng, req) => eng.block_probe(req),
+  blockDiff: (eng, req) => eng.block_diff(req),
+  normCoupling: (eng, req) => eng.norm_coupling(req),
+  dropoutDemo: (eng, req) => eng.dropout_demo(req),
   extrapolation: async (eng, { url, sequences }) => eng.extrapolation(await bytesOf(url), sequences),
   permutation: async (eng, { url, text, perm, causal }) =>
     eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),

@@ -24,7 +24,9 @@ import type {
   Sampling,
   Schedule,
   Switches,
+  SequenceInput,
   Tokenized,
+  TrainMode,
 } from '../engine/protocol';
 import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
@@ -89,6 +91,8 @@ export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, cau
     parts.push(`${a.ablate.length} → ${b.ablate.length} heads switched off`);
   }
   if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
+  if (a.mode !== b.mode) parts.push(`${a.mode} mode → ${b.mode} mode`);
+  if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(`dropout ${a.drop ?? 'the model\'s'} → ${b.drop ?? 'the model\'s'}`);
   return parts.join(', ');
 }
 
@@ -132,6 +136,13 @@ export class PlaygroundStore {
   engineRestarts = 0;
   /** What the page says about the last restart ('' when there was none). */
   engineNote = '';
+
+  /**
+   * Train mode: how many times the forward pass was run again ("run again"); each run
+   * draws its dropout masks from seed + draw, so repeats differ in train mode and are
+   * identical in eval mode.
+   */
+  draw = 0;
 
   /** Heads the cost panel counts with (null: the model's own). */
   private heads: number | null = null;
@@ -612,6 +623,22 @@ export class PlaygroundStore {
     this.tokenized = out;
   }
 
+  /** Run the forward pass again: in train mode with the next seed (new dropout masks). */
+  async runAgain(): Promise<void> {
+    this.previous = this.lastForward;
+    this.beforeLabel = this.st.mode === 'train' ? `train-mode draw ${this.draw} → ${this.draw + 1}` : 'eval mode, run again';
+    this.draw++;
+    await this.refresh();
+  }
+
+  /** The train mode of the inference views' passes (undefined: eval mode). */
+  trainMode(): TrainMode | undefined {
+    if (this.st.mode !== 'train') return undefined;
+    const t: TrainMode = { seed: this.st.seed + this.draw };
+    if (this.st.drop !== null) t.dropout = this.st.drop;
+    return t;
+  }
+
   /** One forward pass with traces of what is on screen now. */
   private async refresh() {
     const version = ++this.fwdVersion;
@@ -622,6 +649,8 @@ export class PlaygroundStore {
       sampling: this.sampling(),
       qkv: this.needs('qkv'),
     };
+    const train = this.trainMode();
+    if (train) req.train = train;
     try {
       const r = await this.engine.call('forward', req);
       if (version === this.fwdVersion && !this.stopped) {
@@ -723,6 +752,21 @@ export class PlaygroundStore {
     if (info.arch === 'encoder_only') return f.tokens;
     const promptLen = 1 + (this.tokenized[0]?.ids.length ?? 0);
     return f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row));
+  }
+
+  /**
+   * Row 0 of the input as one sequence, without the generated tokens: what the block views
+   * (ffn, no-leak, dropout) edit and probe. An encoder-decoder's is its source, read by a
+   * decoder holding only `<bos>`.
+   */
+  sequenceInput(): SequenceInput | null {
+    const info = this.info;
+    const row = this.inputRows()[0];
+    if (!info || !row?.length) return null;
+    // Padding belongs to the batch, not to this sequence.
+    const real = row.slice(0, Math.max(1, row.length - [...row].reverse().findIndex((id) => id !== info.pad)));
+    const ids = row.every((id) => id === info.pad) ? row : real;
+    return info.arch === 'encoder_decoder' ? { tokens: [info.bos], src: ids } : { tokens: ids };
   }
 
   tokensOf(ids: number[]): string[] {

@@ -33,6 +33,13 @@ export interface PlaygroundState {
   max: number;
   /** Start generating on load. */
   play: boolean;
+  /**
+   * The inference views' forward pass: eval mode, or train mode (dropout masks drawn from
+   * `seed`, BatchNorm with the batch's own statistics), which runs on the CPU.
+   */
+  mode: Mode;
+  /** Dropout probability in train mode (null: the model's own). */
+  drop: number | null;
   /** The attention sublayer, layer and head the views show. */
   site: AttnSite | null;
   layer: number;
@@ -44,6 +51,7 @@ export interface PlaygroundState {
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
+export type Mode = 'eval' | 'train';
 
 export const DEFAULTS: PlaygroundState = {
   model: '',
@@ -64,6 +72,8 @@ export const DEFAULTS: PlaygroundState = {
   speed: 150,
   max: 32,
   play: true,
+  mode: 'eval',
+  drop: null,
   site: null,
   layer: 0,
   head: 0,
@@ -256,6 +266,14 @@ const FIELDS: Field = {
   speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: 'milliseconds from 0 to 2000', effects: REDRAW },
   max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: 'a whole number from 1 to 200', effects: RESTART },
   play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: REDRAW },
+  // Train mode changes what the forward pass computes (generation stays in eval mode).
+  mode: { parse: (v) => (v === 'eval' || v === 'train' ? v : undefined), format: (v) => v, expect: 'eval or train', effects: ['forward'] },
+  drop: {
+    parse: (v) => (v === 'model' ? null : parseNumber(v, 0, 0.9, false)),
+    format: (v) => (v === null ? 'model' : String(v)),
+    expect: "a number from 0 to 0.9, or 'model' (the model's own)",
+    effects: ['forward'],
+  },
   site: {
     parse: (v) => (SITES.includes(v as AttnSite) ? (v as AttnSite) : undefined),
     format: (v) => v ?? '',

@@ -27,6 +27,10 @@ import '../components/tp-embedding-scale';
 import '../components/tp-extrapolation';
 import '../components/tp-masks';
 import { loadWhenSeen } from '../ui/lazy';
+import '../components/tp-ffn';
+import '../components/tp-no-leak';
+import '../components/tp-norms';
+import '../components/tp-dropout';
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -57,6 +61,9 @@ export const VIEWS = [
       .state=${s.st}
       .info=${s.info}
       .causalDefault=${s.info?.arch !== 'encoder_only'}
+      .trainNote=${s.lastForward?.train_note ?? null}
+      .draw=${s.draw}
+      @tp-rerun=${() => void s.runAgain()}
       @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => void s.patch(e.detail)}
     ></tp-controls>`,
   },
@@ -300,6 +307,65 @@ export const VIEWS = [
     title: 'Train short, test long: accuracy per position',
     needs: [],
     render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest}></tp-extrapolation>`,
+  },
+  {
+    name: 'ffn',
+    tag: 'tp-ffn',
+    title: 'The FFN is position-wise: edit one token, see which rows change',
+    needs: [],
+    render: (s) => html`<tp-ffn
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .input=${s.sequenceInput()}
+      .switches=${s.switches()}
+      .train=${s.trainMode()}
+      .layer=${s.st.layer}
+    ></tp-ffn>`,
+  },
+  {
+    name: 'no-leak',
+    tag: 'tp-no-leak',
+    title: 'The residual does not leak the future',
+    needs: [],
+    render: (s) => html`<tp-no-leak
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .input=${s.sequenceInput()}
+      .switches=${s.switches()}
+      .train=${s.trainMode()}
+    ></tp-no-leak>`,
+  },
+  {
+    name: 'norms',
+    tag: 'tp-norms',
+    title: 'LayerNorm vs BatchNorm on a batch',
+    needs: [],
+    render: (s) => html`<tp-norms
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .tokens=${(() => {
+        const q = s.sequenceInput();
+        return q ? (q.src ?? q.tokens) : [];
+      })()}
+      .seed=${s.st.seed + s.draw}
+    ></tp-norms>`,
+  },
+  {
+    name: 'dropout',
+    tag: 'tp-dropout',
+    title: 'Dropout in train mode, the identity in eval mode',
+    needs: [],
+    render: (s) => html`<tp-dropout
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .input=${s.sequenceInput()}
+      .seed=${s.st.seed + s.draw}
+      .p=${s.st.drop}
+    ></tp-dropout>`,
   },
   {
     // Loaded when it first comes into view (it brings uPlot with it).

@@ -1,0 +1,203 @@
+// `dropout`: where the model drops units in train mode, the masks one pass drew (zeros and
+// 1/(1 − p)), and eval mode as the identity. The core runs the input in train mode with a
+// seed (and the next seed), and twice in eval mode; this view draws what it reports.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { EngineCaller } from '../engine/client';
+import type { DropSite, DropoutDemo, ModelInfo, SequenceInput } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { fmt, showToken } from '../ui/palette';
+import './tp-heat';
+
+const PLACES: Record<DropSite['place'], string> = {
+  embedding: 'embedding + positions',
+  attention_probs: 'attention probabilities (before ·V)',
+  ffn_hidden: 'FFN hidden units (between W₁ and W₂)',
+  sublayer_output: 'sublayer output, before the residual add',
+};
+
+export class TpDropout extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    info: { attribute: false },
+    input: { attribute: false },
+    seed: { type: Number },
+    p: { type: Number },
+    data: { state: true },
+    shown: { state: true },
+    problem: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  info: ModelInfo | null = null;
+  input: SequenceInput | null = null;
+  seed = 0;
+  /** The page's train-mode p (null: the model's own, or 0.1 when the model has none). */
+  p: number | null = null;
+  /** The core's answer (read by the browser tests). */
+  data: DropoutDemo | null = null;
+  /** Index of the mask drawn large. */
+  shown = 0;
+  problem = '';
+  private asked = '';
+
+  static styles = [
+    panel,
+    css`
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.8rem;
+        font-variant-numeric: tabular-nums;
+      }
+      td,
+      th {
+        padding: 2px 6px;
+        border-bottom: 1px solid var(--tp-line);
+        text-align: left;
+      }
+      th {
+        font-weight: normal;
+        color: var(--tp-muted);
+      }
+      tr.sel td {
+        background: var(--tp-accent-soft);
+      }
+      .wrap {
+        overflow-x: auto;
+      }
+      .maps {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(220px, 1fr));
+        gap: 10px;
+      }
+    `,
+  ];
+
+  /** The p this view demonstrates: the page's, else the model's, else 0.1. */
+  private demoP(): number {
+    if (this.p !== null) return this.p;
+    return this.info && this.info.dropout > 0 ? this.info.dropout : 0.1;
+  }
+
+  updated(): void {
+    if (!this.engine || !this.info || !this.input) return;
+    const key = JSON.stringify([this.info.params, this.info.arch, this.input, this.seed, this.demoP()]);
+    if (key === this.asked) return;
+    this.asked = key;
+    void this.load();
+  }
+
+  private async load() {
+    try {
+      this.data = await this.engine!.call('dropoutDemo', { input: this.input!, seed: this.seed, dropout: this.demoP() });
+      this.shown = Math.min(this.shown, this.data.sites.length - 1);
+      this.problem = '';
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  private where(s: DropSite): string {
+    const stack = s.stack === 'encoder_self' ? 'encoder' : 'decoder';
+    const sub = s.sublayer ? ` ${s.sublayer.replace('_', '-').replace('ffn', 'FFN')}` : '';
+    return `${stack}${s.layer !== null ? ` L${s.layer + 1}` : ''}${sub}`;
+  }
+
+  render() {
+    const d = this.data;
+    const info = this.info;
+    const v = info?.vocab ?? [];
+    const ids = this.input ? (this.input.src ?? this.input.tokens) : [];
+    const site = d?.sites[this.shown];
+    // A (B, H, T, S) mask is drawn for head 0; the others as (T, width).
+    const mask = site
+      ? site.mask.shape.length === 4
+        ? { rows: site.mask.shape[2], cols: site.mask.shape[3], data: site.mask.data.subarray(0, site.mask.shape[2] * site.mask.shape[3]), what: 'head 1, query × key' }
+        : { rows: site.mask.shape[1], cols: site.mask.shape[2], data: site.mask.data, what: 'position × unit' }
+      : null;
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Dropout, train vs eval mode <span class="sub">where units are dropped, and what eval mode does instead</span></h2>
+      <p>
+        In train mode each marked tensor is multiplied by a fresh random mask: a unit is set to 0 with probability p and otherwise multiplied by 1/(1 − p), so
+        every unit keeps its expected value. In eval mode there is no mask at all — the layer passes its input through unchanged — which is why a model must be
+        switched to eval mode before it is used: otherwise two runs on the same input disagree.
+      </p>
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${d && info
+        ? html`<p class="small" data-p=${d.p} data-keep=${d.keep_scale}>
+              p = ${d.p}${d.p !== d.model_p ? ` (this model was trained with p = ${d.model_p}; dropout has no weights, so any p can be switched on)` : ''} · kept units ×
+              1/(1 − p) = ${fmt(d.keep_scale, 4)} · masks from seed ${d.seed}.
+            </p>
+            <div class="wrap">
+              <table aria-label="every place the model applies dropout">
+                <thead>
+                  <tr><th>where</th><th>what is dropped</th><th>source</th><th>shape</th><th>kept</th></tr>
+                </thead>
+                <tbody>
+                  ${d.sites.map(
+                    (s, i) => html`<tr class=${i === this.shown ? 'sel' : ''} data-place=${s.place} data-kept=${s.kept_fraction} @click=${() => (this.shown = i)}>
+                      <td><button aria-pressed=${String(i === this.shown)} @click=${() => (this.shown = i)}>${this.where(s)}</button></td>
+                      <td>${PLACES[s.place]}</td>
+                      <td>${s.in_paper ? 'the 2017 paper' : 'added by PyTorch’s layers'}</td>
+                      <td class="mono">${s.mask.shape.join('×')}</td>
+                      <td>${fmt(100 * s.kept_fraction, 1)}%</td>
+                    </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>
+            ${site && mask
+              ? html`<p class="small">The mask of ${this.where(site)} (${PLACES[site.place]}), ${mask.what}: dark 0 (dropped), light ${fmt(d.keep_scale, 3)} (kept).</p>
+                  <tp-heat
+                    data-map="mask"
+                    .rows=${mask.rows}
+                    .cols=${mask.cols}
+                    .data=${mask.data}
+                    .signed=${false}
+                    .label=${`dropout mask of ${this.where(site)}`}
+                    .rowName=${(r: number) => `row ${r}`}
+                    .colName=${(c: number) => `column ${c}`}
+                    .maxCell=${8}
+                  ></tp-heat>`
+              : nothing}
+            <p class="small">The first layer's input, eval mode against train mode: every train value is the eval value times its mask entry, bit for bit.</p>
+            <div class="maps">
+              ${(
+                [
+                  ['eval mode', d.embed_eval],
+                  ['train mode', d.embed_train],
+                ] as const
+              ).map(
+                ([name, t]) => html`<div>
+                  <div class="small muted">${name}</div>
+                  <tp-heat
+                    data-map=${`embedding ${name}`}
+                    .rows=${t.shape[0]}
+                    .cols=${t.shape[1]}
+                    .data=${t.data}
+                    .label=${`embedding + positions, ${name}`}
+                    .rowName=${(r: number) => `position ${r} ${showToken(v[ids[r]] ?? '')}`}
+                    .colName=${(c: number) => `feature ${c}`}
+                    .maxCell=${8}
+                  ></tp-heat>
+                </div>`,
+              )}
+            </div>
+            <ul class="small" data-masked=${String(d.embed_is_masked_eval)} data-eval-identical=${String(d.eval_repeat_identical)} data-train-diff=${d.train_repeat_diff}>
+              <li>train = eval × mask for every element of the embedding: <strong>${d.embed_is_masked_eval ? 'yes' : 'no'}</strong></li>
+              <li>two train-mode runs (seeds ${d.seed} and ${d.seed + 1}): logits differ by up to ${fmt(d.train_repeat_diff)}</li>
+              <li>two eval-mode runs: <strong>${d.eval_repeat_identical ? 'bit-identical' : 'different'}</strong></li>
+              ${d.zero_p_is_eval !== null
+                ? html`<li>train mode with p = 0 gives the eval-mode logits: <strong>${d.zero_p_is_eval ? 'yes, bit for bit' : 'no'}</strong></li>`
+                : html`<li>this model has BatchNorm: its train mode differs from eval mode even at p = 0 (see the norms view)</li>`}
+            </ul>`
+        : html`<p class="muted">Waiting for the model…</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-dropout', TpDropout);

@@ -1,0 +1,230 @@
+// What the `ffn` and `no-leak` views share: a "before" and an "after" input, one token
+// apart. Editing the page's text keeps the previous input as "before"; the perturb
+// controls replace one token of the current input without touching the text. The core
+// runs both (`blockDiff`) and says, position by position and bit-exactly, which rows
+// changed; the views only draw that.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { EngineCaller } from '../engine/client';
+import type { BlockDiff, BlockDiffRequest, ModelInfo, SequenceInput, Switches, TrainMode } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { showToken } from '../ui/palette';
+
+/** The ids a user edits: the source of an encoder-decoder, the tokens otherwise. */
+export function editedIds(s: SequenceInput): number[] {
+  return s.src ?? s.tokens;
+}
+
+function withEdited(s: SequenceInput, ids: number[]): SequenceInput {
+  return s.src ? { tokens: s.tokens, src: ids } : { tokens: ids };
+}
+
+const key = (s: SequenceInput | null) => (s ? `${s.tokens.join(',')}|${s.src?.join(',') ?? ''}` : '');
+
+export abstract class EditView extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    info: { attribute: false },
+    input: { attribute: false },
+    switches: { attribute: false },
+    train: { attribute: false },
+    beforeInput: { state: true },
+    afterInput: { state: true },
+    how: { state: true },
+    pos: { state: true },
+    repl: { state: true },
+    problem: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  info: ModelInfo | null = null;
+  /** The page's current input (row 0), as the model reads it. */
+  input: SequenceInput | null = null;
+  switches: Switches | null = null;
+  train: TrainMode | undefined = undefined;
+  /** The two inputs compared (read by the browser tests). */
+  beforeInput: SequenceInput | null = null;
+  afterInput: SequenceInput | null = null;
+  /** How "after" came from "before", in words. */
+  how = '';
+  /** The perturb controls: position and replacement token id (null: the defaults). */
+  pos: number | null = null;
+  repl: number | null = null;
+  problem = '';
+  private seenInput = '';
+  private prevInput: SequenceInput | null = null;
+  private modelKey = '';
+  private asked = '';
+
+  static styles = [
+    panel,
+    css`
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+      .edit {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px 14px;
+        align-items: center;
+        font-size: 0.85rem;
+        margin-bottom: 8px;
+      }
+      .wrap {
+        overflow-x: auto;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.78rem;
+        font-variant-numeric: tabular-nums;
+      }
+      td,
+      th {
+        padding: 1px 6px;
+        border-bottom: 1px solid var(--tp-line);
+        text-align: center;
+        white-space: nowrap;
+      }
+      th {
+        font-weight: normal;
+        color: var(--tp-muted);
+      }
+      td.same {
+        color: var(--tp-muted);
+      }
+      td.changed {
+        background: var(--tp-warn-soft);
+        color: var(--tp-warn);
+        font-weight: 700;
+      }
+      tr.edited th {
+        color: var(--tp-fg);
+        font-weight: 700;
+      }
+      .argument {
+        border-left: 3px solid var(--tp-accent);
+        padding-left: 8px;
+      }
+      .verdict {
+        font-weight: 600;
+      }
+    `,
+  ];
+
+  /** The switches each compared pair runs with (one diff per entry). */
+  protected abstract variants(): Switches[];
+  /** The diffs arrived (one per variant). */
+  protected abstract got(diffs: BlockDiff[]): void;
+
+  /** The replacement the perturb controls would use at `pos`: the chosen one, or the next word. */
+  private replacement(ids: number[], pos: number): number {
+    const info = this.info!;
+    if (this.repl !== null && this.repl !== ids[pos]) return this.repl;
+    const v = info.vocab.length;
+    const special = new Set([info.pad, info.bos, info.eos, info.unk]);
+    for (let k = 1; k < v; k++) {
+      const id = (ids[pos] + k) % v;
+      if (!special.has(id)) return id;
+    }
+    return ids[pos];
+  }
+
+  /** Replace one token of the current input (the default: the last one). */
+  perturb(pos?: number, token?: number): void {
+    if (!this.input || !this.info) return;
+    const ids = editedIds(this.input);
+    const p = Math.min(pos ?? this.pos ?? ids.length - 1, ids.length - 1);
+    if (p < 0) return;
+    if (token !== undefined) this.repl = token;
+    this.pos = p;
+    const out = [...ids];
+    out[p] = this.replacement(ids, p);
+    this.beforeInput = this.input;
+    this.afterInput = withEdited(this.input, out);
+    const v = this.info.vocab;
+    this.how = `position ${p}: “${showToken(v[ids[p]] ?? '')}” → “${showToken(v[out[p]] ?? '')}”`;
+  }
+
+  willUpdate(): void {
+    // Another model: the inputs of the last one mean nothing to it.
+    const mk = this.info ? `${this.info.arch}/${this.info.params}/${this.info.vocab.length}/${this.info.pos_encoding}` : '';
+    if (mk !== this.modelKey) {
+      this.modelKey = mk;
+      this.prevInput = null;
+      this.seenInput = '';
+    }
+    const k = key(this.input);
+    if (this.input && k !== this.seenInput) {
+      const prev = this.prevInput;
+      this.seenInput = k;
+      this.prevInput = this.input;
+      if (prev && this.info) {
+        // A text edit: the previous input stays as "before".
+        this.beforeInput = prev;
+        this.afterInput = this.input;
+        this.how = 'your edit of the text (the previous input is kept as “before”)';
+      } else {
+        this.pos = null;
+        this.perturb();
+      }
+    }
+  }
+
+  updated(): void {
+    if (!this.engine || !this.beforeInput || !this.afterInput || !this.switches) return;
+    const variants = this.variants();
+    const k = JSON.stringify([key(this.beforeInput), key(this.afterInput), variants, this.train ?? null]);
+    if (k === this.asked) return;
+    this.asked = k;
+    void this.load(variants);
+  }
+
+  private async load(variants: Switches[]) {
+    try {
+      const out: BlockDiff[] = [];
+      for (const switches of variants) {
+        const req: BlockDiffRequest = { before: this.beforeInput!, after: this.afterInput!, switches };
+        if (this.train) req.train = this.train;
+        out.push(await this.engine!.call('blockDiff', req));
+      }
+      this.problem = '';
+      this.got(out);
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Labels of the edited sequence's positions (after the edit). */
+  protected labels(): string[] {
+    const v = this.info?.vocab ?? [];
+    return this.afterInput ? editedIds(this.afterInput).map((id) => showToken(v[id] ?? `?${id}`)) : [];
+  }
+
+  /** The perturb controls. */
+  protected controls() {
+    const info = this.info;
+    if (!info || !this.input) return nothing;
+    const ids = editedIds(this.input);
+    const pos = Math.min(this.pos ?? ids.length - 1, ids.length - 1);
+    const special = new Set([info.pad, info.bos, info.eos]);
+    return html`<div class="edit">
+        <label
+          >position
+          <select aria-label="position to perturb" @change=${(e: Event) => this.perturb(Number((e.target as HTMLSelectElement).value))}>
+            ${ids.map((id, i) => html`<option value=${i} ?selected=${i === pos}>${i}: ${showToken(info.vocab[id] ?? '')}</option>`)}
+          </select></label
+        >
+        <label
+          >becomes
+          <select aria-label="replacement token" @change=${(e: Event) => this.perturb(pos, Number((e.target as HTMLSelectElement).value))}>
+            ${info.vocab.map((t, id) =>
+              special.has(id) || id === ids[pos] ? nothing : html`<option value=${id} ?selected=${this.afterInput && editedIds(this.afterInput)[pos] === id}>${showToken(t)}</option>`,
+            )}
+          </select></label
+        >
+        <span class="small muted">compared: ${this.how}</span>
+      </div>
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}`;
+  }
+}

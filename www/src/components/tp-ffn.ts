@@ -1,0 +1,153 @@
+// `ffn`: the feed-forward network is position-wise. Two inputs one token apart run through
+// the model; for every layer the core compares each position's FFN input row and output
+// row bit-exactly. A row's output changes exactly where its input changed: the FFN never
+// looks at another position. With the causal mask and the last token edited, only that
+// position's rows change at all.
+
+import { html, css, nothing } from 'lit';
+import type { AttnSite, BlockDiff, FfnProbe, RowDiff, Switches } from '../engine/protocol';
+import { EditView } from './tp-edit-base';
+import './tp-heat';
+import { fmt } from '../ui/palette';
+
+export class TpFfn extends EditView {
+  static properties = {
+    ...EditView.properties,
+    layer: { type: Number },
+    diff: { state: true },
+  };
+
+  /** The layer whose activations are drawn. */
+  layer = 0;
+  /** The core's comparison (read by the browser tests). */
+  diff: BlockDiff | null = null;
+
+  static styles = [
+    ...EditView.styles,
+    css`
+      .maps {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
+        gap: 10px;
+      }
+    `,
+  ];
+
+  protected variants(): Switches[] {
+    return this.switches ? [this.switches] : [];
+  }
+
+  protected got(d: BlockDiff[]): void {
+    this.diff = d[0] ?? null;
+  }
+
+  /** The stack whose positions were edited: the encoder of an encoder-decoder, else the only one. */
+  private stackSite(): AttnSite | null {
+    const d = this.diff;
+    if (!d) return null;
+    return d.after.stacks[0]?.site ?? null;
+  }
+
+  private rowsOf(what: 'ffn_input' | 'ffn_output', site: AttnSite): RowDiff[] {
+    return (this.diff?.rows ?? []).filter((r) => r.what === what && r.stack === site);
+  }
+
+  render() {
+    const d = this.diff;
+    const info = this.info;
+    const site = this.stackSite();
+    const ins = site ? this.rowsOf('ffn_input', site) : [];
+    const outs = site ? this.rowsOf('ffn_output', site) : [];
+    const labels = this.labels();
+    const edited = new Set(d ? (this.afterInput?.src ? d.src_edited : d.edited) : []);
+    const P = ins[0]?.changed.length ?? 0;
+    let agree = 0;
+    let total = 0;
+    let changedRows = 0;
+    ins.forEach((r, l) =>
+      r.changed.forEach((c, p) => {
+        total++;
+        if (c === outs[l]?.changed[p]) agree++;
+        if (c || outs[l]?.changed[p]) changedRows++;
+      }),
+    );
+    const ffn: FfnProbe | undefined = d?.after.stacks[0]?.ffn[Math.min(this.layer, (d?.after.stacks[0]?.ffn.length ?? 1) - 1)];
+    const cell = (r: RowDiff | undefined, p: number, l: number, what: string) => {
+      const c = r?.changed[p] ?? false;
+      const m = r?.max_abs[p] ?? 0;
+      return html`<td
+        class=${c ? 'changed' : 'same'}
+        data-layer=${l}
+        data-what=${what}
+        data-pos=${p}
+        data-changed=${String(c)}
+        data-max=${m}
+        title=${c ? `changed: max |Δ| = ${fmt(m)}` : 'bit-identical'}
+      >
+        ${c ? `Δ ${fmt(m, 2)}` : '='}
+      </td>`;
+    };
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">Position-wise FFN <span class="sub">edit one token: which rows of each layer's FFN change</span></h2>
+      ${info
+        ? html`<p>
+            Every layer applies one small network, <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
+            to each position by itself. Attention is what carries an edit to other positions; the FFN passes on a change in a row only if that same row's
+            input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.
+          </p>`
+        : nothing}
+      ${this.controls()}
+      ${d && P
+        ? html`<div class="wrap">
+              <table aria-label="FFN input and output rows, changed or bit-identical, per layer and position">
+                <thead>
+                  <tr>
+                    <th>position</th>
+                    ${ins.map((r) => html`<th>L${r.layer + 1} FFN in</th><th>L${r.layer + 1} FFN out</th>`)}
+                  </tr>
+                </thead>
+                <tbody>
+                  ${Array.from({ length: P }, (_, p) => html`<tr class=${edited.has(p) ? 'edited' : ''}>
+                      <th scope="row">${p} ${labels[p] ?? ''}${edited.has(p) ? ' ✎' : ''}</th>
+                      ${ins.map((r, l) => html`${cell(r, p, r.layer, 'ffn_input')}${cell(outs[l], p, r.layer, 'ffn_output')}`)}
+                    </tr>`)}
+                </tbody>
+              </table>
+            </div>
+            <p class="verdict" data-agree=${agree} data-total=${total} data-changed-rows=${changedRows}>
+              In ${agree} of ${total} rows (layer × position) the FFN output changed exactly when its input did; ${changedRows} of them changed at all.
+            </p>`
+        : html`<p class="muted">Waiting for the model…</p>`}
+      ${ffn && info
+        ? html`<p class="small">
+              Layer ${ffn.layer + 1}, after the edit: the FFN's input, its hidden units after ${info.activation} (${fmt(100 * ffn.zero_fraction, 1)}% exactly zero${info.activation === 'relu' ? ' — ReLU cuts every negative pre-activation to 0' : ''}) and its output, one row per position.
+            </p>
+            <div class="maps">
+              ${(
+                [
+                  ['ffn input x', ffn.input, info.d_model],
+                  [`hidden ${info.activation}(x·W₁ᵀ + b₁)`, ffn.hidden, info.d_ff],
+                  ['output ·W₂ᵀ + b₂', ffn.output, info.d_model],
+                ] as const
+              ).map(
+                ([name, t, w]) => html`<div>
+                  <div class="small muted">${name}</div>
+                  <tp-heat
+                    data-map=${name}
+                    .rows=${t.shape[1]}
+                    .cols=${w}
+                    .data=${t.data.subarray(0, t.shape[1] * w)}
+                    .label=${`${name}, layer ${ffn.layer + 1}`}
+                    .rowName=${(r: number) => `position ${r} ${labels[r] ?? ''}`}
+                    .colName=${(c: number) => `unit ${c}`}
+                    .maxCell=${8}
+                  ></tp-heat>
+                </div>`,
+              )}
+            </div>`
+        : nothing}
+    </section>`;
+  }
+}
+
+customElements.define('tp-ffn', TpFfn);

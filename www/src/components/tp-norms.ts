@@ -1,0 +1,194 @@
+// `norms`: LayerNorm against BatchNorm on a batch of two sequences — this one and another.
+// The core runs the loaded model and a sibling with the other kind of norm, in train and
+// eval mode, once beside the other sequence and once beside a changed copy of it, and
+// says whether this sequence's output moved. It also gives the statistics each norm took
+// (per position over its features, or per feature over the whole batch) and the size of
+// the residual stream after each layer.
+
+import { LitElement, html, css, nothing } from 'lit';
+import type { EngineCaller } from '../engine/client';
+import type { CouplingModel, ModelInfo, NormCoupling } from '../engine/protocol';
+import { panel } from '../ui/shared';
+import { fmt, showToken } from '../ui/palette';
+import './tp-heat';
+
+const NORM_NAMES: Record<string, string> = {
+  pre_ln: 'pre-LN LayerNorm',
+  post_ln: 'post-LN LayerNorm',
+  batch_norm: 'BatchNorm',
+  none: 'no norm',
+};
+
+export class TpNorms extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    info: { attribute: false },
+    tokens: { attribute: false },
+    seed: { type: Number },
+    data: { state: true },
+    problem: { state: true },
+  };
+
+  engine: EngineCaller | null = null;
+  info: ModelInfo | null = null;
+  /** This sequence (the main stack's ids, or an encoder-decoder's source). */
+  tokens: number[] = [];
+  seed = 0;
+  /** The core's answer (read by the browser tests). */
+  data: NormCoupling | null = null;
+  /** The batch sent: this, the other sequence and its changed copy. */
+  other: number[] = [];
+  otherChanged: number[] = [];
+  problem = '';
+  private asked = '';
+
+  static styles = [
+    panel,
+    css`
+      p {
+        font-size: 0.85rem;
+        margin: 4px 0 8px;
+      }
+      table {
+        border-collapse: collapse;
+        font-size: 0.8rem;
+        font-variant-numeric: tabular-nums;
+      }
+      td,
+      th {
+        padding: 2px 6px;
+        border-bottom: 1px solid var(--tp-line);
+        text-align: left;
+        vertical-align: top;
+      }
+      th {
+        font-weight: normal;
+        color: var(--tp-muted);
+      }
+      .yes {
+        color: var(--tp-warn);
+        font-weight: 700;
+      }
+      .wrap {
+        overflow-x: auto;
+      }
+      .models {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(300px, 1fr));
+        gap: 14px;
+      }
+    `,
+  ];
+
+  /** The other sequence: this one's words in reverse order (the first token kept), and a changed copy. */
+  private pair(): [number[], number[]] {
+    const info = this.info!;
+    const special = new Set([info.pad, info.bos, info.eos, info.unk]);
+    const t = this.tokens;
+    const lead = t.length > 1 && t[0] === info.bos ? [t[0]] : [];
+    const body = t.slice(lead.length);
+    const other = [...lead, ...[...body].reverse()];
+    const v = info.vocab.length;
+    const shift = (id: number) => {
+      if (special.has(id)) return id;
+      for (let k = 1; k < v; k++) if (!special.has((id + k) % v)) return (id + k) % v;
+      return id;
+    };
+    return [other, other.map(shift)];
+  }
+
+  updated(): void {
+    if (!this.engine || !this.info || !this.tokens.length) return;
+    const key = `${this.info.params}/${this.info.arch}/${this.tokens.join(',')}/${this.seed}`;
+    if (key === this.asked) return;
+    this.asked = key;
+    void this.load();
+  }
+
+  private async load() {
+    const [other, changed] = this.pair();
+    this.other = other;
+    this.otherChanged = changed;
+    try {
+      this.data = await this.engine!.call('normCoupling', { tokens: this.tokens, other, other_changed: changed, seed: this.seed });
+      this.problem = '';
+    } catch (e) {
+      this.problem = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  private stats(m: CouplingModel) {
+    const s = m.stats;
+    if (!s) return html`<p class="small muted">This model has no norm inside its layers.</p>`;
+    const where = s.over_batch
+      ? `one μ and σ² per feature (${s.mean.shape[0]}), each over all ${m.batch_rows} positions of the batch`
+      : s.running
+        ? 'the stored running μ and σ² per feature (eval mode)'
+        : `one μ and σ² per position, each over its own ${this.info?.d_model ?? ''} features`;
+    const perPos = !s.over_batch && !s.running;
+    const T = perPos ? s.mean.shape[1] : s.mean.shape[0];
+    const data = perPos ? [...s.mean.data.subarray(0, T), ...s.var.data.subarray(0, T)] : [...s.mean.data, ...s.var.data];
+    return html`<p class="small">Layer 1 ${s.name} in train mode took ${where}:</p>
+      <tp-heat
+        data-map=${`${m.norm} stats`}
+        .rows=${2}
+        .cols=${T}
+        .data=${data}
+        .label=${`${NORM_NAMES[m.norm]}: mean (row 1) and variance (row 2) ${perPos ? 'per position of this sequence' : 'per feature'}`}
+        .rowName=${(r: number) => (r === 0 ? 'μ' : 'σ²')}
+        .colName=${(c: number) => (perPos ? `position ${c}` : `feature ${c}`)}
+        .maxCell=${14}
+      ></tp-heat>`;
+  }
+
+  private model(m: CouplingModel) {
+    const yes = (moved: boolean, d: number) =>
+      moved ? html`<span class="yes">yes</span> (max |Δ| ${fmt(d)})` : html`no — bit-identical`;
+    return html`<div data-norm=${m.norm} data-trained=${String(m.trained)}>
+      <h3>${NORM_NAMES[m.norm] ?? m.norm} <span class="small muted">${m.label}</span></h3>
+      <table>
+        <tbody>
+          <tr data-mode="train" data-identical=${String(m.train_identical)} data-max=${m.train_max_diff}>
+            <th>train mode: does the other sequence move this one's output?</th>
+            <td>${yes(!m.train_identical, m.train_max_diff)}</td>
+          </tr>
+          <tr data-mode="eval" data-identical=${String(m.eval_identical)} data-max=${m.eval_max_diff}>
+            <th>eval mode</th>
+            <td>${yes(!m.eval_identical, m.eval_max_diff)}</td>
+          </tr>
+          <tr>
+            <th>mean ‖x‖ of the residual stream (this sequence)</th>
+            <td class="mono" data-residual=${Array.from(m.residual_norms).join(',')}>
+              ${Array.from(m.residual_norms).map((v, l) => html`${l === 0 ? 'in' : `L${l}`} ${fmt(v, 2)}${l + 1 < m.residual_norms.length ? ' · ' : ''}`)}
+            </td>
+          </tr>
+        </tbody>
+      </table>
+      ${this.stats(m)}
+    </div>`;
+  }
+
+  render() {
+    const d = this.data;
+    const v = this.info?.vocab ?? [];
+    const words = (ids: number[]) => ids.map((id) => showToken(v[id] ?? '')).join(this.info?.tokenizer_kind === 'word' ? ' ' : '');
+    return html`<section class="card" aria-labelledby="h">
+      <h2 id="h">LayerNorm vs BatchNorm <span class="sub">what each one averages over, and what that couples</span></h2>
+      <p>
+        LayerNorm centres and scales each position by the mean and variance of its own features, so nothing else in the batch can reach it. BatchNorm in train
+        mode takes each feature's mean and variance over every position of every sequence in the batch, so a neighbour in the batch shifts this sequence's
+        numbers; in eval mode it uses stored running statistics and the coupling is gone.
+      </p>
+      ${this.info && this.tokens.length
+        ? html`<p class="small">
+            Batch: <span class="mono">“${words(this.tokens)}”</span> beside <span class="mono">“${words(this.other)}”</span>, then beside
+            <span class="mono">“${words(this.otherChanged)}”</span>; train mode draws its dropout masks from seed ${this.seed}, the same masks for both batches.
+          </p>`
+        : nothing}
+      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${d ? html`<div class="models">${d.models.map((m) => this.model(m))}</div>` : html`<p class="muted">Waiting for the model…</p>`}
+    </section>`;
+  }
+}
+
+customElements.define('tp-norms', TpNorms);
