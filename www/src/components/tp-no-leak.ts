@@ -51,7 +51,7 @@ export class TpNoLeak extends EditView {
     }
     return html`<div class="wrap">
       <div class="small"><strong>causal mask ${mask}</strong></div>
-      <table aria-label=${`residual stream and logits per position, causal mask ${mask}: changed or bit-identical`} data-mask=${mask}>
+      <table aria-label=${`residual stream and logits per position, later keys ${mask === 'on' ? 'hidden' : 'visible'}: changed or bit-identical`} data-mask=${mask}>
         <thead>
           <tr>
             <th>position</th>
