@@ -195,6 +195,7 @@ fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
             seed: 0,
         },
         qkv: None,
+        train: None,
     };
     let out = pollster::block_on(engine.forward(&req)).unwrap();
     let want = traced_with(&m, &[vec![1, 5, 8, 6]], &[vec![9, 4, 7, 5]]);

@@ -34,6 +34,7 @@ fuzz_target!(|req: Req| {
         switches: req.switches.switches(),
         sampling: req.sampling.sampling(),
         qkv: req.qkv,
+        train: None,
     };
     with_engine(req.model, |engine, m| {
         let Ok(out) = pollster::block_on(engine.forward(&request)) else {
