@@ -2,7 +2,7 @@
 # Train every shipped model from scratch: one command per checkpoint, run from the
 # repository root. The same seed gives the same weights on the same platform (floating-point
 # results may differ across CPUs and compilers). Each command prints its held-out
-# evaluation as JSON. Takes about 40 minutes on two cores.
+# evaluation as JSON. Takes about 50 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p tplay
@@ -24,3 +24,10 @@ cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --
 cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding none --max-len 256 --out models/zh-grammar-none.safetensors
 cargo run --release -p tplay -- train --task zh-numerals --seed 1 --steps 8000 --dropout 0.1 --out models/zh-numerals.safetensors
 cargo run --release -p tplay -- train --task zh-sentiment --seed 1 --steps 2000 --out models/zh-sentiment.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --norm post_ln --out models/reverse-post-ln.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --norm batch_norm --out models/reverse-batch-norm.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --residual false --out models/reverse-no-residual.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --scale-embeddings false --out models/reverse-no-embed-scale.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --score dot --out models/reverse-dot.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --score additive --out models/reverse-additive.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --dropout 0.1 --out models/reverse-dropout.safetensors

@@ -24,6 +24,18 @@ pub struct Recipe {
     pub run: RunSpec,
     /// The held-out accuracy (the task's metric) the checkpoint must reach.
     pub threshold: f64,
+    /// For a model that differs from another shipped one in one design choice: that
+    /// model's file and the choice, in a few words (the page groups and labels them).
+    pub variant: Option<Variant>,
+}
+
+/// How a sibling model differs from the shipped model it was derived from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// The file of the model it differs from.
+    pub of: &'static str,
+    /// The one design choice that differs, in a few words ("post-LN").
+    pub label: &'static str,
 }
 
 impl Recipe {
@@ -63,6 +75,7 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
         // Without any position information the model is a little weaker at agreement
         // across a relative clause; it is held to a lower bar.
         threshold: if pos == "none" { 0.85 } else { 0.9 },
+        variant: None,
     }
 }
 
@@ -102,9 +115,130 @@ fn grammar_shared_qk() -> Recipe {
     r
 }
 
+/// The reverse model's recipe, for the models that differ from it in one design choice.
+fn reverse() -> Recipe {
+    Recipe {
+        file: "reverse.safetensors",
+        title: "Reverse a string",
+        description: "A character-level GPT that reverses up to eight letters: each \
+                      answer letter attends to its mirror image in the prompt.",
+        default_prompt: "hgfedcba>",
+        run: RunSpec {
+            task: "reverse".into(),
+            seed: 1,
+            steps: 3000,
+            ..RunSpec::default()
+        },
+        threshold: 0.99,
+        variant: None,
+    }
+}
+
+/// A sibling of the reverse model: the same task, seed, steps and sizes with one design
+/// choice changed (`change`), for the switches of the page to load.
+fn reverse_sibling(
+    file: &'static str,
+    label: &'static str,
+    title: &'static str,
+    description: &'static str,
+    threshold: f64,
+    change: impl FnOnce(&mut RunSpec),
+) -> Recipe {
+    let mut r = reverse();
+    r.variant = Some(Variant { of: r.file, label });
+    r.file = file;
+    r.title = title;
+    r.description = description;
+    r.threshold = threshold;
+    change(&mut r.run);
+    r
+}
+
+/// The reverse model's siblings, one design choice each: where the norm sits, which
+/// norm, the residual connections, the √d_model embedding scale, the score function and
+/// dropout. The reverse task is the cheapest shipped one whose exact-match score shows
+/// a weaker design (40 s to 2 min of training each on one core). Each threshold sits a
+/// little under what the model reached when it was trained (models/README.md).
+pub fn reverse_siblings() -> Vec<Recipe> {
+    vec![
+        reverse_sibling(
+            "reverse-post-ln.safetensors",
+            "post-LN",
+            "Reverse · post-LN",
+            "The reverse model with each LayerNorm after its residual add, as in the 2017 \
+             paper (x = LN(x + f(x))), instead of before the sublayer (pre-LN, the default).",
+            0.97,
+            |r| r.norm = Some("post_ln".into()),
+        ),
+        reverse_sibling(
+            "reverse-batch-norm.safetensors",
+            "BatchNorm",
+            "Reverse · BatchNorm",
+            "The reverse model with BatchNorm where LayerNorm was: each feature is \
+             normalised over the batch and the positions, so in train mode the other \
+             sequences of a batch change this one's output; in eval mode it uses the \
+             running statistics it kept while training.",
+            0.95,
+            |r| r.norm = Some("batch_norm".into()),
+        ),
+        reverse_sibling(
+            "reverse-no-residual.safetensors",
+            "no residual",
+            "Reverse · no residual connections",
+            "The reverse model without residual connections: each sublayer's output \
+             replaces its input instead of being added to it. It is meant to be weaker \
+             than its siblings: the letters and positions must survive every sublayer \
+             instead of riding the residual stream past it, and the gradient has no \
+             short path back to the embeddings.",
+            0.8,
+            |r| r.residual = Some(false),
+        ),
+        reverse_sibling(
+            "reverse-no-embed-scale.safetensors",
+            "no ×√d_model",
+            "Reverse · no ×√d_model",
+            "The reverse model whose token embeddings are not multiplied by √d_model \
+             before the positions are added, so the sine/cosine position vectors start \
+             out as large as the embeddings.",
+            0.97,
+            |r| r.scale_embeddings = Some(false),
+        ),
+        reverse_sibling(
+            "reverse-dot.safetensors",
+            "dot scores",
+            "Reverse · dot-product scores (no √d_k)",
+            "The reverse model trained with plain dot-product scores q·k, not divided by \
+             √d_k.",
+            0.97,
+            |r| r.score = Some("dot".into()),
+        ),
+        reverse_sibling(
+            "reverse-additive.safetensors",
+            "additive scores",
+            "Reverse · additive scores",
+            "The reverse model with additive (Bahdanau) scores, v·tanh(q + k) per head, \
+             instead of scaled dot products: as many multiply-adds, plus an addition and a \
+             tanh for every dimension of every (query, key) pair.",
+            0.9,
+            |r| r.score = Some("additive".into()),
+        ),
+        reverse_sibling(
+            "reverse-dropout.safetensors",
+            "dropout 0.1",
+            "Reverse · dropout 0.1",
+            "The reverse model trained with dropout 0.1: on the embeddings plus positions, on \
+             every sublayer's output before the residual add, on the attention \
+             probabilities and inside the FFN. At inference, in eval mode, dropout does \
+             nothing.",
+            0.9,
+            |r| r.dropout = Some(0.1),
+        ),
+    ]
+}
+
 /// Every shipped model, the playground's default first.
 pub fn recipes() -> Vec<Recipe> {
-    vec![
+    let mut all = vec![
         grammar(
             "alibi",
             "Grammar LM · ALiBi",
@@ -157,6 +291,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            variant: None,
         },
         Recipe {
             file: "sentiment.safetensors",
@@ -171,6 +306,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            variant: None,
         },
         Recipe {
             file: "tagging.safetensors",
@@ -185,21 +321,9 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            variant: None,
         },
-        Recipe {
-            file: "reverse.safetensors",
-            title: "Reverse a string",
-            description: "A character-level GPT that reverses up to eight letters: each \
-                          answer letter attends to its mirror image in the prompt.",
-            default_prompt: "hgfedcba>",
-            run: RunSpec {
-                task: "reverse".into(),
-                seed: 1,
-                steps: 3000,
-                ..RunSpec::default()
-            },
-            threshold: 0.99,
-        },
+        reverse(),
         zh_grammar(
             "alibi",
             "中文 Chinese grammar LM · ALiBi",
@@ -245,6 +369,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            variant: None,
         },
         Recipe {
             file: "zh-sentiment.safetensors",
@@ -261,8 +386,11 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            variant: None,
         },
-    ]
+    ];
+    all.extend(reverse_siblings());
+    all
 }
 
 #[cfg(test)]
