@@ -19,10 +19,12 @@ use crate::explain::blocks::{
 };
 use crate::explain::extrapolation::{extrapolation, Extrapolation, SEED as EXTRAPOLATION_SEED};
 use crate::explain::order::permutation;
+use crate::explain::parallel::{parallel_vs_serial, ParallelTiming};
 use crate::explain::positions::{
     additive_table, alibi_matrices, embedding_map, embedding_scale_of, relative_tables,
     rope_demo_of_model, similarity, EmbeddingScale, RopeDemo,
 };
+use crate::explain::scoring::{compare_scoring, ScoringComparison};
 use crate::explain::sqrt_dk::{score_scaling, ScoreScaling, WIDTHS as SQRT_DK_WIDTHS};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
@@ -38,10 +40,10 @@ use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
     AttnView, BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, Dense,
     EmbeddingScaleRequest, F32Array, ForwardRequest, ForwardResult, GenerateStartRequest,
-    GenerateStarted, GenerateStep, HiddenView, MaskView, ModelInfo, NoamRequest, PermutationResult,
-    Positions, PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
-    RunSettings, SamplingRequest, ScoreScalingRequest, StrategyName, Switches, Tokenized,
-    TrainChunk, TrainChunkRequest, TrainStarted,
+    GenerateStarted, GenerateStep, HiddenView, MaskView, ModelInfo, NoamRequest, ParallelRequest,
+    PermutationResult, Positions, PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults,
+    RunDefaultsRequest, RunSettings, SamplingRequest, ScoreScalingRequest, ScoringRequest,
+    StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -388,6 +390,30 @@ impl Engine {
         ))
     }
 
+    /// Training is parallel, inference serial: `req.prompt` extended greedily to
+    /// `req.length` tokens, run as teacher-forced passes and token by token with and
+    /// without the KV cache on the running backend, timed and counted
+    /// (`explain::parallel`).
+    pub async fn parallel(&self, req: &ParallelRequest) -> Result<ParallelTiming> {
+        let m = self.model()?;
+        parallel_vs_serial(
+            m,
+            &self.backend,
+            &req.prompt,
+            req.length,
+            req.repeats,
+            &ForwardOptions::default(),
+            None,
+        )
+        .await
+    }
+
+    /// Dot, scaled-dot and additive scoring on the loaded model's shape: operation counts
+    /// and the measured time of one pass over `req.tokens` tokens (`explain::scoring`).
+    pub async fn scoring(&self, req: &ScoringRequest) -> Result<ScoringComparison> {
+        compare_scoring(self.model()?, &self.backend, req.tokens, req.repeats, None).await
+    }
+
     /// Run on the CPU from now on.
     pub fn use_cpu(&mut self) {
         self.backend = Backend::Cpu;
@@ -576,7 +602,7 @@ impl Engine {
             strategy: req.sampling.strategy()?,
             seed: req.sampling.seed,
             max_new_tokens: req.max_new_tokens,
-            use_cache: true,
+            use_cache: req.use_cache.unwrap_or(true),
             top_candidates: TOP_CANDIDATES,
             trace_attention: req.trace.unwrap_or(true),
             forward,
@@ -1122,6 +1148,7 @@ mod tests {
                 sampling: sampling(StrategyName::Sample),
                 max_new_tokens: 5,
                 trace: Some(false),
+                use_cache: None,
             };
             e.generate_start(&req).unwrap();
             let mut last = None;

@@ -150,6 +150,33 @@ pub struct GenerateStartRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub trace: Option<bool>,
+    /// Keep keys and values between steps (default true); off, every step recomputes
+    /// the whole prefix. The tokens are the same either way, the cost is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub use_cache: Option<bool>,
+}
+
+/// `parallel`: one sequence run as one teacher-forced pass, and token by token with and
+/// without the KV cache (`explain::parallel`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct ParallelRequest {
+    /// Decoder ids to start from, `<bos>` first; the model's greedy continuation fills
+    /// the rest.
+    pub prompt: Vec<u32>,
+    /// N: tokens in the whole sequence.
+    pub length: usize,
+    /// Each measurement is the median of this many runs.
+    pub repeats: usize,
+}
+
+/// `scoring`: dot, scaled-dot and additive scoring on the loaded model's shape
+/// (`explain::scoring`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct ScoringRequest {
+    /// Tokens per forward pass.
+    pub tokens: usize,
+    pub repeats: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -592,6 +619,8 @@ pub fn typescript() -> String {
         DropoutRequest, FfnProbe, NormCoupling, NormProbe, Probed, RowDiff, SequenceInput,
         StackProbe, TrainMode,
     };
+    use crate::explain::parallel::{Exponents, ParallelTiming};
+    use crate::explain::scoring::{ScoreCost, ScoringComparison};
     use crate::generate::beam::{Ending, Hypothesis};
     use crate::generate::step::{BeamStep, Candidate, StopReason};
     use crate::generate::Step;
@@ -689,6 +718,12 @@ pub fn typescript() -> String {
         NormCoupling::decl(&cfg),
         DropoutRequest::decl(&cfg),
         DropoutDemo::decl(&cfg),
+        ParallelRequest::decl(&cfg),
+        Exponents::decl(&cfg),
+        ParallelTiming::decl(&cfg),
+        ScoringRequest::decl(&cfg),
+        ScoreCost::decl(&cfg),
+        ScoringComparison::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types of crate/src/protocol.rs (and the core types they\n\

@@ -13,8 +13,8 @@ use crate::error::Error;
 use crate::explain::blocks::{CouplingRequest, DropoutRequest};
 use crate::protocol::{
     BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest, ForwardRequest,
-    GenerateStartRequest, NoamRequest, PositionsRequest, RopeDemoRequest, RunDefaultsRequest,
-    RunSettings, ScoreScalingRequest, TrainChunkRequest,
+    GenerateStartRequest, NoamRequest, ParallelRequest, PositionsRequest, RopeDemoRequest,
+    RunDefaultsRequest, RunSettings, ScoreScalingRequest, ScoringRequest, TrainChunkRequest,
 };
 
 type JsResult<T> = std::result::Result<T, JsError>;
@@ -41,8 +41,8 @@ import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, Coupli
   DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
   GenerateStartRequest, GenerateStarted, GenerateStep, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
-  RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted
-} from '../src/engine/generated';
+  RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
+  ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison } from '../src/engine/generated';
 import type { EmbeddingScale, Extrapolation, RopeDemo, ScoreScaling } from '../src/engine/protocol';
 "#;
 
@@ -304,6 +304,26 @@ impl Engine {
     ) -> JsResult<JsValue> {
         let req: DropoutRequest = from_js("dropout", req)?;
         to_js(&self.0.dropout_demo(&req).map_err(js_err)?)
+    }
+
+    /// `ParallelRequest` → `ParallelTiming`.
+    #[wasm_bindgen(unchecked_return_type = "ParallelTiming")]
+    pub async fn parallel(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ParallelRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: ParallelRequest = from_js("parallel", req)?;
+        to_js(&self.0.parallel(&req).await.map_err(js_err)?)
+    }
+
+    /// `ScoringRequest` → `ScoringComparison`.
+    #[wasm_bindgen(unchecked_return_type = "ScoringComparison")]
+    pub async fn scoring(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ScoringRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: ScoringRequest = from_js("scoring", req)?;
+        to_js(&self.0.scoring(&req).await.map_err(js_err)?)
     }
 
     /// `GenerateStartRequest` → `GenerateStarted`.

@@ -334,6 +334,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
         },
         max_new_tokens: 7,
         trace: None,
+        use_cache: None,
     };
     let run = |e: &mut Engine| {
         e.generate_start(&req).unwrap();

@@ -6,5 +6,7 @@
 pub mod blocks;
 pub mod extrapolation;
 pub mod order;
+pub mod parallel;
 pub mod positions;
+pub mod scoring;
 pub mod sqrt_dk;

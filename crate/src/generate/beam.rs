@@ -105,6 +105,9 @@ pub struct BeamAdvance {
     pub live: Vec<Hypothesis>,
     /// Hypotheses that finished in this step, best first.
     pub newly_finished: Vec<Hypothesis>,
+    /// The best extensions that did not make it into the beam (at most `width`, best
+    /// first; `parent` as above): the branches the search cut off this step.
+    pub pruned: Vec<Hypothesis>,
     /// The search is over; [`BeamSearch::best`] is the answer.
     pub done: bool,
 }
@@ -216,25 +219,33 @@ impl BeamSearch {
         let len = self.steps;
         let mut live = Vec::with_capacity(self.width);
         let mut newly_finished = Vec::new();
+        let mut pruned = Vec::new();
         for (rank, &(parent, tok, log_prob)) in cands.iter().enumerate() {
             let is_eos = tok == self.eos;
-            if is_eos && rank >= self.width {
-                continue;
-            }
-            if !is_eos && live.len() == self.width {
-                if rank >= self.width {
+            let hyp = || {
+                let mut tokens = self.live[parent].tokens.clone();
+                tokens.push(tok);
+                Hypothesis {
+                    tokens,
+                    log_prob,
+                    score: self.penalty.score(log_prob, len),
+                    parent: Some(parent),
+                    ending: None,
+                }
+            };
+            if (is_eos && rank >= self.width) || (!is_eos && live.len() == self.width) {
+                // Cut off: kept only to be drawn, the best `width` of them.
+                if pruned.len() < self.width {
+                    pruned.push(hyp());
+                }
+                if rank >= self.width && live.len() == self.width && pruned.len() == self.width {
                     break;
                 }
                 continue;
             }
-            let mut tokens = self.live[parent].tokens.clone();
-            tokens.push(tok);
             let hyp = Hypothesis {
-                tokens,
-                log_prob,
-                score: self.penalty.score(log_prob, len),
-                parent: Some(parent),
                 ending: is_eos.then_some(Ending::Eos),
+                ..hyp()
             };
             if is_eos {
                 newly_finished.push(hyp);
@@ -259,6 +270,7 @@ impl BeamSearch {
         Ok(BeamAdvance {
             live,
             newly_finished,
+            pruned,
             done: self.done,
         })
     }

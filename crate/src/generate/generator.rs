@@ -642,6 +642,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             live: adv.live,
             newly_finished: adv.newly_finished,
             finished: beam.finished().to_vec(),
+            pruned: adv.pruned,
         })
     }
 

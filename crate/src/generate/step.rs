@@ -75,6 +75,9 @@ pub struct BeamStep {
     pub newly_finished: Vec<Hypothesis>,
     /// Every hypothesis finished so far, best score first.
     pub finished: Vec<Hypothesis>,
+    /// The best extensions cut off this step (at most the beam width, `parent` as
+    /// above): the greyed branches of the tree.
+    pub pruned: Vec<Hypothesis>,
 }
 
 /// Everything one generation step did.

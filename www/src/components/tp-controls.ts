@@ -1,5 +1,6 @@
 // The model picker and the run-time switches: causal mask, padding mask, √d_k scaling,
-// position encoding (loads the model trained with it), backend and seed.
+// position encoding and design choice (each loads the model trained with it), backend and
+// seed.
 
 import { LitElement, html, css, nothing } from 'lit';
 import type { ManifestEntry, ModelInfo } from '../engine/protocol';
@@ -86,12 +87,22 @@ export class TpControls extends LitElement {
     const current = this.manifest.find((m) => m.file === st.model);
     const arches = [...new Set(this.manifest.map((m) => m.arch))];
     // Same architecture, task and W_Q/W_K choice, other position encodings: the models to
-    // switch between (the shared-W_Q = W_K model differs in more than its positions).
-    const siblings = current
-      ? this.manifest.filter(
-          (m) => m.arch === current.arch && m.task === current.task && !!m.share_qk === !!current.share_qk,
-        )
-      : [];
+    // switch between (the shared-W_Q = W_K model and the design siblings differ in more
+    // than their positions).
+    const siblings = !current
+      ? []
+      : current.variant
+        ? [current]
+        : this.manifest.filter((m) => m.arch === current.arch && m.task === current.task && !!m.share_qk === !!current.share_qk && !m.variant);
+    // The model a design sibling differs from, and every sibling of it.
+    const base = current?.variant_of ?? current?.file;
+    const designs = this.manifest.filter((m) => m.file === base || m.variant_of === base);
+    // The siblings get their own group in the picker, under their base model's title.
+    const groups = arches.map((a) => ({ label: ARCH_NAMES[a] ?? a, models: this.manifest.filter((m) => m.arch === a && !m.variant) }));
+    for (const of of new Set(this.manifest.filter((m) => m.variant_of).map((m) => m.variant_of!))) {
+      const title = this.manifest.find((m) => m.file === of)?.title ?? of;
+      groups.push({ label: `${title} — one design choice changed`, models: this.manifest.filter((m) => m.variant_of === of) });
+    }
     const causal = st.causal ?? this.causalDefault;
     const check = (label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
       html`<label title=${help}><input type="checkbox" .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`;
@@ -100,11 +111,9 @@ export class TpControls extends LitElement {
         <label
           >Model
           <select aria-label="model" @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
-            ${arches.map(
-              (a) => html`<optgroup label=${ARCH_NAMES[a] ?? a}>
-                ${this.manifest
-                  .filter((m) => m.arch === a)
-                  .map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
+            ${groups.map(
+              (g) => html`<optgroup label=${g.label}>
+                ${g.models.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
               </optgroup>`,
             )}
           </select></label
@@ -119,6 +128,17 @@ export class TpControls extends LitElement {
             ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.pos_encoding}</option>`)}
           </select></label
         >
+        ${designs.length > 1
+          ? html`<label
+              >Design
+              <select
+                aria-label="design choice (loads the model trained with it)"
+                @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
+              >
+                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? 'as shipped (pre-LN, residuals, scaled dot)'}</option>`)}
+              </select></label
+            >`
+          : nothing}
       </div>
       ${current ? html`<p class="desc">${current.description}</p>` : nothing}
       <div class="row">

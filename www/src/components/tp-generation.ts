@@ -1,5 +1,6 @@
 // Stage 5 — generation: play / pause / step / speed, tokens streaming in, the KV cache
-// growing one column per token, time to first token and time per token, and the live
+// growing one column per token (switch it off and every step recomputes the whole prefix,
+// drawn as such), time to first token and time per token, FLOPs so far, and the live
 // beams of beam search.
 
 import { LitElement, html, css, nothing } from 'lit';
@@ -24,6 +25,7 @@ export class TpGeneration extends LitElement {
     note: { type: String },
     max: { type: Number },
     label: { type: String },
+    cache: { type: Boolean },
   };
 
   info: ModelInfo | null = null;
@@ -32,7 +34,7 @@ export class TpGeneration extends LitElement {
   playing = false;
   done = false;
   speed = 150;
-  stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+  stats: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null, totalFlops: 0, totalFed: 0 };
   step: GenerateStep | null = null;
   strategy = 'greedy';
   /** Why generation cannot run now, in the engine's words. */
@@ -40,6 +42,8 @@ export class TpGeneration extends LitElement {
   /** Tokens to generate before stopping. */
   max = 32;
   label = 'Generation';
+  /** Generating with the KV cache. */
+  cache = true;
 
   static styles = [
     panel,
@@ -131,8 +135,11 @@ export class TpGeneration extends LitElement {
     const L = step.attention.length;
     const S = step.cache_len;
     const cell = 8;
+    // The positions this step computed: only the newest with the cache (after the
+    // prefill), every one of them again without it. They get a bar under their column.
+    const fresh = Math.min(S, this.cache ? step.fed : S);
     c.width = Math.max(1, S * cell);
-    c.height = Math.max(1, L * (2 * cell + 4));
+    c.height = Math.max(1, L * (2 * cell + 4) + 6);
     c.style.width = `${c.width}px`;
     c.style.height = `${c.height}px`;
     const ctx = c.getContext('2d');
@@ -150,6 +157,8 @@ export class TpGeneration extends LitElement {
         ctx.fillRect(s * cell, y + cell, cell - 1, cell - 1);
       }
     });
+    ctx.fillStyle = '#d55e00';
+    for (let s = S - fresh; s < S; s++) ctx.fillRect(s * cell, L * (2 * cell + 4), cell - 1, 4);
   }
 
   private beamList(tok: (id: number) => string) {
@@ -190,6 +199,9 @@ export class TpGeneration extends LitElement {
           />
           <span class="mono small">${this.speed} ms</span></label
         >
+        <label title="keep each position's keys and values; off, every step runs the whole prefix again"
+          ><input type="checkbox" .checked=${this.cache} @change=${(e: Event) => emit(this, 'tp-cache', (e.target as HTMLInputElement).checked)} />KV cache</label
+        >
         <label
           >tokens
           <input
@@ -216,17 +228,22 @@ export class TpGeneration extends LitElement {
         <span>page per token <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
         <span>tokens <b>${this.generated.length}</b></span>
         ${step ? html`<span>last step <b>${step.step.flops.toLocaleString('en')}</b> FLOPs, fed <b>${step.step.fed}</b> token${step.step.fed === 1 ? '' : 's'}</span>` : nothing}
+        <span class="totals" data-total-flops=${st.totalFlops} data-total-fed=${st.totalFed} data-cache=${this.cache ? '1' : '0'}
+          >so far <b>${st.totalFlops.toLocaleString('en')}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model</span
+        >
       </div>
       ${step
         ? html`<div class="cache">
             <div class="small muted">
-              KV cache: ${step.step.cache_len} positions × ${step.step.attention.length} layer${step.step.attention.length === 1 ? '' : 's'} (a K and a V row per layer),
-              coloured by the newest token's mean attention to each position.
+              ${this.cache ? 'KV cache' : 'No cache: keys and values recomputed'}: ${step.step.cache_len} positions × ${step.step.attention.length} layer${step.step.attention.length === 1 ? '' : 's'} (a K and a V row per layer),
+              coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:
+              ${this.cache ? 'only the new position (the others were read from the cache)' : 'every position again, the whole prefix'}.
             </div>
             <canvas
               id="cache"
               role="img"
               data-cache-len=${step.step.cache_len}
+              data-computed=${Math.min(step.step.cache_len, this.cache ? step.step.fed : step.step.cache_len)}
               aria-label=${`KV cache holding ${step.step.cache_len} positions in each of ${step.step.attention.length} layers`}
             ></canvas>
           </div>`

@@ -99,7 +99,12 @@ src?: Array<number>, switches: Switches, sampling: Sampling, max_new_tokens: num
 /**
  * Report each step's attention over the cache (default true; off for speed).
  */
-trace?: boolean, };
+trace?: boolean, 
+/**
+ * Keep keys and values between steps (default true); off, every step recomputes
+ * the whole prefix. The tokens are the same either way, the cost is not.
+ */
+use_cache?: boolean, };
 
 export type TokenizeRequest = { text: string, };
 
@@ -338,7 +343,12 @@ newly_finished: Array<Hypothesis>,
 /**
  * Every hypothesis finished so far, best score first.
  */
-finished: Array<Hypothesis>, };
+finished: Array<Hypothesis>, 
+/**
+ * The best extensions cut off this step (at most the beam width, `parent` as
+ * above): the greyed branches of the tree.
+ */
+pruned: Array<Hypothesis>, };
 
 export type StopReason = "eos" | "max_tokens" | "context_full";
 
@@ -843,3 +853,115 @@ eval_repeat_identical: boolean,
  * without BatchNorm), or `None` for a BatchNorm model (train mode differs anyway).
  */
 zero_p_is_eval: boolean | null, };
+
+export type ParallelRequest = { 
+/**
+ * Decoder ids to start from, `<bos>` first; the model's greedy continuation fills
+ * the rest.
+ */
+prompt: Array<number>, 
+/**
+ * N: tokens in the whole sequence.
+ */
+length: number, 
+/**
+ * Each measurement is the median of this many runs.
+ */
+repeats: number, };
+
+export type Exponents = { 
+/**
+ * Whole sequence so far, serial with the cache: measured time, and FLOPs.
+ */
+cached_ms: number, cached_flops: number, 
+/**
+ * Whole sequence so far, serial without the cache.
+ */
+uncached_ms: number, uncached_flops: number, 
+/**
+ * One teacher-forced pass over n positions.
+ */
+forward_ms: number, forward_flops: number, 
+/**
+ * Attention work of one new token: 2·C·n·L with the cache, C·n(n+1)·L without.
+ */
+cached_attention_flops: number, uncached_attention_flops: number, };
+
+export type ParallelTiming = { 
+/**
+ * The sequence (N ids): the prompt, then the greedy continuation.
+ */
+tokens: Array<number>, prompt_len: number, repeats: number, 
+/**
+ * Index i is length n = i + 1. Median milliseconds to produce the first n tokens
+ * token by token with the cache (the first step prefills position 0).
+ */
+cached_ms: Array<number>, 
+/**
+ * The same without the cache (step i is a forward pass over positions 0..=i).
+ */
+uncached_ms: Array<number>, 
+/**
+ * FLOPs of the step that computes position i (index i): with the cache one token,
+ * without it the whole prefix.
+ */
+cached_step_flops: Array<number>, uncached_step_flops: Array<number>, 
+/**
+ * FLOPs of the attention scores and weighted sums of each step (all layers).
+ */
+cached_step_attention_flops: Array<number>, uncached_step_attention_flops: Array<number>, 
+/**
+ * The lengths n at which one teacher-forced pass over positions 0..n was timed.
+ */
+forward_lengths: Array<number>, 
+/**
+ * Median milliseconds of one of those passes (each timed as a batch of about N / n
+ * passes in a row, so that a short pass still spans many clock ticks).
+ */
+forward_ms: Array<number>, forward_flops: Array<number>, 
+/**
+ * The fits start at this length (the upper three quarters of 1..N).
+ */
+fit_from: number, exponents: Exponents, };
+
+export type ScoringRequest = { 
+/**
+ * Tokens per forward pass.
+ */
+tokens: number, repeats: number, };
+
+export type ScoreCost = { score: Score, 
+/**
+ * Multiply-adds of the whole pass.
+ */
+multiply_adds: number, 
+/**
+ * Multiply-adds of the scores alone (C per (query, key) pair per layer).
+ */
+score_multiply_adds: number, 
+/**
+ * Additions q[d] + k[d] (additive scoring; 0 for dot products).
+ */
+additions: number, 
+/**
+ * tanh evaluations (additive scoring; 0 for dot products).
+ */
+tanh: number, 
+/**
+ * Median milliseconds of one pass.
+ */
+ms: number, 
+/**
+ * Every timed pass, in milliseconds.
+ */
+samples_ms: Array<number>, };
+
+export type ScoringComparison = { 
+/**
+ * Tokens per pass (and source tokens, for an encoder-decoder).
+ */
+tokens: number, repeats: number, 
+/**
+ * (query, key) pairs scored per pass, every attention sublayer of every layer.
+ */
+pairs: number, rows: Array<ScoreCost>, };

@@ -31,6 +31,8 @@ import type {
   LayerPlan,
   ModelInfo,
   NoamRequest,
+  ParallelRequest,
+  ParallelTiming,
   PermutationRequest,
   PermutationResult,
   Positions,
@@ -38,6 +40,8 @@ import type {
   RopeDemoRequest,
   Schedule,
   ScoreScalingRequest,
+  ScoringComparison,
+  ScoringRequest,
   Tokenized,
   TokenizeRequest,
   BackendName,
@@ -64,6 +68,10 @@ export interface ManifestEntry {
   classes?: string[];
   /** True for a model trained with W_K = W_Q. */
   share_qk?: boolean;
+  /** A sibling: the one design choice it changes, in a few words ("post-LN")… */
+  variant?: string;
+  /** …and the file of the model it differs from. */
+  variant_of?: string;
 }
 
 export interface BackendInfo {
@@ -198,6 +206,10 @@ export interface Api {
   dropoutDemo: { req: DropoutRequest; res: DropoutDemo };
   /** The worker fetches the checkpoint at `url` (kept for later requests); the loaded model stays. */
   permutation: { req: PermutationRequest; res: PermutationResult };
+  /** One sequence as one teacher-forced pass and token by token, with and without the KV cache, timed. */
+  parallel: { req: ParallelRequest; res: ParallelTiming };
+  /** Dot, scaled-dot and additive scoring on the loaded model's shape: counts and times. */
+  scoring: { req: ScoringRequest; res: ScoringComparison };
 }
 
 export type Op = keyof Api;

@@ -278,6 +278,8 @@ const handlers: Handlers = {
   extrapolation: async (eng, { url, sequences }) => eng.extrapolation(await bytesOf(url), sequences),
   permutation: async (eng, { url, text, perm, causal }) =>
     eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),
+  parallel: (eng, req) => eng.parallel(req),
+  scoring: (eng, req) => eng.scoring(req),
   testOnlyCrash(eng, { kind }) {
     // Test-only (see Api.testOnlyCrash): die the two ways an engine can.
     if (kind === 'trap') eng.test_only_trap();

@@ -3,7 +3,7 @@
 // host draws.
 
 import type { EngineClient } from '../engine/client';
-import type { GenerateStartRequest, GenerateStep } from '../engine/protocol';
+import type { BeamStep, GenerateStartRequest, GenerateStep } from '../engine/protocol';
 
 export interface GenStats {
   /** Page-measured: from the start request to the first token. */
@@ -14,9 +14,13 @@ export interface GenStats {
   wallMsPerToken: number | null;
   /** Engine-measured time of the first step: the whole prompt at once, then a choice. */
   prefillMs: number | null;
+  /** FLOPs of every step so far, as the engine counted them. */
+  totalFlops: number;
+  /** Tokens run through the model so far (with the cache: each once; without: again every step). */
+  totalFed: number;
 }
 
-const NO_STATS: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null };
+const NO_STATS: GenStats = { ttftMs: null, engineMsPerToken: null, wallMsPerToken: null, prefillMs: null, totalFlops: 0, totalFed: 0 };
 
 export interface GenerationHost {
   engine(): EngineClient;
@@ -41,6 +45,8 @@ export class GenerationRunner {
   playing = false;
   done = false;
   step: GenerateStep | null = null;
+  /** Beam search: every step's beam, in order (the beam tree). */
+  beamSteps: BeamStep[] = [];
   /** Why generation cannot run with the current settings ('' when it can). */
   note = '';
   stats: GenStats = NO_STATS;
@@ -63,6 +69,7 @@ export class GenerationRunner {
     this.generated = [];
     this.done = false;
     this.step = null;
+    this.beamSteps = [];
     this.stepTimes = [];
     this.engineTimes = [];
     this.stats = NO_STATS;
@@ -146,9 +153,16 @@ export class GenerationRunner {
     else this.stepTimes.push(now - t);
     if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
     this.step = step;
+    if (step.step.beam) this.beamSteps = [...this.beamSteps, step.step.beam];
     this.generated = step.generated;
     this.done = step.done;
-    this.stats = { ...this.stats, engineMsPerToken: mean(this.engineTimes), wallMsPerToken: mean(this.stepTimes) };
+    this.stats = {
+      ...this.stats,
+      engineMsPerToken: mean(this.engineTimes),
+      wallMsPerToken: mean(this.stepTimes),
+      totalFlops: this.stats.totalFlops + step.step.flops,
+      totalFed: this.stats.totalFed + step.step.fed,
+    };
     this.host.changed();
     await this.host.afterStep();
   }

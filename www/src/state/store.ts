@@ -740,6 +740,7 @@ export class PlaygroundStore {
       switches: this.switches(),
       sampling: this.sampling(),
       max_new_tokens: this.st.max,
+      use_cache: this.st.cache,
     };
   }
 

@@ -40,6 +40,8 @@ export interface PlaygroundState {
   mode: Mode;
   /** Dropout probability in train mode (null: the model's own). */
   drop: number | null;
+  /** Generate with the KV cache (off: every step recomputes the whole prefix). */
+  cache: boolean;
   /** The attention sublayer, layer and head the views show. */
   site: AttnSite | null;
   layer: number;
@@ -74,6 +76,7 @@ export const DEFAULTS: PlaygroundState = {
   play: true,
   mode: 'eval',
   drop: null,
+  cache: true,
   site: null,
   layer: 0,
   head: 0,
@@ -274,6 +277,8 @@ const FIELDS: Field = {
     expect: "a number from 0 to 0.9, or 'model' (the model's own)",
     effects: ['forward'],
   },
+  // The same tokens either way: only the cost differs, so the generation starts again to show it.
+  cache: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
   site: {
     parse: (v) => (SITES.includes(v as AttnSite) ? (v as AttnSite) : undefined),
     format: (v) => v ?? '',

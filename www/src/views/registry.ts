@@ -31,6 +31,8 @@ import '../components/tp-ffn';
 import '../components/tp-no-leak';
 import '../components/tp-norms';
 import '../components/tp-dropout';
+import '../components/tp-parallel';
+import '../components/tp-beams';
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -109,6 +111,8 @@ export const VIEWS = [
       .note=${s.gen.note}
       .max=${s.st.max}
       .label=${s.info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
+      .cache=${s.st.cache}
+      @tp-cache=${(e: CustomEvent<boolean>) => void s.patch({ cache: e.detail })}
       @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
       @tp-play=${() => void s.gen.play()}
       @tp-pause=${() => s.gen.pause()}
@@ -366,6 +370,34 @@ export const VIEWS = [
       .seed=${s.st.seed + s.draw}
       .p=${s.st.drop}
     ></tp-dropout>`,
+  },
+  {
+    name: 'parallel',
+    tag: 'tp-parallel',
+    title: 'Parallel training, serial inference: one pass against token by token, with and without the KV cache',
+    needs: [],
+    render: (s) => html`<tp-parallel
+      class="wide"
+      .engine=${s}
+      .info=${s.info}
+      .prompt=${s.info?.arch === 'decoder_only' ? (s.inputRows()[0] ?? []) : []}
+    ></tp-parallel>`,
+  },
+  {
+    name: 'beams',
+    tag: 'tp-beams',
+    title: 'Beam search as a tree',
+    needs: [],
+    available: (s) => s.canGenerate(),
+    render: (s) => html`<tp-beams
+      class="wide"
+      .info=${s.info}
+      .steps=${s.gen.beamSteps}
+      .strategy=${s.st.strategy}
+      .generated=${s.gen.generated}
+      .done=${s.gen.done}
+      @tp-beam=${() => void s.patch({ strategy: 'beam' })}
+    ></tp-beams>`,
   },
   {
     // Loaded when it first comes into view (it brings uPlot with it).
