@@ -34,6 +34,7 @@ fn switches() -> Switches {
         padding_mask: true,
         scale: true,
         ablate: vec![],
+        mask: None,
     }
 }
 

@@ -67,6 +67,7 @@ const VALID = {
   mode: fc.constantFrom('eval', 'train'),
   // Probabilities from 0.001 up print without an exponent, as a person types them.
   drop: fc.oneof(fc.constant(null), fc.constant(0), real(0.001, 0.9)),
+  cache: fc.boolean(),
   site: fc.constantFrom(null, ...SITES),
   layer: int(0, 63),
   head: int(0, 63),

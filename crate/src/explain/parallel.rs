@@ -13,7 +13,8 @@
 //!
 //! Each run reads the clock after every step, so the time to produce the first n tokens
 //! is one interval (a page's clock ticks in tenths of a millisecond, longer than a small
-//! model's step); each length's time is the median of `repeats` runs. FLOPs are counted
+//! model's step); runs are averaged back to back until they span `SPAN_MS`, and each
+//! length's time is the median of `repeats` such averages. FLOPs are counted
 //! (`generate::flops`). The cost of the whole sequence so far is the sum of its steps: with the cache it grows
 //! about linearly with n (each step costs about the same, plus 2·C·n for attention: for
 //! the nano models the total's slope is ≈ 1.1 up to n = 64 and ≈ 1.2 up to 128), without
@@ -21,7 +22,8 @@
 //! token alone is 2·C·n per layer with the cache and C·n(n + 1) without: linear against
 //! quadratic exactly. The growth exponents are least-squares slopes of log cost against
 //! log n over the upper three quarters of the lengths, where the constant terms matter
-//! least.
+//! least; the serial totals are counted from the end of their first step (the prefill of
+//! position 0, a one-off).
 //!
 //! The continuation is greedy with `<eos>` set aside, so the sequence always reaches N;
 //! the prompt is fed one token at a time like the rest, so every context length from 1 to
@@ -129,6 +131,17 @@ fn cumulative(xs: &[f64]) -> Vec<f64> {
             Some(*acc)
         })
         .collect()
+}
+
+/// A page's clock ticks in steps of about 0.1 ms: a measurement repeats what it times
+/// back to back until the runs together span at least this long.
+pub const SPAN_MS: f64 = 20.0;
+
+/// How many runs of about `estimate_ms` each span `SPAN_MS` (at least 1, at most 200).
+fn runs_to_span(estimate_ms: f64) -> usize {
+    (SPAN_MS / estimate_ms.max(SPAN_MS / 200.0))
+        .ceil()
+        .clamp(1.0, 200.0) as usize
 }
 
 /// Greedy choice with `<eos>` set aside (the sequence must reach its length).
@@ -271,20 +284,44 @@ pub async fn parallel_vs_serial(
     }
     let opts = quiet(opts);
     let mut seq = prompt.to_vec();
+    // A warm-up of each kind, untimed but for an estimate: it also extends the prompt to
+    // N tokens. Each measurement below averages enough runs back to back to span
+    // `SPAN_MS`, and the median over `repeats` such averages is kept.
+    // (The first cached run also pays for first-time allocations: the estimate is the
+    // second's.)
+    cached_run(model, backend, &mut seq, length, &opts, clock).await?;
+    let c0 = cached_run(model, backend, &mut seq, length, &opts, clock).await?;
+    let u0 = uncached_run(model, backend, &seq, &opts, clock).await?;
+    let (kc, ku) = (runs_to_span(c0[length - 1]), runs_to_span(u0[length - 1]));
     let mut cached = vec![vec![]; length];
     let mut uncached = vec![vec![]; length];
     let lengths = forward_lengths(length);
     let mut forward = vec![vec![]; lengths.len()];
+    let mut forward_runs = vec![];
+    for &n in &lengths {
+        let batch = Batch::single(&seq[..n])?; // (1, n)
+        let sw = Stopwatch::start(clock);
+        backend.forward(model, &batch, &opts).await?;
+        forward_runs.push(runs_to_span(sw.elapsed_ms()));
+    }
     for _ in 0..repeats {
-        let c = cached_run(model, backend, &mut seq, length, &opts, clock).await?;
-        let u = uncached_run(model, backend, &seq, &opts, clock).await?;
+        let mut c = vec![0.0; length];
+        for _ in 0..kc {
+            let t = cached_run(model, backend, &mut seq, length, &opts, clock).await?;
+            c.iter_mut().zip(&t).for_each(|(a, b)| *a += b / kc as f64);
+        }
+        let mut u = vec![0.0; length];
+        for _ in 0..ku {
+            let t = uncached_run(model, backend, &seq, &opts, clock).await?;
+            u.iter_mut().zip(&t).for_each(|(a, b)| *a += b / ku as f64);
+        }
         for i in 0..length {
             cached[i].push(c[i]);
             uncached[i].push(u[i]);
         }
         for (k, &n) in lengths.iter().enumerate() {
             let batch = Batch::single(&seq[..n])?; // (1, n)
-            let inner = length.div_ceil(n);
+            let inner = forward_runs[k];
             let sw = Stopwatch::start(clock);
             for _ in 0..inner {
                 backend.forward(model, &batch, &opts).await?;
@@ -323,12 +360,15 @@ pub async fn parallel_vs_serial(
     let ns: Vec<usize> = (1..=length).collect();
     let fit_from = (length / 4).max(2);
     let fit = |ys: &[f64]| growth_exponent(&ns, ys, fit_from);
+    // The serial totals are fitted after their first step, the prefill of position 0: a
+    // one-off whose fixed cost (larger than a decode step's) would flatten the slope.
+    let after_first = |ys: &[f64]| -> Vec<f64> { ys.iter().map(|y| y - ys[0]).collect() };
     let fit_forward = |ys: &[f64]| growth_exponent(&lengths, ys, fit_from);
     let exponents = Exponents {
-        cached_ms: fit(&cached_ms),
-        cached_flops: fit(&cumulative(&cached_step_flops)),
-        uncached_ms: fit(&uncached_ms),
-        uncached_flops: fit(&cumulative(&uncached_step_flops)),
+        cached_ms: fit(&after_first(&cached_ms)),
+        cached_flops: fit(&after_first(&cumulative(&cached_step_flops))),
+        uncached_ms: fit(&after_first(&uncached_ms)),
+        uncached_flops: fit(&after_first(&cumulative(&uncached_step_flops))),
         forward_ms: fit_forward(&forward_ms),
         forward_flops: fit_forward(&forward_flops),
         cached_attention_flops: fit(&cached_step_attention_flops),
@@ -363,6 +403,13 @@ mod tests {
             let ys: Vec<f64> = xs.iter().map(|&x| 3.0 * (x as f64).powf(p)).collect();
             assert!((growth_exponent(&xs, &ys, 8) - p).abs() < 1e-9, "{p}");
         }
+    }
+
+    #[test]
+    fn short_runs_are_repeated_to_span_several_clock_ticks() {
+        assert_eq!(runs_to_span(100.0), 1);
+        assert_eq!(runs_to_span(1.0), 20);
+        assert_eq!(runs_to_span(0.0), 200);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, ParallelTiming, ScoringComparison } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, whenSeen } from '../ui/shared';
 import { fmt } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
@@ -46,6 +46,22 @@ export class TpParallel extends LitElement {
   /** N: tokens in the measured sequence. */
   length = 0;
   private asked = '';
+  /** Whether the view has been on screen: it measures only from then on. */
+  private seen = false;
+  private unobserve: () => void = () => {};
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.unobserve = whenSeen(this, () => {
+      this.seen = true;
+      this.requestUpdate();
+    });
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.unobserve();
+  }
 
   static styles = [
     panel,
@@ -117,7 +133,7 @@ export class TpParallel extends LitElement {
 
   updated(): void {
     const info = this.info;
-    if (!this.engine || !info || info.arch !== 'decoder_only' || !this.prompt.length) return;
+    if (!this.seen || !this.engine || !info || info.arch !== 'decoder_only' || !this.prompt.length) return;
     const key = `${info.params}/${info.pos_encoding}/${info.score}/${info.norm}`;
     if (key === this.asked) return;
     this.asked = key;
@@ -229,7 +245,8 @@ export class TpParallel extends LitElement {
             }}
         /></label>
         <button ?disabled=${this.busy} @click=${() => void this.measure()}>${this.busy ? 'measuring…' : 'Measure again'}</button>
-        ${d ? html`<span class="small muted">each time is the median of ${d.repeats} runs</span>` : nothing}
+        ${d ? html`<span class="small muted">each time is the median of ${d.repeats} measurements, each an average of runs back to back spanning at least 20 ms (the page's clock ticks in
+              tenths of a millisecond)</span>` : nothing}
       </div>
       ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
       ${d && c1 && c2 && x
@@ -249,10 +266,14 @@ export class TpParallel extends LitElement {
                   data-exp-uncached-flops=${x.uncached_flops}
                   data-exp-forward-flops=${x.forward_flops}
                 >
-                  Growth from n = ${d.fit_from} to ${ns.length} (slope on log–log axes): with the cache time ∝ n<sup>${fmt(x.cached_ms, 2)}</sup>, FLOPs ∝
+                  Growth from n = ${d.fit_from} to ${ns.length} (slope on log–log axes; the serial totals counted after their first step, a one-off prefill): with the cache time ∝ n<sup>${fmt(x.cached_ms, 2)}</sup>, FLOPs ∝
                   n<sup>${fmt(x.cached_flops, 2)}</sup>; without it time ∝ n<sup>${fmt(x.uncached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.uncached_flops, 2)}</sup>; one
                   pass: time ∝ n<sup>${fmt(x.forward_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.forward_flops, 2)}</sup> — the same FLOPs as the cached steps, at once. The
-                  longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹.
+                  longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹. On the CPU
+                  backend times grow faster than FLOPs: its attention (scores, softmax, weighted sum) runs as plain loops, slower per operation than
+                  the matrix products, so the part that grows with n weighs more in time than in the count. There the one pass and the cached steps do
+                  the same arithmetic on one core and take about as long; the one pass wins where the hardware computes positions side by side
+                  (WebGPU), and there each serial step also pays a round trip to the device.
                 </figcaption>
               </figure>
               <figure>
