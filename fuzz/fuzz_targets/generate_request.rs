@@ -22,6 +22,7 @@ struct Req {
     sampling: ArbSampling,
     max_new_tokens: u16,
     trace: Option<bool>,
+    use_cache: Option<bool>,
 }
 
 fuzz_target!(|req: Req| {
@@ -32,6 +33,7 @@ fuzz_target!(|req: Req| {
         sampling: req.sampling.sampling(),
         max_new_tokens: req.max_new_tokens as usize,
         trace: req.trace,
+        use_cache: req.use_cache,
     };
     with_engine(req.model, |engine, m| {
         if engine.generate_start(&request).is_err() {
