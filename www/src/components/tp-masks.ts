@@ -120,7 +120,7 @@ export class TpMasks extends LitElement {
           repeating-linear-gradient(-45deg, #e69f00 0 1.5px, transparent 1.5px 5px);
       }
       .cell .num {
-        background: var(--tp-card, #fff);
+        background: var(--tp-bg);
         border-radius: 2px;
         padding: 0 1px;
         line-height: 1.1;
