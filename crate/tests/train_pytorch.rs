@@ -220,9 +220,16 @@ fn encoder_decoder_step_matches_pytorch_gradients_and_adam_update() {
 }
 
 #[test]
+fn encoder_decoder_step_with_separate_source_and_target_tables_matches_pytorch() {
+    // src_embed gets only the encoder's gradient, tgt_embed the decoder's input and the
+    // tied LM head's.
+    check("train_encdec_sepembed");
+}
+
+#[test]
 fn recorded_forward_gives_the_same_logits_as_the_plain_forward() {
     let dir = fixtures_dir();
-    for name in ["train_dec", "train_encdec"] {
+    for name in ["train_dec", "train_encdec", "train_encdec_sepembed"] {
         let model: Model =
             tplay::checkpoint::load_file(&dir.join(format!("{name}.safetensors"))).unwrap();
         let spec: Value = serde_json::from_str(
