@@ -1,6 +1,7 @@
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { models } from './scripts/models-plugin.mjs';
+import { docs } from './scripts/docs-plugin.mjs';
 
 // The page is `public/index.html`, copied as is; it embeds the playground the way a blog
 // post would, with one <script type="module" src="./app.js"> (the playground plus its
@@ -13,6 +14,7 @@ export default defineConfig({
   publicDir: 'public',
   plugins: [
     models(),
+    docs(),
     // A service worker (Workbox) that keeps the page, the engine and every shipped model
     // for use without a network after one visit. The page registers it itself (src/app.ts)
     // once it is live, and says when a new version is waiting.
@@ -38,7 +40,7 @@ export default defineConfig({
         ],
       },
       workbox: {
-        globPatterns: ['**/*.{html,js,css,wasm,json,safetensors,png,svg,webmanifest}'],
+        globPatterns: ['**/*.{html,js,css,wasm,json,safetensors,png,svg,webmanifest,md}'],
         // The engine's wasm and the models are larger than Workbox's default limit.
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         // Files whose names carry a content hash need no revision of their own.
@@ -54,7 +56,7 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     rollupOptions: {
-      input: { playground: 'src/main.ts', app: 'src/app.ts', embed: 'src/embed.ts', 'iframe-resize': 'src/iframe-resize.ts' },
+      input: { playground: 'src/main.ts', app: 'src/app.ts', embed: 'src/embed.ts', 'iframe-resize': 'src/iframe-resize.ts', teacher: 'src/teacher.ts' },
       preserveEntrySignatures: 'exports-only',
       output: {
         entryFileNames: '[name].js',

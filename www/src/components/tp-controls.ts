@@ -21,6 +21,8 @@ export class TpControls extends LitElement {
     causalDefault: { type: Boolean },
     trainNote: { attribute: false },
     draw: { type: Number },
+    locked: { attribute: false },
+    hide: { attribute: false },
   };
 
   manifest: ManifestEntry[] = [];
@@ -31,6 +33,18 @@ export class TpControls extends LitElement {
   trainNote: string | null = null;
   /** How many times the forward pass was run again. */
   draw = 0;
+  /** Classroom mode: settings the learner may not change (their controls are disabled). */
+  locked: string[] = [];
+  /** Classroom mode: controls not drawn (names of ../lessons/classroom.ts). */
+  hide: string[] = [];
+
+  /** Is this control drawn, and may its setting change? */
+  private shown(control: string): boolean {
+    return !this.hide.includes(control);
+  }
+  private isLocked(setting: string): boolean {
+    return this.locked.includes(setting);
+  }
 
   static styles = [
     panel,
@@ -104,35 +118,40 @@ export class TpControls extends LitElement {
       groups.push({ label: `${title} — one design choice changed`, models: this.manifest.filter((m) => m.variant_of === of) });
     }
     const causal = st.causal ?? this.causalDefault;
-    const check = (label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
-      html`<label title=${help}><input type="checkbox" .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`;
+    const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
+      this.shown(key)
+        ? html`<label title=${help}><input type="checkbox" data-setting=${key} ?disabled=${this.isLocked(key)} .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`
+        : nothing;
     return html`<section class="card" aria-label="model and switches">
       <div class="row">
-        <label
+        ${this.shown('model') ? html`<label
           >Model
-          <select aria-label="model" @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
+          <select aria-label="model" data-setting="model" ?disabled=${this.isLocked('model')} @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
             ${groups.map(
               (g) => html`<optgroup label=${g.label}>
                 ${g.models.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
               </optgroup>`,
             )}
           </select></label
-        >
-        <label
+        >` : nothing}
+        ${this.shown('position') ? html`<label
           >Position encoding
           <select
             aria-label="position encoding (loads the model trained with it)"
-            ?disabled=${siblings.length < 2}
+            data-setting="model"
+            ?disabled=${siblings.length < 2 || this.isLocked('model')}
             @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
           >
             ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.pos_encoding}</option>`)}
           </select></label
-        >
-        ${designs.length > 1
+        >` : nothing}
+        ${designs.length > 1 && this.shown('design')
           ? html`<label
               >Design
               <select
                 aria-label="design choice (loads the model trained with it)"
+                data-setting="model"
+                ?disabled=${this.isLocked('model')}
                 @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
               >
                 ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? 'as shipped (pre-LN, residuals, scaled dot)'}</option>`)}
@@ -142,18 +161,20 @@ export class TpControls extends LitElement {
       </div>
       ${current ? html`<p class="desc">${current.description}</p>` : nothing}
       <div class="row">
-        ${check('causal mask', causal, (v) => ({ causal: v }), 'queries may not look at later keys')}
-        ${check('padding mask', st.pad, (v) => ({ pad: v }), 'pad keys get weight 0')}
-        ${check('scale by √d_k', st.scale, (v) => ({ scale: v }), 'divide scores by the square root of the head size')}
-        <fieldset>
+        ${check('causal', 'causal mask', causal, (v) => ({ causal: v }), 'queries may not look at later keys')}
+        ${check('pad', 'padding mask', st.pad, (v) => ({ pad: v }), 'pad keys get weight 0')}
+        ${check('scale', 'scale by √d_k', st.scale, (v) => ({ scale: v }), 'divide scores by the square root of the head size')}
+        ${this.shown('backend') ? html`<fieldset>
           <legend>backend</legend>
           ${(['webgpu', 'cpu'] as const).map(
-            (b) => html`<label><input type="radio" name="backend" .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
+            (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
-        </fieldset>
-        <label
+        </fieldset>` : nothing}
+        ${this.shown('seed') ? html`<label
           >seed
           <input
+            data-setting="seed"
+            ?disabled=${this.isLocked('seed')}
             type="number"
             min="0"
             max="4294967295"
@@ -162,19 +183,21 @@ export class TpControls extends LitElement {
               const v = Number((e.target as HTMLInputElement).value);
               if (Number.isInteger(v) && v >= 0 && v <= 4294967295) this.set({ seed: v });
             }}
-        /></label>
-        <fieldset>
+        /></label>` : nothing}
+        ${this.shown('mode') ? html`<fieldset>
           <legend title="train mode: dropout active, BatchNorm with the batch's statistics; eval mode: neither">forward pass</legend>
           ${(['eval', 'train'] as const).map(
-            (m) => html`<label><input type="radio" name="mode" .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m} mode</label>`,
+            (m) => html`<label><input type="radio" name="mode" data-setting="mode" value=${m} ?disabled=${this.isLocked('mode')} .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m} mode</label>`,
           )}
-        </fieldset>
-        ${st.mode === 'train'
+        </fieldset>` : nothing}
+        ${st.mode === 'train' && this.shown('drop')
           ? html`<label title="dropout probability for train mode; empty: the model's own"
               >dropout p
               <input
                 type="number"
                 aria-label="dropout probability in train mode"
+                data-setting="drop"
+                ?disabled=${this.isLocked('drop')}
                 min="0"
                 max="0.9"
                 step="0.05"
@@ -188,7 +211,7 @@ export class TpControls extends LitElement {
                 }}
             /></label>`
           : nothing}
-        <button title="run the forward pass again (train mode: with the next seed)" @click=${() => emit(this, 'tp-rerun', null)}>run again</button>
+        ${this.shown('rerun') ? html`<button data-control="rerun" title="run the forward pass again (train mode: with the next seed)" @click=${() => emit(this, 'tp-rerun', null)}>run again</button>` : nothing}
         ${st.ablate.length
           ? html`<button @click=${() => this.set({ ablate: [] })}>switch all ${st.ablate.length} ablated head${st.ablate.length === 1 ? '' : 's'} back on</button>`
           : nothing}

@@ -10,6 +10,7 @@
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
 //   theme="dark"              colours: light, dark or auto (the reader's system setting)
 //   views="attention,output"  show only these views (names of the registry; default: all)
+//   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
 //
 // Scripting API (read by tests, benchmarks and lesson pages; www/README.md documents it):
 // `ready`, `store`, and the read-only mirrors of the store below; the lab's runs
@@ -30,6 +31,10 @@ import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, theme } from '../ui/shared';
 import { prefersReducedMotion, storedTheme, storeTheme } from '../ui/prefs';
+import { LESSON_IDS, lessonNamed } from '../lessons/lessons';
+import { HIDEABLE } from '../lessons/classroom';
+import { loadProgress } from '../lessons/progress';
+import '../lessons/tp-lesson';
 
 export class TransformerPlayground extends LitElement {
   static properties = {
@@ -38,8 +43,11 @@ export class TransformerPlayground extends LitElement {
     models: { type: String },
     noHash: { type: Boolean, attribute: 'no-hash' },
     views: { type: String },
+    lesson: { type: String },
   };
 
+  /** A lesson to show (its preset applies), without the tour: one lesson in a blog post. */
+  lesson = '';
   model = '';
   preset = '';
   models = '';
@@ -361,6 +369,8 @@ export class TransformerPlayground extends LitElement {
       viewNames: VIEW_NAMES,
       needsOf,
       changed: () => this.requestUpdate(),
+      implied: (hash) => this.lessonPreset(hash),
+      hideable: HIDEABLE,
     });
     this.store = store;
     this.lab = new LabRegistry({
@@ -397,6 +407,49 @@ export class TransformerPlayground extends LitElement {
     this.store?.stop();
     this.lab?.close();
   }
+
+  // ---------------------------------------------------------------- lessons
+
+  /** A lesson's preset, implied by `lesson=<id>` in the link (or by the `lesson` attribute, which the link may not change). */
+  private lessonPreset(hash: string): string {
+    let id: string | null = null;
+    try {
+      id = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash).get('lesson');
+    } catch {
+      id = null;
+    }
+    if (id) return lessonNamed(id)?.preset ?? '';
+    const own = lessonNamed(this.lesson);
+    return own ? `${own.preset}&lesson=${own.id}` : '';
+  }
+
+  /** Open a lesson ('' closes it and goes back to the free playground). */
+  openLesson(id: string): void {
+    const s = this.store;
+    if (!s) return;
+    // Another lesson starts from its own preset; closing keeps what the learner changed.
+    const rest = new URLSearchParams(s.hash);
+    rest.delete('lesson');
+    const hash = id ? `lesson=${encodeURIComponent(id)}` : rest.toString();
+    if (this.noHash) void s.applyHash(hash);
+    else location.hash = hash;
+  }
+
+  /** The lesson panel, above the views. */
+  private lessonPanel(s: PlaygroundStore) {
+    const classroom = s.st.lock.length > 0 || s.st.hide.length > 0;
+    return html`<tp-lesson
+      class="wide"
+      lesson-id=${s.st.lesson}
+      .tour=${!this.lesson && !classroom && !s.st.hide.includes('lessons')}
+      .store=${s}
+      .version=${++this.version}
+      .findView=${(tag: string) => this.renderRoot.querySelector<HTMLElement>(`.view > ${tag}`)}
+      @tp-lesson-open=${(e: CustomEvent<string>) => this.openLesson(e.detail)}
+    ></tp-lesson>`;
+  }
+
+  private version = 0;
 
   // ---------------------------------------------------------------- pictures and links
 
@@ -480,7 +533,10 @@ export class TransformerPlayground extends LitElement {
     const still = this.reducedMotion && !s.gen.playing && s.gen.generated.length === 0 && s.canGenerate();
     return html`<div class="bar wide">
       ${still ? html`<span class="hint" data-reduced-motion>Your system asks for reduced motion, so generation waits for Play.</span>` : nothing}
-      <label
+      ${!s.st.lesson && !s.st.hide.includes('lessons')
+        ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>Lessons</button>`
+        : nothing}
+      ${s.st.hide.includes('colours') ? nothing : html`<label
         >Colours
         <select
           aria-label="colour theme"
@@ -490,7 +546,7 @@ export class TransformerPlayground extends LitElement {
             (t) => html`<option value=${t} ?selected=${s.st.theme === t}>${t === 'auto' ? 'as the system' : t}</option>`,
           )}
         </select></label
-      >
+      >`}
     </div>`;
   }
 
@@ -528,7 +584,14 @@ export class TransformerPlayground extends LitElement {
           </div>`
         : nothing}
       ${s.error ? html`<div class="error wide" role="alert">${s.error}</div>` : nothing}
+      ${s.lockNote
+        ? html`<div class="notes wide" role="status" data-lock-note>
+            <button @click=${() => ((s.lockNote = ''), this.requestUpdate())} aria-label="dismiss">×</button>
+            ${s.lockNote}
+          </div>`
+        : nothing}
       ${s.shows('controls') ? this.bar(s) : nothing}
+      ${s.st.lesson ? this.lessonPanel(s) : nothing}
       ${viewsToDraw(s, shown).map((v) => this.frame(v, s))}
     </div>`;
   }

@@ -28,7 +28,7 @@ import type {
   Tokenized,
   TrainMode,
 } from '../engine/protocol';
-import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
+import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, SETTING_NAMES, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 
@@ -66,6 +66,13 @@ export interface StoreHost {
   needsOf(view: string): readonly Need[];
   /** Something drawn changed. */
   changed(): void;
+  /**
+   * Settings a link implies beyond its own keys (a lesson's preset for `lesson=<id>`),
+   * applied as defaults under the link's; '' for none.
+   */
+  implied?(hash: string): string;
+  /** The names a classroom link may hide (`hide=`). */
+  hideable?: readonly string[];
 }
 
 /** The parts of a model's manifest entry the page checks before using it. */
@@ -149,6 +156,11 @@ export class PlaygroundStore {
   private warmup = 4000;
   private client: EngineClient | null = null;
   private defaults: PlaygroundState = { ...DEFAULTS };
+  /** The defaults before any implied settings (a lesson's preset), and those settings. */
+  private base: PlaygroundState = { ...DEFAULTS };
+  private impliedNow = '';
+  /** What the page said when a locked setting was asked to change ('' when nothing was refused). */
+  lockNote = '';
   private fwdVersion = 0;
   private textTimer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
@@ -189,6 +201,9 @@ export class PlaygroundStore {
       this.defaults = p.state;
       notes.push(...p.notes);
     }
+    this.base = this.defaults;
+    const implied = this.implyFrom(this.host.hash ? this.host.hash.read() : '');
+    notes.push(...implied);
     const parsed = this.host.hash ? this.parseSettings(this.host.hash.read(), this.defaults) : { state: this.defaults, notes: [] };
     notes.push(...parsed.notes);
     this.st = this.checkModel(parsed.state, notes);
@@ -369,8 +384,41 @@ export class PlaygroundStore {
     return this.checkViews(parseHash(text, { ...base, text: entry.default_prompt }), base);
   }
 
+  /**
+   * The settings this link implies (a lesson's preset) become the defaults under it; a link
+   * that implies other settings than before (another lesson, or none) starts from them.
+   * Returns the notes about the implied settings.
+   */
+  private implyFrom(hash: string): string[] {
+    const implied = this.host.implied?.(hash) ?? '';
+    if (implied === this.impliedNow) return [];
+    this.impliedNow = implied;
+    if (!implied) {
+      this.defaults = this.base;
+      return [];
+    }
+    const p = this.parseSettings(implied, this.base);
+    this.defaults = p.state;
+    return p.notes;
+  }
+
+  /** Classroom names must be known ones (settings for `lock`, controls for `hide`); the others are dropped with a note. */
+  private checkClassroom(p: Parsed): Parsed {
+    const notes = [...p.notes];
+    const known = { lock: SETTING_NAMES, hide: this.host.hideable ?? [] };
+    const state = { ...p.state };
+    for (const key of ['lock', 'hide'] as const) {
+      const bad = state[key].filter((n) => !known[key].includes(n));
+      if (!bad.length) continue;
+      state[key] = state[key].filter((n) => known[key].includes(n));
+      notes.push(`Ignored ${key} ${bad.map(quote).join(', ')}: not ${key === 'lock' ? 'a setting' : 'a control'} of the page.`);
+    }
+    return { state, notes };
+  }
+
   /** View names must be registered ones; the others are dropped with a note. */
   private checkViews(p: Parsed, base: PlaygroundState): Parsed {
+    if (p.state.lock.length || p.state.hide.length) p = this.checkClassroom(p);
     const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
     if (!unknown.length) return p;
     const views = p.state.views.filter((v) => this.host.viewNames.includes(v));
@@ -398,15 +446,26 @@ export class PlaygroundStore {
   async applyHash(hash: string): Promise<void> {
     const want = `#${this.hash}`;
     if (hash === want || (hash === '' && want === '#')) return;
+    const implied = this.implyFrom(hash);
     const p = this.parseSettings(hash, this.defaults);
-    const notes = [...p.notes];
+    const notes = [...implied, ...p.notes];
     const next = this.checkModel(p.state, notes);
     this.notes = notes;
     await this.apply(next);
   }
 
-  /** Change some settings. */
+  /** Change some settings; a classroom link's locked settings stay as they are, and the page says so. */
   patch(p: Partial<PlaygroundState>): Promise<void> {
+    const refused = Object.keys(p).filter(
+      (k) => this.st.lock.includes(k) && JSON.stringify(p[k as keyof PlaygroundState]) !== JSON.stringify(this.st[k as keyof PlaygroundState]),
+    );
+    if (refused.length) {
+      const allowed = { ...p };
+      for (const k of refused) delete allowed[k as keyof PlaygroundState];
+      this.lockNote = `This link keeps ${refused.join(', ')} as it is: your teacher locked ${refused.length === 1 ? 'it' : 'them'}.`;
+      this.host.changed();
+      return this.apply({ ...this.st, ...allowed });
+    }
     return this.apply({ ...this.st, ...p });
   }
 

@@ -50,6 +50,12 @@ export interface PlaygroundState {
   theme: Theme;
   /** The views shown, by registered name (empty: every view). */
   views: string[];
+  /** The lesson shown above the views (its id, www/src/lessons/; '' for none). */
+  lesson: string;
+  /** Classroom mode: settings the learner may not change (names of this table). */
+  lock: string[];
+  /** Classroom mode: controls not shown (names in www/src/lessons/classroom.ts). */
+  hide: string[];
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
@@ -83,6 +89,9 @@ export const DEFAULTS: PlaygroundState = {
   theme: 'auto',
   views: [],
   train: '',
+  lesson: '',
+  lock: [],
+  hide: [],
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
@@ -303,7 +312,21 @@ const FIELDS: Field = {
     expect: 'run settings like task=reverse&n_layers=6',
     effects: REDRAW,
   },
+  // The lesson's own settings are its preset, applied as the defaults under the link's.
+  lesson: { parse: (v) => (/^([a-z][a-z0-9-]{0,39})?$/.test(v) ? v : undefined), format: (v) => v, expect: 'a lesson id such as scaled-dot', effects: REDRAW },
+  // Names checked for their shape here; the store drops (and names) the unknown ones.
+  lock: { parse: parseNames, format: (v) => v.join(','), expect: 'setting names, comma-separated', effects: REDRAW },
+  hide: { parse: parseNames, format: (v) => v.join(','), expect: 'control names, comma-separated', effects: REDRAW },
 };
+
+/** Every setting's name (what `lock` may name). */
+export const SETTING_NAMES: readonly string[] = Object.keys(FIELDS);
+
+/** Names, comma-separated: the shape of `lock` and `hide` (each name is checked by the page). */
+function parseNames(v: string): string[] | undefined {
+  if (v === '') return [];
+  return /^[a-z][a-z0-9-]{0,31}(,[a-z][a-z0-9-]{0,31}){0,63}$/.test(v) ? [...new Set(v.split(','))] : undefined;
+}
 
 const KEYS = Object.keys(FIELDS) as (keyof PlaygroundState)[];
 

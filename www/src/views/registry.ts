@@ -65,6 +65,8 @@ export const VIEWS = [
       .causalDefault=${s.info?.arch !== 'encoder_only'}
       .trainNote=${s.lastForward?.train_note ?? null}
       .draw=${s.draw}
+      .locked=${s.st.lock}
+      .hide=${s.st.hide}
       @tp-rerun=${() => void s.runAgain()}
       @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => void s.patch(e.detail)}
     ></tp-controls>`,

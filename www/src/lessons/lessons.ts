@@ -1,0 +1,532 @@
+// The lessons: one per idea of the concept map (../shared/DESIGN.md §1), each a short
+// explanation, the formula where there is one, a preset (the URL settings it opens with,
+// only the views it needs), one experiment with a question, and what to notice. A step is
+// done when the page sees the learner do it: `done` reads the store (the settings, the
+// model, the generation) or a view's measured result, never a button of the lesson's own.
+//
+// Every sentence goes through `msg` with an explicit id (`lesson.<id>.<part>`), so the
+// localisation tools can translate it; formulas are the same in every language and are not.
+
+import { msg } from '@lit/localize';
+import type { PlaygroundStore } from '../state/store';
+import type { PlaygroundState } from '../state/url';
+
+/** What a lesson's `done` may look at. */
+export interface LessonCtx {
+  /** The settings now. */
+  st: PlaygroundState;
+  store: PlaygroundStore;
+  /** A shown view's element, by tag (to read its measured result), or null. */
+  view<T = HTMLElement>(tag: string): T | null;
+  /**
+   * Has this value changed since the lesson first saw it (its first non-null value)?
+   * Keyed by `key`; the value is compared as JSON.
+   */
+  changed(key: string, value: unknown): boolean;
+}
+
+export interface Lesson {
+  /** The id in `#lesson=<id>` and `<transformer-playground lesson="<id>">`. */
+  readonly id: string;
+  readonly title: () => string;
+  /** The explanation, a paragraph or two. */
+  readonly explain: () => string[];
+  /** The formula, as plain text (the same in every language). */
+  readonly formula?: string;
+  /** The settings it opens with, in the URL-hash format. */
+  readonly preset: string;
+  /** What to do, and the question to answer while doing it. */
+  readonly task: () => string;
+  readonly question: () => string;
+  /** What to notice once it is done. */
+  readonly notice: () => string;
+  /** Has the learner done it? */
+  readonly done: (c: LessonCtx) => boolean;
+  /** The setting the experiment changes (a classroom link leaves it unlocked), if it is one. */
+  readonly setting?: keyof PlaygroundState;
+  /** The code it is about, paths in the repository. */
+  readonly code: readonly string[];
+  /** The section of docs/model.md. */
+  readonly doc: string;
+}
+
+const GRAMMAR = 'model=grammar-sinusoidal.safetensors';
+const REVERSE = 'model=reverse.safetensors';
+
+export const LESSONS: readonly Lesson[] = [
+  {
+    id: 'heads',
+    title: () => msg('Several heads, each looking its own way', { id: 'lesson.heads.title' }),
+    explain: () => [
+      msg(
+        'An attention layer does not look at the sequence once but h times in parallel. Each head gets its own slice of the model width, d_model / h numbers per token, and learns its own pattern: one may watch the previous character, another the start of the word.',
+        { id: 'lesson.heads.explain1' },
+      ),
+      msg('The heads’ outputs are concatenated and mixed by one more matrix, W_O. Splitting the width this way costs about as much as one wide head.', {
+        id: 'lesson.heads.explain2',
+      }),
+    ],
+    formula: 'MultiHead(X) = Concat(head_1, …, head_h) · W_O,   head_i = Attention(X·W_Q^i, X·W_K^i, X·W_V^i)',
+    preset: `${GRAMMAR}&views=attention,output&play=0`,
+    task: () => msg('Switch one head off with its h button under the small heatmaps.', { id: 'lesson.heads.task' }),
+    question: () => msg('Does the next-character distribution change, and do all heads matter equally?', { id: 'lesson.heads.question' }),
+    notice: () =>
+      msg('The small heatmaps differ from head to head. Switching one off moves some probabilities a little and some a lot: heads share the work unevenly, and a model often survives the loss of one.', {
+        id: 'lesson.heads.notice',
+      }),
+    done: (c) => c.st.ablate.length > 0,
+    setting: 'ablate',
+    code: ['crate/src/model/attention.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'qkv',
+    title: () => msg('Queries, keys and values are three different projections', { id: 'lesson.qkv.title' }),
+    explain: () => [
+      msg('Every token is projected three times. Its query says what it is looking for, its key says what it offers to others, and its value is what it hands over when it is chosen.', {
+        id: 'lesson.qkv.explain1',
+      }),
+      msg('Because W_Q and W_K differ, token i can attend strongly to token j while j ignores i. With one shared matrix the scores would be symmetric.', {
+        id: 'lesson.qkv.explain2',
+      }),
+    ],
+    formula: 'q_i = x_i·W_Q,   k_j = x_j·W_K,   v_j = x_j·W_V,   score(i, j) = q_i·k_j',
+    preset: `${GRAMMAR}&views=controls,attention&play=0`,
+    task: () => msg('In the model list, load “Grammar LM · shared W_Q = W_K”, then tick “raw scores” in the attention view.', { id: 'lesson.qkv.task' }),
+    question: () => msg('Is the raw score of (i, j) now the same as that of (j, i)?', { id: 'lesson.qkv.question' }),
+    notice: () =>
+      msg('With W_Q = W_K the raw score matrix is a mirror image across its diagonal: the inspector’s largest |q − k| is 0. Separate projections are what let attention be one-sided.', {
+        id: 'lesson.qkv.notice',
+      }),
+    done: (c) => c.st.model === 'grammar-shared-qk.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/attention.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'scaled-dot',
+    title: () => msg('Scaled dot product: why divide by √d_k', { id: 'lesson.scaled-dot.title' }),
+    explain: () => [
+      msg('A score is the dot product of a query and a key: a sum of d_k products. If the entries are roughly independent with variance 1, the sum has variance d_k, so wider heads give larger scores.', {
+        id: 'lesson.scaled-dot.explain1',
+      }),
+      msg('Large scores push softmax towards a single 1 and many 0s, where its gradient almost vanishes. Dividing by √d_k brings the variance back to about 1.', {
+        id: 'lesson.scaled-dot.explain2',
+      }),
+    ],
+    formula: 'Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V',
+    preset: `${GRAMMAR}&views=controls,attention,saturation,sqrt-dk&play=0`,
+    task: () => msg('Untick “scale by √d_k” in the settings.', { id: 'lesson.scaled-dot.task' }),
+    question: () => msg('Do the attention rows become sharper or flatter, and what happens to each head’s entropy?', { id: 'lesson.scaled-dot.question' }),
+    notice: () =>
+      msg('Without the division the rows concentrate on fewer keys: entropy falls and the largest probability rises in the saturation view. The √d_k plot shows the same growth of score variance with width.', {
+        id: 'lesson.scaled-dot.notice',
+      }),
+    done: (c) => !c.st.scale,
+    setting: 'scale',
+    code: ['crate/src/model/attention.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'dot-vs-additive',
+    title: () => msg('Dot-product against additive scores', { id: 'lesson.dot-vs-additive.title' }),
+    explain: () => [
+      msg('A dot product is one of many ways to score a query against a key. Additive attention passes both through a small network with a tanh and reads one number out.', {
+        id: 'lesson.dot-vs-additive.explain1',
+      }),
+      msg('Both can learn the task. The dot product wins on speed: all scores are one matrix product, which hardware does very well.', { id: 'lesson.dot-vs-additive.explain2' }),
+    ],
+    formula: 'dot: q·k / √d_k        additive: wᵀ · tanh(W_1·q + W_2·k)',
+    preset: `${REVERSE}&views=controls,attention&play=0`,
+    task: () => msg('Under “Design”, load the sibling trained with additive scores.', { id: 'lesson.dot-vs-additive.task' }),
+    question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
+    notice: () =>
+      msg('Both models reverse the string and their maps show the same diagonal. The q·k inspector shows the additive formula instead of a row of products: the cost is a tanh per query–key pair.', {
+        id: 'lesson.dot-vs-additive.notice',
+      }),
+    done: (c) => c.st.model === 'reverse-additive.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/attention.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'padding-mask',
+    title: () => msg('The padding mask', { id: 'lesson.padding-mask.title' }),
+    explain: () => [
+      msg('Sequences of different lengths are run together as one rectangular batch, so the short ones are filled up with a pad token. Pads are not text: no real token should read from them.', {
+        id: 'lesson.padding-mask.explain1',
+      }),
+      msg('The padding mask adds −∞ to the score of every pad key before softmax, so its weight becomes exactly 0.', { id: 'lesson.padding-mask.explain2' }),
+    ],
+    formula: 'score(i, j) + (0 if key j is a real token, −∞ if key j is a pad)',
+    preset: `${GRAMMAR}&text=the cat&batch=the big dog sleeps&views=controls,masks,attention&play=0`,
+    task: () => msg('Untick “padding mask”, then look at sequence 1 (the short one) in the attention view.', { id: 'lesson.padding-mask.task' }),
+    question: () => msg('Which cells start to receive weight, and should they?', { id: 'lesson.padding-mask.question' }),
+    notice: () =>
+      msg('The pad columns of the short sequence light up: its real tokens now read from filler, and their outputs depend on how much padding the batch needed. With the mask on they never do.', {
+        id: 'lesson.padding-mask.notice',
+      }),
+    done: (c) => !c.st.pad,
+    setting: 'pad',
+    code: ['crate/src/model/mask.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'causal-mask',
+    title: () => msg('The causal mask is not the padding mask', { id: 'lesson.causal-mask.title' }),
+    explain: () => [
+      msg('A language model learns to predict each next token from the ones before it. In training all positions run at once, so something must stop position i from reading positions after i.', {
+        id: 'lesson.causal-mask.explain1',
+      }),
+      msg('The causal mask hides every key to the right of the query. It depends on positions only; the padding mask depends on which tokens are pads. A batch can need both.', {
+        id: 'lesson.causal-mask.explain2',
+      }),
+    ],
+    formula: 'mask(i, j) = 0 if j ≤ i,  −∞ if j > i',
+    preset: `${GRAMMAR}&views=controls,masks,attention,output&play=0`,
+    task: () => msg('Untick “causal mask” in the settings.', { id: 'lesson.causal-mask.task' }),
+    question: () => msg('Which cells fill in, and does the prediction at the first position change?', { id: 'lesson.causal-mask.question' }),
+    notice: () =>
+      msg('The upper triangle fills in: every position now reads the future. The first position’s prediction changes although its own input did not, which is exactly the leak the mask prevents.', {
+        id: 'lesson.causal-mask.notice',
+      }),
+    done: (c) => c.st.causal === false,
+    setting: 'causal',
+    code: ['crate/src/model/mask.rs'],
+    doc: 'attention',
+  },
+  {
+    id: 'attention-sites',
+    title: () => msg('The three places attention is used', { id: 'lesson.attention-sites.title' }),
+    explain: () => [
+      msg('An encoder–decoder model attends in three places. Encoder self-attention lets the source tokens read each other freely. Decoder self-attention lets each target token read the earlier target tokens, under the causal mask.', {
+        id: 'lesson.attention-sites.explain1',
+      }),
+      msg('Cross-attention joins the two: its queries come from the decoder, its keys and values from the encoder’s output.', { id: 'lesson.attention-sites.explain2' }),
+    ],
+    formula: 'cross-attention: Q = decoder states · W_Q,   K = encoder output · W_K,   V = encoder output · W_V',
+    preset: 'model=translate.safetensors&views=architecture,attention&site=encoder_self&play=0',
+    task: () => msg('In the attention view, switch to cross-attention.', { id: 'lesson.attention-sites.task' }),
+    question: () => msg('What are the rows and what are the columns now, and is the map square?', { id: 'lesson.attention-sites.question' }),
+    notice: () =>
+      msg('Rows are target positions and columns are source words, so the map need not be square, and no causal mask applies: every output word may read the whole source.', {
+        id: 'lesson.attention-sites.notice',
+      }),
+    done: (c) => c.st.site === 'cross',
+    setting: 'site',
+    code: ['crate/src/model/forward.rs', 'crate/src/model/attention.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'parallel',
+    title: () => msg('Parallel in training, one token at a time in inference', { id: 'lesson.parallel.title' }),
+    explain: () => [
+      msg('In training the whole target sentence is known, so the model is given the true previous tokens (teacher forcing) and computes every position in one pass.', {
+        id: 'lesson.parallel.explain1',
+      }),
+      msg('When it generates, token t+1 depends on the token it just chose, so it must run step by step. The view measures both on this device.', { id: 'lesson.parallel.explain2' }),
+    ],
+    preset: `${GRAMMAR}&views=parallel&play=0`,
+    task: () => msg('Change “tokens N” and press “Measure again”.', { id: 'lesson.parallel.task' }),
+    question: () => msg('How does each of the three times grow as N grows?', { id: 'lesson.parallel.question' }),
+    notice: () =>
+      msg('One parallel pass stays cheap. Token by token with the cache grows about linearly; without the cache each step redoes the whole prefix, so the total grows about with N².', {
+        id: 'lesson.parallel.notice',
+      }),
+    done: (c) => {
+      const d = c.view<HTMLElement & { data: { tokens: unknown[] } | null }>('tp-parallel')?.data;
+      return !!d && c.changed('parallel.n', d.tokens.length);
+    },
+    code: ['crate/src/generate', 'crate/src/model/cache.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'embedding-scale',
+    title: () => msg('Why embeddings are multiplied by √d_model', { id: 'lesson.embedding-scale.title' }),
+    explain: () => [
+      msg('The input of the first block is a token embedding plus a position vector. Learned embeddings start small, while sinusoidal position values lie between −1 and 1.', {
+        id: 'lesson.embedding-scale.explain1',
+      }),
+      msg('Multiplying the embedding by √d_model makes the two comparable in size, so the position does not drown out which token it is.', { id: 'lesson.embedding-scale.explain2' }),
+    ],
+    formula: 'x_t = E[token_t] · √d_model + PE(t)',
+    preset: `${REVERSE}&views=controls,embedding-scale&play=0`,
+    task: () => msg('Under “Design”, load the sibling trained without ×√d_model.', { id: 'lesson.embedding-scale.task' }),
+    question: () => msg('Which is larger now, the token part or the position part?', { id: 'lesson.embedding-scale.question' }),
+    notice: () =>
+      msg('Without the factor the position vector is the larger part of the input. Training can make up for it by growing the embeddings, but the model starts from a worse balance.', {
+        id: 'lesson.embedding-scale.notice',
+      }),
+    done: (c) => c.st.model === 'reverse-no-embed-scale.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/embedding.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'positions',
+    title: () => msg('Position encodings, one by one', { id: 'lesson.positions.title' }),
+    explain: () => [
+      msg('Sinusoidal and learned encodings add a vector per position to the input. Relative positions (Shaw) add a learned term per distance to the scores. RoPE rotates queries and keys by an angle that grows with position. ALiBi subtracts a penalty proportional to distance.', {
+        id: 'lesson.positions.explain1',
+      }),
+      msg('Each grammar model here was trained with one of them, otherwise identically.', { id: 'lesson.positions.explain2' }),
+    ],
+    formula: 'PE(t, 2i) = sin(t / 10000^(2i/d)),   PE(t, 2i+1) = cos(t / 10000^(2i/d))',
+    preset: `${GRAMMAR}&views=controls,positions&play=0`,
+    task: () => msg('Pick another scheme in “Position encoding”, for example rope or alibi.', { id: 'lesson.positions.task' }),
+    question: () => msg('Where does the position enter now: the input, the scores, or the queries and keys?', { id: 'lesson.positions.question' }),
+    notice: () =>
+      msg('The view changes with the scheme: a table of vectors for sinusoidal and learned, rotating pairs for RoPE, a slope per head for ALiBi. Only the first two touch the input at all.', {
+        id: 'lesson.positions.notice',
+      }),
+    done: (c) => /^grammar-/.test(c.st.model) && c.st.model !== 'grammar-sinusoidal.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/position.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'order',
+    title: () => msg('Without positions, order is invisible', { id: 'lesson.order.title' }),
+    explain: () => [
+      msg('Attention itself is a weighted sum over a set: it does not know which key came first. Without any position information, reordering the input only reorders the output.', {
+        id: 'lesson.order.explain1',
+      }),
+      msg('“the cat chases the dog” and “the dog chases the cat” would mean the same thing to such a model.', { id: 'lesson.order.explain2' }),
+    ],
+    preset: 'views=order&play=0',
+    task: () => msg('Press “shuffle the characters”.', { id: 'lesson.order.task' }),
+    question: () => msg('With the model without positions, is every output row the same as before, only moved?', { id: 'lesson.order.question' }),
+    notice: () =>
+      msg('For the model without positions each row is bit-identical to the row of the character it came from. Any position encoding breaks this symmetry.', { id: 'lesson.order.notice' }),
+    done: (c) => {
+      const o = c.view<HTMLElement & { perm: number[]; result: unknown; busy: boolean }>('tp-order');
+      return !!o && c.changed('order.perm', o.perm) && !!o.result && !o.busy;
+    },
+    code: ['crate/src/model/position.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'extrapolation',
+    title: () => msg('Train short, test long', { id: 'lesson.extrapolation.title' }),
+    explain: () => [
+      msg('A model sees sequences up to some length in training. What happens after that length depends on the position encoding: a learned table has no rows for unseen positions, while schemes based on distance may carry on.', {
+        id: 'lesson.extrapolation.explain1',
+      }),
+    ],
+    preset: 'views=extrapolation&play=0',
+    task: () => msg('Press “Measure”.', { id: 'lesson.extrapolation.task' }),
+    question: () => msg('Which schemes keep their accuracy beyond the training length?', { id: 'lesson.extrapolation.question' }),
+    notice: () =>
+      msg('Accuracy per position stays flat for the schemes built on relative distance and falls off past the training length for the absolute ones.', { id: 'lesson.extrapolation.notice' }),
+    done: (c) => (c.view<HTMLElement & { results: unknown[] }>('tp-extrapolation')?.results.length ?? 0) > 0,
+    code: ['crate/src/model/position.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'residual',
+    title: () => msg('Residual connections', { id: 'lesson.residual.title' }),
+    explain: () => [
+      msg('Each sublayer adds its output to its input instead of replacing it. The sum is a stream running through the model, which every layer reads and writes a little to.', {
+        id: 'lesson.residual.explain1',
+      }),
+      msg('Gradients flow back along the stream unchanged, so deep stacks train. Without it every layer must pass everything on through its own weights.', { id: 'lesson.residual.explain2' }),
+    ],
+    formula: 'x ← x + Sublayer(LN(x))',
+    preset: `${REVERSE}&views=controls,hidden,output&play=0`,
+    task: () => msg('Under “Design”, load the sibling trained with no residual connections.', { id: 'lesson.residual.task' }),
+    question: () => msg('How do the norms per layer change, and is the output still right?', { id: 'lesson.residual.question' }),
+    notice: () =>
+      msg('With residuals the norm grows steadily from layer to layer. The model without them was trained with the same recipe and does the task far worse.', { id: 'lesson.residual.notice' }),
+    done: (c) => c.st.model === 'reverse-no-residual.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/forward.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'no-leak',
+    title: () => msg('The residual path does not leak the future', { id: 'lesson.no-leak.title' }),
+    explain: () => [
+      msg('The residual, the norms and the FFN all work on one position at a time. The only place positions meet is attention, so under the causal mask nothing from a later token can reach an earlier one.', {
+        id: 'lesson.no-leak.explain1',
+      }),
+      msg('The view changes the last token and compares every earlier row bit for bit.', { id: 'lesson.no-leak.explain2' }),
+    ],
+    preset: `${REVERSE}&views=controls,no-leak&play=0`,
+    task: () => msg('Untick “causal mask” and read the table again.', { id: 'lesson.no-leak.task' }),
+    question: () => msg('Which earlier rows change now?', { id: 'lesson.no-leak.question' }),
+    notice: () =>
+      msg('With the mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: the leak comes through attention only.', {
+        id: 'lesson.no-leak.notice',
+      }),
+    done: (c) => c.st.causal === false,
+    setting: 'causal',
+    code: ['crate/src/model/forward.rs', 'crate/src/model/mask.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'norms',
+    title: () => msg('LayerNorm against BatchNorm', { id: 'lesson.norms.title' }),
+    explain: () => [
+      msg('Both subtract a mean and divide by a standard deviation. LayerNorm takes them over the features of one token. BatchNorm takes them over the whole batch for each feature.', {
+        id: 'lesson.norms.explain1',
+      }),
+      msg('So with BatchNorm in training, one sentence’s output depends on the other sentences in its batch, and padding counts too.', { id: 'lesson.norms.explain2' }),
+    ],
+    formula: 'LN(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β,   statistics over one token’s features',
+    preset: `${REVERSE}&views=controls,norms&play=0`,
+    task: () => msg('Under “Design”, load the sibling trained with BatchNorm.', { id: 'lesson.norms.task' }),
+    question: () => msg('In train mode, does another sequence in the batch change this one’s output?', { id: 'lesson.norms.question' }),
+    notice: () =>
+      msg('With BatchNorm the batch statistics couple the sequences; LayerNorm never does, which is one reason transformers use it.', { id: 'lesson.norms.notice' }),
+    done: (c) => c.st.model === 'reverse-batch-norm.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/norm.rs'],
+    doc: 'ffn-norms',
+  },
+  {
+    id: 'pre-post-ln',
+    title: () => msg('Post-LN against pre-LN', { id: 'lesson.pre-post-ln.title' }),
+    explain: () => [
+      msg('The original transformer normalised after adding the residual (post-LN). Most models now normalise the sublayer’s input and leave the stream itself untouched (pre-LN).', {
+        id: 'lesson.pre-post-ln.explain1',
+      }),
+      msg('Pre-LN keeps a clean path for gradients and trains without a long warmup; post-LN keeps the stream’s size fixed.', { id: 'lesson.pre-post-ln.explain2' }),
+    ],
+    formula: 'post-LN: x ← LN(x + F(x))        pre-LN: x ← x + F(LN(x))',
+    preset: `${REVERSE}&views=controls,architecture,hidden&play=0`,
+    task: () => msg('Under “Design”, load the post-LN sibling.', { id: 'lesson.pre-post-ln.task' }),
+    question: () => msg('Where do the norm boxes sit in the diagram now, and how do the residual norms per layer differ?', { id: 'lesson.pre-post-ln.question' }),
+    notice: () =>
+      msg('In post-LN the norm sits on the main path after each sum, so the stream is renormalised every sublayer; in pre-LN it grows from layer to layer.', { id: 'lesson.pre-post-ln.notice' }),
+    done: (c) => c.st.model === 'reverse-post-ln.safetensors',
+    setting: 'model',
+    code: ['crate/src/model/norm.rs', 'crate/src/model/plan.rs'],
+    doc: 'ffn-norms',
+  },
+  {
+    id: 'ffn',
+    title: () => msg('The position-wise feed-forward network', { id: 'lesson.ffn.title' }),
+    explain: () => [
+      msg('After attention, each position goes through the same small two-layer network on its own: widen, apply a nonlinearity, narrow again. It holds most of a block’s parameters.', {
+        id: 'lesson.ffn.explain1',
+      }),
+    ],
+    formula: 'FFN(x) = W_2 · act(W_1 · x + b_1) + b_2',
+    preset: `${REVERSE}&views=ffn&play=0`,
+    task: () => msg('Pick another position to change in the view.', { id: 'lesson.ffn.task' }),
+    question: () => msg('In each layer, which rows of the FFN output change?', { id: 'lesson.ffn.question' }),
+    notice: () =>
+      msg('An FFN output row changes exactly where its input row changed. The FFN never mixes positions; the spreading you see comes from attention in between.', { id: 'lesson.ffn.notice' }),
+    done: (c) => {
+      const d = c.view<HTMLElement & { diff: unknown }>('tp-ffn')?.diff;
+      return !!d && c.changed('ffn.diff', d);
+    },
+    code: ['crate/src/model/ffn.rs'],
+    doc: 'ffn-norms',
+  },
+  {
+    id: 'dropout',
+    title: () => msg('Dropout: on in training, off in evaluation', { id: 'lesson.dropout.title' }),
+    explain: () => [
+      msg('In training, dropout sets a random fraction p of activations to zero and scales the rest by 1/(1 − p), so no unit can rely on any one other.', { id: 'lesson.dropout.explain1' }),
+      msg('In evaluation it does nothing at all. The scaling in training keeps the expected value the same in both modes.', { id: 'lesson.dropout.explain2' }),
+    ],
+    formula: 'train: y = m ⊙ x / (1 − p),  m_i ~ Bernoulli(1 − p)        eval: y = x',
+    preset: 'model=reverse-dropout.safetensors&views=controls,dropout&play=0',
+    task: () => msg('Choose “train mode” for the forward pass, then press “run again”.', { id: 'lesson.dropout.task' }),
+    question: () => msg('Does the output change from run to run? Does it in eval mode?', { id: 'lesson.dropout.question' }),
+    notice: () => msg('In train mode each run draws new masks and the numbers change; in eval mode repeated runs are identical.', { id: 'lesson.dropout.notice' }),
+    done: (c) => c.st.mode === 'train' && c.store.draw > 0,
+    setting: 'mode',
+    code: ['crate/src/model/dropout.rs'],
+    doc: 'ffn-norms',
+  },
+  {
+    id: 'noam-adam',
+    title: () => msg('The Noam schedule and Adam', { id: 'lesson.noam-adam.title' }),
+    explain: () => [
+      msg('The models here are trained with Adam, which scales each weight’s step by running averages of its gradient and squared gradient.', { id: 'lesson.noam-adam.explain1' }),
+      msg('Early on those averages are unreliable, so the learning rate first rises linearly for a number of warmup steps, then falls as one over the square root of the step.', {
+        id: 'lesson.noam-adam.explain2',
+      }),
+    ],
+    formula: 'lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)',
+    preset: 'views=schedule&play=0',
+    task: () => msg('Set the warmup to 400 steps.', { id: 'lesson.noam-adam.task' }),
+    question: () => msg('Where is the peak now, and how high?', { id: 'lesson.noam-adam.question' }),
+    notice: () => msg('The peak is always at step = warmup, and a shorter warmup gives a higher peak: (d_model · warmup)^−0.5.', { id: 'lesson.noam-adam.notice' }),
+    done: (c) => !!c.store.schedule && c.changed('noam.warmup', c.store.schedule.warmup),
+    code: ['crate/src/train'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'architectures',
+    title: () => msg('Encoder-only, decoder-only, encoder–decoder', { id: 'lesson.architectures.title' }),
+    explain: () => [
+      msg('The same blocks build three kinds of model. A decoder-only model predicts the next token under a causal mask. An encoder-only model reads its whole input both ways and labels or classifies it. An encoder–decoder reads a source with its encoder and writes a target with its decoder.', {
+        id: 'lesson.architectures.explain1',
+      }),
+    ],
+    preset: `${GRAMMAR}&views=controls,architecture,output&play=0`,
+    task: () => msg('In the model list, load an encoder-only or an encoder–decoder model.', { id: 'lesson.architectures.task' }),
+    question: () => msg('What does the diagram gain or lose, and what does the output become?', { id: 'lesson.architectures.question' }),
+    notice: () =>
+      msg('An encoder-only model has no causal mask and gives a class or a tag per position; an encoder–decoder gains a second stack and cross-attention and writes a new sequence.', {
+        id: 'lesson.architectures.notice',
+      }),
+    done: (c) => !!c.store.info && c.store.info.arch !== 'decoder_only',
+    setting: 'model',
+    code: ['crate/src/model/plan.rs', 'crate/src/model/forward.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'kv-cache',
+    title: () => msg('Prefill and the KV cache', { id: 'lesson.kv-cache.title' }),
+    explain: () => [
+      msg('Generation starts with prefill: the whole prompt in one pass, keeping every layer’s keys and values. Each next step then computes only the newest position and appends its key and value to the cache.', {
+        id: 'lesson.kv-cache.explain1',
+      }),
+      msg('Without the cache every step recomputes the keys and values of the entire prefix, getting the same tokens at a growing cost.', { id: 'lesson.kv-cache.explain2' }),
+    ],
+    formula: 'step t: q_t, k_t, v_t from token t;   K ← [K; k_t],  V ← [V; v_t];   out_t = softmax(q_t·Kᵀ / √d_k) · V',
+    preset: `${GRAMMAR}&views=generation&max=24&speed=0`,
+    task: () => msg('Untick “KV cache”, press “↺ Restart” and let the generation run to the end.', { id: 'lesson.kv-cache.task' }),
+    question: () => msg('Are the tokens the same? How many positions were run in total?', { id: 'lesson.kv-cache.question' }),
+    notice: () =>
+      msg('The text is identical. With the cache each step feeds one position; without it step t feeds all of them again, so the positions run grow quadratically.', {
+        id: 'lesson.kv-cache.notice',
+      }),
+    done: (c) => !c.st.cache && c.store.gen.done && c.store.gen.generated.length > 0,
+    setting: 'cache',
+    code: ['crate/src/model/cache.rs', 'crate/src/generate'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'decoding',
+    title: () => msg('Greedy, sampling, beam search', { id: 'lesson.decoding.title' }),
+    explain: () => [
+      msg('The model gives a probability for every possible next token; a decoding rule picks one. Greedy takes the most likely. Sampling draws at random, sharpened or flattened by a temperature and cut to the top k or top p.', {
+        id: 'lesson.decoding.explain1',
+      }),
+      msg('Beam search keeps the few best partial sequences and extends each, trading time for a more probable whole.', { id: 'lesson.decoding.explain2' }),
+    ],
+    formula: 'p_i = exp(z_i / T) / Σ_j exp(z_j / T)',
+    preset: `${GRAMMAR}&views=output,generation,beams&max=16&speed=0`,
+    task: () => msg('Choose “beam search” under the output probabilities, then press “↺ Restart”.', { id: 'lesson.decoding.task' }),
+    question: () => msg('Does the best beam start with the token greedy would pick?', { id: 'lesson.decoding.question' }),
+    notice: () =>
+      msg('The tree keeps several branches alive and drops the weak ones. The sequence it keeps can begin with a token that was not the single most likely one.', { id: 'lesson.decoding.notice' }),
+    done: (c) => c.st.strategy === 'beam' && c.store.gen.beamSteps.length > 0,
+    setting: 'strategy',
+    code: ['crate/src/generate'],
+    doc: 'forward-pass',
+  },
+];
+
+/** The lesson of this id, if there is one. */
+export function lessonNamed(id: string): Lesson | undefined {
+  return LESSONS.find((l) => l.id === id);
+}
+
+/** The lesson ids, in tour order. */
+export const LESSON_IDS: readonly string[] = LESSONS.map((l) => l.id);
