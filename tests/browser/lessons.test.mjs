@@ -289,23 +289,24 @@ describe('classroom mode', () => {
 });
 
 describe('one lesson in a blog post', () => {
-  test('<transformer-playground lesson="kv-cache"> shows that lesson with its preset and no tour', async () => {
+  test('<transformer-playground lesson="kv-cache"> in the example post shows that lesson with its preset and no tour, and its step completes', async () => {
     const page = await browser.context.newPage();
-    // The page's own index, its element swapped for one as a blog post would write it.
-    await page.goto(server.url);
-    await page.evaluate(() => {
-      document.querySelector('transformer-playground').remove();
-      const el = document.createElement('transformer-playground');
-      el.setAttribute('no-hash', '');
-      el.setAttribute('lesson', 'kv-cache');
-      document.querySelector('main').append(el);
-    });
-    await until(page, () => document.querySelector('transformer-playground').info !== null);
-    const s = await state(page);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${server.url}example.html`);
+    const el = '#lesson';
+    await until(page, () => document.querySelector('#lesson')?.info != null);
+    const s = await page.evaluate(() => ({ st: document.querySelector('#lesson').st, hash: location.hash }));
     assert.equal(s.st.lesson, 'kv-cache');
     assert.deepEqual(s.st.views, ['generation']);
-    assert.equal(await page.locator(`${P} tp-lesson [data-tour]`).count(), 0);
-    assert.equal(await page.evaluate(() => location.hash), '');
+    assert.equal(s.hash, '');
+    assert.equal(await page.locator(`${el} tp-lesson [data-tour]`).count(), 0);
+    assert.equal(await page.locator(`${el} tp-lesson .try`).getAttribute('data-step'), 'todo');
+    await page.locator(`${el} tp-generation input[type="checkbox"]`).uncheck();
+    await page.locator(`${el} tp-generation .buttons button`).nth(2).click();
+    await until(page, () => document.querySelector('#lesson').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done');
+    await page.locator(el).screenshot({ path: join(artifacts, 'lesson-embedded.png') });
+    assert.deepEqual(errors, []);
     await page.close();
   });
 });

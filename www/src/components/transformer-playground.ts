@@ -17,6 +17,7 @@
 // (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/.
 
 import { LitElement, html, css, nothing } from 'lit';
+import { msg } from '@lit/localize';
 import { EngineClient } from '../engine/client';
 import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, RunDefaults, RunSettings, Schedule, Tokenized } from '../engine/protocol';
 import { LabRegistry, type RunHandle, type RunRecord } from '../lab/registry';
@@ -534,7 +535,7 @@ export class TransformerPlayground extends LitElement {
     return html`<div class="bar wide">
       ${still ? html`<span class="hint" data-reduced-motion>Your system asks for reduced motion, so generation waits for Play.</span>` : nothing}
       ${!s.st.lesson && !s.st.hide.includes('lessons')
-        ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>Lessons</button>`
+        ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>${msg('Lessons', { id: 'tour.start' })}</button>`
         : nothing}
       ${s.st.hide.includes('colours') ? nothing : html`<label
         >Colours
@@ -586,7 +587,7 @@ export class TransformerPlayground extends LitElement {
       ${s.error ? html`<div class="error wide" role="alert">${s.error}</div>` : nothing}
       ${s.lockNote
         ? html`<div class="notes wide" role="status" data-lock-note>
-            <button @click=${() => ((s.lockNote = ''), this.requestUpdate())} aria-label="dismiss">×</button>
+            <button @click=${() => ((s.lockNote = ''), this.requestUpdate())} aria-label=${msg('dismiss', { id: 'teacher.dismiss' })}>×</button>
             ${s.lockNote}
           </div>`
         : nothing}

@@ -92,10 +92,10 @@ export const LESSONS: readonly Lesson[] = [
     ],
     formula: 'q_i = x_i·W_Q,   k_j = x_j·W_K,   v_j = x_j·W_V,   score(i, j) = q_i·k_j',
     preset: `${GRAMMAR}&views=controls,attention&play=0`,
-    task: () => msg('In the model list, load “Grammar LM · shared W_Q = W_K”, then tick “raw scores” in the attention view.', { id: 'lesson.qkv.task' }),
-    question: () => msg('Is the raw score of (i, j) now the same as that of (j, i)?', { id: 'lesson.qkv.question' }),
+    task: () => msg('In the model list, load “Grammar LM · shared W_Q = W_K”.', { id: 'lesson.qkv.task' }),
+    question: () => msg('What does the inspector beside the heatmap now say about the largest |q − k|, and what does that make of the score matrix?', { id: 'lesson.qkv.question' }),
     notice: () =>
-      msg('With W_Q = W_K the raw score matrix is a mirror image across its diagonal: the inspector’s largest |q − k| is 0. Separate projections are what let attention be one-sided.', {
+      msg('With W_Q = W_K every query equals its own token’s key, so the largest |q − k| is 0 and the raw score of (i, j) equals that of (j, i): the matrix is symmetric before the causal mask hides its upper half. Separate projections are what let attention be one-sided.', {
         id: 'lesson.qkv.notice',
       }),
     done: (c) => c.st.model === 'grammar-shared-qk.safetensors',
@@ -136,12 +136,12 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('Both can learn the task. The dot product wins on speed: all scores are one matrix product, which hardware does very well.', { id: 'lesson.dot-vs-additive.explain2' }),
     ],
-    formula: 'dot: q·k / √d_k        additive: wᵀ · tanh(W_1·q + W_2·k)',
+    formula: 'dot: score(q, k) = q·k / √d_k        additive: score(q, k) = vᵀ · tanh(q + k)',
     preset: `${REVERSE}&views=controls,attention&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with additive scores.', { id: 'lesson.dot-vs-additive.task' }),
     question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
     notice: () =>
-      msg('Both models reverse the string and their maps show the same diagonal. The q·k inspector shows the additive formula instead of a row of products: the cost is a tanh per query–key pair.', {
+      msg('Both models learn the task and their maps show a similar pattern. The q·k inspector shows the additive formula instead of a row of products: as many multiply-adds, plus an addition and a tanh for every dimension of every query–key pair.', {
         id: 'lesson.dot-vs-additive.notice',
       }),
     done: (c) => c.st.model === 'reverse-additive.safetensors',
@@ -159,11 +159,11 @@ export const LESSONS: readonly Lesson[] = [
       msg('The padding mask adds −∞ to the score of every pad key before softmax, so its weight becomes exactly 0.', { id: 'lesson.padding-mask.explain2' }),
     ],
     formula: 'score(i, j) + (0 if key j is a real token, −∞ if key j is a pad)',
-    preset: `${GRAMMAR}&text=the cat&batch=the big dog sleeps&views=controls,masks,attention&play=0`,
+    preset: 'model=sentiment.safetensors&text=the movie was good&batch=i did not like the acting but the music was great&views=controls,masks,attention&play=0',
     task: () => msg('Untick “padding mask”, then look at sequence 1 (the short one) in the attention view.', { id: 'lesson.padding-mask.task' }),
     question: () => msg('Which cells start to receive weight, and should they?', { id: 'lesson.padding-mask.question' }),
     notice: () =>
-      msg('The pad columns of the short sequence light up: its real tokens now read from filler, and their outputs depend on how much padding the batch needed. With the mask on they never do.', {
+      msg('The pad columns of the short sequence take weight: its real words now read from filler, so their outputs depend on how much padding the batch needed. With the mask on the pad columns get exactly 0. This model reads in both directions; under a causal mask, pads at the end would be hidden anyway.', {
         id: 'lesson.padding-mask.notice',
       }),
     done: (c) => !c.st.pad,
@@ -185,9 +185,9 @@ export const LESSONS: readonly Lesson[] = [
     formula: 'mask(i, j) = 0 if j ≤ i,  −∞ if j > i',
     preset: `${GRAMMAR}&views=controls,masks,attention,output&play=0`,
     task: () => msg('Untick “causal mask” in the settings.', { id: 'lesson.causal-mask.task' }),
-    question: () => msg('Which cells fill in, and does the prediction at the first position change?', { id: 'lesson.causal-mask.question' }),
+    question: () => msg('Which cells fill in? The last position could already see every token: does its prediction change anyway?', { id: 'lesson.causal-mask.question' }),
     notice: () =>
-      msg('The upper triangle fills in: every position now reads the future. The first position’s prediction changes although its own input did not, which is exactly the leak the mask prevents.', {
+      msg('The upper triangle fills in: every position now reads the future. The last position’s prediction moves too, because in the second layer it reads earlier positions that have now read ahead. The model was never trained to see this, so its guesses get worse.', {
         id: 'lesson.causal-mask.notice',
       }),
     done: (c) => c.st.causal === false,
@@ -254,7 +254,7 @@ export const LESSONS: readonly Lesson[] = [
     task: () => msg('Under “Design”, load the sibling trained without ×√d_model.', { id: 'lesson.embedding-scale.task' }),
     question: () => msg('Which is larger now, the token part or the position part?', { id: 'lesson.embedding-scale.question' }),
     notice: () =>
-      msg('Without the factor the position vector is the larger part of the input. Training can make up for it by growing the embeddings, but the model starts from a worse balance.', {
+      msg('The view draws the token part with and without the factor beside the position part. Compare the balance in the model trained with the factor and in the one trained without it: without it the position vectors start out as large as the embeddings.', {
         id: 'lesson.embedding-scale.notice',
       }),
     done: (c) => c.st.model === 'reverse-no-embed-scale.safetensors',
@@ -317,7 +317,7 @@ export const LESSONS: readonly Lesson[] = [
     task: () => msg('Press “Measure”.', { id: 'lesson.extrapolation.task' }),
     question: () => msg('Which schemes keep their accuracy beyond the training length?', { id: 'lesson.extrapolation.question' }),
     notice: () =>
-      msg('Accuracy per position stays flat for the schemes built on relative distance and falls off past the training length for the absolute ones.', { id: 'lesson.extrapolation.notice' }),
+      msg('Up to the training length the schemes are close. Past it they part: watch which curves hold their level and which fall away, and compare that with where each scheme puts the position.', { id: 'lesson.extrapolation.notice' }),
     done: (c) => (c.view<HTMLElement & { results: unknown[] }>('tp-extrapolation')?.results.length ?? 0) > 0,
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
@@ -336,7 +336,7 @@ export const LESSONS: readonly Lesson[] = [
     task: () => msg('Under “Design”, load the sibling trained with no residual connections.', { id: 'lesson.residual.task' }),
     question: () => msg('How do the norms per layer change, and is the output still right?', { id: 'lesson.residual.question' }),
     notice: () =>
-      msg('With residuals the norm grows steadily from layer to layer. The model without them was trained with the same recipe and does the task far worse.', { id: 'lesson.residual.notice' }),
+      msg('The norms per layer follow a different course without the residual stream. The model without it was trained with the same recipe and is clearly weaker: 86 % of held-out strings reversed exactly, against 99.6 %.', { id: 'lesson.residual.notice' }),
     done: (c) => c.st.model === 'reverse-no-residual.safetensors',
     setting: 'model',
     code: ['crate/src/model/forward.rs'],

@@ -5,6 +5,7 @@
 // The element <transformer-playground> reads this store and draws it; a test or a lesson
 // page can drive the same store without a page.
 
+import { msg, str } from '@lit/localize';
 import type { EngineClient } from '../engine/client';
 import type {
   Api,
@@ -411,7 +412,12 @@ export class PlaygroundStore {
       const bad = state[key].filter((n) => !known[key].includes(n));
       if (!bad.length) continue;
       state[key] = state[key].filter((n) => known[key].includes(n));
-      notes.push(`Ignored ${key} ${bad.map(quote).join(', ')}: not ${key === 'lock' ? 'a setting' : 'a control'} of the page.`);
+      const names = bad.map(quote).join(', ');
+      notes.push(
+        key === 'lock'
+          ? msg(str`Ignored lock ${names}: not a setting of the page.`, { id: 'teacher.bad-lock' })
+          : msg(str`Ignored hide ${names}: not a control of the page.`, { id: 'teacher.bad-hide' }),
+      );
     }
     return { state, notes };
   }
@@ -462,7 +468,11 @@ export class PlaygroundStore {
     if (refused.length) {
       const allowed = { ...p };
       for (const k of refused) delete allowed[k as keyof PlaygroundState];
-      this.lockNote = `This link keeps ${refused.join(', ')} as it is: your teacher locked ${refused.length === 1 ? 'it' : 'them'}.`;
+      const names = refused.join(', ');
+      this.lockNote =
+        refused.length === 1
+          ? msg(str`This link keeps ${names} as it is: your teacher locked it.`, { id: 'teacher.locked-one' })
+          : msg(str`This link keeps ${names} as they are: your teacher locked them.`, { id: 'teacher.locked-many' });
       this.host.changed();
       return this.apply({ ...this.st, ...allowed });
     }
