@@ -288,6 +288,19 @@ describe('classroom mode', () => {
   });
 });
 
+describe('from the playground to the teacher page', () => {
+  test('"For teachers" opens the teacher page on the lesson and the settings as they are', async () => {
+    const { page } = await open(browser.context, server.url, 'lesson=scaled-dot&seed=7');
+    const href = await page.locator(`${P} a[data-teacher-link]`).getAttribute('href');
+    await page.goto(href);
+    assert.equal(await page.locator('tp-teacher select[data-teacher="lesson"]').inputValue(), 'scaled-dot');
+    assert.equal(await page.locator('tp-teacher input[data-allow="scale"]').isChecked(), true);
+    const link = await page.locator('tp-teacher textarea[data-teacher="link"]').inputValue();
+    assert.match(link, /#lesson=scaled-dot&seed=7&lock=/);
+    await page.close();
+  });
+});
+
 describe('one lesson in a blog post', () => {
   test('<transformer-playground lesson="kv-cache"> in the example post shows that lesson with its preset and no tour, and its step completes', async () => {
     const page = await browser.context.newPage();

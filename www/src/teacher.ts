@@ -29,6 +29,18 @@ export class TpTeacher extends LitElement {
   constructor() {
     super();
     updateWhenLocaleChanges(this);
+    // Opened from the playground's "For teachers" link: its settings, and its lesson if any.
+    const from = location.hash.slice(1);
+    if (from) {
+      let lesson: string | null = null;
+      try {
+        lesson = new URLSearchParams(from).get('lesson');
+      } catch {
+        lesson = null;
+      }
+      this.pickLesson(lesson && lessonNamed(lesson) ? lesson : '');
+      this.pasted = `#${from}`;
+    }
   }
 
   static styles = [

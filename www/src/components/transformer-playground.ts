@@ -436,6 +436,14 @@ export class TransformerPlayground extends LitElement {
     else location.hash = hash;
   }
 
+  /** The teacher page beside this script, starting from the settings as they are now. */
+  private teacherLink(s: PlaygroundStore): string {
+    const here = import.meta.url;
+    const page = new URL('./teacher.html', here);
+    page.hash = s.hash;
+    return page.href;
+  }
+
   /** The lesson panel, above the views. */
   private lessonPanel(s: PlaygroundStore) {
     const classroom = s.st.lock.length > 0 || s.st.hide.length > 0;
@@ -537,6 +545,9 @@ export class TransformerPlayground extends LitElement {
       ${!s.st.lesson && !s.st.hide.includes('lessons')
         ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>${msg('Lessons', { id: 'tour.start' })}</button>`
         : nothing}
+      ${this.noHash || s.st.lock.length || s.st.hide.includes('lessons')
+        ? nothing
+        : html`<a data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
       ${s.st.hide.includes('colours') ? nothing : html`<label
         >Colours
         <select
