@@ -67,7 +67,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: 'MultiHead(X) = Concat(head_1, …, head_h) · W_O,   head_i = Attention(X·W_Q^i, X·W_K^i, X·W_V^i)',
-    preset: `${GRAMMAR}&views=attention,output&play=0`,
+    preset: `${GRAMMAR}&views=attention,output,cost&play=0`,
     task: () => msg('Switch one head off with its h button under the small heatmaps.', { id: 'lesson.heads.task' }),
     question: () => msg('Does the next-character distribution change, and do all heads matter equally?', { id: 'lesson.heads.question' }),
     notice: () =>
