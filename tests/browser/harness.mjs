@@ -79,9 +79,10 @@ export function serve(dir = dist, { csp = false } = {}) {
 /**
  * Headless Chromium; `webgpu` adds --enable-unsafe-webgpu (a SwiftShader adapter).
  * `serviceWorkers: 'block'` keeps the page's offline worker out, so `page.route` sees every
- * request (a test that swaps a model or the manifest needs that).
+ * request (a test that swaps a model or the manifest needs that). `locale` sets the
+ * browser's language.
  */
-export async function launch({ webgpu = false, serviceWorkers = 'allow' } = {}) {
+export async function launch({ webgpu = false, serviceWorkers = 'allow', locale } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tplay-chromium-'));
   const args = [
     '--no-sandbox',
@@ -99,6 +100,8 @@ export async function launch({ webgpu = false, serviceWorkers = 'allow' } = {}) 
     args,
     viewport: { width: 1280, height: 900 },
     serviceWorkers,
+    // The browser's language (navigator.language), e.g. 'zh-CN'; default: the system's.
+    ...(locale ? { locale } : {}),
   });
   return {
     context,

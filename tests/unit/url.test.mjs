@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(join(root, 'www/package.json'));
@@ -17,7 +17,9 @@ const { transformWithOxc } = await import(require.resolve('vite'));
 
 const source = join(root, 'www/src/state/url.ts');
 const { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { lang: 'ts' });
-const url = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+// The module's only import, @lit/localize, by its file URL (a data: URL has no node_modules).
+const localize = pathToFileURL(require.resolve('@lit/localize')).href;
+const url = await import(`data:text/javascript;base64,${Buffer.from(code.replace(/(['"])@lit\/localize\1/g, JSON.stringify(localize))).toString('base64')}`);
 const { DEFAULTS, MAX_TEXT, parseHash, formatHash } = url;
 
 const RUNS = Number(process.env.TPLAY_PROPERTY_RUNS ?? 3000);
@@ -72,6 +74,7 @@ const VALID = {
   layer: int(0, 63),
   head: int(0, 63),
   theme: fc.constantFrom('auto', 'light', 'dark'),
+  lang: fc.constantFrom(null, 'en', 'zh-Hans'),
   views: fc.array(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 32 }),
   train: fc
     .array(fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,19}$/), fc.stringMatching(/^[A-Za-z0-9_.:%+-]{0,60}$/)), { maxLength: 8 })

@@ -3,11 +3,14 @@
 // steps Q·Kᵀ → scale → mask → softmax → ·V with the formula and the live numbers of the
 // focused query.
 
-import { LitElement, html, svg, css, nothing } from 'lit';
+import { html, svg, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace, LayerPlan, ModelInfo, NormStep, SublayerKind } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
+import { archName } from '../i18n/terms';
 
 interface Block {
   label: string;
@@ -23,7 +26,7 @@ function inAttention(pos: string): boolean {
   return pos === 'rope' || pos === 'alibi' || pos === 'relative';
 }
 
-export class TpArchitecture extends LitElement {
+export class TpArchitecture extends LocalizedElement {
   static properties = {
     info: { attribute: false },
     plan: { attribute: false },
@@ -154,23 +157,23 @@ export class TpArchitecture extends LitElement {
     const plan = this.plan;
     if (!info || !plan) return [];
     const title: Record<SublayerKind, string> = {
-      self_attention: 'self-attention',
-      cross_attention: 'cross-attention',
-      ffn: 'feed-forward',
+      self_attention: msg('self-attention'),
+      cross_attention: msg('cross-attention'),
+      ffn: msg('feed-forward'),
     };
     const normTitle = (kind: NormStep['kind']) => (kind === 'batch_norm' ? 'BatchNorm' : 'LayerNorm');
     return plan.stacks.map((st, si) => {
       const blocks: Block[] = [
-        { label: st.input === 'source' ? 'source tokens' : plan.stacks.length > 1 ? 'target tokens' : 'tokens', kind: 'io' },
+        { label: st.input === 'source' ? msg('source tokens') : plan.stacks.length > 1 ? msg('target tokens') : msg('tokens'), kind: 'io' },
         // Only sinusoidal and learned positions are added to the embedding; RoPE, ALiBi and
         // relative positions act inside self-attention (named on those blocks).
         {
           label:
             info.pos_encoding === 'sinusoidal' || info.pos_encoding === 'learned'
-              ? `embedding + ${info.pos_encoding} positions`
+              ? msg(str`embedding + ${info.pos_encoding} positions`)
               : info.pos_encoding === 'none'
-                ? 'embedding (no positions)'
-                : 'embedding',
+                ? msg('embedding (no positions)')
+                : msg('embedding'),
           kind: 'embed',
         },
       ];
@@ -181,7 +184,7 @@ export class TpArchitecture extends LitElement {
             : null;
           if (norm && sub.norm?.placement === 'before') blocks.push(norm);
           blocks.push({
-            label: `L${l + 1} ${title[sub.kind]}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : ' (no residual)'}`,
+            label: `L${l + 1} ${title[sub.kind]}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
             kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
             site: sub.site ?? st.site,
             layer: l,
@@ -190,9 +193,9 @@ export class TpArchitecture extends LitElement {
           if (norm && sub.norm?.placement === 'after') blocks.push(norm);
         }
       }
-      if (st.final_norm) blocks.push({ label: `final LayerNorm (${st.name}.norm)`, kind: 'norm', part: 'final_norm' });
+      if (st.final_norm) blocks.push({ label: msg(str`final LayerNorm (${st.name}.norm)`), kind: 'norm', part: 'final_norm' });
       if (si === plan.stacks.length - 1) {
-        const label = plan.head === 'classifier' ? `classifier (${info.num_classes})` : plan.arch === 'encoder_only' ? 'token head' : 'LM head → next token';
+        const label = plan.head === 'classifier' ? msg(str`classifier (${info.num_classes})`) : plan.arch === 'encoder_only' ? msg('token head') : msg('LM head → next token');
         blocks.push({ label, kind: 'head' });
       }
       return { name: st.name, blocks };
@@ -209,7 +212,7 @@ export class TpArchitecture extends LitElement {
   private diagram() {
     const stacks = this.stacks();
     // The model's numbers can arrive before its layer plan: nothing to draw yet.
-    if (!stacks.length) return html`<p>Waiting for the model's layers…</p>`;
+    if (!stacks.length) return html`<p>${msg("Waiting for the model's layers…")}</p>`;
     const W = 210;
     const gap = 30;
     const vgap = 8;
@@ -275,7 +278,7 @@ export class TpArchitecture extends LitElement {
         return svg`<path class="flow" d=${`M ${W} ${memoryY[0]} C ${W + gap / 2} ${memoryY[0]}, ${W + gap / 2} ${y}, ${W + gap} ${y}`}></path>`;
       });
     }
-    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${styles(`max-width:${(width + 4) * 1.3}px`)} role="group" aria-label="architecture of the loaded model; attention blocks are buttons">
+    return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${styles(`max-width:${(width + 4) * 1.3}px`)} role="group" aria-label=${msg('architecture of the loaded model; attention blocks are buttons')}>
       ${parts}${memory}
     </svg>`;
   }
@@ -299,36 +302,36 @@ export class TpArchitecture extends LitElement {
     const dk = this.info?.d_head ?? 0;
     const q = showToken(this.queryTokens[i] ?? `${i}`);
     const sum = probs.reduce((a, p) => a + p, 0);
-    const row = (xs: number[]) => xs.slice(0, 24).map((x) => fmt(x, 2)).join('  ') + (xs.length > 24 ? `  … (${xs.length - 24} more)` : '');
+    const row = (xs: number[]) => xs.slice(0, 24).map((x) => fmt(x, 2)).join('  ') + (xs.length > 24 ? `  … ${msg(str`(${xs.length - 24} more)`)}` : '');
     // The causal switch acts on the main stack's self-attention only (docs/model.md).
     const causalHere = t.site === 'decoder_self' || (t.site === 'encoder_self' && this.info?.arch === 'encoder_only');
     const maskWhy =
-      [causalHere && this.causalOn ? 'causal: keys after the query' : '', this.paddingOn ? (t.site === 'cross' ? 'padding of the source' : 'padding') : '']
+      [causalHere && this.causalOn ? msg('causal: keys after the query') : '', this.paddingOn ? (t.site === 'cross' ? msg('padding of the source') : msg('padding')) : '']
         .filter(Boolean)
-        .join(' + ') || 'no mask switched on';
+        .join(' + ') || msg('no mask switched on');
     return html`<p class="small">
-        Steps of head ${h + 1} for the query <span class="mono">“${q}”</span> (position ${i}); numbers come from the running model.
+        ${msg(html`Steps of head ${h + 1} for the query <span class="mono">“${q}”</span> (position ${i}); numbers come from the running model.`)}
       </p>
       <ol class="steps">
         <li>
-          <strong>Q·Kᵀ</strong> <span class="formula">s_ij = q_i · k_j</span> — one score per key (${S} keys, d_k = ${dk}).
+          <strong>Q·Kᵀ</strong> <span class="formula">s_ij = q_i · k_j</span> — ${msg(str`one score per key (${S} keys, d_k = ${dk}).`)}
         </li>
         <li>
           ${this.info?.score === 'scaled_dot'
-            ? html`<strong>scale</strong> <span class="formula">s_ij / √d_k = s_ij / ${fmt(Math.sqrt(dk), 2)}</span>
-                ${this.scaleOn ? 'on' : html`<strong>off</strong> — scores keep their raw size and softmax saturates`}.`
-            : html`<strong>scale</strong> — none: this model's score is ${this.info?.score === 'additive' ? 'additive (w·tanh(q + k))' : 'the plain dot product'}, never divided by √d_k.`}
-          Scores after this step (with any position bias):
+            ? html`<strong>${msg('scale')}</strong> <span class="formula">s_ij / √d_k = s_ij / ${fmt(Math.sqrt(dk), 2)}</span>
+                ${this.scaleOn ? msg('on') : html`<strong>${msg('off')}</strong> — ${msg('scores keep their raw size and softmax saturates')}`}${msg('.')}`
+            : html`<strong>${msg('scale')}</strong> — ${this.info?.score === 'additive' ? msg("none: this model's score is additive (w·tanh(q + k)), never divided by √d_k.") : msg("none: this model's score is the plain dot product, never divided by √d_k.")}`}
+          ${msg('Scores after this step (with any position bias):')}
           <div class="nums">${row(scores)}</div>
         </li>
         <li>
-          <strong>mask</strong> <span class="formula">s_ij = −∞ where masked</span> (${maskWhy}): ${masked.length} of ${S} keys masked${masked.length ? html` (positions ${masked.slice(0, 16).join(', ')}${masked.length > 16 ? '…' : ''})` : ''}.
+          <strong>${msg('mask')}</strong> <span class="formula">${msg('s_ij = −∞ where masked')}</span> (${maskWhy}): ${msg(str`${masked.length} of ${S} keys masked`)}${masked.length ? ` ${msg(str`(positions ${masked.slice(0, 16).join(', ')}${masked.length > 16 ? '…' : ''})`)}` : ''}${msg('.')}
         </li>
         <li>
-          <strong>softmax</strong> <span class="formula">p_ij = exp(s_ij) / Σ_j exp(s_ij)</span> — row sums to ${fmt(sum, 4)}:
+          <strong>softmax</strong> <span class="formula">p_ij = exp(s_ij) / Σ_j exp(s_ij)</span> — ${msg(str`row sums to ${fmt(sum, 4)}:`)}
           <div class="nums">${row(probs)}</div>
         </li>
-        <li><strong>·V</strong> <span class="formula">z_i = Σ_j p_ij · v_j</span> — the weights above mix the value vectors into the head's output.</li>
+        <li><strong>·V</strong> <span class="formula">z_i = Σ_j p_ij · v_j</span> — ${msg("the weights above mix the value vectors into the head's output.")}</li>
       </ol>`;
   }
 
@@ -336,16 +339,16 @@ export class TpArchitecture extends LitElement {
     const info = this.info;
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
-        Architecture
+        ${msg('Architecture')}
         <span class="sub"
           >${info
-            ? `${info.arch.replace('_', '-')} · d_model ${info.d_model} · ${info.n_heads} heads of ${info.d_head} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${info.params.toLocaleString('en')} parameters`
+            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${msg(str`${info.params.toLocaleString('en')} parameters`)}`
             : ''}</span
         >
       </h2>
       ${info ? this.diagram() : nothing}
       <button aria-expanded=${this.expanded} @click=${() => (this.expanded = !this.expanded)}>
-        ${this.expanded ? 'Hide' : 'Show'} the steps of the selected attention block
+        ${this.expanded ? msg('Hide the steps of the selected attention block') : msg('Show the steps of the selected attention block')}
       </button>
       ${this.expanded ? this.steps() : nothing}
     </section>`;

@@ -3,10 +3,12 @@
 // columns (keys) are labelled with tokens. Masked cells are hatched; every cell shows its
 // score and probability on hover or keyboard focus (arrow keys move between cells).
 
-import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
+import { html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { diverging, displayWidth, fmt, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
 import './tp-qk';
 
@@ -14,9 +16,15 @@ import './tp-qk';
 const BIG_MAP = 48 * 48;
 
 export const SITE_NAMES: Record<AttnSite, string> = {
-  encoder_self: 'encoder self-attention',
-  decoder_self: 'decoder self-attention',
-  cross: 'cross-attention',
+  get encoder_self() {
+    return msg('encoder self-attention');
+  },
+  get decoder_self() {
+    return msg('decoder self-attention');
+  },
+  get cross() {
+    return msg('cross-attention');
+  },
 };
 
 /** Value at (b, h, i, j) of a (B, H, T, S) tensor. */
@@ -25,7 +33,7 @@ export function at(t: { shape: number[]; data: Float32Array }, b: number, h: num
   return t.data[((b * H + h) * T + i) * S + j];
 }
 
-export class TpAttention extends LitElement {
+export class TpAttention extends LocalizedElement {
   static properties = {
     attention: { attribute: false },
     site: { type: String },
@@ -430,17 +438,17 @@ export class TpAttention extends LitElement {
     // A key label wider than one Chinese character (two columns) is written vertically.
     for (let j = 0; j < S; j++)
       cells.push(
-        html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" style=${styles(`width:${side}px`)} lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${`key ${j}`}>${named(j, j === fj) ? k(j) : ''}</div>`,
+        html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" style=${styles(`width:${side}px`)} lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${msg(str`key ${j}`)}>${named(j, j === fj) ? k(j) : ''}</div>`,
       );
     const big = T * S > BIG_MAP;
     for (let i = 0; i < T && !big; i++) {
       const row = [];
-      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${`query ${i}`}>${named(i, i === fi) ? q(i) : ''}</div>`);
+      row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${msg(str`query ${i}`)}>${named(i, i === fi) ? q(i) : ''}</div>`);
       for (let j = 0; j < S; j++) {
         const p = at(t.probs, b, h, i, j);
         const s = at(t.scores, b, h, i, j);
         const masked = s === Number.NEGATIVE_INFINITY;
-        const label = `query ${i} “${q(i)}” to key ${j} “${k(j)}”: ${masked ? 'masked' : `score ${fmt(s)}, probability ${fmt(p)}`}`;
+        const label = masked ? msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: masked`) : msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: score ${fmt(s)}, probability ${fmt(p)}`);
         row.push(html`<div
           class="cell ${masked ? 'masked' : ''}"
           role="gridcell"
@@ -467,8 +475,8 @@ export class TpAttention extends LitElement {
     const masked = fs === Number.NEGATIVE_INFINITY;
     const scoreFormula =
       t.site === 'cross'
-        ? 'q from the decoder, k and v from the encoder'
-        : 'q and k from the same sequence';
+        ? msg('q from the decoder, k and v from the encoder')
+        : msg('q and k from the same sequence');
     const map = big
       ? html`<canvas
           class="big"
@@ -477,7 +485,7 @@ export class TpAttention extends LitElement {
           data-site=${t.site}
           data-layer=${t.layer}
           data-head=${h}
-          aria-label=${`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: ${T} queries by ${S} keys; arrow keys move the highlighted cell, its values are read out below`}
+          aria-label=${msg(str`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: ${T} queries by ${S} keys; arrow keys move the highlighted cell, its values are read out below`)}
           @mousemove=${(e: MouseEvent) => {
             const r = (e.target as HTMLCanvasElement).getBoundingClientRect();
             const j = Math.floor(((e.clientX - r.left) / r.width) * S);
@@ -489,7 +497,7 @@ export class TpAttention extends LitElement {
       : html`<div
           class="grid"
           role="grid"
-          aria-label=${`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`}
+          aria-label=${msg(str`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`)}
           data-site=${t.site}
           data-layer=${t.layer}
           data-head=${h}
@@ -500,9 +508,9 @@ export class TpAttention extends LitElement {
         </div>`;
     return html`<div class="map-tools small">
         <label><input type="checkbox" .checked=${this.raw} @change=${(e: Event) => (this.raw = (e.target as HTMLInputElement).checked)} />
-          raw scores (before softmax, after the mask)</label>
+          ${msg('raw scores (before softmax, after the mask)')}</label>
         <label><input type="checkbox" .checked=${this.zoom} @change=${(e: Event) => (this.zoom = (e.target as HTMLInputElement).checked)} />
-          zoom (full-size cells, scroll)</label>
+          ${msg('zoom (full-size cells, scroll)')}</label>
       </div>
       <div class="beside">
         <div class="map-wrap ${this.zoom ? 'zoomed' : ''}">${map}</div>
@@ -521,19 +529,19 @@ export class TpAttention extends LitElement {
         ></tp-qk>
       </div>
       <div class="readout" aria-live="polite">
-        <span class="mono">“${q(fi)}”</span> (query ${fi}) → <span class="mono">“${k(fj)}”</span> (key ${fj}):
+        <span class="mono">“${q(fi)}”</span> ${msg(str`(query ${fi})`)} → <span class="mono">“${k(fj)}”</span> ${msg(str`(key ${fj}):`)}
         ${masked
-          ? html`<strong>masked</strong> — the score is −∞, so softmax gives it weight 0.`
-          : html`score <span class="mono">${fmt(fs)}</span> = q·k${this.scaleOn ? ' / √d_k' : ''}${' '}
-              (plus any position bias); probability <span class="mono" style=${styles(`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`)}>${fmt(fp)}</span>
-              = softmax over the row.`}
+          ? html`<strong>${msg('masked')}</strong> — ${msg('the score is −∞, so softmax gives it weight 0.')}`
+          : html`${msg('score')} <span class="mono">${fmt(fs)}</span> = q·k${this.scaleOn ? ' / √d_k' : ''}${' '}
+              ${msg('(plus any position bias); probability')} <span class="mono" style=${styles(`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`)}>${fmt(fp)}</span>
+              ${msg('= softmax over the row.')}`}
         <span class="muted small">(${scoreFormula})</span>
       </div>
       <div class="legend">
         ${this.raw
-          ? html`<span>lowest</span><span class="ramp" aria-hidden="true"></span><span>highest</span><span>raw score of this head (viridis, scaled to its own range)</span>`
-          : html`<span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>probability (viridis)</span>`}
-        <span class="hatch" aria-hidden="true"></span><span>masked (−∞ before softmax)</span>
+          ? html`<span>${msg('lowest')}</span><span class="ramp" aria-hidden="true"></span><span>${msg('highest')}</span><span>${msg('raw score of this head (viridis, scaled to its own range)')}</span>`
+          : html`<span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>${msg('probability (viridis)')}</span>`}
+        <span class="hatch" aria-hidden="true"></span><span>${msg('masked (−∞ before softmax)')}</span>
       </div>`;
   }
 
@@ -550,19 +558,19 @@ export class TpAttention extends LitElement {
       for (let j = 0; j < S; j++) {
         const d = at(t.probs, b, h, i, j) - at(prev.probs, b, h, i, j);
         maxAbs = Math.max(maxAbs, Math.abs(d));
-        const label = `query ${i} to key ${j}: probability changed by ${fmt(d)}`;
+        const label = msg(str`query ${i} to key ${j}: probability changed by ${fmt(d)}`);
         cells.push(html`<div class="cell" role="gridcell" style=${styles(`background:${diverging(d)}`)} title=${label} aria-label=${label} data-diff=${d}></div>`);
       }
     }
     return html`<div class="diff">
       <label class="small"><input type="checkbox" .checked=${this.showDiff} @change=${(e: Event) => (this.showDiff = (e.target as HTMLInputElement).checked)} />
-        compare with the previous setting (${this.beforeLabel})</label>
+        ${msg(str`compare with the previous setting (${this.beforeLabel})`)}</label>
       ${this.showDiff
         ? html`<div class="map-wrap">
-              <div class="grid" role="grid" aria-label="change in attention probability, now minus before" style=${styles(`grid-template-columns: repeat(${S}, auto)`)}>${cells}</div>
+              <div class="grid" role="grid" aria-label=${msg('change in attention probability, now minus before')} style=${styles(`grid-template-columns: repeat(${S}, auto)`)}>${cells}</div>
             </div>
             <div class="legend"><span style=${styles(`background:${diverging(-1)}`)}>&nbsp;−1&nbsp;</span><span style=${styles(`background:${diverging(1)}`)}>&nbsp;+1&nbsp;</span>
-              <span>probability now − before; largest change ${fmt(maxAbs)}</span></div>`
+              <span>${msg(str`probability now − before; largest change ${fmt(maxAbs)}`)}</span></div>`
         : nothing}
     </div>`;
   }
@@ -573,11 +581,11 @@ export class TpAttention extends LitElement {
     const H = cur ? cur.probs.shape[1] : 0;
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
-        Attention
-        <span class="sub">${cur ? `${SITE_NAMES[this.site]} · layer ${this.layer + 1} · head ${Math.min(this.head, H - 1) + 1}` : 'no attention in this view'}</span>
+        ${msg('Attention')}
+        <span class="sub">${cur ? `${SITE_NAMES[this.site]} · ${msg(str`layer ${this.layer + 1}`)} · ${msg(str`head ${Math.min(this.head, H - 1) + 1}`)}` : msg('no attention in this view')}</span>
       </h2>
       ${this.sites().length > 1
-        ? html`<div class="sites" role="group" aria-label="attention kind">
+        ? html`<div class="sites" role="group" aria-label=${msg('attention kind')}>
             ${this.sites().map(
               (s) => html`<button aria-pressed=${s === this.site} @click=${() => emit(this, 'tp-select', { site: s, layer: 0, head: this.head })}>
                 ${SITE_NAMES[s]}
@@ -586,17 +594,17 @@ export class TpAttention extends LitElement {
           </div>`
         : nothing}
       ${cur && cur.probs.shape[0] > 1
-        ? html`<div class="sites" role="group" aria-label="sequence of the batch">
+        ? html`<div class="sites" role="group" aria-label=${msg('sequence of the batch')}>
             ${Array.from(
               { length: cur.probs.shape[0] },
-              (_, b) => html`<button aria-pressed=${b === this.row} @click=${() => emit(this, 'tp-row', b)}>sequence ${b + 1}</button>`,
+              (_, b) => html`<button aria-pressed=${b === this.row} @click=${() => emit(this, 'tp-row', b)}>${msg(str`sequence ${b + 1}`)}</button>`,
             )}
           </div>`
         : nothing}
       ${traces.length
-        ? html`<div class="thumbs" style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label="heads by layer">
+        ? html`<div class="thumbs" style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
             ${traces.map(
-              (t) => html`<div class="layer-label">layer ${t.layer + 1}</div>
+              (t) => html`<div class="layer-label">${msg(str`layer ${t.layer + 1}`)}</div>
                 ${Array.from({ length: H }, (_, h) => {
                   const ref: HeadRef = { site: t.site, layer: t.layer, head: h };
                   const off = this.isOff(ref);
@@ -605,7 +613,7 @@ export class TpAttention extends LitElement {
                     <button
                       class="pick"
                       aria-current=${selected}
-                      aria-label=${`show layer ${t.layer + 1} head ${h + 1}`}
+                      aria-label=${msg(str`show layer ${t.layer + 1} head ${h + 1}`)}
                       @click=${() => emit(this, 'tp-select', { site: t.site, layer: t.layer, head: h })}
                     >
                       <canvas class="t" data-layer=${t.layer} data-head=${h} aria-hidden="true"></canvas>
@@ -613,11 +621,11 @@ export class TpAttention extends LitElement {
                     <button
                       class="abl"
                       aria-pressed=${off}
-                      aria-label=${`${off ? 'off — switch on' : `h${h + 1} — switch off (ablate)`} layer ${t.layer + 1} head ${h + 1}`}
-                      title="zero this head's output"
+                      aria-label=${off ? msg(str`off — switch on layer ${t.layer + 1} head ${h + 1}`) : msg(str`h${h + 1} — switch off (ablate) layer ${t.layer + 1} head ${h + 1}`)}
+                      title=${msg("zero this head's output")}
                       @click=${() => emit(this, 'tp-ablate', ref)}
                     >
-                      ${off ? 'off' : `h${h + 1}`}
+                      ${off ? msg('off') : `h${h + 1}`}
                     </button>
                   </div>`;
                 })}`,

@@ -1,11 +1,14 @@
 // Which backend runs, why, and how far the GPU's logits are from the CPU's on this device.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { backendDetail, backendReason } from '../i18n/engine-text';
 import type { BackendInfo } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
 
-export class TpBackendBadge extends LitElement {
+export class TpBackendBadge extends LocalizedElement {
   static properties = { info: { attribute: false } };
 
   info: BackendInfo | null = null;
@@ -41,15 +44,15 @@ export class TpBackendBadge extends LitElement {
 
   render() {
     const i = this.info;
-    if (!i) return html`<div class="badge" role="status">starting the engine…</div>`;
+    if (!i) return html`<div class="badge" role="status">${msg('starting the engine…')}</div>`;
     return html`<div class="badge" role="status" data-backend=${i.backend}>
       <span class="name ${i.backend}">${i.backend === 'webgpu' ? 'WebGPU' : 'CPU'}</span>
-      <span class="reason">${i.reason}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}.</span>
-      ${i.detail ? html`<details class="small"><summary>why</summary><span class="muted">${i.detail}</span></details>` : nothing}
+      <span class="reason">${backendReason(i.reason)}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}${msg('.')}</span>
+      ${i.detail ? html`<details class="small"><summary>${msg('why')}</summary><span class="muted">${backendDetail(i.detail)}</span></details>` : nothing}
       ${i.parity !== null
-        ? html`<span class="muted" data-parity=${i.parity}>largest GPU−CPU logit difference on this device: <b class="mono">${fmt(i.parity)}</b>${Number.isFinite(i.parity)
+        ? html`<span class="muted" data-parity=${i.parity}>${msg('largest GPU−CPU logit difference on this device:')} <b class="mono">${fmt(i.parity)}</b>${Number.isFinite(i.parity)
             ? nothing
-            : html` — the GPU returned NaN or infinite logits`}</span>`
+            : html` — ${msg('the GPU returned NaN or infinite logits')}`}</span>`
         : nothing}
     </div>`;
   }

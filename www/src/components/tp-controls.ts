@@ -2,18 +2,20 @@
 // position encoding and design choice (each loads the model trained with it), backend and
 // seed.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { ManifestEntry, ModelInfo } from '../engine/protocol';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 
-const ARCH_NAMES: Record<string, string> = {
-  decoder_only: 'Decoder-only',
-  encoder_decoder: 'Encoder-decoder',
-  encoder_only: 'Encoder-only',
+const ARCH_NAMES: Record<string, () => string> = {
+  decoder_only: () => msg('Decoder-only'),
+  encoder_decoder: () => msg('Encoder-decoder'),
+  encoder_only: () => msg('Encoder-only'),
 };
 
-export class TpControls extends LitElement {
+export class TpControls extends LocalizedElement {
   static properties = {
     manifest: { attribute: false },
     state: { attribute: false },
@@ -112,21 +114,21 @@ export class TpControls extends LitElement {
     const base = current?.variant_of ?? current?.file;
     const designs = this.manifest.filter((m) => m.file === base || m.variant_of === base);
     // The siblings get their own group in the picker, under their base model's title.
-    const groups = arches.map((a) => ({ label: ARCH_NAMES[a] ?? a, models: this.manifest.filter((m) => m.arch === a && !m.variant) }));
+    const groups = arches.map((a) => ({ label: ARCH_NAMES[a]?.() ?? a, models: this.manifest.filter((m) => m.arch === a && !m.variant) }));
     for (const of of new Set(this.manifest.filter((m) => m.variant_of).map((m) => m.variant_of!))) {
       const title = this.manifest.find((m) => m.file === of)?.title ?? of;
-      groups.push({ label: `${title} — one design choice changed`, models: this.manifest.filter((m) => m.variant_of === of) });
+      groups.push({ label: msg(str`${title} — one design choice changed`), models: this.manifest.filter((m) => m.variant_of === of) });
     }
     const causal = st.causal ?? this.causalDefault;
     const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
       this.shown(key)
         ? html`<label title=${help}><input type="checkbox" data-setting=${key} ?disabled=${this.isLocked(key)} .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`
         : nothing;
-    return html`<section class="card" aria-label="model and switches">
+    return html`<section class="card" aria-label=${msg('model and switches')}>
       <div class="row">
         ${this.shown('model') ? html`<label
-          >Model
-          <select aria-label="model" data-setting="model" ?disabled=${this.isLocked('model')} @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
+          >${msg('Model')}
+          <select aria-label=${msg('model')} data-setting="model" ?disabled=${this.isLocked('model')} @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
             ${groups.map(
               (g) => html`<optgroup label=${g.label}>
                 ${g.models.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
@@ -135,9 +137,9 @@ export class TpControls extends LitElement {
           </select></label
         >` : nothing}
         ${this.shown('position') ? html`<label
-          >Position encoding
+          >${msg('Position encoding')}
           <select
-            aria-label="position encoding (loads the model trained with it)"
+            aria-label=${msg('position encoding (loads the model trained with it)')}
             data-setting="model"
             ?disabled=${siblings.length < 2 || this.isLocked('model')}
             @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
@@ -147,31 +149,31 @@ export class TpControls extends LitElement {
         >` : nothing}
         ${designs.length > 1 && this.shown('design')
           ? html`<label
-              >Design
+              >${msg('Design')}
               <select
-                aria-label="design choice (loads the model trained with it)"
+                aria-label=${msg('design choice (loads the model trained with it)')}
                 data-setting="model"
                 ?disabled=${this.isLocked('model')}
                 @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
               >
-                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? 'as shipped (pre-LN, residuals, scaled dot)'}</option>`)}
+                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
               </select></label
             >`
           : nothing}
       </div>
-      ${current ? html`<p class="desc">${current.description}</p>` : nothing}
+      ${current ? html`<p class="desc" data-model-text>${current.description}</p>` : nothing}
       <div class="row">
-        ${check('causal', 'causal mask', causal, (v) => ({ causal: v }), 'queries may not look at later keys')}
-        ${check('pad', 'padding mask', st.pad, (v) => ({ pad: v }), 'pad keys get weight 0')}
-        ${check('scale', 'scale by √d_k', st.scale, (v) => ({ scale: v }), 'divide scores by the square root of the head size')}
+        ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'))}
+        ${check('pad', msg('padding mask'), st.pad, (v) => ({ pad: v }), msg('pad keys get weight 0'))}
+        ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'))}
         ${this.shown('backend') ? html`<fieldset>
-          <legend>backend</legend>
+          <legend>${msg('backend')}</legend>
           ${(['webgpu', 'cpu'] as const).map(
             (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
         </fieldset>` : nothing}
         ${this.shown('seed') ? html`<label
-          >seed
+          >${msg('seed')}
           <input
             data-setting="seed"
             ?disabled=${this.isLocked('seed')}
@@ -185,23 +187,23 @@ export class TpControls extends LitElement {
             }}
         /></label>` : nothing}
         ${this.shown('mode') ? html`<fieldset>
-          <legend title="train mode: dropout active, BatchNorm with the batch's statistics; eval mode: neither">forward pass</legend>
+          <legend title=${msg("train mode: dropout active, BatchNorm with the batch's statistics; eval mode: neither")}>${msg('forward pass')}</legend>
           ${(['eval', 'train'] as const).map(
-            (m) => html`<label><input type="radio" name="mode" data-setting="mode" value=${m} ?disabled=${this.isLocked('mode')} .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m} mode</label>`,
+            (m) => html`<label><input type="radio" name="mode" data-setting="mode" value=${m} ?disabled=${this.isLocked('mode')} .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m === 'eval' ? msg('eval mode') : msg('train mode')}</label>`,
           )}
         </fieldset>` : nothing}
         ${st.mode === 'train' && this.shown('drop')
-          ? html`<label title="dropout probability for train mode; empty: the model's own"
-              >dropout p
+          ? html`<label title=${msg("dropout probability for train mode; empty: the model's own")}
+              >${msg('dropout p')}
               <input
                 type="number"
-                aria-label="dropout probability in train mode"
+                aria-label=${msg('dropout probability in train mode')}
                 data-setting="drop"
                 ?disabled=${this.isLocked('drop')}
                 min="0"
                 max="0.9"
                 step="0.05"
-                placeholder=${this.info ? `model's ${this.info.dropout}` : ''}
+                placeholder=${this.info ? msg(str`model's ${this.info.dropout}`) : ''}
                 .value=${st.drop === null ? '' : String(st.drop)}
                 @change=${(e: Event) => {
                   const raw = (e.target as HTMLInputElement).value.trim();
@@ -211,13 +213,13 @@ export class TpControls extends LitElement {
                 }}
             /></label>`
           : nothing}
-        ${this.shown('rerun') ? html`<button data-control="rerun" title="run the forward pass again (train mode: with the next seed)" @click=${() => emit(this, 'tp-rerun', null)}>run again</button>` : nothing}
+        ${this.shown('rerun') ? html`<button data-control="rerun" title=${msg('run the forward pass again (train mode: with the next seed)')} @click=${() => emit(this, 'tp-rerun', null)}>${msg('run again')}</button>` : nothing}
         ${st.ablate.length
-          ? html`<button @click=${() => this.set({ ablate: [] })}>switch all ${st.ablate.length} ablated head${st.ablate.length === 1 ? '' : 's'} back on</button>`
+          ? html`<button @click=${() => this.set({ ablate: [] })}>${st.ablate.length === 1 ? msg('switch the ablated head back on') : msg(str`switch all ${st.ablate.length} ablated heads back on`)}</button>`
           : nothing}
       </div>
       ${st.mode === 'train'
-        ? html`<p class="desc" role="status" data-draw=${this.draw}>${this.trainNote ?? 'train mode'} · draw ${this.draw} (seed ${st.seed + this.draw}). Generation always runs in eval mode.</p>`
+        ? html`<p class="desc" role="status" data-draw=${this.draw}>${this.trainNote ?? msg('train mode')} · ${msg(str`draw ${this.draw} (seed ${st.seed + this.draw}). Generation always runs in eval mode.`)}</p>`
         : nothing}
     </section>`;
   }

@@ -3,15 +3,18 @@
 // drawn as such), time to first token and time per token, FLOPs so far, and the live
 // beams of beam search.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import type { GenStats } from '../state/generation';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import { fmt, tokenLang, viridisRgb } from '../ui/palette';
 
 
-export class TpGeneration extends LitElement {
+export class TpGeneration extends LocalizedElement {
   static properties = {
     info: { attribute: false },
     prompt: { attribute: false },
@@ -166,8 +169,8 @@ export class TpGeneration extends LitElement {
     if (!beam) return nothing;
     const line = (h: Hypothesis, done: boolean) =>
       html`<li class=${done ? 'done' : ''}>${h.tokens.map(tok).join(this.info?.tokenizer_kind === 'word' ? ' ' : '')}
-        <span class="muted">log p ${fmt(h.log_prob, 2)} · score ${fmt(h.score, 2)}${done ? ' · finished' : ''}</span></li>`;
-    return html`<ul class="beams" aria-label="live and finished beams">
+        <span class="muted">log p ${fmt(h.log_prob, 2)} · ${msg('score')} ${fmt(h.score, 2)}${done ? ` · ${msg('finished')}` : ''}</span></li>`;
+    return html`<ul class="beams" aria-label=${msg('live and finished beams')}>
       ${beam.live.map((h) => line(h, false))}${beam.finished.slice(0, 4).map((h) => line(h, true))}
     </ul>`;
   }
@@ -179,31 +182,31 @@ export class TpGeneration extends LitElement {
     // Word-level models: tokens are words, so the stream puts spaces between them.
     const sep = info?.tokenizer_kind === 'word' ? ' ' : '';
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">${this.label} <span class="sub">${this.done ? 'finished' : this.playing ? 'running' : 'paused'}</span></h2>
+      <h2 id="h">${this.label} <span class="sub">${this.done ? msg('finished') : this.playing ? msg('running') : msg('paused')}</span></h2>
       <div class="buttons">
         ${this.playing
-          ? html`<button @click=${() => emit(this, 'tp-pause', null)} aria-label="pause generation">❚❚ Pause</button>`
-          : html`<button @click=${() => emit(this, 'tp-play', null)} aria-label="play generation">▶ Play</button>`}
-        <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label="Step: generate one token">Step</button>
-        <button @click=${() => emit(this, 'tp-restart', null)} aria-label="Restart: start again from the prompt">↺ Restart</button>
+          ? html`<button @click=${() => emit(this, 'tp-pause', null)} aria-label=${msg('pause generation')}>❚❚ ${msg('Pause')}</button>`
+          : html`<button @click=${() => emit(this, 'tp-play', null)} aria-label=${msg('play generation')}>▶ ${msg('Play')}</button>`}
+        <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label=${msg('Step: generate one token')}>${msg('Step')}</button>
+        <button @click=${() => emit(this, 'tp-restart', null)} aria-label=${msg('Restart: start again from the prompt')}>↺ ${msg('Restart')}</button>
         <label
-          >pause between tokens
+          >${msg('pause between tokens')}
           <input
             type="range"
             min="0"
             max="1000"
             step="25"
             .value=${String(this.speed)}
-            aria-valuetext=${`${this.speed} milliseconds`}
+            aria-valuetext=${msg(str`${this.speed} milliseconds`)}
             @change=${(e: Event) => emit(this, 'tp-speed', Number((e.target as HTMLInputElement).value))}
           />
           <span class="mono small">${this.speed} ms</span></label
         >
-        <label title="keep each position's keys and values; off, every step runs the whole prefix again"
-          ><input type="checkbox" .checked=${this.cache} @change=${(e: Event) => emit(this, 'tp-cache', (e.target as HTMLInputElement).checked)} />KV cache</label
+        <label title=${msg("keep each position's keys and values; off, every step runs the whole prefix again")}
+          ><input type="checkbox" .checked=${this.cache} @change=${(e: Event) => emit(this, 'tp-cache', (e.target as HTMLInputElement).checked)} />${msg('KV cache')}</label
         >
         <label
-          >tokens
+          >${msg('tokens')}
           <input
             type="number"
             min="1"
@@ -216,35 +219,35 @@ export class TpGeneration extends LitElement {
             }}
         /></label>
       </div>
-      ${this.note ? html`<p class="note" role="status">${this.note}</p>` : nothing}
-      <div class="stream" aria-live="polite" aria-label="prompt and generated tokens" data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
+      ${this.note ? html`<p class="note" role="status">${errorText(this.note)}</p>` : nothing}
+      <div class="stream" aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
         const t = info?.vocab[id] ?? `${id}`;
         return html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`;
       })}</div>
       <div class="stats">
-        <span>time to first token <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
-        <span>prefill <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>
-        <span>engine per token <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
-        <span>page per token <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
-        <span>tokens <b>${this.generated.length}</b></span>
-        ${step ? html`<span>last step <b>${step.step.flops.toLocaleString('en')}</b> FLOPs, fed <b>${step.step.fed}</b> token${step.step.fed === 1 ? '' : 's'}</span>` : nothing}
+        <span>${msg('time to first token')} <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
+        <span>${msg('prefill')} <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>
+        <span>${msg('engine per token')} <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
+        <span>${msg('page per token')} <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
+        <span>${msg('tokens')} <b>${this.generated.length}</b></span>
+        ${step ? html`<span>${msg(html`last step <b>${step.step.flops.toLocaleString('en')}</b> FLOPs, fed <b>${step.step.fed}</b> tokens`)}</span>` : nothing}
         <span class="totals" data-total-flops=${st.totalFlops} data-total-fed=${st.totalFed} data-cache=${this.cache ? '1' : '0'}
-          >so far <b>${st.totalFlops.toLocaleString('en')}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model</span
+          >${msg(html`so far <b>${st.totalFlops.toLocaleString('en')}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model`)}</span
         >
       </div>
       ${step
         ? html`<div class="cache">
             <div class="small muted">
-              ${this.cache ? 'KV cache' : 'No cache: keys and values recomputed'}: ${step.step.cache_len} positions × ${step.step.attention.length} layer${step.step.attention.length === 1 ? '' : 's'} (a K and a V row per layer),
-              coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:
-              ${this.cache ? 'only the new position (the others were read from the cache)' : 'every position again, the whole prefix'}.
+              ${this.cache ? msg('KV cache') : msg('No cache: keys and values recomputed')}:
+              ${msg(str`${step.step.cache_len} positions × ${step.step.attention.length} layers (a K and a V row per layer), coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:`)}
+              ${this.cache ? msg('only the new position (the others were read from the cache)') : msg('every position again, the whole prefix')}${msg('.')}
             </div>
             <canvas
               id="cache"
               role="img"
               data-cache-len=${step.step.cache_len}
               data-computed=${Math.min(step.step.cache_len, this.cache ? step.step.fed : step.step.cache_len)}
-              aria-label=${`KV cache holding ${step.step.cache_len} positions in each of ${step.step.attention.length} layers`}
+              aria-label=${msg(str`KV cache holding ${step.step.cache_len} positions in each of ${step.step.attention.length} layers`)}
             ></canvas>
           </div>`
         : nothing}

@@ -1,14 +1,16 @@
 // Stage 1 — input: the text, its tokens as chips (pads and <unk> visible), and a batch
 // of unequal-length inputs for the padding demo.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
 import type { ModelInfo, Tokenized } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { showToken, tokenLang } from '../ui/palette';
 import { MAX_BATCH, MAX_TEXT } from '../state/url';
 
-export class TpInput extends LitElement {
+export class TpInput extends LocalizedElement {
   static properties = {
     text: { type: String },
     batch: { type: Array },
@@ -21,7 +23,7 @@ export class TpInput extends LitElement {
 
   text = '';
   batch: string[] = [];
-  label = 'Input';
+  label = '';
   info: ModelInfo | null = null;
   /** One entry per input row: the main text first, then the batch lines. */
   tokenized: Tokenized[] = [];
@@ -101,15 +103,15 @@ export class TpInput extends LitElement {
     let what = '';
     if (info && id === info.pad) {
       cls += ' pad';
-      what = 'padding';
+      what = msg('padding');
     } else if (info && id === info.unk) {
       cls += ' unk';
-      what = 'unknown';
+      what = msg('unknown');
     } else if (info && (id === info.bos || id === info.eos)) {
       cls += ' special';
-      what = 'special';
+      what = msg('special');
     }
-    return html`<li class=${cls} lang=${ifDefined(tokenLang(tok))} title=${`id ${id}${what ? ` (${what})` : ''}`} aria-label=${`${what ? `${what} token ` : ''}${tok}, id ${id}`}>
+    return html`<li class=${cls} lang=${ifDefined(tokenLang(tok))} title=${`id ${id}${what ? ` (${what})` : ''}`} aria-label=${what ? msg(str`${what} token ${tok}, id ${id}`) : `${tok}, id ${id}`}>
       ${showToken(tok)}
     </li>`;
   }
@@ -118,14 +120,15 @@ export class TpInput extends LitElement {
     if (t.unknown.length === 0) return nothing;
     const list = t.unknown
       .slice(0, 8)
-      .map(([pos, s]) => `“${s}” at ${pos}`)
-      .join(', ');
-    const more = t.unknown.length > 8 ? ` and ${t.unknown.length - 8} more` : '';
-    const where = row === 0 ? '' : ` (batch row ${row + 1})`;
-    return html`<p class="note" role="status">
-      ${t.unknown.length} piece${t.unknown.length === 1 ? ' is' : 's are'} not in the vocabulary and became &lt;unk&gt;${where}:
-      ${list}${more}.
-    </p>`;
+      .map(([pos, s]) => msg(str`“${s}” at ${pos}`))
+      .join(msg(', '));
+    const more = t.unknown.length > 8 ? msg(str` and ${t.unknown.length - 8} more`) : '';
+    const where = row === 0 ? '' : msg(str` (batch row ${row + 1})`);
+    const head =
+      t.unknown.length === 1
+        ? msg(str`1 piece is not in the vocabulary and became <unk>${where}:`)
+        : msg(str`${t.unknown.length} pieces are not in the vocabulary and became <unk>${where}:`);
+    return html`<p class="note" role="status">${head} ${list}${more}${msg('.')}</p>`;
   }
 
   render() {
@@ -133,7 +136,7 @@ export class TpInput extends LitElement {
     const lengths = this.tokenized.map((t) => t.ids.length);
     return html`<section class="card" aria-labelledby="h">
       <div class="bar">
-        <h2 id="h">${this.label} <span class="sub">${this.info ? `${this.info.tokenizer_kind}-level tokens, vocabulary of ${this.info.vocab.length}` : ''}</span></h2>
+        <h2 id="h">${this.label || msg('Input')} <span class="sub">${this.info ? (this.info.tokenizer_kind === 'char' ? msg(str`character-level tokens, vocabulary of ${this.info.vocab.length}`) : this.info.tokenizer_kind === 'word' ? msg(str`word-level tokens, vocabulary of ${this.info.vocab.length}`) : msg(str`${this.info.tokenizer_kind}-level tokens, vocabulary of ${this.info.vocab.length}`)) : ''}</span></h2>
         <label class="check"
           ><input
             type="checkbox"
@@ -142,10 +145,10 @@ export class TpInput extends LitElement {
               this.showBatch = (e.target as HTMLInputElement).checked;
               if (!this.showBatch && this.batch.length) emit(this, 'tp-batch', []);
             }}
-          />batch of unequal lengths (padding)</label
+          />${msg('batch of unequal lengths (padding)')}</label
         >
       </div>
-      <label class="visually-hidden" for="text">${this.label} text</label>
+      <label class="visually-hidden" for="text">${msg(str`${this.label || msg('Input')} text`)}</label>
       <textarea
         id="text"
         rows="2"
@@ -155,7 +158,7 @@ export class TpInput extends LitElement {
         @input=${(e: Event) => emit(this, 'tp-text', (e.target as HTMLTextAreaElement).value)}
       ></textarea>
       ${this.showBatch || this.batch.length
-        ? html`<label class="small muted" for="batch">More inputs, one per line (up to ${MAX_BATCH}); shorter ones are padded</label>
+        ? html`<label class="small muted" for="batch">${msg(str`More inputs, one per line (up to ${MAX_BATCH}); shorter ones are padded`)}</label>
             <textarea
               id="batch"
               rows="3"
@@ -172,9 +175,9 @@ export class TpInput extends LitElement {
         : nothing}
       ${rows.map(
         (ids, b) => html`<div class="row-label">
-            ${rows.length > 1 ? `row ${b + 1}: ${lengths[b] ?? ids.length} tokens, padded to ${ids.length}` : `${ids.length} tokens`}
+            ${rows.length > 1 ? msg(str`row ${b + 1}: ${lengths[b] ?? ids.length} tokens, padded to ${ids.length}`) : msg(str`${ids.length} tokens`)}
           </div>
-          <ul class="chips" aria-label=${`tokens of row ${b + 1}`} data-row=${b}>
+          <ul class="chips" aria-label=${msg(str`tokens of row ${b + 1}`)} data-row=${b}>
             ${ids.map((id) => this.chip(id))}
           </ul>`,
       )}

@@ -5,7 +5,9 @@
 // the model runs again with the edited mask (CPU or WebGPU) and every view follows. Every
 // number drawn is the core's (`MaskView.reasons`, `model::mask::MaskSpec::reasons`).
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
 import { showToken } from '../ui/palette';
@@ -19,20 +21,20 @@ type RuleKind = 'switch' | MaskEdit['rule']['kind'];
 
 export function ruleName(m: MaskView | MaskEdit | null): string {
   const r = m?.rule;
-  if (!r) return 'causal switch';
+  if (!r) return msg('causal switch');
   switch (r.kind) {
     case 'none':
-      return 'no mask';
+      return msg('no mask');
     case 'causal':
-      return 'causal';
+      return msg('causal');
     case 'prefix_lm':
-      return `prefix-LM (prefix ${r.prefix})`;
+      return msg(str`prefix-LM (prefix ${r.prefix})`);
     case 'sliding_window':
-      return `sliding window (w = ${r.window})`;
+      return msg(str`sliding window (w = ${r.window})`);
   }
 }
 
-export class TpMasks extends LitElement {
+export class TpMasks extends LocalizedElement {
   static properties = {
     masks: { attribute: false },
     site: { type: String },
@@ -195,27 +197,27 @@ export class TpMasks extends LitElement {
     const painted = this.mask?.cells.length ?? 0;
     const radio = (k: RuleKind, label: string) =>
       html`<label><input type="radio" name="rule" value=${k} .checked=${kind === k} @change=${() => this.setRule(k)} /> ${label}</label>`;
-    return html`<div class="editor" role="group" aria-label=${`mask of the ${SITE_NAMES[this.mainSite]}`}>
-      ${radio('switch', 'causal switch')} ${radio('causal', 'causal')} ${radio('none', 'none')}
+    return html`<div class="editor" role="group" aria-label=${msg(str`mask of the ${SITE_NAMES[this.mainSite]}`)}>
+      ${radio('switch', msg('causal switch'))} ${radio('causal', msg('causal'))} ${radio('none', msg('none'))}
       ${radio('prefix_lm', 'prefix-LM')}
       ${r?.kind === 'prefix_lm'
-        ? html`<label>prefix <input type="number" min="0" max="999" aria-label="prefix length" .value=${String(r.prefix)}
+        ? html`<label>${msg('prefix')} <input type="number" min="0" max="999" aria-label=${msg('prefix length')} .value=${String(r.prefix)}
               @change=${(e: Event) => this.setRule('prefix_lm', Math.max(0, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
         : nothing}
-      ${radio('sliding_window', 'sliding window')}
+      ${radio('sliding_window', msg('sliding window'))}
       ${r?.kind === 'sliding_window'
-        ? html`<label>w <input type="number" min="1" max="999" aria-label="window length" .value=${String(r.window)}
+        ? html`<label>w <input type="number" min="1" max="999" aria-label=${msg('window length')} .value=${String(r.window)}
               @change=${(e: Event) => this.setRule('sliding_window', Math.max(1, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
         : nothing}
-      <span class="muted small">${v && v.site === this.mainSite ? 'click a cell to hide or show it' : ''}</span>
-      ${painted ? html`<button @click=${() => emit(this, 'tp-mask', { rule: this.mask!.rule, cells: [] })}>clear ${painted} painted</button>` : nothing}
+      <span class="muted small">${v && v.site === this.mainSite ? msg('click a cell to hide or show it') : ''}</span>
+      ${painted ? html`<button @click=${() => emit(this, 'tp-mask', { rule: this.mask!.rule, cells: [] })}>${msg(str`clear ${painted} painted`)}</button>` : nothing}
     </div>`;
   }
 
   render() {
     const v = this.current();
-    const head = html`<h2 id="h">Masks <span class="sub">${v ? `${SITE_NAMES[v.site]} · ${ruleName(v)}${v.cells.length ? ` + ${v.cells.length} painted` : ''}${v.padding ? ' · padding on' : ''}` : ''}</span></h2>`;
-    if (!v) return html`<section class="card" aria-labelledby="h">${head}${this.editor(v)}<p class="muted">No forward pass yet.</p></section>`;
+    const head = html`<h2 id="h">${msg('Masks')} <span class="sub">${v ? `${SITE_NAMES[v.site]} · ${ruleName(v)}${v.cells.length ? ` + ${msg(str`${v.cells.length} painted`)}` : ''}${v.padding ? ` · ${msg('padding on')}` : ''}` : ''}</span></h2>`;
+    if (!v) return html`<section class="card" aria-labelledby="h">${head}${this.editor(v)}<p class="muted">${msg('No forward pass yet.')}</p></section>`;
     const [B, T, S] = v.reasons.shape;
     const b = Math.min(this.row, B - 1);
     const editable = v.site === this.mainSite;
@@ -228,15 +230,19 @@ export class TpMasks extends LitElement {
     const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const rows = [html`<div></div>`];
-    for (let j = 0; j < S; j++) rows.push(html`<div class="lab" title=${`key ${j}`}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
+    for (let j = 0; j < S; j++) rows.push(html`<div class="lab" title=${msg(str`key ${j}`)}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
     for (let i = 0; i < T; i++) {
-      rows.push(html`<div class="lab row" title=${`query ${i}`}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
+      rows.push(html`<div class="lab row" title=${msg(str`query ${i}`)}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
       for (let j = 0; j < S; j++) {
         const why = v.reasons.data[(b * T + i) * S + j];
         const cls = why === (BY_RULE | BY_PAD) ? 'both' : why === BY_RULE ? 'rule' : why === BY_PAD ? 'pad' : '';
         const painted = paintedAt.has(`${i}.${j}`);
         const add = why ? '−∞' : '0';
-        const label = `${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${why === 0 ? 'visible' : `hidden by ${[why & BY_RULE ? (painted ? 'a painted cell' : ruleName(v)) : '', why & BY_PAD ? 'padding' : ''].filter(Boolean).join(' and ')}`}${painted ? ', painted' : ''}`;
+        const state =
+          why === 0
+            ? msg('visible')
+            : msg(str`hidden by ${[why & BY_RULE ? (painted ? msg('a painted cell') : ruleName(v)) : '', why & BY_PAD ? msg('padding') : ''].filter(Boolean).join(msg(' and '))}`);
+        const label = msg(str`${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${state}`) + (painted ? msg(', painted') : '');
         rows.push(html`<button
           class="cell ${cls} ${painted ? 'painted' : ''}"
           style=${styles(`width:${cell}px;height:${cell}px;font-size:${Math.max(7, Math.min(11, cell * 0.45))}px`)}
@@ -253,14 +259,14 @@ export class TpMasks extends LitElement {
     }
     return html`<section class="card" aria-labelledby="h">
       ${head} ${this.editor(v)}
-      <div class="grid" role="group" aria-label=${`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`}
+      <div class="grid" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
         style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px)`)}>${rows}</div>
       <div class="legend">
-        <span><span class="cell rule"></span> hidden by the ${v.cells.length ? 'rule or a painted cell' : 'rule'} (${ruleName(v)})</span>
-        <span><span class="cell pad"></span> hidden as padding</span>
-        <span><span class="cell both"></span> both</span>
-        <span><span class="cell painted"></span> painted by hand</span>
-        <span>numbers: the additive mask added to the scores before softmax (0 or −∞)</span>
+        <span><span class="cell rule"></span> ${v.cells.length ? msg(str`hidden by the rule or a painted cell (${ruleName(v)})`) : msg(str`hidden by the rule (${ruleName(v)})`)}</span>
+        <span><span class="cell pad"></span> ${msg('hidden as padding')}</span>
+        <span><span class="cell both"></span> ${msg('both')}</span>
+        <span><span class="cell painted"></span> ${msg('painted by hand')}</span>
+        <span>${msg('numbers: the additive mask added to the scores before softmax (0 or −∞)')}</span>
       </div>
     </section>`;
   }

@@ -2,13 +2,15 @@
 // knobs that turn it into a choice (greedy, temperature, top-k, top-p, beam width).
 // For a classifier, the class probabilities; for a tagger, the tag at every position.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
 import type { ModelInfo, Sampling } from '../engine/protocol';
 import { emit, panel, styles } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { fmt, showToken, tokenLang, viridis } from '../ui/palette';
 
-export class TpOutput extends LitElement {
+export class TpOutput extends LocalizedElement {
   static properties = {
     info: { attribute: false },
     modelProbs: { attribute: false },
@@ -130,21 +132,21 @@ export class TpOutput extends LitElement {
     const num = (e: Event) => Number((e.target as HTMLInputElement).value);
     return html`<div class="controls">
       <div>
-        <div id="strat-l">Choice</div>
+        <div id="strat-l">${msg('Choice')}</div>
         <div class="strategy" role="group" aria-labelledby="strat-l">
           ${(['greedy', 'sample', 'beam'] as const).map(
             (k) => html`<button aria-pressed=${s.strategy === k} @click=${() => this.set({ strategy: k })}>
-              ${k === 'greedy' ? 'greedy' : k === 'sample' ? 'sample' : 'beam search'}
+              ${k === 'greedy' ? msg('greedy') : k === 'sample' ? msg('sample') : msg('beam search')}
             </button>`,
           )}
         </div>
       </div>
       <label
-        >temperature ${fmt(s.temperature, 2)}
+        >${msg('temperature')} ${fmt(s.temperature, 2)}
         <input type="range" min="0.05" max="3" step="0.05" .value=${String(s.temperature)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ temperature: num(e) })}
       /></label>
       <label
-        >top-k (0 = off)
+        >${msg('top-k (0 = off)')}
         <input type="number" min="0" max=${this.info?.vocab.length ?? 1000} .value=${String(s.top_k)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_k: Math.max(0, Math.round(num(e)) || 0) })}
       /></label>
       <label
@@ -152,7 +154,7 @@ export class TpOutput extends LitElement {
         <input type="range" min="0.05" max="1" step="0.05" .value=${String(s.top_p)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_p: num(e) })}
       /></label>
       <label
-        >beam width
+        >${msg('beam width')}
         <input type="number" min="1" max="8" .value=${String(s.beam_width)} ?disabled=${s.strategy !== 'beam'} @change=${(e: Event) => this.set({ beam_width: Math.min(8, Math.max(1, Math.round(num(e)) || 1)) })}
       /></label>
     </div>`;
@@ -168,15 +170,16 @@ export class TpOutput extends LitElement {
     const max = p[order[0]] || 1;
     const total = p.reduce((a, x) => a + x, 0);
     return html`<p class="small muted">
-        Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the
-        ${this.sampling.strategy === 'sample' ? 'sampler draws from after temperature, top-k and top-p' : 'chooser keeps'}.
+        ${this.sampling.strategy === 'sample'
+          ? msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the sampler draws from after temperature, top-k and top-p.`)
+          : msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the chooser keeps.`)}
       </p>
-      <div class="bars" role="table" aria-label="next-token distribution">
+      <div class="bars" role="table" aria-label=${msg('next-token distribution')}>
         <div role="row">
-          <div class="head" role="columnheader">token</div>
-          <div class="head" role="columnheader">probability</div>
-          <div class="head num" role="columnheader">model</div>
-          <div class="head num" role="columnheader">drawn</div>
+          <div class="head" role="columnheader">${msg('token')}</div>
+          <div class="head" role="columnheader">${msg('probability')}</div>
+          <div class="head num" role="columnheader">${msg('model')}</div>
+          <div class="head num" role="columnheader">${msg('drawn')}</div>
         </div>
         ${shown.map(
           (id) => html`<div role="row"><div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
@@ -189,15 +192,15 @@ export class TpOutput extends LitElement {
         )}
       </div>
       <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
-        ${this.showAll ? 'Show the top 12' : `Show all ${p.length} tokens`}
+        ${this.showAll ? msg('Show the top 12') : msg(str`Show all ${p.length} tokens`)}
       </button>`;
   }
 
   private classes() {
     const p = this.classProbs;
     if (!p) return nothing;
-    return html`<div class="bars" role="table" aria-label="class probabilities">
-      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? `class ${c}`}</div>
+    return html`<div class="bars" role="table" aria-label=${msg('class probabilities')}>
+      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? msg(str`class ${c}`)}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div></div>`)}
     </div>`;
@@ -206,7 +209,7 @@ export class TpOutput extends LitElement {
   private tags() {
     const info = this.info;
     if (!info || !this.predicted.length) return nothing;
-    return html`<p class="small muted">The most probable output token at each position:</p>
+    return html`<p class="small muted">${msg('The most probable output token at each position:')}</p>
       <div class="tags">
         ${this.predicted.map(
           (id, i) => html`<span class="tag"><span>${showToken(this.inputTokens[i] ?? '')}</span><b>${showToken(info.vocab[id] ?? `${id}`)}</b></span>`,
@@ -219,7 +222,7 @@ export class TpOutput extends LitElement {
     const classifier = info ? info.num_classes > 0 : false;
     const tagger = info?.arch === 'encoder_only' && !classifier;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Output <span class="sub">${classifier ? 'class probabilities' : tagger ? 'per-position output' : 'next-token distribution'}</span></h2>
+      <h2 id="h">${msg('Output')} <span class="sub">${classifier ? msg('class probabilities') : tagger ? msg('per-position output') : msg('next-token distribution')}</span></h2>
       ${classifier ? this.classes() : tagger ? this.tags() : html`${this.controls()}${this.distribution()}`}
     </section>`;
   }

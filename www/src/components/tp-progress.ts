@@ -3,7 +3,9 @@
 // and an estimate of the time left once enough has been done to make one. With no total
 // it says what it is doing and how long it has taken, so the panel never looks frozen.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { styles } from '../ui/shared';
 
 /** "1.2 MB", "340 kB", "812 B". */
@@ -19,7 +21,7 @@ export function secondsLeft(done: number, total: number | null, elapsedMs: numbe
   return ((total - done) * elapsedMs) / done / 1000;
 }
 
-export class TpProgress extends LitElement {
+export class TpProgress extends LocalizedElement {
   static properties = {
     label: {},
     done: { type: Number },
@@ -93,11 +95,11 @@ export class TpProgress extends LitElement {
     const left = secondsLeft(this.done, total, elapsed);
     const frac = total ? Math.min(1, this.done / total) : 0;
     const counts = total
-      ? `${this.amount(this.done)} of ${this.amount(total)}`
+      ? msg(str`${this.amount(this.done)} of ${this.amount(total)}`)
       : this.done > 0
-        ? `${this.amount(this.done)} so far`
+        ? msg(str`${this.amount(this.done)} so far`)
         : '';
-    const time = left !== null ? `about ${Math.ceil(left)} s left` : `${(elapsed / 1000).toFixed(0)} s so far`;
+    const time = left !== null ? msg(str`about ${Math.ceil(left)} s left`) : msg(str`${(elapsed / 1000).toFixed(0)} s so far`);
     return html`<div
         class="track ${known ? '' : 'unknown'}"
         role="progressbar"
@@ -105,7 +107,7 @@ export class TpProgress extends LitElement {
         aria-valuemin="0"
         aria-valuemax=${known ? String(this.total) : nothing}
         aria-valuenow=${known ? String(this.done) : nothing}
-        aria-valuetext=${[counts, time].filter(Boolean).join(', ')}
+        aria-valuetext=${[counts, time].filter(Boolean).join(msg(', '))}
         data-done=${this.done}
         data-total=${known ? this.total : ''}
       >

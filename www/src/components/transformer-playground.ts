@@ -11,19 +11,24 @@
 //   theme="dark"              colours: light, dark or auto (the reader's system setting)
 //   views="attention,output"  show only these views (names of the registry; default: all)
 //   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
+//   lang="zh-Hans"            the interface's language: en or zh-Hans (default: the reader's
+//                             last choice, else the browser's); the element then shows the
+//                             language in use in this attribute
 //
 // Scripting API (read by tests, benchmarks and lesson pages; www/README.md documents it):
 // `ready`, `store`, and the read-only mirrors of the store below; the lab's runs
 // (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/.
 
-import { LitElement, html, css, nothing } from 'lit';
-import { msg } from '@lit/localize';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
 import { EngineClient } from '../engine/client';
 import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, RunDefaults, RunSettings, Schedule, Tokenized } from '../engine/protocol';
 import { LabRegistry, type RunHandle, type RunRecord } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
 import { formatRunQuery, parseRunQuery } from '../lab/url';
-import { parseTheme, type PlaygroundState, type Theme } from '../state/url';
+import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
+import { browserLang, getLocale, LocalizedElement, useLang } from '../i18n/locale';
+import { errorText, progressLabel } from '../i18n/engine-text';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
@@ -31,13 +36,13 @@ import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../vi
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, theme } from '../ui/shared';
-import { prefersReducedMotion, storedTheme, storeTheme } from '../ui/prefs';
 import { LESSON_IDS, lessonNamed } from '../lessons/lessons';
 import { HIDEABLE } from '../lessons/classroom';
 import { loadProgress } from '../lessons/progress';
 import '../lessons/tp-lesson';
+import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
-export class TransformerPlayground extends LitElement {
+export class TransformerPlayground extends LocalizedElement {
   static properties = {
     model: { type: String },
     preset: { type: String },
@@ -82,6 +87,14 @@ export class TransformerPlayground extends LitElement {
   /** Which backend runs, why, and the GPU–CPU parity measured on this device. */
   get backendInfo(): BackendInfo | null {
     return this.store?.backendInfo ?? null;
+  }
+  /** The language the interface is drawn in now ('en' or 'zh-Hans'; the strings load before it changes). */
+  get locale(): string {
+    return getLocale();
+  }
+  /** The language the settings ask for: the `lang` setting, else the browser's. */
+  get language(): Lang {
+    return this.store?.st.lang ?? browserLang();
   }
   /** Settings of the link that were not used. */
   get notes(): string[] {
@@ -207,7 +220,7 @@ export class TransformerPlayground extends LitElement {
     return this.needLab().exportRunCsv(id);
   }
   /** Checkpoint bytes become the page's model; bad bytes reject with the loader's message and change nothing. */
-  loadCheckpoint(bytes: Uint8Array | ArrayBuffer, label = 'imported checkpoint'): Promise<ModelInfo> {
+  loadCheckpoint(bytes: Uint8Array | ArrayBuffer, label = msg('imported checkpoint')): Promise<ModelInfo> {
     const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
     return this.needStore().useCheckpoint(u8, label);
   }
@@ -341,6 +354,17 @@ export class TransformerPlayground extends LitElement {
     const t = this.store?.st.theme ?? 'auto';
     if (t === 'auto') this.removeAttribute('theme');
     else if (this.getAttribute('theme') !== t) this.setAttribute('theme', t);
+    // The language: the strings switch (every component draws itself again), and the host
+    // says which language it holds, for screen readers and for the fonts' choice of glyphs.
+    const lang = this.language;
+    if (this.store && this.getAttribute('lang') !== lang) this.setAttribute('lang', lang);
+    void useLang(lang);
+  }
+
+  /** The reader chose a language (null: the browser's): it holds here, is remembered, and stays out of links. */
+  private setLang(l: Lang | null) {
+    storeLang(l);
+    this.store?.setLang(l);
   }
 
   /** The reader chose a theme: it holds here, is remembered, and stays out of links. */
@@ -360,7 +384,11 @@ export class TransformerPlayground extends LitElement {
       model: this.model,
       preset: this.preset,
       views: this.views,
-      defaults: { theme: parseTheme(this.getAttribute('theme') ?? '') ?? storedTheme(), play: !this.reducedMotion },
+      defaults: {
+        theme: parseTheme(this.getAttribute('theme') ?? '') ?? storedTheme(),
+        lang: parseLang(this.getAttribute('lang') ?? '') ?? storedLang(),
+        play: !this.reducedMotion,
+      },
       hash: this.noHash
         ? null
         : {
@@ -391,6 +419,9 @@ export class TransformerPlayground extends LitElement {
 
   private async run(store: PlaygroundStore) {
     try {
+      // The strings of the language first, so that what the start says (notes about the
+      // link, progress) is in it.
+      await useLang(this.startLang()).catch(() => undefined);
       await store.start();
       await this.updateComplete;
       store.drawn();
@@ -400,6 +431,18 @@ export class TransformerPlayground extends LitElement {
     } catch (e) {
       store.fail(e);
     }
+  }
+
+  /** The language the settings will ask for, before they are parsed: the link's, the preset's, the element's, the reader's, the browser's. */
+  private startLang(): Lang {
+    const from = (settings: string) => parseLang(new URLSearchParams(settings.replace(/^#/, '')).get('lang') ?? '');
+    let fromHash: Lang | undefined;
+    try {
+      fromHash = this.noHash ? undefined : from(location.hash);
+    } catch {
+      fromHash = undefined;
+    }
+    return fromHash ?? from(this.preset) ?? parseLang(this.getAttribute('lang') ?? '') ?? storedLang() ?? browserLang();
   }
 
   disconnectedCallback(): void {
@@ -508,7 +551,7 @@ export class TransformerPlayground extends LitElement {
       else download(await svgToPng(p), `${stem}.png`);
       this.tell(v.name, '');
     } catch (e) {
-      this.tell(v.name, `Could not make the picture: ${e instanceof Error ? e.message : String(e)}`);
+      this.tell(v.name, msg(str`Could not make the picture: ${e instanceof Error ? e.message : String(e)}`));
     }
   }
 
@@ -516,7 +559,7 @@ export class TransformerPlayground extends LitElement {
     const link = this.linkTo(v.name);
     try {
       await navigator.clipboard.writeText(link);
-      this.tell(v.name, 'Link copied.');
+      this.tell(v.name, msg('Link copied.'));
     } catch {
       // No clipboard (permissions, an insecure page): show the link to copy by hand.
       this.tell(v.name, link);
@@ -526,36 +569,55 @@ export class TransformerPlayground extends LitElement {
   /** A registered view, with its picture and link tools under it. */
   private frame(v: ViewDef, s: PlaygroundStore) {
     const said = this.said.get(v.name) ?? '';
+    // English names a view in lower case inside a sentence; other languages as titled.
+    const title = getLocale() === 'en' ? v.title.toLowerCase() : v.title;
     return html`<div class="view" data-view=${v.name}>
       ${v.render(s)}
       <div class="tools" data-export-skip>
         <span class="said" role="status">${said}</span>
-        <button @click=${() => void this.save(v, 'svg')} aria-label=${`save ${v.title.toLowerCase()} as an SVG picture`}>SVG</button>
-        <button @click=${() => void this.save(v, 'png')} aria-label=${`save ${v.title.toLowerCase()} as a PNG picture`}>PNG</button>
-        <button @click=${() => void this.copyLink(v)} aria-label=${`Copy link to ${v.title.toLowerCase()} with these settings`}>Copy link</button>
+        <button @click=${() => void this.save(v, 'svg')} aria-label=${msg(str`save ${title} as an SVG picture`)}>SVG</button>
+        <button @click=${() => void this.save(v, 'png')} aria-label=${msg(str`save ${title} as a PNG picture`)}>PNG</button>
+        <button @click=${() => void this.copyLink(v)} aria-label=${msg(str`Copy link to ${title} with these settings`)}>${msg('Copy link')}</button>
       </div>
     </div>`;
   }
 
-  /** Page-wide preferences above the controls: the colour theme. */
+  /** Page-wide preferences above the controls: the colour theme and the language. */
   private bar(s: PlaygroundStore) {
     const still = this.reducedMotion && !s.gen.playing && s.gen.generated.length === 0 && s.canGenerate();
     return html`<div class="bar wide">
-      ${still ? html`<span class="hint" data-reduced-motion>Your system asks for reduced motion, so generation waits for Play.</span>` : nothing}
+      ${still ? html`<span class="hint" data-reduced-motion>${msg('Your system asks for reduced motion, so generation waits for Play.')}</span>` : nothing}
       ${!s.st.lesson && !s.st.hide.includes('lessons')
         ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>${msg('Lessons', { id: 'tour.start' })}</button>`
         : nothing}
       ${this.noHash || s.st.lock.length || s.st.hide.includes('lessons')
         ? nothing
         : html`<a data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
-      ${s.st.hide.includes('colours') ? nothing : html`<label
-        >Colours
+      <label
+        >${msg('Language')}
         <select
-          aria-label="colour theme"
+          data-lang-switch
+          aria-label=${msg('language of the interface')}
+          @change=${(e: Event) => {
+            const v = (e.target as HTMLSelectElement).value;
+            this.setLang(v === 'auto' ? null : (parseLang(v) ?? null));
+          }}
+        >
+          <option value="auto" ?selected=${s.st.lang === null}>${msg('as the browser')}</option>
+          ${LANGS.map((l) => html`<option value=${l} lang=${l} ?selected=${s.st.lang === l}>${LANG_NAMES[l]}</option>`)}
+        </select></label
+      >
+      ${s.st.hide.includes('colours') ? nothing : html`<label
+        >${msg('Colours')}
+        <select
+          aria-label=${msg('colour theme')}
           @change=${(e: Event) => this.setTheme((e.target as HTMLSelectElement).value as Theme)}
         >
           ${(['auto', 'light', 'dark'] as const).map(
-            (t) => html`<option value=${t} ?selected=${s.st.theme === t}>${t === 'auto' ? 'as the system' : t}</option>`,
+            (t) =>
+              html`<option value=${t} ?selected=${s.st.theme === t}>
+                ${t === 'auto' ? msg('as the system') : t === 'light' ? msg('light') : msg('dark')}
+              </option>`,
           )}
         </select></label
       >`}
@@ -565,7 +627,7 @@ export class TransformerPlayground extends LitElement {
   render() {
     const s = this.store;
     if (!s) return nothing;
-    if (s.error && !s.info) return html`<div class="error" role="alert">The playground could not start: ${s.error}</div>`;
+    if (s.error && !s.info) return html`<div class="error" role="alert">${msg(str`The playground could not start: ${errorText(s.error)}`)}</div>`;
     const shown = s.shownViews;
     const p = s.progress;
     return html`<div class="layout ${shown.length === 1 ? 'single' : ''}">
@@ -573,7 +635,7 @@ export class TransformerPlayground extends LitElement {
         ? html`<tp-progress
             class="wide"
             data-progress=${p.phase}
-            .label=${p.label}
+            .label=${progressLabel(p.label)}
             .done=${p.done}
             .total=${p.total ?? Number.NaN}
             .unit=${p.phase === 'download' ? 'bytes' : 'steps'}
@@ -582,8 +644,8 @@ export class TransformerPlayground extends LitElement {
         : nothing}
       ${s.notes.length
         ? html`<div class="notes wide" role="status" data-notes>
-            <button @click=${() => s.dismissNotes()} aria-label="dismiss the notes">×</button>
-            <strong>Some settings in the link were not used:</strong>
+            <button @click=${() => s.dismissNotes()} aria-label=${msg('dismiss the notes')}>×</button>
+            <strong>${msg('Some settings in the link were not used:')}</strong>
             <ul>
               ${s.notes.map((n) => html`<li>${n}</li>`)}
             </ul>
@@ -591,11 +653,11 @@ export class TransformerPlayground extends LitElement {
         : nothing}
       ${s.engineNote
         ? html`<div class="notes wide" role="status" data-engine-note>
-            <button @click=${() => s.dismissEngineNote()} aria-label="dismiss">×</button>
+            <button @click=${() => s.dismissEngineNote()} aria-label=${msg('dismiss')}>×</button>
             ${s.engineNote}
           </div>`
         : nothing}
-      ${s.error ? html`<div class="error wide" role="alert">${s.error}</div>` : nothing}
+      ${s.error ? html`<div class="error wide" role="alert">${errorText(s.error)}</div>` : nothing}
       ${s.lockNote
         ? html`<div class="notes wide" role="status" data-lock-note>
             <button @click=${() => ((s.lockNote = ''), this.requestUpdate())} aria-label=${msg('dismiss', { id: 'teacher.dismiss' })}>×</button>
@@ -608,5 +670,8 @@ export class TransformerPlayground extends LitElement {
     </div>`;
   }
 }
+
+/** Each language's name in itself, as a language menu shows it. */
+const LANG_NAMES: Record<Lang, string> = { en: 'English', 'zh-Hans': '简体中文' };
 
 customElements.define('transformer-playground', TransformerPlayground);

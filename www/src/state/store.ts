@@ -29,7 +29,7 @@ import type {
   Tokenized,
   TrainMode,
 } from '../engine/protocol';
-import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, SETTING_NAMES, toggleAblation, type Effect, type Parsed, type PlaygroundState, type Theme } from './url';
+import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, SETTING_NAMES, toggleAblation, type Effect, type Parsed, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 
@@ -87,21 +87,21 @@ function validManifest(x: unknown): ManifestEntry[] {
 
 /** The run-time switch that changed between two settings, in words; '' when none did. */
 export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
-  const onOff = (v: boolean) => (v ? 'on' : 'off');
+  const onOff = (v: boolean) => (v ? msg('on') : msg('off'));
   const parts: string[] = [];
   const ca = a.causal ?? causalDefault;
   const cb = b.causal ?? causalDefault;
-  if (ca !== cb) parts.push(`causal mask ${onOff(ca)} → ${onOff(cb)}`);
-  if (formatMask(a.mask) !== formatMask(b.mask)) parts.push(`mask ${formatMask(a.mask)} → ${formatMask(b.mask)}`);
-  if (a.pad !== b.pad) parts.push(`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`);
-  if (a.scale !== b.scale) parts.push(`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`);
+  if (ca !== cb) parts.push(msg(str`causal mask ${onOff(ca)} → ${onOff(cb)}`));
+  if (formatMask(a.mask) !== formatMask(b.mask)) parts.push(msg(str`mask ${formatMask(a.mask)} → ${formatMask(b.mask)}`));
+  if (a.pad !== b.pad) parts.push(msg(str`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`));
+  if (a.scale !== b.scale) parts.push(msg(str`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`));
   if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
-    parts.push(`${a.ablate.length} → ${b.ablate.length} heads switched off`);
+    parts.push(msg(str`${a.ablate.length} → ${b.ablate.length} heads switched off`));
   }
   if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
-  if (a.mode !== b.mode) parts.push(`${a.mode} mode → ${b.mode} mode`);
-  if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(`dropout ${a.drop ?? 'the model\'s'} → ${b.drop ?? 'the model\'s'}`);
-  return parts.join(', ');
+  if (a.mode !== b.mode) parts.push(msg(str`${a.mode} mode → ${b.mode} mode`));
+  if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(msg(str`dropout ${a.drop ?? msg("the model's")} → ${b.drop ?? msg("the model's")}`));
+  return parts.join(msg(', '));
 }
 
 export class PlaygroundStore {
@@ -186,9 +186,9 @@ export class PlaygroundStore {
     this.t0 = performance.now();
     this.connect();
     const resp = await fetch(new URL('manifest.json', this.host.modelsBase));
-    if (!resp.ok) throw new Error(`cannot load the model list (HTTP ${resp.status})`);
+    if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status})`));
     this.manifest = validManifest(await resp.json());
-    if (!this.manifest.length) throw new Error('the model list is empty');
+    if (!this.manifest.length) throw new Error(msg('the model list is empty'));
     const first = this.manifest.find((m) => m.file === this.host.model) ?? this.manifest[0];
     this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
     const notes: string[] = [];
@@ -231,7 +231,7 @@ export class PlaygroundStore {
 
   /** A fresh engine, wired to this store. */
   private connect(): void {
-    this.showProgress({ phase: 'engine', label: 'Starting the engine (its worker)', done: 0, total: null });
+    this.showProgress({ phase: 'engine', label: msg('Starting the engine (its worker)'), done: 0, total: null });
     const c = this.host.engine();
     c.onEvent((e) => {
       if (e.event === 'backend') {
@@ -259,11 +259,11 @@ export class PlaygroundStore {
     this.fwdVersion++;
     if (this.crashTimes.length > 3) {
       this.engineNote = '';
-      this.fail(new Error(`The engine stopped ${this.crashTimes.length} times within a minute (last: ${why}); reload the page to try again.`));
+      this.fail(new Error(msg(str`The engine stopped ${this.crashTimes.length} times within a minute (last: ${why}); reload the page to try again.`)));
       return;
     }
     this.engineRestarts++;
-    this.engineNote = `The engine stopped (${why}) and was restarted; the model and your settings were loaded again.`;
+    this.engineNote = msg(str`The engine stopped (${why}) and was restarted; the model and your settings were loaded again.`);
     console.warn('playground:', this.engineNote);
     this.host.changed();
     try {
@@ -428,14 +428,14 @@ export class PlaygroundStore {
     const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
     if (!unknown.length) return p;
     const views = p.state.views.filter((v) => this.host.viewNames.includes(v));
-    const note = `Ignored views ${unknown.map(quote).join(', ')}: known views are ${this.host.viewNames.join(', ')}.`;
+    const note = msg(str`Ignored views ${unknown.map(quote).join(', ')}: known views are ${this.host.viewNames.join(', ')}.`);
     return { state: { ...p.state, views: views.length ? views : base.views }, notes: [...p.notes, note] };
   }
 
   /** A model named by a link must be one of the shipped ones. */
   private checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
     if (this.manifest.some((m) => m.file === s.model)) return s;
-    notes.push(`Ignored model=${quote(s.model)}: not one of the shipped models.`);
+    notes.push(msg(str`Ignored model=${quote(s.model)}: not one of the shipped models.`));
     return { ...s, model: this.defaults.model };
   }
 
@@ -521,6 +521,14 @@ export class PlaygroundStore {
     this.host.changed();
   }
 
+  /** The reader chose a language (null: the browser's): it holds here and stays out of links. */
+  setLang(l: Lang | null): void {
+    this.defaults = { ...this.defaults, lang: l };
+    this.st = { ...this.st, lang: l };
+    this.writeHash();
+    this.host.changed();
+  }
+
   focusCell(cell: { i: number; j: number }): void {
     this.cell = cell;
     this.host.changed();
@@ -599,7 +607,7 @@ export class PlaygroundStore {
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
     this.customModel = '';
-    if (this.readyAt === null) this.showProgress({ phase: 'engine', label: 'Running the model for the first time', done: 0, total: null });
+    if (this.readyAt === null) this.showProgress({ phase: 'engine', label: msg('Running the model for the first time'), done: 0, total: null });
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, model: file };
@@ -631,7 +639,7 @@ export class PlaygroundStore {
   async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
     if (bytes.length > MAX_CHECKPOINT_BYTES) {
       // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
-      throw new Error(`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`);
+      throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));
     }
     const info = await this.engine.call('loadBytes', { bytes });
     this.gen.reset();

@@ -2,6 +2,7 @@
 // hash. The hash is untrusted: each value is checked, bad values and unknown keys are
 // ignored with a note the page shows, and nothing here touches the DOM.
 
+import { msg, str } from '@lit/localize';
 import type { AttnSite, BackendName, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 
 export interface PlaygroundState {
@@ -48,6 +49,8 @@ export interface PlaygroundState {
   head: number;
   /** Colours: the reader's system preference (auto), or light or dark. */
   theme: Theme;
+  /** The interface's language; null: the reader's own (remembered choice, else the browser's). */
+  lang: Lang | null;
   /** The views shown, by registered name (empty: every view). */
   views: string[];
   /** The lesson shown above the views (its id, www/src/lessons/; '' for none). */
@@ -59,6 +62,9 @@ export interface PlaygroundState {
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
+/** The interface's languages: English and Simplified Chinese. */
+export type Lang = 'en' | 'zh-Hans';
+export const LANGS: readonly Lang[] = ['en', 'zh-Hans'];
 export type Mode = 'eval' | 'train';
 
 export const DEFAULTS: PlaygroundState = {
@@ -87,6 +93,7 @@ export const DEFAULTS: PlaygroundState = {
   layer: 0,
   head: 0,
   theme: 'auto',
+  lang: null,
   views: [],
   train: '',
   lesson: '',
@@ -123,6 +130,10 @@ function parseBool(v: string): boolean | undefined {
 
 export function parseTheme(v: string): Theme | undefined {
   return v === 'auto' || v === 'light' || v === 'dark' ? v : undefined;
+}
+
+export function parseLang(v: string): Lang | undefined {
+  return (LANGS as readonly string[]).includes(v) ? (v as Lang) : undefined;
 }
 
 function parseNumber(v: string, min: number, max: number, integer: boolean): number | undefined {
@@ -209,8 +220,8 @@ type Field = {
   [K in keyof PlaygroundState]: {
     parse: (v: string) => PlaygroundState[K] | undefined;
     format: (v: PlaygroundState[K]) => string;
-    /** What a valid value looks like, for the note. */
-    expect: string;
+    /** What a valid value looks like, for the note (in the page's language). */
+    expect: () => string;
     /** What a change of this setting makes happen ([]: it is only drawn again). */
     effects: readonly Effect[];
   };
@@ -223,13 +234,13 @@ const FIELDS: Field = {
   model: {
     parse: (v) => (/^[A-Za-z0-9_.-]{1,80}\.safetensors$/.test(v) ? v : undefined),
     format: (v) => v,
-    expect: 'a model file name ending in .safetensors',
+    expect: () => msg('a model file name ending in .safetensors', { id: 'url.expect.model' }),
     effects: ['reload', 'tokenize', 'restart'],
   },
   text: {
     parse: (v) => (v.length <= MAX_TEXT ? v : undefined),
     format: (v) => v,
-    expect: `text of at most ${MAX_TEXT} characters`,
+    expect: () => msg(str`text of at most ${MAX_TEXT} characters`, { id: 'url.expect.text' }),
     effects: ['tokenize', 'restart'],
   },
   batch: {
@@ -240,76 +251,78 @@ const FIELDS: Field = {
       return lines;
     },
     format: (v) => v.join('\n'),
-    expect: `at most ${MAX_BATCH} lines of at most ${MAX_TEXT} characters`,
+    expect: () => msg(str`at most ${MAX_BATCH} lines of at most ${MAX_TEXT} characters`, { id: 'url.expect.batch' }),
     effects: ['tokenize', 'forward'],
   },
   causal: {
     parse: (v) => (v === 'auto' ? null : parseBool(v)),
     format: (v) => (v === null ? 'auto' : v ? '1' : '0'),
-    expect: '1, 0 or auto',
+    expect: () => msg('1, 0 or auto', { id: 'url.expect.causal' }),
     effects: RESTART,
   },
   mask: {
     parse: parseMask,
     format: formatMask,
-    expect: `auto, none, causal, prefix-P or window-W (W ≥ 1), then optionally ;query.key.h or .s cells (at most ${MAX_PAINTED})`,
+    expect: () => msg(str`auto, none, causal, prefix-P or window-W (W ≥ 1), then optionally ;query.key.h or .s cells (at most ${MAX_PAINTED})`, { id: 'url.expect.mask' }),
     effects: RESTART,
   },
-  pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
-  scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
-  ablate: { parse: parseAblate, format: formatAblate, expect: 'heads like decoder_self.0.1, comma-separated', effects: RESTART },
+  pad: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: () => msg('1 or 0', { id: 'url.expect.pad' }), effects: RESTART },
+  scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: () => msg('1 or 0', { id: 'url.expect.scale' }), effects: RESTART },
+  ablate: { parse: parseAblate, format: formatAblate, expect: () => msg('heads like decoder_self.0.1, comma-separated', { id: 'url.expect.ablate' }), effects: RESTART },
   backend: {
     parse: (v) => (v === 'webgpu' || v === 'cpu' ? v : undefined),
     format: (v) => v,
-    expect: 'webgpu or cpu',
+    expect: () => msg('webgpu or cpu', { id: 'url.expect.backend' }),
     effects: ['backend', 'restart'],
   },
-  seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: 'a whole number from 0 to 4294967295', effects: RESTART },
+  seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: () => msg('a whole number from 0 to 4294967295', { id: 'url.expect.seed' }), effects: RESTART },
   strategy: {
     parse: (v) => (v === 'greedy' || v === 'sample' || v === 'beam' ? v : undefined),
     format: (v) => v,
-    expect: 'greedy, sample or beam',
+    expect: () => msg('greedy, sample or beam', { id: 'url.expect.strategy' }),
     effects: RESTART,
   },
-  temp: { parse: (v) => parseNumber(v, 0.05, 5, false), format: String, expect: 'a number from 0.05 to 5', effects: RESTART },
-  topk: { parse: (v) => parseNumber(v, 0, 10000, true), format: String, expect: 'a whole number from 0 (off) to 10000', effects: RESTART },
-  topp: { parse: (v) => parseNumber(v, 0.01, 1, false), format: String, expect: 'a number from 0.01 to 1', effects: RESTART },
-  beam: { parse: (v) => parseNumber(v, 1, 8, true), format: String, expect: 'a whole number from 1 to 8', effects: RESTART },
-  speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: 'milliseconds from 0 to 2000', effects: REDRAW },
-  max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: 'a whole number from 1 to 200', effects: RESTART },
-  play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: REDRAW },
+  temp: { parse: (v) => parseNumber(v, 0.05, 5, false), format: String, expect: () => msg('a number from 0.05 to 5', { id: 'url.expect.temp' }), effects: RESTART },
+  topk: { parse: (v) => parseNumber(v, 0, 10000, true), format: String, expect: () => msg('a whole number from 0 (off) to 10000', { id: 'url.expect.topk' }), effects: RESTART },
+  topp: { parse: (v) => parseNumber(v, 0.01, 1, false), format: String, expect: () => msg('a number from 0.01 to 1', { id: 'url.expect.topp' }), effects: RESTART },
+  beam: { parse: (v) => parseNumber(v, 1, 8, true), format: String, expect: () => msg('a whole number from 1 to 8', { id: 'url.expect.beam' }), effects: RESTART },
+  speed: { parse: (v) => parseNumber(v, 0, 2000, true), format: String, expect: () => msg('milliseconds from 0 to 2000', { id: 'url.expect.speed' }), effects: REDRAW },
+  max: { parse: (v) => parseNumber(v, 1, 200, true), format: String, expect: () => msg('a whole number from 1 to 200', { id: 'url.expect.max' }), effects: RESTART },
+  play: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: () => msg('1 or 0', { id: 'url.expect.play' }), effects: REDRAW },
   // Train mode changes what the forward pass computes (generation stays in eval mode).
-  mode: { parse: (v) => (v === 'eval' || v === 'train' ? v : undefined), format: (v) => v, expect: 'eval or train', effects: ['forward'] },
+  mode: { parse: (v) => (v === 'eval' || v === 'train' ? v : undefined), format: (v) => v, expect: () => msg('eval or train', { id: 'url.expect.mode' }), effects: ['forward'] },
   drop: {
     parse: (v) => (v === 'model' ? null : parseNumber(v, 0, 0.9, false)),
     format: (v) => (v === null ? 'model' : String(v)),
-    expect: "a number from 0 to 0.9, or 'model' (the model's own)",
+    expect: () => msg("a number from 0 to 0.9, or 'model' (the model's own)", { id: 'url.expect.drop' }),
     effects: ['forward'],
   },
   // The same tokens either way: only the cost differs, so the generation starts again to show it.
-  cache: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: '1 or 0', effects: RESTART },
+  cache: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: () => msg('1 or 0', { id: 'url.expect.cache' }), effects: RESTART },
   site: {
     parse: (v) => (SITES.includes(v as AttnSite) ? (v as AttnSite) : undefined),
     format: (v) => v ?? '',
-    expect: 'encoder_self, decoder_self or cross',
+    expect: () => msg('encoder_self, decoder_self or cross', { id: 'url.expect.site' }),
     effects: REDRAW,
   },
-  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a layer number from 0 to 63', effects: REDRAW },
-  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: 'a head number from 0 to 63', effects: REDRAW },
+  layer: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: () => msg('a layer number from 0 to 63', { id: 'url.expect.layer' }), effects: REDRAW },
+  head: { parse: (v) => parseNumber(v, 0, 63, true), format: String, expect: () => msg('a head number from 0 to 63', { id: 'url.expect.head' }), effects: REDRAW },
   // A newly shown view may need more of the forward pass (the q·k inspector's q, k, v).
   views: {
     parse: (v) => (v === '' ? [] : /^[a-z][a-z0-9-]{0,31}(,[a-z][a-z0-9-]{0,31}){0,31}$/.test(v) ? v.split(',') : undefined),
     format: (v) => v.join(','),
-    expect: 'view names, comma-separated',
+    expect: () => msg('view names, comma-separated', { id: 'url.expect.views' }),
     effects: ['forward'],
   },
-  theme: { parse: parseTheme, format: (v) => v, expect: 'auto, light or dark', effects: REDRAW },
+  theme: { parse: parseTheme, format: (v) => v, expect: () => msg('auto, light or dark', { id: 'url.expect.theme' }), effects: REDRAW },
+  // The page's strings change; nothing is computed again (numbers are the same in every language).
+  lang: { parse: (v) => (v === 'auto' ? null : parseLang(v)), format: (v) => v ?? 'auto', expect: () => msg('en, zh-Hans or auto', { id: 'url.expect.lang' }), effects: REDRAW },
   // Checked here for its shape only; the lab checks every value (www/src/lab/url.ts) and
   // reports what it refuses.
   train: {
     parse: (v) => (v === '' || (v.length <= MAX_RUN_TEXT && RUN_TEXT.test(v)) ? v : undefined),
     format: (v) => v,
-    expect: 'run settings like task=reverse&n_layers=6',
+    expect: () => msg('run settings like task=reverse&n_layers=6', { id: 'url.expect.train' }),
     effects: REDRAW,
   },
   // The lesson's own settings are its preset, applied as the defaults under the link's.
@@ -337,31 +350,31 @@ export function parseHash(hash: string, defaults: PlaygroundState = DEFAULTS): P
   const raw = hash.startsWith('#') ? hash.slice(1) : hash;
   if (raw === '') return { state, notes };
   if (raw.length > 8000) {
-    notes.push(`The link's settings are too long (${raw.length} characters) and were ignored.`);
+    notes.push(msg(str`The link's settings are too long (${raw.length} characters) and were ignored.`));
     return { state, notes };
   }
   let params: URLSearchParams;
   try {
     params = new URLSearchParams(raw);
   } catch {
-    notes.push('The link\'s settings could not be read and were ignored.');
+    notes.push(msg("The link's settings could not be read and were ignored."));
     return { state, notes };
   }
   const seen = new Set<string>();
   for (const [key, value] of params) {
     if (seen.has(key)) {
-      notes.push(`Ignored a repeated setting ${quote(key)}.`);
+      notes.push(msg(str`Ignored a repeated setting ${quote(key)}.`));
       continue;
     }
     seen.add(key);
     if (!(KEYS as string[]).includes(key)) {
-      notes.push(`Ignored unknown setting ${quote(key)}.`);
+      notes.push(msg(str`Ignored unknown setting ${quote(key)}.`));
       continue;
     }
     const k = key as keyof PlaygroundState;
     const v = (FIELDS[k].parse as (s: string) => unknown)(value);
     if (v === undefined) {
-      notes.push(`Ignored ${k}=${quote(value)}: expected ${FIELDS[k].expect}.`);
+      notes.push(msg(str`Ignored ${k}=${quote(value)}: expected ${FIELDS[k].expect()}.`));
       continue;
     }
     (state as unknown as Record<string, unknown>)[k] = v;

@@ -6,6 +6,7 @@
 // it below, and add one row (www/README.md, "Adding a view").
 
 import { html, type TemplateResult } from 'lit';
+import { msg } from '@lit/localize';
 import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 import type { Need, PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
@@ -55,7 +56,9 @@ export const VIEWS = [
   {
     name: 'controls',
     tag: 'tp-controls',
-    title: 'Settings',
+    get title() {
+      return msg('Settings');
+    },
     needs: [],
     render: (s) => html`<tp-controls
       class="wide"
@@ -74,19 +77,23 @@ export const VIEWS = [
   {
     name: 'backend',
     tag: 'tp-backend-badge',
-    title: 'Backend and GPU–CPU parity',
+    get title() {
+      return msg('Backend and GPU–CPU parity');
+    },
     needs: [],
     render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo}></tp-backend-badge>`,
   },
   {
     name: 'input',
     tag: 'tp-input',
-    title: 'Input tokens',
+    get title() {
+      return msg('Input tokens');
+    },
     needs: [],
     render: (s) => html`<tp-input
       .text=${s.st.text}
       .batch=${s.st.batch}
-      .label=${s.info?.arch === 'encoder_decoder' ? 'Source sentence' : s.info?.arch === 'encoder_only' ? 'Input' : 'Prompt'}
+      .label=${s.info?.arch === 'encoder_decoder' ? msg('Source sentence') : s.info?.arch === 'encoder_only' ? msg('Input') : msg('Prompt')}
       .info=${s.info}
       .tokenized=${s.tokenized}
       .padded=${s.inputRows()}
@@ -97,7 +104,9 @@ export const VIEWS = [
   {
     name: 'generation',
     tag: 'tp-generation',
-    title: 'Generation, token by token',
+    get title() {
+      return msg('Generation, token by token');
+    },
     needs: [],
     available: (s) => s.canGenerate(),
     render: (s) => html`<tp-generation
@@ -112,7 +121,7 @@ export const VIEWS = [
       .strategy=${s.st.strategy}
       .note=${s.gen.note}
       .max=${s.st.max}
-      .label=${s.info?.arch === 'encoder_decoder' ? 'Translation' : 'Generation'}
+      .label=${s.info?.arch === 'encoder_decoder' ? msg('Translation') : msg('Generation')}
       .cache=${s.st.cache}
       @tp-cache=${(e: CustomEvent<boolean>) => void s.patch({ cache: e.detail })}
       @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
@@ -126,7 +135,9 @@ export const VIEWS = [
   {
     name: 'architecture',
     tag: 'tp-architecture',
-    title: 'Architecture diagram',
+    get title() {
+      return msg('Architecture diagram');
+    },
     needs: [],
     render: (s) => html`<tp-architecture
       .info=${s.info}
@@ -148,7 +159,9 @@ export const VIEWS = [
   {
     name: 'attention',
     tag: 'tp-attention',
-    title: 'Attention maps per layer and head',
+    get title() {
+      return msg('Attention maps per layer and head');
+    },
     needs: ['qkv'],
     render: (s) => html`<tp-attention
       .attention=${s.lastForward?.attention ?? []}
@@ -174,7 +187,9 @@ export const VIEWS = [
   {
     name: 'masks',
     tag: 'tp-masks',
-    title: 'Masks: which mask hid each cell, and the mask editor',
+    get title() {
+      return msg('Masks: which mask hid each cell, and the mask editor');
+    },
     needs: [],
     render: (s) => html`<tp-masks
       class="wide"
@@ -194,7 +209,9 @@ export const VIEWS = [
     // classifier: its class probabilities; a tagger: the predicted token at each position.
     name: 'output',
     tag: 'tp-output',
-    title: 'Output probabilities',
+    get title() {
+      return msg('Output probabilities');
+    },
     needs: [],
     render: (s) =>
       s.canGenerate()
@@ -219,7 +236,9 @@ export const VIEWS = [
   {
     name: 'hidden',
     tag: 'tp-hidden',
-    title: 'Residual stream norms per layer',
+    get title() {
+      return msg('Residual stream norms per layer');
+    },
     needs: [],
     render: (s) => html`<tp-hidden
       .states=${s.lastForward?.hidden ?? []}
@@ -233,7 +252,9 @@ export const VIEWS = [
   {
     name: 'sqrt-dk',
     tag: 'tp-sqrt-dk',
-    title: 'Why scores are divided by √d_k',
+    get title() {
+      return msg('Why scores are divided by √d_k');
+    },
     needs: [],
     render: (s) => html`<tp-sqrt-dk
       class="wide"
@@ -244,7 +265,9 @@ export const VIEWS = [
   {
     name: 'saturation',
     tag: 'tp-saturation',
-    title: 'Softmax saturation per head',
+    get title() {
+      return msg('Softmax saturation per head');
+    },
     needs: [],
     render: (s) => html`<tp-saturation
       .attention=${s.lastForward?.attention ?? []}
@@ -259,7 +282,9 @@ export const VIEWS = [
   {
     name: 'cost',
     tag: 'tp-cost',
-    title: 'Parameters and FLOPs per component',
+    get title() {
+      return msg('Parameters and FLOPs per component');
+    },
     needs: ['cost'],
     render: (s) => html`<tp-cost
       .report=${s.costReport}
@@ -270,14 +295,18 @@ export const VIEWS = [
   {
     name: 'schedule',
     tag: 'tp-schedule',
-    title: 'Noam learning-rate schedule',
+    get title() {
+      return msg('Noam learning-rate schedule');
+    },
     needs: ['schedule'],
     render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
   },
   {
     name: 'positions',
     tag: 'tp-positions',
-    title: 'The position encoding of the loaded model',
+    get title() {
+      return msg('The position encoding of the loaded model');
+    },
     needs: [],
     render: (s) => html`<tp-positions
       class="wide"
@@ -291,7 +320,9 @@ export const VIEWS = [
   {
     name: 'embedding-scale',
     tag: 'tp-embedding-scale',
-    title: 'Token embedding and position vector sizes, with and without ×√d_model',
+    get title() {
+      return msg('Token embedding and position vector sizes, with and without ×√d_model');
+    },
     needs: [],
     render: (s) => html`<tp-embedding-scale
       .engine=${s}
@@ -303,21 +334,27 @@ export const VIEWS = [
   {
     name: 'order',
     tag: 'tp-order',
-    title: 'Order-blindness without positions',
+    get title() {
+      return msg('Order-blindness without positions');
+    },
     needs: [],
     render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase}></tp-order>`,
   },
   {
     name: 'extrapolation',
     tag: 'tp-extrapolation',
-    title: 'Train short, test long: accuracy per position',
+    get title() {
+      return msg('Train short, test long: accuracy per position');
+    },
     needs: [],
     render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest}></tp-extrapolation>`,
   },
   {
     name: 'ffn',
     tag: 'tp-ffn',
-    title: 'The FFN is position-wise: edit one token, see which rows change',
+    get title() {
+      return msg('The FFN is position-wise: edit one token, see which rows change');
+    },
     needs: [],
     render: (s) => html`<tp-ffn
       class="wide"
@@ -332,7 +369,9 @@ export const VIEWS = [
   {
     name: 'no-leak',
     tag: 'tp-no-leak',
-    title: 'The residual does not leak the future',
+    get title() {
+      return msg('The residual does not leak the future');
+    },
     needs: [],
     render: (s) => html`<tp-no-leak
       class="wide"
@@ -346,7 +385,9 @@ export const VIEWS = [
   {
     name: 'norms',
     tag: 'tp-norms',
-    title: 'LayerNorm vs BatchNorm on a batch',
+    get title() {
+      return msg('LayerNorm vs BatchNorm on a batch');
+    },
     needs: [],
     render: (s) => html`<tp-norms
       class="wide"
@@ -362,7 +403,9 @@ export const VIEWS = [
   {
     name: 'dropout',
     tag: 'tp-dropout',
-    title: 'Dropout in train mode, the identity in eval mode',
+    get title() {
+      return msg('Dropout in train mode, the identity in eval mode');
+    },
     needs: [],
     render: (s) => html`<tp-dropout
       class="wide"
@@ -376,7 +419,9 @@ export const VIEWS = [
   {
     name: 'parallel',
     tag: 'tp-parallel',
-    title: 'Parallel training, serial inference: one pass against token by token, with and without the KV cache',
+    get title() {
+      return msg('Parallel training, serial inference: one pass against token by token, with and without the KV cache');
+    },
     needs: [],
     render: (s) => html`<tp-parallel
       class="wide"
@@ -388,7 +433,9 @@ export const VIEWS = [
   {
     name: 'beams',
     tag: 'tp-beams',
-    title: 'Beam search as a tree',
+    get title() {
+      return msg('Beam search as a tree');
+    },
     needs: [],
     available: (s) => s.canGenerate(),
     render: (s) => html`<tp-beams
@@ -405,7 +452,9 @@ export const VIEWS = [
     // Loaded when it first comes into view (it brings uPlot with it).
     name: 'lab',
     tag: 'tp-lab',
-    title: 'The lab: train a variant and compare runs',
+    get title() {
+      return msg('The lab: train a variant and compare runs');
+    },
     needs: [],
     render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
   },
