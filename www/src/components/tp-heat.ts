@@ -2,12 +2,14 @@
 // the map and move with the arrow keys) and the line under it names the cell and gives
 // its exact value; that line carries the numbers in data attributes for tests.
 
-import { LitElement, html, css } from 'lit';
+import { html, css } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
 import { cellAt, drawHeat, range } from '../ui/heat';
 
-export class TpHeat extends LitElement {
+export class TpHeat extends LocalizedElement {
   static properties = {
     rows: { type: Number },
     cols: { type: Number },
@@ -26,8 +28,8 @@ export class TpHeat extends LitElement {
   /** What the map shows, for the screen reader and the readout. */
   label = '';
   /** How a row / column is named in the readout ("position 3"). */
-  rowName: (r: number) => string = (r) => `row ${r}`;
-  colName: (c: number) => string = (c) => `column ${c}`;
+  rowName: (r: number) => string = (r) => msg(str`row ${r}`);
+  colName: (c: number) => string = (c) => msg(str`column ${c}`);
   signed: boolean | undefined = undefined;
   /** The largest cell side in CSS pixels (cells shrink to fit the panel). */
   maxCell = 14;
@@ -92,7 +94,7 @@ export class TpHeat extends LitElement {
     return html`<canvas
         tabindex="0"
         role="img"
-        aria-label=${`${this.label}: ${this.rows} × ${this.cols}, values from ${fmt(lo)} to ${fmt(hi)}; arrow keys read the cells`}
+        aria-label=${msg(str`${this.label}: ${this.rows} × ${this.cols}, values from ${fmt(lo)} to ${fmt(hi)}; arrow keys read the cells`)}
         @mousemove=${(e: MouseEvent) => {
           const c = this.canvas;
           if (c) this.cursor = cellAt(c, e, this.rows, this.cols) ?? this.cursor;
@@ -102,7 +104,7 @@ export class TpHeat extends LitElement {
       ></canvas>
       <div class="scale">${fmt(lo)} … ${fmt(hi)}</div>
       <div class="readout" aria-live="polite" data-row=${cur ? cur[0] : ''} data-col=${cur ? cur[1] : ''} data-value=${cur ? String(v) : ''}>
-        ${cur ? `${this.rowName(cur[0])}, ${this.colName(cur[1])}: ${fmt(v, 4)}` : `Hover or focus the map to read a cell.`}
+        ${cur ? `${this.rowName(cur[0])}, ${this.colName(cur[1])}: ${fmt(v, 4)}` : msg('Hover or focus the map to read a cell.')}
       </div>`;
   }
 }

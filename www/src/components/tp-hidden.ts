@@ -2,13 +2,14 @@
 // vector before the first layer and after each layer. The FFN works on each position
 // alone; its width and activation are shown beside the map.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { HiddenTrace, ModelInfo } from '../engine/protocol';
 import { panel, styles } from '../ui/shared';
 import { cividis, fmt, showToken } from '../ui/palette';
-import { SITE_NAMES } from './tp-attention';
 
-export class TpHidden extends LitElement {
+export class TpHidden extends LocalizedElement {
   static properties = {
     states: { attribute: false },
     info: { attribute: false },
@@ -69,10 +70,10 @@ export class TpHidden extends LitElement {
     const labels = t.stack === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcTokens : this.tokens;
     let max = 0;
     for (let l = 0; l < L1; l++) for (let i = 0; i < T; i++) max = Math.max(max, t.norms.data[(l * B + b) * T + i]);
-    const stackName = t.stack === 'encoder_self' ? 'encoder' : 'decoder';
+    const stackName = t.stack === 'encoder_self' ? msg('encoder') : msg('decoder');
     return html`<div class="wrap">
       ${this.states.length > 1 ? html`<div class="small muted">${stackName}</div>` : nothing}
-      <table aria-label=${`residual stream norms, ${SITE_NAMES[t.stack].replace(' self-attention', '')} stack`}>
+      <table aria-label=${msg(str`residual stream norms, ${stackName} stack`)}>
         <thead>
           <tr>
             <th></th>
@@ -81,12 +82,12 @@ export class TpHidden extends LitElement {
         </thead>
         <tbody>
           ${Array.from({ length: L1 }, (_, l) => {
-            const name = l === 0 ? 'input' : `after L${l}`;
+            const name = l === 0 ? msg('input') : msg(str`after L${l}`);
             return html`<tr class=${l === this.selectedLayer + 1 ? 'sel' : ''}>
               <th scope="row">${name}</th>
               ${Array.from({ length: T }, (_, i) => {
                 const v = t.norms.data[(l * B + b) * T + i];
-                const label = `${name}, position ${i} “${labels[i] ?? ''}”: ‖x‖ = ${fmt(v)}`;
+                const label = msg(str`${name}, position ${i} “${labels[i] ?? ''}”: ‖x‖ = ${fmt(v)}`);
                 return html`<td style=${styles(`background:${cividis(max > 0 ? v / max : 0)}`)} title=${label} aria-label=${label} data-norm=${v}></td>`;
               })}
             </tr>`;
@@ -99,12 +100,12 @@ export class TpHidden extends LitElement {
   render() {
     const info = this.info;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Feed-forward &amp; residual stream <span class="sub">‖x‖ per position, per layer</span></h2>
+      <h2 id="h">${msg('Feed-forward & residual stream')} <span class="sub">${msg('‖x‖ per position, per layer')}</span></h2>
       ${info
         ? html`<p>
-            Each layer's FFN is the same small network applied to every position on its own:
-            <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span>, ${info.d_model} → ${info.d_ff} → ${info.d_model}.
-            A position's FFN output never depends on its neighbours; attention is the only place positions mix.
+            ${msg("Each layer's FFN is the same small network applied to every position on its own:")}
+            <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span>, ${info.d_model} → ${info.d_ff} → ${info.d_model}${msg('.')}
+            ${msg("A position's FFN output never depends on its neighbours; attention is the only place positions mix.")}
           </p>`
         : nothing}
       ${this.states.map((t) => this.table(t))}

@@ -7,10 +7,12 @@
 // The one sum it writes out is the sum of the products it draws, checked against the
 // score the core reported for the cell.
 
-import { LitElement, html, css, nothing, unsafeCSS } from 'lit';
+import { html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnTrace, Dense } from '../engine/protocol';
 import { panel, styles } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import { diverging, fmt, showToken, tokenLang } from '../ui/palette';
 
 /** Row `n` of head `h` of sequence `b` in a (B, H, N, D) tensor. */
@@ -27,7 +29,7 @@ function span(...xs: ArrayLike<number>[]): number {
   return m;
 }
 
-export class TpQk extends LitElement {
+export class TpQk extends LocalizedElement {
   static properties = {
     trace: { attribute: false },
     b: { type: Number },
@@ -190,48 +192,48 @@ export class TpQk extends LitElement {
       aria-live="polite"
     >
       <h3>
-        q·k of query ${i} <span class="mono tok q" lang=${ifDefined(tokenLang(qTok))}>“${qTok}”</span> and key ${j}
-        <span class="mono tok k" lang=${ifDefined(tokenLang(kTok))}>“${kTok}”</span> · head ${h + 1}
+        ${msg(str`q·k of query ${i}`)} <span class="mono tok q" lang=${ifDefined(tokenLang(qTok))}>“${qTok}”</span> ${msg(str`and key ${j}`)}
+        <span class="mono tok k" lang=${ifDefined(tokenLang(kTok))}>“${kTok}”</span> · ${msg(str`head ${h + 1}`)}
       </h3>
       <div class="strips">
-        ${this.strip(`q${sub(i)}`, `q of query ${i}`, q, m, 'q')} ${this.strip(`k${sub(j)}`, `k of key ${j}`, k, m, 'k')}
-        ${additive ? nothing : this.strip('q⊙k', `q${sub(i)}[d]·k${sub(j)}[d]`, prod, mp, 'prod')} ${this.strip(`v${sub(j)}`, `v of key ${j}`, v, mv, 'v')}
+        ${this.strip(`q${sub(i)}`, msg(str`q of query ${i}`), q, m, 'q')} ${this.strip(`k${sub(j)}`, msg(str`k of key ${j}`), k, m, 'k')}
+        ${additive ? nothing : this.strip('q⊙k', `q${sub(i)}[d]·k${sub(j)}[d]`, prod, mp, 'prod')} ${this.strip(`v${sub(j)}`, msg(str`v of key ${j}`), v, mv, 'v')}
       </div>
       <div class="legend">
         <span>−</span><span class="ramp" aria-hidden="true"></span><span>+</span>
-        <span>blue negative, white 0, orange positive, up to the ± at each row's end (q and k share theirs)</span>
+        <span>${msg("blue negative, white 0, orange positive, up to the ± at each row's end (q and k share theirs)")}</span>
       </div>
       ${additive
         ? html`<div class="sum">
-            This head scores additively: <span class="mono">s = Σ<sub>d</sub> w<sub>h</sub>[d] · tanh(q${sub(i)}[d] + k${sub(j)}[d])</span>
-            with a trained vector w<sub>h</sub>, so the score is not a dot product of the strips above.
-            ${masked ? html`The cell is masked (−∞).` : html`Its score: <span class="mono">${fmt(cell, 4)}</span>.`}
+            ${msg('This head scores additively:')} <span class="mono">s = Σ<sub>d</sub> w<sub>h</sub>[d] · tanh(q${sub(i)}[d] + k${sub(j)}[d])</span>
+            ${msg(html`with a trained vector w<sub>h</sub>, so the score is not a dot product of the strips above.`)}
+            ${masked ? msg('The cell is masked (−∞).') : html`${msg('Its score:')} <span class="mono">${fmt(cell, 4)}</span>${msg('.')}`}
           </div>`
         : html`<div class="sum">
             Σ<sub>d</sub> q·k = <span class="mono raw">${fmt(raw, 4)}</span>${scaled
               ? html`, / √${D} = <span class="mono">${fmt(dot, 4)}</span>`
               : this.score === 'scaled_dot'
-                ? html` (scaling by 1/√${D} is switched off)`
-                : html` (this model's scores are never scaled)`}
+                ? msg(str` (scaling by 1/√${D} is switched off)`)
+                : msg(" (this model's scores are never scaled)")}
             ${masked
-              ? html`<br />The cell is masked: its score is −∞ whatever q·k is, so softmax gives it weight 0.`
+              ? html`<br />${msg('The cell is masked: its score is −∞ whatever q·k is, so softmax gives it weight 0.')}`
               : bias
-                ? html`<br />Score <span class="mono">${fmt(cell, 4)}</span> = ${formula} ${rest < 0 ? '−' : '+'}
-                    <span class="mono">${fmt(Math.abs(rest), 4)}</span>, the
+                ? html`<br />${msg('Score')} <span class="mono">${fmt(cell, 4)}</span> = ${formula} ${rest < 0 ? '−' : '+'}
+                    <span class="mono">${fmt(Math.abs(rest), 4)}</span>${msg(', the')}
                     ${this.posEncoding === 'alibi'
-                      ? html`ALiBi distance penalty −m<sub>h</sub>·|i − j| = −m<sub>h</sub>·${Math.abs(i - j)}`
-                      : html`relative-position term q·rel_k[${clipNote(j - i, this.maxDistance)}]${scaled ? html` / √${D}` : ''}`}.`
-                : html`<br />Score <span class="mono">${fmt(cell, 4)}</span> = ${formula}
-                    <span class="ok">${Math.abs(rest) < 1e-4 * Math.max(1, Math.abs(cell)) ? '✓ they agree' : `(off by ${fmt(rest)})`}</span>; no position bias here.`}
+                      ? html`${msg('ALiBi distance penalty')} −m<sub>h</sub>·|i − j| = −m<sub>h</sub>·${Math.abs(i - j)}`
+                      : html`${msg('relative-position term')} q·rel_k[${clipNote(j - i, this.maxDistance)}]${scaled ? html` / √${D}` : ''}`}${msg('.')}`
+                : html`<br />${msg('Score')} <span class="mono">${fmt(cell, 4)}</span> = ${formula}
+                    <span class="ok">${Math.abs(rest) < 1e-4 * Math.max(1, Math.abs(cell)) ? msg('✓ they agree') : msg(str`(off by ${fmt(rest)})`)}</span>${msg('; no position bias here.')}`}
           </div>`}
       <div class="sym">
         ${gap === null
-          ? html`Cross-attention: q comes from the decoder and k from the encoder, so there is no q = k symmetry to look for.`
-          : html`This head: max |q<sub>t</sub> − k<sub>t</sub>| over all ${T} tokens and ${D} dimensions =
-              <span class="mono gap">${fmt(gap, 4)}</span>.
+          ? msg('Cross-attention: q comes from the decoder and k from the encoder, so there is no q = k symmetry to look for.')
+          : html`${msg(html`This head: max |q<sub>t</sub> − k<sub>t</sub>| over all ${T} tokens and ${D} dimensions =`)}
+              <span class="mono gap">${fmt(gap, 4)}</span>${msg('.')}
               ${gap === 0
-                ? html`<span class="ok">q = k for every token</span> (W<sub>Q</sub> = W<sub>K</sub>), so q<sub>i</sub>·k<sub>j</sub> = q<sub>j</sub>·k<sub>i</sub>: the raw score matrix is symmetric.`
-                : html`It is 0 exactly when every token's query equals its key (a model trained with W<sub>Q</sub> = W<sub>K</sub>); then q<sub>i</sub>·k<sub>j</sub> = q<sub>j</sub>·k<sub>i</sub> and the raw score matrix is symmetric. Here it is not.`}`}
+                ? msg(html`<span class="ok">q = k for every token</span> (W<sub>Q</sub> = W<sub>K</sub>), so q<sub>i</sub>·k<sub>j</sub> = q<sub>j</sub>·k<sub>i</sub>: the raw score matrix is symmetric.`)
+                : msg(html`It is 0 exactly when every token's query equals its key (a model trained with W<sub>Q</sub> = W<sub>K</sub>); then q<sub>i</sub>·k<sub>j</sub> = q<sub>j</sub>·k<sub>i</sub> and the raw score matrix is symmetric. Here it is not.`)}`}
       </div>
     </div>`;
   }

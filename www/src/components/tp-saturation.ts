@@ -3,7 +3,9 @@
 // the √d_k scaling off, scores grow with d_k and the softmax saturates: entropy falls
 // and the largest weight climbs toward 1. The previous setting is shown beside.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace } from '../engine/protocol';
 import { panel, styles } from '../ui/shared';
 import { cividis, fmt, inkOnCividis } from '../ui/palette';
@@ -28,7 +30,7 @@ function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
-export class TpSaturation extends LitElement {
+export class TpSaturation extends LocalizedElement {
   static properties = {
     attention: { attribute: false },
     previous: { attribute: false },
@@ -100,25 +102,24 @@ export class TpSaturation extends LitElement {
     const now = readout(cur, this.row);
     const before = this.beforeLabel && prev && cur && prev.entropy.shape.join() === cur.entropy.shape.join() ? readout(prev, this.row) : null;
     const keys = cur ? cur.probs.shape[3] : 0;
-    const setting = `√d_k scaling ${this.scaleOn ? 'on' : 'off'}`;
+    const setting = this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Softmax saturation <span class="sub">${SITE_NAMES[this.site]}, layer ${this.layer + 1}</span></h2>
+      <h2 id="h">${msg('Softmax saturation')} <span class="sub">${SITE_NAMES[this.site]}${msg(', ')}${msg(str`layer ${this.layer + 1}`)}</span></h2>
       <p>
-        Per head: the entropy of a query's attention row (in nats; 0 = all weight on one key, at most ln ${keys} =
-        ${fmt(Math.log(Math.max(keys, 1)), 2)} for ${keys} equal keys) and its largest probability, averaged over the queries.
-        Turn the √d_k scaling off and the scores grow by √d_k: rows saturate toward one key.
+        ${msg(str`Per head: the entropy of a query's attention row (in nats; 0 = all weight on one key, at most ln ${keys} = ${fmt(Math.log(Math.max(keys, 1)), 2)} for ${keys} equal keys) and its largest probability, averaged over the queries.`)}
+        ${msg('Turn the √d_k scaling off and the scores grow by √d_k: rows saturate toward one key.')}
       </p>
       ${now
         ? html`<div class="wrap">
-              <table aria-label=${`attention entropy and largest probability per head, ${setting}${before ? `, beside the previous setting` : ''}`}>
+              <table aria-label=${before ? msg(str`attention entropy and largest probability per head, ${setting}, beside the previous setting`) : msg(str`attention entropy and largest probability per head, ${setting}`)}>
                 <thead>
                   <tr>
-                    <th scope="col">head</th>
-                    <th scope="col">entropy<br /><span class="small muted">${setting}</span></th>
+                    <th scope="col">${msg('head')}</th>
+                    <th scope="col">${msg('entropy')}<br /><span class="small muted">${setting}</span></th>
                     <th scope="col">max p<br /><span class="small muted">${setting}</span></th>
                     ${before
-                      ? html`<th scope="col" class="before">entropy<br /><span class="small muted">before</span></th>
-                          <th scope="col">max p<br /><span class="small muted">before</span></th>`
+                      ? html`<th scope="col" class="before">${msg('entropy')}<br /><span class="small muted">${msg('before')}</span></th>
+                          <th scope="col">max p<br /><span class="small muted">${msg('before')}</span></th>`
                       : nothing}
                   </tr>
                 </thead>
@@ -134,7 +135,7 @@ export class TpSaturation extends LitElement {
                 </tbody>
                 <tfoot>
                   <tr data-mean-entropy=${mean(now.entropy)} data-before-mean-entropy=${before ? mean(before.entropy) : ''}>
-                    <th scope="row">mean</th>
+                    <th scope="row">${msg('mean')}</th>
                     <td class="cell">${fmt(mean(now.entropy))}</td>
                     <td class="cell">${fmt(mean(now.maxProb))}</td>
                     ${before
@@ -146,9 +147,9 @@ export class TpSaturation extends LitElement {
               </table>
             </div>
             ${before
-              ? html`<p class="small muted">“before”: the setting before the last switch (${this.beforeLabel}).</p>`
-              : html`<p class="small muted">Toggle √d_k scaling (Controls) to see the previous setting beside this one.</p>`}`
-        : html`<p class="muted">No attention map for this layer yet.</p>`}
+              ? html`<p class="small muted">${msg(str`“before”: the setting before the last switch (${this.beforeLabel}).`)}</p>`
+              : html`<p class="small muted">${msg('Toggle √d_k scaling (Controls) to see the previous setting beside this one.')}</p>`}`
+        : html`<p class="muted">${msg('No attention map for this layer yet.')}</p>`}
     </section>`;
   }
 }
