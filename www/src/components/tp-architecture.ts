@@ -10,7 +10,7 @@ import type { AttnSite, AttnTrace, LayerPlan, ModelInfo, NormStep, SublayerKind 
 import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
-import { archName } from '../i18n/terms';
+import { archName, stackName } from '../i18n/terms';
 
 interface Block {
   label: string;
@@ -236,7 +236,7 @@ export class TpArchitecture extends LocalizedElement {
       const x0 = si * (W + gap);
       const n = s.blocks.length;
       const ys = tops(s.blocks);
-      return svg`<text class="stack-label" x=${x0 + 4} y="12">${s.name}</text>
+      return svg`<text class="stack-label" x=${x0 + 4} y="12">${stackName(s.name)}</text>
         ${s.blocks.map((b, bi) => {
           const y = ys[bi];
           const h = bh(b);
@@ -253,7 +253,7 @@ export class TpArchitecture extends LocalizedElement {
               role=${focusable ? 'button' : 'img'}
               tabindex=${focusable ? 0 : -1}
               aria-pressed=${focusable ? String(sel) : nothing}
-              aria-label=${focusable ? `select ${s.name} ${b.label}` : b.label}
+              aria-label=${focusable ? msg(str`select ${stackName(s.name)} ${b.label}`) : b.label}
               @click=${() => this.select(b)}
               @keydown=${(e: KeyboardEvent) => {
                 if (e.key === 'Enter' || e.key === ' ') {

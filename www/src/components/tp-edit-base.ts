@@ -4,7 +4,10 @@
 // runs both (`blockDiff`) and says, position by position and bit-exactly, which rows
 // changed; the views only draw that.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { BlockDiff, BlockDiffRequest, ModelInfo, SequenceInput, Switches, TrainMode } from '../engine/protocol';
 import { panel } from '../ui/shared';
@@ -21,7 +24,7 @@ function withEdited(s: SequenceInput, ids: number[]): SequenceInput {
 
 const key = (s: SequenceInput | null) => (s ? `${s.tokens.join(',')}|${s.src?.join(',') ?? ''}` : '');
 
-export abstract class EditView extends LitElement {
+export abstract class EditView extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     info: { attribute: false },
@@ -143,7 +146,7 @@ export abstract class EditView extends LitElement {
     this.beforeInput = this.input;
     this.afterInput = withEdited(this.input, out);
     const v = this.info.vocab;
-    this.how = `position ${p}: “${showToken(v[ids[p]] ?? '')}” → “${showToken(v[out[p]] ?? '')}”`;
+    this.how = msg(str`position ${p}: “${showToken(v[ids[p]] ?? '')}” → “${showToken(v[out[p]] ?? '')}”`);
   }
 
   willUpdate(): void {
@@ -163,7 +166,7 @@ export abstract class EditView extends LitElement {
         // A text edit: the previous input stays as "before".
         this.beforeInput = prev;
         this.afterInput = this.input;
-        this.how = 'your edit of the text (the previous input is kept as “before”)';
+        this.how = msg('your edit of the text (the previous input is kept as “before”)');
       } else {
         this.pos = null;
         this.perturb();
@@ -210,21 +213,21 @@ export abstract class EditView extends LitElement {
     const special = new Set([info.pad, info.bos, info.eos]);
     return html`<div class="edit">
         <label
-          >position
-          <select aria-label="position to perturb" @change=${(e: Event) => this.perturb(Number((e.target as HTMLSelectElement).value))}>
+          >${msg('position')}
+          <select aria-label=${msg('position to perturb')} @change=${(e: Event) => this.perturb(Number((e.target as HTMLSelectElement).value))}>
             ${ids.map((id, i) => html`<option value=${i} ?selected=${i === pos}>${i}: ${showToken(info.vocab[id] ?? '')}</option>`)}
           </select></label
         >
         <label
-          >becomes
-          <select aria-label="replacement token" @change=${(e: Event) => this.perturb(pos, Number((e.target as HTMLSelectElement).value))}>
+          >${msg('becomes')}
+          <select aria-label=${msg('replacement token')} @change=${(e: Event) => this.perturb(pos, Number((e.target as HTMLSelectElement).value))}>
             ${info.vocab.map((t, id) =>
               special.has(id) || id === ids[pos] ? nothing : html`<option value=${id} ?selected=${this.afterInput && editedIds(this.afterInput)[pos] === id}>${showToken(t)}</option>`,
             )}
           </select></label
         >
-        <span class="small muted">compared: ${this.how}</span>
+        <span class="small muted">${msg('compared:')} ${this.how}</span>
       </div>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}`;
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}`;
   }
 }

@@ -2,7 +2,10 @@
 // without the ×√d_model that the model applies to its embeddings. The two are added
 // before the first layer; the factor decides which one dominates the sum.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { EmbeddingScale, ModelInfo } from '../engine/protocol';
 import { panel } from '../ui/shared';
@@ -13,7 +16,7 @@ const TOKEN = '#d55e00';
 const SCALED = '#cc79a7';
 const POS = '#0072b2';
 
-export class TpEmbeddingScale extends LitElement {
+export class TpEmbeddingScale extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     info: { attribute: false },
@@ -107,38 +110,37 @@ export class TpEmbeddingScale extends LitElement {
         ]
       : [];
     const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-    const chart = d && d.token_norm.length ? lineChart(series, { width: 560, height: 220, xLabel: 'position', yLabel: 'L2 norm', yMin: 0 }) : null;
+    const chart = d && d.token_norm.length ? lineChart(series, { width: 560, height: 220, xLabel: msg('position'), yLabel: msg('L2 norm'), yMin: 0 }) : null;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Embedding × √d_model <span class="sub">sizes of what is added at the input</span></h2>
+      <h2 id="h">${msg('Embedding × √d_model')} <span class="sub">${msg('sizes of what is added at the input')}</span></h2>
       <p>
-        The first layer reads E[token] · s + PE[position]. Embedding tables are initialised small (entries of size about 1/√d_model), while
-        every sinusoidal position vector has length √(d_model/2). Multiplying the embedding by s = √d_model${d ? html` = ${fmt(d.root_c, 2)}` : nothing}
-        lifts it to the same footing, so the position does not drown out the token.
+        ${msg('The first layer reads E[token] · s + PE[position]. Embedding tables are initialised small (entries of size about 1/√d_model), while every sinusoidal position vector has length √(d_model/2). Multiplying the embedding by s = √d_model')}${d ? html` = ${fmt(d.root_c, 2)}` : nothing}
+        ${msg('lifts it to the same footing, so the position does not drown out the token.')}
         ${info && d
           ? d.scaled_in_model
-            ? html`This model multiplies by √d_model.`
-            : html`This model does not multiply (s = 1).`
+            ? msg('This model multiplies by √d_model.')
+            : msg('This model does not multiply (s = 1).')
           : nothing}
-        ${d && !d.position_norm.length ? html`<br />This model adds no position vector to the embedding (its positions act inside attention).` : nothing}
+        ${d && !d.position_norm.length ? html`<br />${msg('This model adds no position vector to the embedding (its positions act inside attention).')}` : nothing}
       </p>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${chart && d
         ? html`<div class="legend" aria-hidden="true">
-              <span>${swatch(TOKEN, true)}‖E[token]‖ as stored</span>
+              <span>${swatch(TOKEN, true)}${msg('‖E[token]‖ as stored')}</span>
               <span>${swatch(SCALED)}‖E[token]‖ · √d_model</span>
               ${d.position_norm.length ? html`<span>${swatch(POS)}‖PE[t]‖</span>` : nothing}
             </div>
-            <svg viewBox=${chart.viewBox} role="img" aria-label="norm of the token embedding with and without the factor, and of the position vector, at each position">${chart.body}</svg>
+            <svg viewBox=${chart.viewBox} role="img" aria-label=${msg('norm of the token embedding with and without the factor, and of the position vector, at each position')}>${chart.body}</svg>
             <p class="small" data-mean-token=${mean(d.token_norm)} data-mean-scaled=${mean(d.token_norm_scaled)} data-mean-position=${mean(d.position_norm)}>
-              Mean over the input: ‖E‖ = ${fmt(mean(d.token_norm))}, ‖E‖·√d_model = ${fmt(mean(d.token_norm_scaled))}${d.position_norm.length
+              ${msg('Mean over the input:')} ‖E‖ = ${fmt(mean(d.token_norm))}, ‖E‖·√d_model = ${fmt(mean(d.token_norm_scaled))}${d.position_norm.length
                 ? html`, ‖PE‖ = ${fmt(mean(d.position_norm))}`
                 : nothing}.
             </p>
             <details>
-              <summary class="small">Per position</summary>
+              <summary class="small">${msg('Per position')}</summary>
               <div class="wrap">
                 <table>
-                  <thead><tr><th>t</th><th>token</th><th>‖E‖</th><th>‖E‖·√d</th>${d.position_norm.length ? html`<th>‖PE‖</th>` : nothing}</tr></thead>
+                  <thead><tr><th>t</th><th>${msg('token')}</th><th>‖E‖</th><th>‖E‖·√d</th>${d.position_norm.length ? html`<th>‖PE‖</th>` : nothing}</tr></thead>
                   <tbody>
                     ${d.token_norm.map(
                       (v, t) => html`<tr data-t=${t} data-token-norm=${v} data-scaled-norm=${d.token_norm_scaled[t]} data-position-norm=${d.position_norm[t] ?? ''}>
@@ -149,7 +151,7 @@ export class TpEmbeddingScale extends LitElement {
                 </table>
               </div>
             </details>`
-        : html`<p class="muted">Waiting for the input…</p>`}
+        : html`<p class="muted">${msg('Waiting for the input…')}</p>`}
     </section>`;
   }
 }

@@ -3,7 +3,10 @@
 // held-out text of up to 4× that length, position by position. The same function
 // produced the table in models/README.md.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
 import { panel } from '../ui/shared';
@@ -33,7 +36,7 @@ function smooth(xs: number[], w: number): [number, number][] {
   return out;
 }
 
-export class TpExtrapolation extends LitElement {
+export class TpExtrapolation extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     base: { attribute: false },
@@ -145,41 +148,39 @@ export class TpExtrapolation extends LitElement {
       ? lineChart(series, {
           width: 640,
           height: 260,
-          xLabel: `position (each point: the mean of ${WINDOW} positions)`,
-          yLabel: this.metric === 'accuracy' ? 'next-character accuracy' : 'cross-entropy (nats)',
+          xLabel: msg(str`position (each point: the mean of ${WINDOW} positions)`),
+          yLabel: this.metric === 'accuracy' ? msg('next-character accuracy') : msg('cross-entropy (nats)'),
           yMin: 0,
           yMax: this.metric === 'accuracy' ? 1 : undefined,
-          vguide: [l, `trained length ${l}`],
+          vguide: [l, msg(str`trained length ${l}`)],
           xTicks: [0, l, 2 * l, 3 * l, 4 * l],
         })
       : null;
     const p = this.progress;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Train short, test long <span class="sub">measured now, in this page</span></h2>
+      <h2 id="h">${msg('Train short, test long')} <span class="sub">${msg('measured now, in this page')}</span></h2>
       <p>
-        Six grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each
-        on held-out text of up to ${4 * l} characters: the share of next characters it predicts right at every position. Encodings that
-        only ever saw positions below ${l} meet new ones past it.
+        ${msg(str`Six grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each on held-out text of up to ${4 * l} characters: the share of next characters it predicts right at every position. Encodings that only ever saw positions below ${l} meet new ones past it.`)}
       </p>
       <div class="controls">
-        <button @click=${() => void this.measure()} ?disabled=${!!p || !this.engine}>${res.length ? 'Measure again' : 'Measure'}</button>
-        ${p ? html`<tp-progress label="Scoring the models" unit="models" .done=${p[0]} .total=${p[1]} .since=${this.scoringSince}></tp-progress>` : nothing}
+        <button @click=${() => void this.measure()} ?disabled=${!!p || !this.engine}>${res.length ? msg('Measure again') : msg('Measure')}</button>
+        ${p ? html`<tp-progress label=${msg('Scoring the models')} unit="models" .done=${p[0]} .total=${p[1]} .since=${this.scoringSince}></tp-progress>` : nothing}
         <label
-          ><input type="radio" name="metric" .checked=${this.metric === 'accuracy'} @change=${() => (this.metric = 'accuracy')} /> accuracy</label
+          ><input type="radio" name="metric" .checked=${this.metric === 'accuracy'} @change=${() => (this.metric = 'accuracy')} /> ${msg('accuracy')}</label
         >
-        <label><input type="radio" name="metric" .checked=${this.metric === 'loss'} @change=${() => (this.metric = 'loss')} /> cross-entropy</label>
-        <span class="small muted">${this.sequences} held-out sequences per length</span>
+        <label><input type="radio" name="metric" .checked=${this.metric === 'loss'} @change=${() => (this.metric = 'loss')} /> ${msg('cross-entropy')}</label>
+        <span class="small muted">${msg(str`${this.sequences} held-out sequences per length`)}</span>
       </div>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${chart
         ? html`<div class="legend" aria-hidden="true">
               ${res.map(({ scheme }) => html`<span>${swatch(COLORS[scheme] ?? '#000')}${scheme}</span>`)}
             </div>
-            <svg viewBox=${chart.viewBox} role="img" aria-label=${`${this.metric} per position for ${res.map((x) => x.scheme).join(', ')}`}>${chart.body}</svg>
-            <table aria-label="accuracy and cross-entropy at the positions each length adds">
+            <svg viewBox=${chart.viewBox} role="img" aria-label=${this.metric === 'accuracy' ? msg(str`accuracy per position for ${res.map((x) => x.scheme).join(', ')}`) : msg(str`cross-entropy per position for ${res.map((x) => x.scheme).join(', ')}`)}>${chart.body}</svg>
+            <table aria-label=${msg('accuracy and cross-entropy at the positions each length adds')}>
               <thead>
                 <tr>
-                  <th scope="col">positions</th>
+                  <th scope="col">${msg('positions')}</th>
                   ${res[0].r.bands.map((b) => html`<th scope="col">${b.multiple}×: ${b.from}–${b.to - 1}</th>`)}
                 </tr>
               </thead>
@@ -194,8 +195,8 @@ export class TpExtrapolation extends LitElement {
                 )}
               </tbody>
             </table>
-            <p class="small muted">accuracy / cross-entropy at the positions each length adds; the same numbers as the table in models/README.md.</p>`
-        : html`<p class="muted">Press Measure: the engine loads each grammar model and scores it (a few seconds).</p>`}
+            <p class="small muted">${msg('accuracy / cross-entropy at the positions each length adds; the same numbers as the table in models/README.md.')}</p>`
+        : html`<p class="muted">${msg('Press Measure: the engine loads each grammar model and scores it (a few seconds).')}</p>`}
     </section>`;
   }
 }

@@ -9,6 +9,7 @@ import type { AttnSite, BlockDiff, FfnProbe, RowDiff, Switches } from '../engine
 import { EditView } from './tp-edit-base';
 import './tp-heat';
 import { fmt } from '../ui/palette';
+import { msg, str } from '@lit/localize';
 
 export class TpFfn extends EditView {
   static properties = {
@@ -82,28 +83,27 @@ export class TpFfn extends EditView {
         data-pos=${p}
         data-changed=${String(c)}
         data-max=${m}
-        title=${c ? `changed: max |Δ| = ${fmt(m)}` : 'bit-identical'}
+        title=${c ? msg(str`changed: max |Δ| = ${fmt(m)}`) : msg('bit-identical')}
       >
         ${c ? `Δ ${fmt(m, 2)}` : '='}
       </td>`;
     };
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Position-wise FFN <span class="sub">edit one token: which rows of each layer's FFN change</span></h2>
+      <h2 id="h">${msg('Position-wise FFN')} <span class="sub">${msg("edit one token: which rows of each layer's FFN change")}</span></h2>
       ${info
         ? html`<p>
-            Every layer applies one small network, <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
-            to each position by itself. Attention is what carries an edit to other positions; the FFN passes on a change in a row only if that same row's
-            input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.
+            ${msg('Every layer applies one small network,')} <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
+            ${msg("to each position by itself. Attention is what carries an edit to other positions; the FFN passes on a change in a row only if that same row's input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.")}
           </p>`
         : nothing}
       ${this.controls()}
       ${d && P
         ? html`<div class="wrap">
-              <table aria-label="FFN input and output rows, changed or bit-identical, per layer and position">
+              <table aria-label=${msg('FFN input and output rows, changed or bit-identical, per layer and position')}>
                 <thead>
                   <tr>
-                    <th>position</th>
-                    ${ins.map((r) => html`<th>L${r.layer + 1} FFN in</th><th>L${r.layer + 1} FFN out</th>`)}
+                    <th>${msg('position')}</th>
+                    ${ins.map((r) => html`<th>${msg(str`L${r.layer + 1} FFN in`)}</th><th>${msg(str`L${r.layer + 1} FFN out`)}</th>`)}
                   </tr>
                 </thead>
                 <tbody>
@@ -115,31 +115,31 @@ export class TpFfn extends EditView {
               </table>
             </div>
             <p class="verdict" data-agree=${agree} data-total=${total} data-changed-rows=${changedRows}>
-              In ${agree} of ${total} rows (layer × position) the FFN output changed exactly when its input did; ${changedRows} of them changed at all.
+              ${msg(str`In ${agree} of ${total} rows (layer × position) the FFN output changed exactly when its input did; ${changedRows} of them changed at all.`)}
             </p>`
-        : html`<p class="muted">Waiting for the model…</p>`}
+        : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
       ${ffn && info
         ? html`<p class="small">
-              Layer ${ffn.layer + 1}, after the edit: the FFN's input, its hidden units after ${info.activation} (${fmt(100 * ffn.zero_fraction, 1)}% exactly zero${info.activation === 'relu' ? ' — ReLU cuts every negative pre-activation to 0' : ''}) and its output, one row per position.
+              ${msg(str`Layer ${ffn.layer + 1}, after the edit: the FFN's input, its hidden units after ${info.activation} (${fmt(100 * ffn.zero_fraction, 1)}% exactly zero${info.activation === 'relu' ? msg(' — ReLU cuts every negative pre-activation to 0') : ''}) and its output, one row per position.`)}
             </p>
             <div class="maps">
               ${(
                 [
-                  ['ffn input x', ffn.input, info.d_model],
-                  [`hidden ${info.activation}(x·W₁ᵀ + b₁)`, ffn.hidden, info.d_ff],
-                  ['output ·W₂ᵀ + b₂', ffn.output, info.d_model],
+                  ['input', msg('ffn input x'), ffn.input, info.d_model],
+                  ['hidden', msg(str`hidden ${info.activation}(x·W₁ᵀ + b₁)`), ffn.hidden, info.d_ff],
+                  ['output', msg('output ·W₂ᵀ + b₂'), ffn.output, info.d_model],
                 ] as const
               ).map(
-                ([name, t, w]) => html`<div>
+                ([key, name, t, w]) => html`<div>
                   <div class="small muted">${name}</div>
                   <tp-heat
-                    data-map=${name}
+                    data-map=${key === 'input' ? 'ffn input x' : key === 'hidden' ? `hidden ${info.activation}(x·W₁ᵀ + b₁)` : 'output ·W₂ᵀ + b₂'}
                     .rows=${t.shape[1]}
                     .cols=${w}
                     .data=${t.data.subarray(0, t.shape[1] * w)}
-                    .label=${`${name}, layer ${ffn.layer + 1}`}
-                    .rowName=${(r: number) => `position ${r} ${labels[r] ?? ''}`}
-                    .colName=${(c: number) => `unit ${c}`}
+                    .label=${msg(str`${name}, layer ${ffn.layer + 1}`)}
+                    .rowName=${(r: number) => msg(str`position ${r} ${labels[r] ?? ''}`)}
+                    .colName=${(c: number) => msg(str`unit ${c}`)}
                     .maxCell=${8}
                   ></tp-heat>
                 </div>`,

@@ -8,6 +8,7 @@ import { html, nothing } from 'lit';
 import type { BlockDiff, RowDiff, Switches } from '../engine/protocol';
 import { EditView } from './tp-edit-base';
 import { fmt } from '../ui/palette';
+import { msg, str } from '@lit/localize';
 
 export class TpNoLeak extends EditView {
   static properties = {
@@ -39,7 +40,7 @@ export class TpNoLeak extends EditView {
     const first = edited.length ? Math.min(...edited) : (rows[0]?.changed.length ?? 0);
     const labels = this.labels();
     const P = rows.find((r) => r.what === 'hidden')?.changed.length ?? 0;
-    const head = (r: RowDiff) => (r.what === 'logits' ? 'logits' : r.layer === 0 ? 'embedding' : `after L${r.layer}`);
+    const head = (r: RowDiff) => (r.what === 'logits' ? 'logits' : r.layer === 0 ? msg('embedding') : msg(str`after L${r.layer}`));
     let earlierChanged = 0;
     let earlierTotal = 0;
     for (const r of rows) {
@@ -50,11 +51,11 @@ export class TpNoLeak extends EditView {
       }
     }
     return html`<div class="wrap">
-      <div class="small"><strong>causal mask ${mask}</strong></div>
-      <table aria-label=${`residual stream and logits per position, later keys ${mask === 'on' ? 'hidden' : 'visible'}: changed or bit-identical`} data-mask=${mask}>
+      <div class="small"><strong>${mask === 'on' ? msg('causal mask on') : msg('causal mask off')}</strong></div>
+      <table aria-label=${mask === 'on' ? msg('residual stream and logits per position, later keys hidden: changed or bit-identical') : msg('residual stream and logits per position, later keys visible: changed or bit-identical')} data-mask=${mask}>
         <thead>
           <tr>
-            <th>position</th>
+            <th>${msg('position')}</th>
             ${rows.map((r) => html`<th>${head(r)}</th>`)}
           </tr>
         </thead>
@@ -71,7 +72,7 @@ export class TpNoLeak extends EditView {
                   data-pos=${p}
                   data-changed=${String(c)}
                   data-max=${r.max_abs[p]}
-                  title=${c ? `changed: max |Δ| = ${fmt(r.max_abs[p])}` : 'bit-identical'}
+                  title=${c ? msg(str`changed: max |Δ| = ${fmt(r.max_abs[p])}`) : msg('bit-identical')}
                 >
                   ${c ? `Δ ${fmt(r.max_abs[p], 2)}` : '='}
                 </td>`;
@@ -80,7 +81,9 @@ export class TpNoLeak extends EditView {
         </tbody>
       </table>
       <p class="verdict" data-mask=${mask} data-earlier-changed=${earlierChanged} data-earlier-total=${earlierTotal}>
-        Mask ${mask}: ${earlierChanged} of ${earlierTotal} values before position ${first} changed${mask === 'on' && earlierChanged === 0 ? ' — none: no leak' : ''}.
+        ${mask === 'on'
+          ? msg(str`Mask on: ${earlierChanged} of ${earlierTotal} values before position ${first} changed`)
+          : msg(str`Mask off: ${earlierChanged} of ${earlierTotal} values before position ${first} changed`)}${mask === 'on' && earlierChanged === 0 ? msg(' — none: no leak') : ''}${msg('.')}
       </p>
     </div>`;
   }
@@ -88,17 +91,15 @@ export class TpNoLeak extends EditView {
   render() {
     const info = this.info;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">The residual does not leak the future <span class="sub">change a later token, compare every earlier row bit for bit</span></h2>
+      <h2 id="h">${msg('The residual does not leak the future')} <span class="sub">${msg('change a later token, compare every earlier row bit for bit')}</span></h2>
       <p class="argument">
-        A residual connection adds a position's own input back to what its sublayer computed, so it can only carry what that position already held. Under the
-        causal mask nothing a position holds ever came from a later one — not at the start, not after any attention — so no layer, and no residual around it, can bring
-        the future in.
+        ${msg("A residual connection adds a position's own input back to what its sublayer computed, so it can only carry what that position already held. Under the causal mask nothing a position holds ever came from a later one — not at the start, not after any attention — so no layer, and no residual around it, can bring the future in.")}
       </p>
       ${info?.arch === 'encoder_decoder'
-        ? html`<p class="small muted">This model's edits go to its encoder, which reads the whole source in both mask settings; the mask switch acts on the decoder.</p>`
+        ? html`<p class="small muted">${msg("This model's edits go to its encoder, which reads the whole source in both mask settings; the mask switch acts on the decoder.")}</p>`
         : nothing}
       ${this.controls()}
-      ${this.diffs.length === 2 ? html`${this.table(this.diffs[0], 'on')}${this.table(this.diffs[1], 'off')}` : html`<p class="muted">Waiting for the model…</p>`}
+      ${this.diffs.length === 2 ? html`${this.table(this.diffs[0], 'on')}${this.table(this.diffs[1], 'off')}` : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
     </section>`;
   }
 }

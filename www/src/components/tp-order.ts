@@ -3,7 +3,10 @@
 // token, bit for bit; add a position encoding (or the causal mask) and the rows change.
 // The engine runs both orders on the chosen shipped model and compares the rows.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { PermutationResult } from '../engine/protocol';
 import { panel, whenSeen } from '../ui/shared';
@@ -11,8 +14,18 @@ import { fmt, showToken } from '../ui/palette';
 
 /** The models compared: the same grammar task, without and with positions. */
 export const ORDER_MODELS: { file: string; label: string }[] = [
-  { file: 'grammar-none.safetensors', label: 'no position encoding' },
-  { file: 'grammar-sinusoidal.safetensors', label: 'sinusoidal positions' },
+  {
+    file: 'grammar-none.safetensors',
+    get label() {
+      return msg('no position encoding');
+    },
+  },
+  {
+    file: 'grammar-sinusoidal.safetensors',
+    get label() {
+      return msg('sinusoidal positions');
+    },
+  },
   { file: 'grammar-rope.safetensors', label: 'RoPE' },
   { file: 'grammar-alibi.safetensors', label: 'ALiBi' },
 ];
@@ -46,7 +59,7 @@ export function shuffled(n: number, seed: number): number[] {
   return p;
 }
 
-export class TpOrder extends LitElement {
+export class TpOrder extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     base: { attribute: false },
@@ -185,46 +198,43 @@ export class TpOrder extends LitElement {
     const w = words(this.text);
     const permutedText = this.perm.map((p) => this.text[p] ?? '').join('');
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Order-blindness <span class="sub">the same tokens in another order</span></h2>
+      <h2 id="h">${msg('Order-blindness')} <span class="sub">${msg('the same tokens in another order')}</span></h2>
       <p>
-        Attention mixes a token with the others through dot products and a weighted sum; neither cares where a token sits. Without
-        a position encoding and without the causal mask, reordering the input only reorders the output: the row of each character
-        moves with it, bit for bit, and "the cat chases the dog" reads exactly like "the dog chases the cat". A position encoding
-        (or the causal mask, which tells each position how many came before it) breaks the tie.
+        ${msg('Attention mixes a token with the others through dot products and a weighted sum; neither cares where a token sits. Without a position encoding and without the causal mask, reordering the input only reorders the output: the row of each character moves with it, bit for bit, and "the cat chases the dog" reads exactly like "the dog chases the cat". A position encoding (or the causal mask, which tells each position how many came before it) breaks the tie.')}
       </p>
       <div class="controls">
-        <label>model <select aria-label="model to compare orders with" @change=${(e: Event) => (this.model = (e.target as HTMLSelectElement).value)}>
+        <label>${msg('model')} <select aria-label=${msg('model to compare orders with')} @change=${(e: Event) => (this.model = (e.target as HTMLSelectElement).value)}>
           ${ORDER_MODELS.map((m) => html`<option value=${m.file} ?selected=${m.file === this.model}>${m.label}</option>`)}
         </select></label>
-        <label><input type="checkbox" .checked=${this.causal} aria-label="order comparison: each position sees only earlier ones" @change=${(e: Event) => (this.causal = (e.target as HTMLInputElement).checked)} /> each position sees only earlier ones (causal)</label>
-        <label>text <input type="text" .value=${this.text} aria-label="text to reorder" @change=${(e: Event) => this.setText((e.target as HTMLInputElement).value)} /></label>
+        <label><input type="checkbox" .checked=${this.causal} aria-label=${msg('order comparison: each position sees only earlier ones')} @change=${(e: Event) => (this.causal = (e.target as HTMLInputElement).checked)} /> ${msg('each position sees only earlier ones (causal)')}</label>
+        <label>${msg('text')} <input type="text" .value=${this.text} aria-label=${msg('text to reorder')} @change=${(e: Event) => this.setText((e.target as HTMLInputElement).value)} /></label>
       </div>
       <div class="controls">
         ${w.length > 1
           ? html`<button @click=${() => (this.perm = swapWords(this.text, Math.min(1, w.length - 1), w.length - 1))}>
-              swap “${this.text.slice(...w[Math.min(1, w.length - 1)])}” and “${this.text.slice(...w[w.length - 1])}”
+              ${msg(str`swap “${this.text.slice(...w[Math.min(1, w.length - 1)])}” and “${this.text.slice(...w[w.length - 1])}”`)}
             </button>`
           : nothing}
-        <button @click=${() => (this.perm = shuffled(this.text.length, ++this.shuffles * 7919))}>shuffle the characters</button>
-        <button @click=${() => (this.perm = [...this.text].map((_, i) => i))}>original order</button>
-        <span class="muted small" role="status">${this.busy ? 'running…' : ''}</span>
+        <button @click=${() => (this.perm = shuffled(this.text.length, ++this.shuffles * 7919))}>${msg('shuffle the characters')}</button>
+        <button @click=${() => (this.perm = [...this.text].map((_, i) => i))}>${msg('original order')}</button>
+        <span class="muted small" role="status">${this.busy ? msg('running…') : ''}</span>
       </div>
       <div class="texts">
-        <div>input: “${this.text}”</div>
-        <div>reordered: “${permutedText}”</div>
+        <div>${msg('input:')} <span data-model-text>“${this.text}”</span></div>
+        <div>${msg('reordered:')} <span data-model-text>“${permutedText}”</span></div>
       </div>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${r
         ? html`<p class="verdict" data-identical=${same} data-rows=${n}>
               ${same === n
-                ? `All ${n} output rows are the original rows, moved with their characters, identical to the last bit.`
-                : `${n - same} of ${n} rows differ from the row their character had before (largest logit difference ${fmt(Math.max(...r.row_diff))}).`}
+                ? msg(str`All ${n} output rows are the original rows, moved with their characters, identical to the last bit.`)
+                : msg(str`${n - same} of ${n} rows differ from the row their character had before (largest logit difference ${fmt(Math.max(...r.row_diff))}).`)}
             </p>
             <div class="wrap">
-              <table aria-label="each reordered position, where its character came from, and whether its output row is unchanged">
-                <tr><th scope="row">position</th>${r.perm.map((_, t) => html`<td>${t}</td>`)}</tr>
-                <tr><th scope="row">character</th>${r.permuted.map((c) => html`<td>${showToken(c)}</td>`)}</tr>
-                <tr><th scope="row">came from</th>${r.perm.map((p) => html`<td>${p}</td>`)}</tr>
+              <table aria-label=${msg('each reordered position, where its character came from, and whether its output row is unchanged')}>
+                <tr><th scope="row">${msg('position')}</th>${r.perm.map((_, t) => html`<td>${t}</td>`)}</tr>
+                <tr><th scope="row">${msg('character')}</th>${r.permuted.map((c) => html`<td>${showToken(c)}</td>`)}</tr>
+                <tr><th scope="row">${msg('came from')}</th>${r.perm.map((p) => html`<td>${p}</td>`)}</tr>
                 <tr>
                   <th scope="row">max |Δ logit|</th>
                   ${Array.from(r.row_diff).map(
@@ -235,7 +245,7 @@ export class TpOrder extends LitElement {
                 </tr>
               </table>
             </div>
-            <p class="small muted">Green: the row equals the original row of the same character bit for bit. Orange: it changed.</p>`
+            <p class="small muted">${msg('Green: the row equals the original row of the same character bit for bit. Orange: it changed.')}</p>`
         : nothing}
     </section>`;
   }

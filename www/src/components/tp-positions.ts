@@ -7,7 +7,10 @@
 // - relative (Shaw): the learned key and value vectors by clipped distance;
 // - every model: token embeddings and position vectors on their two principal axes.
 
-import { LitElement, html, css, nothing, svg } from 'lit';
+import { html, css, nothing, svg } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, Positions, RopeDemo } from '../engine/protocol';
 import { panel } from '../ui/shared';
@@ -17,7 +20,7 @@ import './tp-heat';
 const Q = '#d55e00';
 const K = '#0072b2';
 
-export class TpPositions extends LitElement {
+export class TpPositions extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     info: { attribute: false },
@@ -179,7 +182,7 @@ export class TpPositions extends LitElement {
           const input = e.target as HTMLInputElement;
           const v = Math.round(Number(input.value));
           if (!Number.isFinite(v) || v < min || v > max) {
-            input.setCustomValidity(`a whole number from ${min} to ${max}`);
+            input.setCustomValidity(msg(str`a whole number from ${min} to ${max}`));
             input.reportValidity();
             return;
           }
@@ -193,13 +196,11 @@ export class TpPositions extends LitElement {
     if (!d.table || !d.similarity) return nothing;
     const [t, c] = d.table.shape;
     const learned = d.scheme === 'learned';
-    return html`<h3>${learned ? 'Learned position table' : 'Sinusoidal position table'}</h3>
+    return html`<h3>${learned ? msg('Learned position table') : msg('Sinusoidal position table')}</h3>
       <p>
         ${learned
-          ? html`Row t is a trained vector added to the embedding of the token at position t. Rows past the longest training sequence
-              were never trained and stay near their random start.`
-          : html`Position t adds sin(t / 10000<sup>2i/C</sup>) on dimension 2i and the cosine on 2i + 1: fast waves on the first
-              dimensions, slow ones on the last. Each position's vector has the same length, √(C/2).`}
+          ? msg('Row t is a trained vector added to the embedding of the token at position t. Rows past the longest training sequence were never trained and stay near their random start.')
+          : msg(html`Position t adds sin(t / 10000<sup>2i/C</sup>) on dimension 2i and the cosine on 2i + 1: fast waves on the first dimensions, slow ones on the last. Each position's vector has the same length, √(C/2).`)}
       </p>
       <div class="grid">
         <div>
@@ -208,12 +209,12 @@ export class TpPositions extends LitElement {
             .rows=${t}
             .cols=${c}
             .data=${d.table.data}
-            .label=${'position vector: position (rows) × dimension (columns)'}
-            .rowName=${(r: number) => `position ${r}`}
-            .colName=${(col: number) => `dimension ${col}`}
+            .label=${msg('position vector: position (rows) × dimension (columns)')}
+            .rowName=${(r: number) => msg(str`position ${r}`)}
+            .colName=${(col: number) => msg(str`dimension ${col}`)}
             .signed=${true}
           ></tp-heat>
-          <p class="small muted">rows: position 0 … ${t - 1}; columns: dimension 0 … ${c - 1}</p>
+          <p class="small muted">${msg(str`rows: position 0 … ${t - 1}; columns: dimension 0 … ${c - 1}`)}</p>
         </div>
         <div>
           <tp-heat
@@ -221,13 +222,13 @@ export class TpPositions extends LitElement {
             .rows=${t}
             .cols=${t}
             .data=${d.similarity.data}
-            .label=${'similarity PE_i · PE_j of every pair of positions'}
+            .label=${msg('similarity PE_i · PE_j of every pair of positions')}
             .rowName=${(r: number) => `PE${r}`}
             .colName=${(col: number) => `· PE${col}`}
           ></tp-heat>
           <p class="small muted">
             PE<sub>i</sub>·PE<sub>j</sub>:
-            ${learned ? 'whatever structure training gave the table.' : 'largest on the diagonal (C/2) and falling with the distance |i − j|.'}
+            ${learned ? msg('whatever structure training gave the table.') : msg('largest on the diagonal (C/2) and falling with the distance |i − j|.')}
           </p>
         </div>
       </div>`;
@@ -241,15 +242,13 @@ export class TpPositions extends LitElement {
     if (this.alibiView?.[0] !== d.alibi.data || this.alibiView[1] !== head) {
       this.alibiView = [d.alibi.data, head, d.alibi.data.subarray(head * t * t, (head + 1) * t * t)];
     }
-    return html`<h3>ALiBi: a distance penalty per head</h3>
+    return html`<h3>${msg('ALiBi: a distance penalty per head')}</h3>
       <p>
-        Nothing is added to the embeddings. Each head h subtracts m<sub>h</sub>·|i − j| from the score of query i for key j, with
-        slopes from a fixed geometric sequence: a steep head looks close by, a shallow one far away. The penalty grows with any
-        distance, trained or not, so longer inputs meet no new positions.
+        ${msg(html`Nothing is added to the embeddings. Each head h subtracts m<sub>h</sub>·|i − j| from the score of query i for key j, with slopes from a fixed geometric sequence: a steep head looks close by, a shallow one far away. The penalty grows with any distance, trained or not, so longer inputs meet no new positions.`)}
       </p>
       <div class="slopes" data-slopes=${Array.from(d.slopes).join(',')}>
         ${Array.from(d.slopes).map(
-          (m, i) => html`<span><button aria-pressed=${i === head} @click=${() => (this.alibiHead = i)}>head ${i + 1}</button> m = ${fmt(m, 4)}</span>`,
+          (m, i) => html`<span><button aria-pressed=${i === head} @click=${() => (this.alibiHead = i)}>${msg(str`head ${i + 1}`)}</button> m = ${fmt(m, 4)}</span>`,
         )}
       </div>
       <tp-heat
@@ -257,12 +256,12 @@ export class TpPositions extends LitElement {
         .rows=${t}
         .cols=${t}
         .data=${this.alibiView[2]}
-        .label=${`ALiBi bias of head ${head + 1}: query position (rows) × key position (columns)`}
-        .rowName=${(r: number) => `query ${r}`}
-        .colName=${(c: number) => `key ${c}`}
+        .label=${msg(str`ALiBi bias of head ${head + 1}: query position (rows) × key position (columns)`)}
+        .rowName=${(r: number) => msg(str`query ${r}`)}
+        .colName=${(c: number) => msg(str`key ${c}`)}
       ></tp-heat>
       <p class="small muted">
-        The causal mask hides the upper triangle of a decoder's map; the bias itself is symmetric. ${info.n_heads} heads.
+        ${msg(str`The causal mask hides the upper triangle of a decoder's map; the bias itself is symmetric. ${info.n_heads} heads.`)}
       </p>`;
   }
 
@@ -273,47 +272,45 @@ export class TpPositions extends LitElement {
     const [rows, dh] = layer.rel_k.shape;
     const dist = (r: number) => {
       const x = r - k;
-      if (x === -k) return `distance ≤ −${k} (clipped)`;
-      if (x === k) return `distance ≥ +${k} (clipped)`;
-      return `distance ${x > 0 ? '+' : ''}${x}`;
+      if (x === -k) return msg(str`distance ≤ −${k} (clipped)`);
+      if (x === k) return msg(str`distance ≥ +${k} (clipped)`);
+      return msg(str`distance ${x > 0 ? '+' : ''}${x}`);
     };
-    return html`<h3>Relative positions (Shaw et al.): learned vectors by clipped distance</h3>
+    return html`<h3>${msg('Relative positions (Shaw et al.): learned vectors by clipped distance')}</h3>
       <p>
-        For query i and key j the layer adds a trained vector a<sub>K</sub>[j − i] to the key and a<sub>V</sub>[j − i] to the value.
-        Distances are clipped to ±${k}: every key ${k} or more positions away shares the end rows, so the model tells near
-        neighbours apart and treats everything farther as "far".
+        ${msg(html`For query i and key j the layer adds a trained vector a<sub>K</sub>[j − i] to the key and a<sub>V</sub>[j − i] to the value. Distances are clipped to ±${k}: every key ${k} or more positions away shares the end rows, so the model tells near neighbours apart and treats everything farther as "far".`)}
       </p>
       ${d.relative.length > 1
         ? html`<div class="controls">
             ${d.relative.map(
-              (r, i) => html`<button aria-pressed=${i === this.relLayer} @click=${() => (this.relLayer = i)}>layer ${r.layer + 1}</button>`,
+              (r, i) => html`<button aria-pressed=${i === this.relLayer} @click=${() => (this.relLayer = i)}>${msg(str`layer ${r.layer + 1}`)}</button>`,
             )}
           </div>`
         : nothing}
       <div class="grid" data-max-distance=${k}>
         <div>
-          <p class="small">rel_k: ${rows} rows (distance −${k} … +${k}) × ${dh} dimensions</p>
+          <p class="small">rel_k: ${msg(str`${rows} rows (distance −${k} … +${k}) × ${dh} dimensions`)}</p>
           <tp-heat
             data-map="rel_k"
             .rows=${rows}
             .cols=${dh}
             .data=${layer.rel_k.data}
-            .label=${'relative key vectors: clipped distance (rows) × dimension'}
+            .label=${msg('relative key vectors: clipped distance (rows) × dimension')}
             .rowName=${dist}
-            .colName=${(c: number) => `dimension ${c}`}
+            .colName=${(c: number) => msg(str`dimension ${c}`)}
             .signed=${true}
           ></tp-heat>
         </div>
         <div>
-          <p class="small">rel_v: the same distances, added to the values</p>
+          <p class="small">rel_v: ${msg('the same distances, added to the values')}</p>
           <tp-heat
             data-map="rel_v"
             .rows=${rows}
             .cols=${dh}
             .data=${layer.rel_v.data}
-            .label=${'relative value vectors: clipped distance (rows) × dimension'}
+            .label=${msg('relative value vectors: clipped distance (rows) × dimension')}
             .rowName=${dist}
-            .colName=${(c: number) => `dimension ${c}`}
+            .colName=${(c: number) => msg(str`dimension ${c}`)}
             .signed=${true}
           ></tp-heat>
         </div>
@@ -333,38 +330,35 @@ export class TpPositions extends LitElement {
       const [x, y] = P(p);
       return svg`<circle cx=${x} cy=${y} r=${big ? 5 : 2} fill=${color} opacity=${big ? 1 : 0.45}><title>${label}</title></circle>`;
     };
-    return html`<h3>RoPE: queries and keys turn with their position</h3>
+    return html`<h3>${msg('RoPE: queries and keys turn with their position')}</h3>
       <p>
-        Nothing is added to the embeddings. Inside attention each pair of dimensions (2p, 2p + 1) of q and k is rotated by the angle
-        t·θ<sub>p</sub>, θ<sub>p</sub> = 10000<sup>−2p/d_k</sup>. Rotating both by the same extra angle leaves their dot product alone,
-        so the score of query i for key j depends on i − j only. Here are this model's own q and k (layer ${this.layer + 1}, head
-        ${this.head + 1}), rotated back to position 0 and turned again position by position.
+        ${msg(html`Nothing is added to the embeddings. Inside attention each pair of dimensions (2p, 2p + 1) of q and k is rotated by the angle t·θ<sub>p</sub>, θ<sub>p</sub> = 10000<sup>−2p/d_k</sup>. Rotating both by the same extra angle leaves their dot product alone, so the score of query i for key j depends on i − j only. Here are this model's own q and k (layer ${this.layer + 1}, head ${this.head + 1}), rotated back to position 0 and turned again position by position.`)}
       </p>
       <div class="controls">
-        ${this.numberInput('pair p', this.pair, 0, pairs - 1, (v) => (this.pair = v))}
-        ${this.numberInput('query position i', r?.i ?? 0, 0, n - 1, (v) => (this.qi = v))}
-        ${this.numberInput('key position j', r?.j ?? 0, 0, n - 1, (v) => (this.kj = v))}
-        ${this.numberInput('shift both by', this.shift, 0, 4096, (v) => (this.shift = v))}
+        ${this.numberInput(msg('pair p'), this.pair, 0, pairs - 1, (v) => (this.pair = v))}
+        ${this.numberInput(msg('query position i'), r?.i ?? 0, 0, n - 1, (v) => (this.qi = v))}
+        ${this.numberInput(msg('key position j'), r?.j ?? 0, 0, n - 1, (v) => (this.kj = v))}
+        ${this.numberInput(msg('shift both by'), this.shift, 0, 4096, (v) => (this.shift = v))}
       </div>
       ${r
         ? html`<div class="rope">
-            <svg viewBox="0 0 ${size} ${size}" role="img" aria-label=${`pair ${r.pair} of q (orange) and k (blue) at every position; it turns ${fmt(r.theta, 4)} radians per position`}>
+            <svg viewBox="0 0 ${size} ${size}" role="img" aria-label=${msg(str`pair ${r.pair} of q (orange) and k (blue) at every position; it turns ${fmt(r.theta, 4)} radians per position`)}>
               <line x1="0" y1=${mid} x2=${size} y2=${mid} stroke="var(--tp-line)"></line>
               <line x1=${mid} y1="0" x2=${mid} y2=${size} stroke="var(--tp-line)"></line>
-              ${r.q_path.map((p, t) => dot(p, Q, `q at position ${t}`, t === r.i))}
-              ${r.k_path.map((p, t) => dot(p, K, `k at position ${t}`, t === r.j))}
-              <text x="4" y="12" font-size="10" fill=${Q}>q (position ${r.i} large)</text>
-              <text x="4" y="24" font-size="10" fill=${K}>k (position ${r.j} large)</text>
-              <text x="4" y=${size - 4} font-size="10" fill="var(--tp-muted)">θ_${r.pair} = ${fmt(r.theta, 4)} rad / position</text>
+              ${r.q_path.map((p, t) => dot(p, Q, msg(str`q at position ${t}`), t === r.i))}
+              ${r.k_path.map((p, t) => dot(p, K, msg(str`k at position ${t}`), t === r.j))}
+              <text x="4" y="12" font-size="10" fill=${Q}>${msg(str`q (position ${r.i} large)`)}</text>
+              <text x="4" y="24" font-size="10" fill=${K}>${msg(str`k (position ${r.j} large)`)}</text>
+              <text x="4" y=${size - 4} font-size="10" fill="var(--tp-muted)">θ_${r.pair} = ${fmt(r.theta, 4)} ${msg('rad / position')}</text>
             </svg>
             <table class="scores" data-score=${r.score} data-shifted=${r.shifted_score} data-offset=${r.offset_score}>
-              <tr><th scope="row">q·k at (${r.i}, ${r.j})</th><td>${fmt(r.score, 5)}</td></tr>
-              <tr><th scope="row">at (${r.i + r.shift}, ${r.j + r.shift})</th><td>${fmt(r.shifted_score, 5)}</td></tr>
-              <tr><th scope="row">from the offset ${r.i - r.j} alone</th><td>${fmt(r.offset_score, 5)}</td></tr>
-              <tr><th scope="row">difference after the shift</th><td>${(r.shifted_score - r.score).toExponential(1)}</td></tr>
+              <tr><th scope="row">${msg(str`q·k at (${r.i}, ${r.j})`)}</th><td>${fmt(r.score, 5)}</td></tr>
+              <tr><th scope="row">${msg(str`at (${r.i + r.shift}, ${r.j + r.shift})`)}</th><td>${fmt(r.shifted_score, 5)}</td></tr>
+              <tr><th scope="row">${msg(str`from the offset ${r.i - r.j} alone`)}</th><td>${fmt(r.offset_score, 5)}</td></tr>
+              <tr><th scope="row">${msg('difference after the shift')}</th><td>${(r.shifted_score - r.score).toExponential(1)}</td></tr>
             </table>
           </div>`
-        : html`<p class="muted">Computing…</p>`}`;
+        : html`<p class="muted">${msg('Computing…')}</p>`}`;
   }
 
   private map(d: Positions, info: ModelInfo) {
@@ -379,19 +373,19 @@ export class TpPositions extends LitElement {
     const X = (x: number) => 16 + ((x - x0) / (x1 - x0 || 1)) * (W - 32);
     const Y = (y: number) => H - 16 - ((y - y0) / (y1 - y0 || 1)) * (H - 32);
     const line = m.positions.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
-    return html`<h3>Embedding space, flattened</h3>
+    return html`<h3>${msg('Embedding space, flattened')}</h3>
       <p>
-        Every token's embedding (×√d_model where the model scales it) ${m.positions.length ? 'and every position vector ' : ''}projected
-        onto the two directions along which they vary most (principal components, computed in the engine): ${fmt(100 * m.explained[0], 1)}%
-        and ${fmt(100 * m.explained[1], 1)}% of the variance. Hover a point for its token.
-        ${m.positions.length ? html`Positions are joined in order (grey).` : html`This model adds no vector for the position.`}
+        ${m.positions.length
+          ? msg(str`Every token's embedding (×√d_model where the model scales it) and every position vector projected onto the two directions along which they vary most (principal components, computed in the engine): ${fmt(100 * m.explained[0], 1)}% and ${fmt(100 * m.explained[1], 1)}% of the variance. Hover a point for its token.`)
+          : msg(str`Every token's embedding (×√d_model where the model scales it) projected onto the two directions along which they vary most (principal components, computed in the engine): ${fmt(100 * m.explained[0], 1)}% and ${fmt(100 * m.explained[1], 1)}% of the variance. Hover a point for its token.`)}
+        ${m.positions.length ? msg('Positions are joined in order (grey).') : msg('This model adds no vector for the position.')}
       </p>
-      <svg viewBox="0 0 ${W} ${H}" role="img" aria-label=${`${m.tokens.length} token embeddings${m.positions.length ? ` and ${m.positions.length} position vectors` : ''} on two principal axes`}>
+      <svg viewBox="0 0 ${W} ${H}" role="img" aria-label=${m.positions.length ? msg(str`${m.tokens.length} token embeddings and ${m.positions.length} position vectors on two principal axes`) : msg(str`${m.tokens.length} token embeddings on two principal axes`)}>
         ${m.positions.length ? svg`<path d=${line} fill="none" stroke="var(--tp-muted)" stroke-width="1"></path>` : ''}
-        ${m.positions.map(([x, y], i) => svg`<circle cx=${X(x)} cy=${Y(y)} r="2.5" fill="var(--tp-muted)" data-position=${i}><title>position ${i}</title></circle>`)}
+        ${m.positions.map(([x, y], i) => svg`<circle cx=${X(x)} cy=${Y(y)} r="2.5" fill="var(--tp-muted)" data-position=${i}><title>${msg(str`position ${i}`)}</title></circle>`)}
         ${m.tokens.map(
           ([x, y], i) => svg`<g data-token=${info.vocab[i]}>
-            <circle cx=${X(x)} cy=${Y(y)} r="3.5" fill=${K}><title>token ${JSON.stringify(info.vocab[i])}</title></circle>
+            <circle cx=${X(x)} cy=${Y(y)} r="3.5" fill=${K}><title>${msg(str`token ${JSON.stringify(info.vocab[i])}`)}</title></circle>
             <text x=${X(x) + 4} y=${Y(y) - 3} font-size="9" fill="var(--tp-fg)">${showToken(info.vocab[i] ?? '')}</text>
           </g>`,
         )}
@@ -402,28 +396,27 @@ export class TpPositions extends LitElement {
     const info = this.info;
     const d = this.data;
     const names: Record<string, string> = {
-      none: 'none',
-      sinusoidal: 'sinusoidal, added to the embeddings',
-      learned: 'learned, added to the embeddings',
-      rope: 'RoPE, inside attention',
-      alibi: 'ALiBi, inside attention',
-      relative: 'relative (Shaw), inside attention',
+      none: msg('none'),
+      sinusoidal: msg('sinusoidal, added to the embeddings'),
+      learned: msg('learned, added to the embeddings'),
+      rope: msg('RoPE, inside attention'),
+      alibi: msg('ALiBi, inside attention'),
+      relative: msg('relative (Shaw), inside attention'),
     };
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Position encoding <span class="sub">${info ? names[info.pos_encoding] ?? info.pos_encoding : ''}</span></h2>
+      <h2 id="h">${msg('Position encoding')} <span class="sub">${info ? names[info.pos_encoding] ?? info.pos_encoding : ''}</span></h2>
       ${info?.pos_encoding === 'none'
         ? html`<p>
-            This model has no position encoding. Attention sees a set of tokens; only the causal mask (each position sees how many came
-            before it) tells it anything about order. The order view shows what that means.
+            ${msg('This model has no position encoding. Attention sees a set of tokens; only the causal mask (each position sees how many came before it) tells it anything about order. The order view shows what that means.')}
           </p>`
         : nothing}
       ${d && info && (d.table || d.alibi)
-        ? html`<div class="controls">${this.numberInput('positions drawn', Math.min(this.span, info.max_len), 2, info.max_len, (v) => (this.span = v))}</div>`
+        ? html`<div class="controls">${this.numberInput(msg('positions drawn'), Math.min(this.span, info.max_len), 2, info.max_len, (v) => (this.span = v))}</div>`
         : nothing}
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${d && info
         ? html`${this.additive(d)} ${this.ropeView(info)} ${this.alibi(d, info)} ${this.relative(d)} ${this.map(d, info)}`
-        : html`<p class="muted">Waiting for the model…</p>`}
+        : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
     </section>`;
   }
 }

@@ -1,7 +1,9 @@
 // The Noam learning-rate schedule for the running model's d_model: a linear warmup for
 // `warmup` steps, then decay as 1/√step; the engine computes every point and the peak.
 
-import { LitElement, html, css, svg, nothing } from 'lit';
+import { html, css, svg, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { Schedule } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 
@@ -14,7 +16,7 @@ const W = 380;
 const H = 180;
 const PAD = { l: 58, r: 12, t: 26, b: 30 };
 
-export class TpSchedule extends LitElement {
+export class TpSchedule extends LocalizedElement {
   static properties = {
     schedule: { attribute: false },
   };
@@ -74,7 +76,7 @@ export class TpSchedule extends LitElement {
     const input = e.target as HTMLInputElement;
     const v = Math.round(Number(input.value));
     if (!Number.isFinite(v) || v < 100 || v > 200000) {
-      input.setCustomValidity('warmup must be a whole number of steps from 100 to 200000');
+      input.setCustomValidity(msg('warmup must be a whole number of steps from 100 to 200000'));
       input.reportValidity();
       return;
     }
@@ -91,11 +93,11 @@ export class TpSchedule extends LitElement {
     const px = x(s.peak_step);
     const py = y(s.peak_lr);
     const anchor = px > W * 0.6 ? 'end' : 'start';
-    const label = `peak: step ${s.peak_step.toLocaleString('en-US')}, lr ${lrText(s.peak_lr)}`;
+    const label = msg(str`peak: step ${s.peak_step.toLocaleString('en-US')}, lr ${lrText(s.peak_lr)}`);
     return html`<svg
       viewBox="0 0 ${W} ${H}"
       role="img"
-      aria-label=${`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}: rises linearly to ${label}, then falls as one over the square root of the step, to ${lrText(s.lr[s.lr.length - 1])} at step ${last}`}
+      aria-label=${msg(str`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}: rises linearly to ${label}, then falls as one over the square root of the step, to ${lrText(s.lr[s.lr.length - 1])} at step ${last}`)}
     >
       ${svg`
         <line class="axis" x1=${PAD.l} y1=${H - PAD.b} x2=${W - PAD.r} y2=${H - PAD.b}></line>
@@ -110,8 +112,8 @@ export class TpSchedule extends LitElement {
         <text x=${PAD.l} y=${H - PAD.b + 16} text-anchor="start" class="muted">1</text>
         <text x=${px} y=${H - PAD.b + 16} text-anchor="middle" class="muted">${s.peak_step.toLocaleString('en-US')}</text>
         <text x=${W - PAD.r} y=${H - PAD.b + 16} text-anchor="end" class="muted">${last.toLocaleString('en-US')}</text>
-        <text x=${(W + PAD.l) / 2} y=${H - 2} text-anchor="middle" class="muted">step</text>
-        <text x="12" y=${(H - PAD.b + PAD.t) / 2} text-anchor="middle" class="muted" transform=${`rotate(-90 12 ${(H - PAD.b + PAD.t) / 2})`}>learning rate</text>
+        <text x=${(W + PAD.l) / 2} y=${H - 2} text-anchor="middle" class="muted">${msg('step')}</text>
+        <text x="12" y=${(H - PAD.b + PAD.t) / 2} text-anchor="middle" class="muted" transform=${`rotate(-90 12 ${(H - PAD.b + PAD.t) / 2})`}>${msg('learning rate')}</text>
       `}
     </svg>`;
   }
@@ -119,26 +121,26 @@ export class TpSchedule extends LitElement {
   render() {
     const s = this.schedule;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Noam schedule <span class="sub">learning rate vs step</span></h2>
+      <h2 id="h">${msg('Noam schedule')} <span class="sub">${msg('learning rate vs step')}</span></h2>
       <p>
-        <span class="mono">lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)</span>: a linear warmup, then decay as 1/√step.
-        The peak sits at step = warmup, with lr = (d_model · warmup)^−0.5${s ? html` (d_model = ${s.d_model} here)` : nothing}.
+        <span class="mono">lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)</span>${msg(': a linear warmup, then decay as 1/√step.')}
+        ${msg('The peak sits at step = warmup, with lr = (d_model · warmup)^−0.5')}${s ? msg(str` (d_model = ${s.d_model} here)`) : nothing}${msg('.')}
       </p>
       <div class="controls">
         <label
-          >warmup steps
+          >${msg('warmup steps')}
           <input
             type="number"
             min="100"
             max="200000"
             step="100"
             .value=${String(s?.warmup ?? 4000)}
-            aria-label="warmup steps of the Noam schedule"
+            aria-label=${msg('warmup steps of the Noam schedule')}
             @change=${this.onWarmup}
           />
         </label>
       </div>
-      ${s ? this.chart(s) : html`<p class="muted">Waiting for the model…</p>`}
+      ${s ? this.chart(s) : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
     </section>`;
   }
 }

@@ -3,7 +3,10 @@
 // what a softmax over such scores looks like (its entropy and largest probability).
 // The registry puts it just before the saturation view: the loaded model's own heads.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
 import { panel, whenSeen } from '../ui/shared';
@@ -13,7 +16,7 @@ import { lineChart, swatch, type Series } from '../ui/plot';
 const RAW = '#d55e00';
 const SCALED = '#0072b2';
 
-export class TpSqrtDk extends LitElement {
+export class TpSqrtDk extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     dHead: { type: Number },
@@ -143,7 +146,7 @@ export class TpSqrtDk extends LitElement {
     const input = e.target as HTMLInputElement;
     const v = Math.round(Number(input.value));
     if (!Number.isFinite(v) || v < min || v > max) {
-      input.setCustomValidity(`a whole number from ${min} to ${max}`);
+      input.setCustomValidity(msg(str`a whole number from ${min} to ${max}`));
       input.reportValidity();
       return;
     }
@@ -153,7 +156,7 @@ export class TpSqrtDk extends LitElement {
   }
 
   private chart(label: string, series: Series[], o: Parameters<typeof lineChart>[1]) {
-    const c = lineChart(series, { ...o, xLog: true, vguide: this.dHead ? [this.dHead, `this model: d_k = ${this.dHead}`] : undefined });
+    const c = lineChart(series, { ...o, xLog: true, vguide: this.dHead ? [this.dHead, msg(str`this model: d_k = ${this.dHead}`)] : undefined });
     return html`<figure>
       <figcaption>${label}</figcaption>
       <svg viewBox=${c.viewBox} role="img" aria-label=${label}>${c.body}</svg>
@@ -167,33 +170,33 @@ export class TpSqrtDk extends LitElement {
       { name: 'Var(q·k / √d_k)', color: SCALED, points: w.map((x) => [x.d_k, x.var_scaled]) },
     ];
     const entropy: Series[] = [
-      { name: 'entropy, q·k', color: RAW, points: w.map((x) => [x.d_k, x.entropy_raw]) },
-      { name: 'entropy, q·k / √d_k', color: SCALED, points: w.map((x) => [x.d_k, x.entropy_scaled]) },
+      { name: msg('entropy, q·k'), color: RAW, points: w.map((x) => [x.d_k, x.entropy_raw]) },
+      { name: msg('entropy, q·k / √d_k'), color: SCALED, points: w.map((x) => [x.d_k, x.entropy_scaled]) },
     ];
     const top: Series[] = [
       { name: 'max p, q·k', color: RAW, points: w.map((x) => [x.d_k, x.max_prob_raw]) },
       { name: 'max p, q·k / √d_k', color: SCALED, points: w.map((x) => [x.d_k, x.max_prob_scaled]) },
     ];
     return html`<div class="legend" aria-hidden="true">
-        <span>${swatch(RAW)}raw q·k</span>
-        <span>${swatch(SCALED)}divided by √d_k</span>
+        <span>${swatch(RAW)}${msg('raw q·k')}</span>
+        <span>${swatch(SCALED)}${msg('divided by √d_k')}</span>
       </div>
       <div class="charts">
-        ${this.chart('Variance of the score (log scale)', variance, { xLabel: 'd_k', yLabel: 'variance', yLog: true, guides: [[1, 'variance 1']] })}
-        ${this.chart(`Softmax entropy over ${r.keys} keys (nats)`, entropy, {
+        ${this.chart(msg('Variance of the score (log scale)'), variance, { xLabel: 'd_k', yLabel: msg('variance'), yLog: true, guides: [[1, msg('variance 1')]] })}
+        ${this.chart(msg(str`Softmax entropy over ${r.keys} keys (nats)`), entropy, {
           xLabel: 'd_k',
-          yLabel: 'entropy',
+          yLabel: msg('entropy'),
           yMin: 0,
           yMax: r.max_entropy * 1.05,
-          guides: [[r.max_entropy, `uniform: ln ${r.keys}`]],
+          guides: [[r.max_entropy, msg(str`uniform: ln ${r.keys}`)]],
         })}
-        ${this.chart('Largest probability in a row', top, { xLabel: 'd_k', yLabel: 'max p', yMin: 0, yMax: 1 })}
+        ${this.chart(msg('Largest probability in a row'), top, { xLabel: 'd_k', yLabel: 'max p', yMin: 0, yMax: 1 })}
       </div>
       <details>
-        <summary>The numbers</summary>
-        <table aria-label="score variance and softmax spread per d_k">
+        <summary>${msg('The numbers')}</summary>
+        <table aria-label=${msg('score variance and softmax spread per d_k')}>
           <thead>
-            <tr><th>d_k</th><th>Var(q·k)</th><th>Var(q·k/√d_k)</th><th>entropy raw</th><th>entropy scaled</th><th>max p raw</th><th>max p scaled</th></tr>
+            <tr><th>d_k</th><th>Var(q·k)</th><th>Var(q·k/√d_k)</th><th>${msg('entropy raw')}</th><th>${msg('entropy scaled')}</th><th>${msg('max p raw')}</th><th>${msg('max p scaled')}</th></tr>
           </thead>
           <tbody>
             ${w.map(
@@ -210,34 +213,31 @@ export class TpSqrtDk extends LitElement {
     const r = this.result;
     const at64 = r?.widths.find((x) => x.d_k === 64);
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Why divide by √d_k <span class="sub">measured by the engine</span></h2>
+      <h2 id="h">${msg('Why divide by √d_k')} <span class="sub">${msg('measured by the engine')}</span></h2>
       <p>
-        Draw a query q and a key k whose d_k entries each have mean 0 and variance 1. Their dot product adds up d_k independent
-        products of variance 1, so its variance is d_k: wider heads give wider scores, and a softmax over wide scores puts almost all
-        its weight on one key — the entropy collapses and the gradient through the other keys vanishes. Dividing by √d_k brings the
-        variance back to 1 at every width${at64 ? html` (here at d_k = 64: ${fmt(at64.var_raw, 1)} before, ${fmt(at64.var_scaled)} after)` : nothing}.
+        ${msg('Draw a query q and a key k whose d_k entries each have mean 0 and variance 1. Their dot product adds up d_k independent products of variance 1, so its variance is d_k: wider heads give wider scores, and a softmax over wide scores puts almost all its weight on one key — the entropy collapses and the gradient through the other keys vanishes. Dividing by √d_k brings the variance back to 1 at every width')}${at64 ? msg(str` (here at d_k = 64: ${fmt(at64.var_raw, 1)} before, ${fmt(at64.var_scaled)} after)`) : nothing}${msg('.')}
       </p>
       <div class="controls">
         <label
-          >pairs per width
-          <input type="number" min="100" max="200000" step="1000" .value=${String(this.samples)} aria-label="sampled q, k pairs per width"
+          >${msg('pairs per width')}
+          <input type="number" min="100" max="200000" step="1000" .value=${String(this.samples)} aria-label=${msg('sampled q, k pairs per width')}
             @change=${(e: Event) => this.setNumber(e, 100, 200000, (v) => (this.samples = v))} />
         </label>
         <label
-          >keys per softmax row
-          <input type="number" min="2" max="1024" .value=${String(this.keys)} aria-label="keys per softmax row"
+          >${msg('keys per softmax row')}
+          <input type="number" min="2" max="1024" .value=${String(this.keys)} aria-label=${msg('keys per softmax row')}
             @change=${(e: Event) => this.setNumber(e, 2, 1024, (v) => (this.keys = v))} />
         </label>
         <label
-          >seed
-          <input type="number" min="0" max="1000000" .value=${String(this.seed)} aria-label="seed of the sampled vectors"
+          >${msg('seed')}
+          <input type="number" min="0" max="1000000" .value=${String(this.seed)} aria-label=${msg('seed of the sampled vectors')}
             @change=${(e: Event) => this.setNumber(e, 0, 1000000, (v) => (this.seed = v))} />
         </label>
-        <span class="muted" role="status">${this.busy ? 'sampling…' : r ? `${r.samples.toLocaleString('en-US')} pairs per width, seed ${r.seed}` : ''}</span>
+        <span class="muted" role="status">${this.busy ? msg('sampling…') : r ? msg(str`${r.samples.toLocaleString('en-US')} pairs per width, seed ${r.seed}`) : ''}</span>
       </div>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
-      ${r ? this.charts(r) : html`<p class="muted">Sampling…</p>`}
-      <p class="small muted">The loaded model's own heads, with and without the scaling: the softmax saturation view.</p>
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
+      ${r ? this.charts(r) : html`<p class="muted">${msg('Sampling…')}</p>`}
+      <p class="small muted">${msg("The loaded model's own heads, with and without the scaling: the softmax saturation view.")}</p>
     </section>`;
   }
 }

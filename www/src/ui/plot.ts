@@ -5,6 +5,7 @@
 // without a plotting library in the first load.
 
 import { html, svg, type SVGTemplateResult, type TemplateResult } from 'lit';
+import { msg } from '@lit/localize';
 
 export interface Series {
   name: string;
@@ -123,5 +124,5 @@ export function legendItems(series: Series[]): { name: string; color: string; da
 /** A short line in a series' colour for a legend (an SVG, so no inline style is needed).
  * Named by its line style, which is what tells the series apart without colour. */
 export function swatch(color: string, dashed = false): TemplateResult {
-  return html`<svg width="18" height="8" role="img" aria-label=${dashed ? 'dashed line' : 'solid line'}><line x1="0" y1="4" x2="18" y2="4" stroke=${color} stroke-width="3" stroke-dasharray=${dashed ? '4 2' : 'none'}></line></svg>`;
+  return html`<svg width="18" height="8" role="img" aria-label=${dashed ? msg('dashed line') : msg('solid line')}><line x1="0" y1="4" x2="18" y2="4" stroke=${color} stroke-width="3" stroke-dasharray=${dashed ? '4 2' : 'none'}></line></svg>`;
 }
