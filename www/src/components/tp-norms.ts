@@ -5,7 +5,10 @@
 // (per position over its features, or per feature over the whole batch) and the size of
 // the residual stream after each layer.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { CouplingModel, ModelInfo, NormCoupling } from '../engine/protocol';
 import { panel } from '../ui/shared';
@@ -13,13 +16,19 @@ import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
 
 const NORM_NAMES: Record<string, string> = {
-  pre_ln: 'pre-LN LayerNorm',
-  post_ln: 'post-LN LayerNorm',
+  get pre_ln() {
+    return msg('pre-LN LayerNorm');
+  },
+  get post_ln() {
+    return msg('post-LN LayerNorm');
+  },
   batch_norm: 'BatchNorm',
-  none: 'no norm',
+  get none() {
+    return msg('no norm');
+  },
 };
 
-export class TpNorms extends LitElement {
+export class TpNorms extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     info: { attribute: false },
@@ -119,45 +128,45 @@ export class TpNorms extends LitElement {
 
   private stats(m: CouplingModel) {
     const s = m.stats;
-    if (!s) return html`<p class="small muted">This model has no norm inside its layers.</p>`;
+    if (!s) return html`<p class="small muted">${msg('This model has no norm inside its layers.')}</p>`;
     const where = s.over_batch
-      ? `one μ and σ² per feature (${s.mean.shape[0]}), each over all ${m.batch_rows} positions of the batch`
+      ? msg(str`one μ and σ² per feature (${s.mean.shape[0]}), each over all ${m.batch_rows} positions of the batch`)
       : s.running
-        ? 'the stored running μ and σ² per feature (eval mode)'
-        : `one μ and σ² per position, each over its own ${this.info?.d_model ?? ''} features`;
+        ? msg('the stored running μ and σ² per feature (eval mode)')
+        : msg(str`one μ and σ² per position, each over its own ${this.info?.d_model ?? ''} features`);
     const perPos = !s.over_batch && !s.running;
     const T = perPos ? s.mean.shape[1] : s.mean.shape[0];
     const data = perPos ? [...s.mean.data.subarray(0, T), ...s.var.data.subarray(0, T)] : [...s.mean.data, ...s.var.data];
-    return html`<p class="small">Layer 1 ${s.name} in train mode took ${where}:</p>
+    return html`<p class="small">${msg(str`Layer 1 ${s.name} in train mode took ${where}:`)}</p>
       <tp-heat
         data-map=${`${m.norm} stats`}
         .rows=${2}
         .cols=${T}
         .data=${data}
-        .label=${`${NORM_NAMES[m.norm]}: mean (row 1) and variance (row 2) ${perPos ? 'per position of this sequence' : 'per feature'}`}
+        .label=${perPos ? msg(str`${NORM_NAMES[m.norm]}: mean (row 1) and variance (row 2) per position of this sequence`) : msg(str`${NORM_NAMES[m.norm]}: mean (row 1) and variance (row 2) per feature`)}
         .rowName=${(r: number) => (r === 0 ? 'μ' : 'σ²')}
-        .colName=${(c: number) => (perPos ? `position ${c}` : `feature ${c}`)}
+        .colName=${(c: number) => (perPos ? msg(str`position ${c}`) : msg(str`feature ${c}`))}
         .maxCell=${14}
       ></tp-heat>`;
   }
 
   private model(m: CouplingModel) {
     const yes = (moved: boolean, d: number) =>
-      moved ? html`<span class="yes">yes</span> (max |Δ| ${fmt(d)})` : html`no — bit-identical`;
+      moved ? html`<span class="yes">${msg('yes')}</span> (max |Δ| ${fmt(d)})` : msg('no — bit-identical');
     return html`<div data-norm=${m.norm} data-trained=${String(m.trained)}>
-      <h3>${NORM_NAMES[m.norm] ?? m.norm} <span class="small muted">${m.label}</span></h3>
+      <h3>${NORM_NAMES[m.norm] ?? m.norm} <span class="small muted" data-model-text>${m.label}</span></h3>
       <table>
         <tbody>
           <tr data-mode="train" data-identical=${String(m.train_identical)} data-max=${m.train_max_diff}>
-            <th>train mode: does the other sequence move this one's output?</th>
+            <th>${msg("train mode: does the other sequence move this one's output?")}</th>
             <td>${yes(!m.train_identical, m.train_max_diff)}</td>
           </tr>
           <tr data-mode="eval" data-identical=${String(m.eval_identical)} data-max=${m.eval_max_diff}>
-            <th>eval mode</th>
+            <th>${msg('eval mode')}</th>
             <td>${yes(!m.eval_identical, m.eval_max_diff)}</td>
           </tr>
           <tr>
-            <th>mean ‖x‖ of the residual stream (this sequence)</th>
+            <th>${msg('mean ‖x‖ of the residual stream (this sequence)')}</th>
             <td class="mono" data-residual=${Array.from(m.residual_norms).join(',')}>
               ${Array.from(m.residual_norms).map((v, l) => html`${l === 0 ? 'in' : `L${l}`} ${fmt(v, 2)}${l + 1 < m.residual_norms.length ? ' · ' : ''}`)}
             </td>
@@ -173,20 +182,17 @@ export class TpNorms extends LitElement {
     const v = this.info?.vocab ?? [];
     const words = (ids: number[]) => ids.map((id) => showToken(v[id] ?? '')).join(this.info?.tokenizer_kind === 'word' ? ' ' : '');
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">LayerNorm vs BatchNorm <span class="sub">what each one averages over, and what that couples</span></h2>
+      <h2 id="h">${msg('LayerNorm vs BatchNorm')} <span class="sub">${msg('what each one averages over, and what that couples')}</span></h2>
       <p>
-        LayerNorm centres and scales each position by the mean and variance of its own features, so nothing else in the batch can reach it. BatchNorm in train
-        mode takes each feature's mean and variance over every position of every sequence in the batch, so a neighbour in the batch shifts this sequence's
-        numbers; in eval mode it uses stored running statistics and the coupling is gone.
+        ${msg("LayerNorm centres and scales each position by the mean and variance of its own features, so nothing else in the batch can reach it. BatchNorm in train mode takes each feature's mean and variance over every position of every sequence in the batch, so a neighbour in the batch shifts this sequence's numbers; in eval mode it uses stored running statistics and the coupling is gone.")}
       </p>
       ${this.info && this.tokens.length
         ? html`<p class="small">
-            Batch: <span class="mono">“${words(this.tokens)}”</span> beside <span class="mono">“${words(this.other)}”</span>, then beside
-            <span class="mono">“${words(this.otherChanged)}”</span>; train mode draws its dropout masks from seed ${this.seed}, the same masks for both batches.
+            ${msg(html`Batch: <span class="mono">“${words(this.tokens)}”</span> beside <span class="mono">“${words(this.other)}”</span>, then beside <span class="mono">“${words(this.otherChanged)}”</span>; train mode draws its dropout masks from seed ${this.seed}, the same masks for both batches.`)}
           </p>`
         : nothing}
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
-      ${d ? html`<div class="models">${d.models.map((m) => this.model(m))}</div>` : html`<p class="muted">Waiting for the model…</p>`}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
+      ${d ? html`<div class="models">${d.models.map((m) => this.model(m))}</div>` : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
     </section>`;
   }
 }
