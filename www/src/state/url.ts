@@ -326,10 +326,10 @@ const FIELDS: Field = {
     effects: REDRAW,
   },
   // The lesson's own settings are its preset, applied as the defaults under the link's.
-  lesson: { parse: (v) => (/^([a-z][a-z0-9-]{0,39})?$/.test(v) ? v : undefined), format: (v) => v, expect: 'a lesson id such as scaled-dot', effects: REDRAW },
+  lesson: { parse: (v) => (/^([a-z][a-z0-9-]{0,39})?$/.test(v) ? v : undefined), format: (v) => v, expect: () => msg('a lesson id such as scaled-dot', { id: 'url.expect.lesson' }), effects: REDRAW },
   // Names checked for their shape here; the store drops (and names) the unknown ones.
-  lock: { parse: parseNames, format: (v) => v.join(','), expect: 'setting names, comma-separated', effects: REDRAW },
-  hide: { parse: parseNames, format: (v) => v.join(','), expect: 'control names, comma-separated', effects: REDRAW },
+  lock: { parse: parseNames, format: (v) => v.join(','), expect: () => msg('setting names, comma-separated', { id: 'url.expect.lock' }), effects: REDRAW },
+  hide: { parse: parseNames, format: (v) => v.join(','), expect: () => msg('control names, comma-separated', { id: 'url.expect.hide' }), effects: REDRAW },
 };
 
 /** Every setting's name (what `lock` may name). */
