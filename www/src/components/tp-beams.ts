@@ -5,7 +5,9 @@
 // best extensions that fell out of the beam; a live hypothesis that no later step extends
 // was dropped. Nothing is computed here but the layout.
 
-import { LitElement, html, css, svg, nothing } from 'lit';
+import { html, css, svg, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
 import type { BeamStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
@@ -51,7 +53,7 @@ export function beamTree(steps: BeamStep[]): { root: Node; best: Node | null; no
   return { root, best, nodes };
 }
 
-export class TpBeams extends LitElement {
+export class TpBeams extends LocalizedElement {
   static properties = {
     info: { attribute: false },
     steps: { attribute: false },
@@ -107,9 +109,9 @@ export class TpBeams extends LitElement {
   render() {
     if (this.strategy !== 'beam') {
       return html`<section class="card" aria-labelledby="h">
-        <h2 id="h">Beam search tree</h2>
-        <p>Beam search keeps the few most probable partial sequences instead of one. Switch the decoding to beam search to grow its tree.</p>
-        <button @click=${() => emit(this, 'tp-beam', null)}>Use beam search</button>
+        <h2 id="h">${msg('Beam search tree')}</h2>
+        <p>${msg('Beam search keeps the few most probable partial sequences instead of one. Switch the decoding to beam search to grow its tree.')}</p>
+        <button @click=${() => emit(this, 'tp-beam', null)}>${msg('Use beam search')}</button>
       </section>`;
     }
     const { root, best, nodes } = beamTree(this.steps);
@@ -142,7 +144,7 @@ export class TpBeams extends LitElement {
       const faint = n.kind === 'pruned' || n.kind === 'dropped';
       return svg`<g class="node" data-kind=${n.kind} data-depth=${n.depth} data-tokens=${h.tokens.join(',')} data-log-prob=${h.log_prob} data-score=${h.score} data-best=${n === best ? '1' : '0'}
           opacity=${faint ? 0.45 : 1}>
-        <title>${label(h)} — ${n.kind}; log p = ${fmt(h.log_prob, 3)}, score = ${fmt(h.score, 3)}</title>
+        <title>${label(h)} — ${kindName(n.kind)}; log p = ${fmt(h.log_prob, 3)}, ${msg('score')} = ${fmt(h.score, 3)}</title>
         <text x=${X(n.depth)} y=${Y(n.y)} font-size="12" font-family="var(--tp-mono)" font-weight=${n === best ? 700 : 400}
           fill=${n.kind === 'finished' ? '#21908d' : faint ? 'var(--tp-muted)' : 'var(--tp-fg)'}>${last}${glyph[n.kind]}</text>
         <text x=${X(n.depth) + 26} y=${Y(n.y)} font-size="9" fill="var(--tp-muted)">${fmt(h.log_prob, 2)} / ${fmt(h.score, 2)}</text>
@@ -150,36 +152,38 @@ export class TpBeams extends LitElement {
     });
     const counts = (k: Kind) => nodes.filter((n) => n.kind === k).length;
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Beam search tree <span class="sub">${this.steps.length} step${this.steps.length === 1 ? '' : 's'}${this.done ? ', finished' : ''}</span></h2>
+      <h2 id="h">${msg('Beam search tree')} <span class="sub">${msg(str`${this.steps.length} steps`)}${this.done ? msg(', finished') : ''}</span></h2>
       <p>
-        Each step extends every kept hypothesis by every token and keeps the most probable extensions (log p, the sum of the tokens'
-        log-probabilities). A hypothesis that ends with &lt;eos&gt; is finished; finished ones are compared by their score, log p divided by the
-        length penalty ((5 + length)/6)<sup>0.6</sup>, so a longer answer is not punished just for having more tokens. Each node shows its token,
-        then log p / score.
+        ${msg(html`Each step extends every kept hypothesis by every token and keeps the most probable extensions (log p, the sum of the tokens' log-probabilities). A hypothesis that ends with &lt;eos&gt; is finished; finished ones are compared by their score, log p divided by the length penalty ((5 + length)/6)<sup>0.6</sup>, so a longer answer is not punished just for having more tokens. Each node shows its token, then log p / score.`)}
       </p>
       <div class="legend">
-        <span class="k-live">kept (${counts('live')})</span>
-        <span class="k-finished">✓ finished (${counts('finished')})</span>
-        <span class="k-pruned">✂ cut off: the best extensions that fell out of the beam (${counts('pruned')})</span>
-        <span class="k-dropped">✗ kept, then dropped (${counts('dropped')})</span>
+        <span class="k-live">${msg(str`kept (${counts('live')})`)}</span>
+        <span class="k-finished">✓ ${msg(str`finished (${counts('finished')})`)}</span>
+        <span class="k-pruned">✂ ${msg(str`cut off: the best extensions that fell out of the beam (${counts('pruned')})`)}</span>
+        <span class="k-dropped">✗ ${msg(str`kept, then dropped (${counts('dropped')})`)}</span>
       </div>
       ${best
         ? html`<p data-best-tokens=${best.hyp!.tokens.join(',')} data-generated=${this.generated.join(',')}>
-            Best finished so far: <b class="mono">${label(best.hyp!)}</b> (log p ${fmt(best.hyp!.log_prob, 3)}, score ${fmt(best.hyp!.score, 3)})${this.done
-              ? ' — the generator\u2019s answer.'
-              : '.'}
+            ${msg('Best finished so far:')} <b class="mono">${label(best.hyp!)}</b> (log p ${fmt(best.hyp!.log_prob, 3)}, ${msg('score')} ${fmt(best.hyp!.score, 3)})${this.done
+              ? msg(' — the generator’s answer.')
+              : msg('.')}
           </p>`
         : nothing}
       ${this.steps.length
         ? html`<div class="wrap">
-            <svg width=${W} height=${H} viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${`beam search tree: ${nodes.length} hypotheses over ${this.steps.length} steps`}>
-              <text x=${X(0)} y=${Y(root.y)} font-size="12" fill="var(--tp-muted)">start</text>
+            <svg width=${W} height=${H} viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${msg(str`beam search tree: ${nodes.length} hypotheses over ${this.steps.length} steps`)}>
+              <text x=${X(0)} y=${Y(root.y)} font-size="12" fill="var(--tp-muted)">${msg('start')}</text>
               ${edges}${drawn}
             </svg>
           </div>`
-        : html`<p class="muted">Play or step the generation to grow the tree.</p>`}
+        : html`<p class="muted">${msg('Play or step the generation to grow the tree.')}</p>`}
     </section>`;
   }
+}
+
+/** A node's kind in words. */
+function kindName(k: Kind): string {
+  return k === 'live' ? msg('kept') : k === 'finished' ? msg('finished') : k === 'pruned' ? msg('cut off') : msg('dropped');
 }
 
 customElements.define('tp-beams', TpBeams);

@@ -5,7 +5,10 @@
 // engine (`parallel` and `scoring` requests); nothing is computed here but sums for the
 // plot.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, ParallelTiming, ScoringComparison } from '../engine/protocol';
 import { panel, whenSeen } from '../ui/shared';
@@ -21,7 +24,7 @@ const cumulative = (xs: number[]) => {
   return xs.map((x) => (s += x));
 };
 
-export class TpParallel extends LitElement {
+export class TpParallel extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
     info: { attribute: false },
@@ -160,18 +163,16 @@ export class TpParallel extends LitElement {
   private scoringTable() {
     const s = this.scoring;
     if (!s) return nothing;
-    const name = { dot: 'dot q·k', scaled_dot: 'scaled dot q·k/√d_k', additive: 'additive v·tanh(q + k)' } as const;
+    const name = { dot: msg('dot q·k'), scaled_dot: msg('scaled dot q·k/√d_k'), additive: msg('additive v·tanh(q + k)') };
     const dot = s.rows.find((r) => r.score === 'scaled_dot');
-    return html`<h3 class="small">Dot-product against additive scores</h3>
+    return html`<h3 class="small">${msg('Dot-product against additive scores')}</h3>
       <p>
-        The loaded model's shape with each score function (seeded weights: what a pass costs does not depend on them), one forward pass over
-        ${s.tokens} tokens: ${s.pairs.toLocaleString('en')} (query, key) pairs over all layers. Per pair and dimension a dot product does one
-        multiply-add; additive scoring does one too (v·tanh), plus an addition and a tanh — the multiply-add count hides that, the clock does not.
+        ${msg(str`The loaded model's shape with each score function (seeded weights: what a pass costs does not depend on them), one forward pass over ${s.tokens} tokens: ${s.pairs.toLocaleString('en')} (query, key) pairs over all layers. Per pair and dimension a dot product does one multiply-add; additive scoring does one too (v·tanh), plus an addition and a tanh — the multiply-add count hides that, the clock does not.`)}
       </p>
       <div class="wrap">
-        <table aria-label="cost of one forward pass with each score function">
+        <table aria-label=${msg('cost of one forward pass with each score function')}>
           <thead>
-            <tr><th>score</th><th>multiply-adds (pass)</th><th>of them in scores</th><th>additions</th><th>tanh</th><th>time (median)</th><th>vs scaled dot</th></tr>
+            <tr><th>${msg('score')}</th><th>${msg('multiply-adds (pass)')}</th><th>${msg('of them in scores')}</th><th>${msg('additions')}</th><th>tanh</th><th>${msg('time (median)')}</th><th>${msg('vs scaled dot')}</th></tr>
           </thead>
           <tbody>
             ${s.rows.map(
@@ -194,8 +195,8 @@ export class TpParallel extends LitElement {
     const info = this.info;
     if (info && info.arch !== 'decoder_only') {
       return html`<section class="card" aria-labelledby="h">
-        <h2 id="h">Parallel training, serial inference</h2>
-        <p class="muted">This view measures a decoder-only model generating from a prompt; load one of the language models.</p>
+        <h2 id="h">${msg('Parallel training, serial inference')}</h2>
+        <p class="muted">${msg('This view measures a decoder-only model generating from a prompt; load one of the language models.')}</p>
         ${this.scoringTable()}
       </section>`;
     }
@@ -204,19 +205,19 @@ export class TpParallel extends LitElement {
     const pts = (ys: number[], xs: number[] = ns) => xs.map((x, i) => [x, ys[i]] as [number, number]);
     const whole: Series[] = d
       ? [
-          { name: 'one teacher-forced pass', color: ONE_PASS, points: pts(d.forward_ms, d.forward_lengths) },
-          { name: 'serial, KV cache', color: CACHED, dots: false, points: pts(d.cached_ms) },
-          { name: 'serial, no cache', color: UNCACHED, dashed: true, dots: false, points: pts(d.uncached_ms) },
+          { name: msg('one teacher-forced pass'), color: ONE_PASS, points: pts(d.forward_ms, d.forward_lengths) },
+          { name: msg('serial, KV cache'), color: CACHED, dots: false, points: pts(d.cached_ms) },
+          { name: msg('serial, no cache'), color: UNCACHED, dashed: true, dots: false, points: pts(d.uncached_ms) },
         ]
       : [];
     const perToken: Series[] = d
       ? [
-          { name: 'attention FLOPs, KV cache', color: CACHED, dots: false, points: pts(d.cached_step_attention_flops) },
-          { name: 'attention FLOPs, no cache', color: UNCACHED, dashed: true, dots: false, points: pts(d.uncached_step_attention_flops) },
+          { name: msg('attention FLOPs, KV cache'), color: CACHED, dots: false, points: pts(d.cached_step_attention_flops) },
+          { name: msg('attention FLOPs, no cache'), color: UNCACHED, dashed: true, dots: false, points: pts(d.uncached_step_attention_flops) },
         ]
       : [];
-    const c1 = d ? lineChart(whole, { width: 460, height: 230, xLabel: 'tokens n (log)', yLabel: 'ms to produce all n (log)', xLog: true, yLog: true, vguide: [d.fit_from, 'fit from here'] }) : null;
-    const c2 = d ? lineChart(perToken, { width: 460, height: 230, xLabel: 'context length n', yLabel: 'FLOPs for the n-th token' }) : null;
+    const c1 = d ? lineChart(whole, { width: 460, height: 230, xLabel: msg('tokens n (log)'), yLabel: msg('ms to produce all n (log)'), xLog: true, yLog: true, vguide: [d.fit_from, msg('fit from here')] }) : null;
+    const c2 = d ? lineChart(perToken, { width: 460, height: 230, xLabel: msg('context length n'), yLabel: msg('FLOPs for the n-th token') }) : null;
     const x = d?.exponents;
     // A few lengths for the table: powers of two and N.
     const rows = d ? [...new Set([...d.forward_lengths.filter((n) => n >= 4), ns.length])] : [];
@@ -225,15 +226,13 @@ export class TpParallel extends LitElement {
     const cumCf = d ? cumulative(d.cached_step_flops) : [];
     const cumUf = d ? cumulative(d.uncached_step_flops) : [];
     return html`<section class="card" aria-labelledby="h">
-      <h2 id="h">Parallel training, serial inference <span class="sub">measured now, on this device</span></h2>
+      <h2 id="h">${msg('Parallel training, serial inference')} <span class="sub">${msg('measured now, on this device')}</span></h2>
       <p>
-        In training the whole target is known, so one pass computes every position at once (teacher forcing). Generating has to go one token at a
-        time, since each token depends on the one before. With the KV cache a step computes only the new position and reads the keys and values
-        of the earlier ones; without it every step runs the whole prefix again. The same ${d ? d.tokens.length : 'N'} tokens, three ways:
+        ${msg(str`In training the whole target is known, so one pass computes every position at once (teacher forcing). Generating has to go one token at a time, since each token depends on the one before. With the KV cache a step computes only the new position and reads the keys and values of the earlier ones; without it every step runs the whole prefix again. The same ${d ? d.tokens.length : 'N'} tokens, three ways:`)}
       </p>
       <div class="row">
         <label
-          >tokens N
+          >${msg('tokens N')}
           <input
             type="number"
             min="16"
@@ -244,20 +243,19 @@ export class TpParallel extends LitElement {
               if (v >= 16 && v <= this.top) this.length = v;
             }}
         /></label>
-        <button ?disabled=${this.busy} @click=${() => void this.measure()}>${this.busy ? 'measuring…' : 'Measure again'}</button>
-        ${d ? html`<span class="small muted">each time is the median of ${d.repeats} measurements, each an average of runs back to back spanning at least 20 ms (the page's clock ticks in
-              tenths of a millisecond)</span>` : nothing}
+        <button ?disabled=${this.busy} @click=${() => void this.measure()}>${this.busy ? msg('measuring…') : msg('Measure again')}</button>
+        ${d ? html`<span class="small muted">${msg(str`each time is the median of ${d.repeats} measurements, each an average of runs back to back spanning at least 20 ms (the page's clock ticks in tenths of a millisecond)`)}</span>` : nothing}
       </div>
-      ${this.problem ? html`<p role="alert">${this.problem}</p>` : nothing}
+      ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${d && c1 && c2 && x
         ? html`<div class="legend" aria-hidden="true">
-              <span>${swatch(ONE_PASS)}one teacher-forced pass over n tokens</span>
-              <span>${swatch(CACHED)}token by token, KV cache</span>
-              <span>${swatch(UNCACHED, true)}token by token, no cache</span>
+              <span>${swatch(ONE_PASS)}${msg('one teacher-forced pass over n tokens')}</span>
+              <span>${swatch(CACHED)}${msg('token by token, KV cache')}</span>
+              <span>${swatch(UNCACHED, true)}${msg('token by token, no cache')}</span>
             </div>
             <div class="charts">
               <figure>
-                <svg class="chart" viewBox=${c1.viewBox} role="img" aria-label="time to produce n tokens, three ways">${c1.body}</svg>
+                <svg class="chart" viewBox=${c1.viewBox} role="img" aria-label=${msg('time to produce n tokens, three ways')}>${c1.body}</svg>
                 <figcaption
                   data-exp-cached-ms=${x.cached_ms}
                   data-exp-uncached-ms=${x.uncached_ms}
@@ -266,28 +264,21 @@ export class TpParallel extends LitElement {
                   data-exp-uncached-flops=${x.uncached_flops}
                   data-exp-forward-flops=${x.forward_flops}
                 >
-                  Growth from n = ${d.fit_from} to ${ns.length} (slope on log–log axes; the serial totals counted after their first step, a one-off prefill): with the cache time ∝ n<sup>${fmt(x.cached_ms, 2)}</sup>, FLOPs ∝
-                  n<sup>${fmt(x.cached_flops, 2)}</sup>; without it time ∝ n<sup>${fmt(x.uncached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.uncached_flops, 2)}</sup>; one
-                  pass: time ∝ n<sup>${fmt(x.forward_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.forward_flops, 2)}</sup> — the same FLOPs as the cached steps, at once. The
-                  longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹. On the CPU
-                  backend times grow faster than FLOPs: its attention (scores, softmax, weighted sum) runs as plain loops, slower per operation than
-                  the matrix products, so the part that grows with n weighs more in time than in the count. There the one pass and the cached steps do
-                  the same arithmetic on one core and take about as long; the one pass wins where the hardware computes positions side by side
-                  (WebGPU), and there each serial step also pays a round trip to the device.
+                  ${msg(html`Growth from n = ${d.fit_from} to ${ns.length} (slope on log–log axes; the serial totals counted after their first step, a one-off prefill): with the cache time ∝ n<sup>${fmt(x.cached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.cached_flops, 2)}</sup>; without it time ∝ n<sup>${fmt(x.uncached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.uncached_flops, 2)}</sup>; one pass: time ∝ n<sup>${fmt(x.forward_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.forward_flops, 2)}</sup> — the same FLOPs as the cached steps, at once.`)}
+                  ${msg('The longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹. On the CPU backend times grow faster than FLOPs: its attention (scores, softmax, weighted sum) runs as plain loops, slower per operation than the matrix products, so the part that grows with n weighs more in time than in the count. There the one pass and the cached steps do the same arithmetic on one core and take about as long; the one pass wins where the hardware computes positions side by side (WebGPU), and there each serial step also pays a round trip to the device.')}
                 </figcaption>
               </figure>
               <figure>
-                <svg class="chart" viewBox=${c2.viewBox} role="img" aria-label="attention work for the n-th token with and without the cache">${c2.body}</svg>
+                <svg class="chart" viewBox=${c2.viewBox} role="img" aria-label=${msg('attention work for the n-th token with and without the cache')}>${c2.body}</svg>
                 <figcaption data-exp-cached-attention=${x.cached_attention_flops} data-exp-uncached-attention=${x.uncached_attention_flops}>
-                  The n-th token's attention work: with the cache one query against n keys, 2·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear);
-                  without it all n queries again, C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).
+                  ${msg(html`The n-th token's attention work: with the cache one query against n keys, 2·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear); without it all n queries again, C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).`)}
                 </figcaption>
               </figure>
             </div>
             <div class="wrap">
-              <table aria-label="time and FLOPs to produce n tokens">
+              <table aria-label=${msg('time and FLOPs to produce n tokens')}>
                 <thead>
-                  <tr><th>n</th><th>one pass</th><th>FLOPs</th><th>serial, cache</th><th>FLOPs</th><th>serial, no cache</th><th>FLOPs</th></tr>
+                  <tr><th>n</th><th>${msg('one pass')}</th><th>FLOPs</th><th>${msg('serial, cache')}</th><th>FLOPs</th><th>${msg('serial, no cache')}</th><th>FLOPs</th></tr>
                 </thead>
                 <tbody>
                   ${rows.map((n) => {
@@ -305,7 +296,7 @@ export class TpParallel extends LitElement {
                 </tbody>
               </table>
             </div>`
-        : html`<p class="muted">${this.busy ? 'Measuring…' : 'Waiting for the model…'}</p>`}
+        : html`<p class="muted">${this.busy ? msg('Measuring…') : msg('Waiting for the model…')}</p>`}
       ${this.scoringTable()}
     </section>`;
   }
