@@ -105,4 +105,23 @@ async function startOffline(): Promise<void> {
   });
 }
 
+/**
+ * The page's own header follows the playground's language: the paragraph of that language
+ * is shown (index.html holds one per language) and the document says which it is. The
+ * playground announces each switch with @lit/localize's `lit-localize-status` event.
+ */
+function followLanguage(): void {
+  const show = (lang: string) => {
+    const paragraphs = document.querySelectorAll<HTMLElement>('header [data-lang]');
+    if (![...paragraphs].some((p) => p.dataset.lang === lang)) return;
+    for (const p of paragraphs) p.hidden = p.dataset.lang !== lang;
+    document.documentElement.lang = lang;
+  };
+  window.addEventListener('lit-localize-status', (e) => {
+    const d = (e as CustomEvent<{ status: string; readyLocale?: string }>).detail;
+    if (d.status === 'ready' && d.readyLocale) show(d.readyLocale);
+  });
+}
+
+followLanguage();
 void startOffline();
