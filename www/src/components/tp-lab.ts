@@ -9,7 +9,10 @@
 // defaults and the notes about each field come from the engine (`runDefaults`). This
 // module and uPlot are loaded when the lab first comes into view.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { LocalizedElement } from '../i18n/locale';
+import { archName } from '../i18n/terms';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
 import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
@@ -42,28 +45,54 @@ interface LabHost extends HTMLElement {
 }
 
 const METRIC_WORDS: Record<string, string> = {
-  exact_match: 'exact match',
-  token_accuracy: 'token accuracy',
-  class_accuracy: 'class accuracy',
-  grammatical: 'grammatical sentences',
+  get exact_match() {
+    return msg('exact match');
+  },
+  get token_accuracy() {
+    return msg('token accuracy');
+  },
+  get class_accuracy() {
+    return msg('class accuracy');
+  },
+  get grammatical() {
+    return msg('grammatical sentences');
+  },
 };
 
 const STATUS_WORDS: Record<string, string> = {
-  running: 'training',
-  paused: 'paused',
-  stopped: 'stopped',
-  done: 'done',
-  failed: 'failed',
+  get running() {
+    return msg('training');
+  },
+  get paused() {
+    return msg('paused');
+  },
+  get stopped() {
+    return msg('stopped');
+  },
+  get done() {
+    return msg('done');
+  },
+  get failed() {
+    return msg('failed');
+  },
 };
 
 /** The least time between two redraws of the plots and the table while runs train. */
 const REDRAW_MS = 150;
 
 const BUSY_WORDS: Record<string, string> = {
-  pause: 'pausing…',
-  resume: 'resuming…',
-  stop: 'stopping…',
-  stepOnce: 'taking one step…',
+  get pause() {
+    return msg('pausing…');
+  },
+  get resume() {
+    return msg('resuming…');
+  },
+  get stop() {
+    return msg('stopping…');
+  },
+  get stepOnce() {
+    return msg('taking one step…');
+  },
 };
 
 /** A number for the table: four significant digits, '–' for none. */
@@ -93,7 +122,7 @@ function valueText(f: FieldDef, v: Value): string {
   return String(v);
 }
 
-export class TpLab extends LitElement {
+export class TpLab extends LocalizedElement {
   static properties = {
     themeKey: { attribute: false },
     link: { attribute: false },
@@ -375,7 +404,7 @@ export class TpLab extends LitElement {
     this.linkNotes = notes;
     this.from = null;
     await this.loadDefaults(settings.task ?? 'reverse', settings as Record<string, unknown>);
-    this.said = 'The form holds the settings of the link: press Train to train them.';
+    this.said = msg('The form holds the settings of the link: press Train to train them.');
     this.requestUpdate();
   }
 
@@ -429,7 +458,7 @@ export class TpLab extends LitElement {
     // to about a fifth of the page's time however long the runs grow.
     const t0 = performance.now();
     void this.updateComplete
-      .then(() => Promise.all([...this.renderRoot.querySelectorAll<LitElement>('tp-lab-plot')].map((p) => p.updateComplete)))
+      .then(() => Promise.all([...this.renderRoot.querySelectorAll<LocalizedElement>('tp-lab-plot')].map((p) => p.updateComplete)))
       .then(() => {
         this.redrawGap = Math.min(1000, Math.max(REDRAW_MS, 5 * (performance.now() - t0)));
       });
@@ -458,7 +487,7 @@ export class TpLab extends LitElement {
       this.form = tidy({ ...(d.settings as unknown as Settings), ...(keep ?? {}) });
       this.error = '';
     } catch (e) {
-      this.error = `Could not read the defaults of the task ${task}: ${message(e)}`;
+      this.error = msg(str`Could not read the defaults of the task ${task}: ${message(e)}`);
     }
     this.requestUpdate();
   }
@@ -477,19 +506,19 @@ export class TpLab extends LitElement {
       this.handles.set(h.id, h);
       this.selected = h.id;
       h.addEventListener('progress', this.onRuns);
-      (h as RunHandle & { started?: Promise<unknown> }).started?.catch((e: unknown) => this.fail(`The run could not start: ${message(e)}`));
+      (h as RunHandle & { started?: Promise<unknown> }).started?.catch((e: unknown) => this.fail(msg(str`The run could not start: ${message(e)}`)));
       h.done.then(
         () => this.refresh(),
         (e: unknown) => {
-          this.error = `The run stopped with an error: ${message(e)}`;
+          this.error = msg(str`The run stopped with an error: ${message(e)}`);
           this.refresh();
         },
       );
       if (name) void host.renameRun(h.id, name);
-      this.said = 'Training started.';
+      this.said = msg('Training started.');
       this.error = '';
     } catch (e) {
-      this.error = `Could not start the run: ${message(e)}`;
+      this.error = msg(str`Could not start the run: ${message(e)}`);
     }
     this.refresh();
   }
@@ -498,7 +527,7 @@ export class TpLab extends LitElement {
   private trainForm() {
     const form = this.renderRoot.querySelector<HTMLFormElement>('form.settings');
     if (form && !form.reportValidity()) {
-      this.error = 'Some settings are out of range: the marked field says which.';
+      this.error = msg('Some settings are out of range: the marked field says which.');
       this.requestUpdate();
       return;
     }
@@ -515,7 +544,7 @@ export class TpLab extends LitElement {
       const d = await this.host.runDefaults(p.task);
       for (const change of p.runs) this.start(tidy({ ...(d.settings as unknown as Settings), ...change }));
     } catch (e) {
-      this.error = `Could not start the experiment: ${message(e)}`;
+      this.error = msg(str`Could not start the experiment: ${message(e)}`);
       this.requestUpdate();
     }
   }
@@ -567,10 +596,10 @@ export class TpLab extends LitElement {
     try {
       const info = await this.host!.useRun(r.id);
       this.used = { what: `the run ${r.name} (${label})`, settings: tidy(r.settings as unknown as Settings), info };
-      this.said = `The page's model is now ${r.name}: every other view shows it.`;
+      this.said = msg(str`The page's model is now ${r.name}: every other view shows it.`);
       this.error = '';
     } catch (e) {
-      this.error = `Could not use the run: ${message(e)}`;
+      this.error = msg(str`Could not use the run: ${message(e)}`);
     }
     this.requestUpdate();
   }
@@ -579,7 +608,7 @@ export class TpLab extends LitElement {
     try {
       download(await this.host!.exportRun(r.id), `${fileName(r.name)}.safetensors`);
     } catch (e) {
-      this.fail(`Could not export the run: ${message(e)}`);
+      this.fail(msg(str`Could not export the run: ${message(e)}`));
     }
   }
 
@@ -587,7 +616,7 @@ export class TpLab extends LitElement {
     try {
       download(this.host!.exportRunCsv(r.id), `${fileName(r.name)}.csv`);
     } catch (e) {
-      this.fail(`Could not export the curves: ${message(e)}`);
+      this.fail(msg(str`Could not export the curves: ${message(e)}`));
     }
   }
 
@@ -597,7 +626,7 @@ export class TpLab extends LitElement {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const info = await this.host!.loadCheckpoint(bytes);
       this.used = { what: `the file ${file.name}`, settings: null, info };
-      this.said = `Loaded ${file.name}: every other view shows it.`;
+      this.said = msg(str`Loaded ${file.name}: every other view shows it.`);
       this.error = '';
     } catch (e) {
       this.said = '';
@@ -691,7 +720,7 @@ export class TpLab extends LitElement {
         const input = e.target as HTMLInputElement;
         const x = Number(input.value);
         const ok = input.value !== '' && Number.isFinite(x) && x >= c.min && x <= c.max && (!c.integer || Number.isInteger(x));
-        input.setCustomValidity(ok ? '' : `${f.label}: ${c.integer ? 'a whole number' : 'a number'} from ${c.min} to ${c.max}`);
+        input.setCustomValidity(ok ? '' : c.integer ? msg(str`${f.label}: a whole number from ${c.min} to ${c.max}`) : msg(str`${f.label}: a number from ${c.min} to ${c.max}`));
         if (ok) this.edit(f.key, x);
       }}
     />`;
@@ -716,12 +745,12 @@ export class TpLab extends LitElement {
       <label for=${id}>${f.label}</label>
       ${this.control(f, note !== '' && f.key !== 'task')}
       <p class="help" id=${`${id}-help`}>${f.help}</p>
-      ${note ? html`<p class="note" data-note=${f.key}>Not for this task: ${note}</p>` : nothing}
+      ${note ? html`<p class="note" data-note=${f.key}>${msg('Not for this task:')} ${note}</p>` : nothing}
     </div>`;
   }
 
   private settingsForm() {
-    if (!this.form) return html`<p class="muted small">Reading the task's defaults…</p>`;
+    if (!this.form) return html`<p class="muted small">${msg("Reading the task's defaults…")}</p>`;
     const from = this.from ? this.runs.find((r) => r.id === this.from) : undefined;
     return html`<form class="settings" @submit=${(e: Event) => e.preventDefault()} novalidate>
       ${this.defaults ? html`<p class="intro">${this.defaults.description}</p>` : nothing}
@@ -735,13 +764,13 @@ export class TpLab extends LitElement {
       </div>
       ${this.linkNotes.length
         ? html`<div class="alert" role="status" data-link-notes>
-            Some settings of the link were not used:
+            ${msg('Some settings of the link were not used:')}
             <ul>
               ${this.linkNotes.map((n) => html`<li>${n}</li>`)}
             </ul>
           </div>`
         : nothing}
-      ${from ? html`<p class="from" data-from=${from.id}>These are the settings of ${from.name}: change one and press Train to compare.</p>` : nothing}
+      ${from ? html`<p class="from" data-from=${from.id}>${msg(str`These are the settings of ${from.name}: change one and press Train to compare.`)}</p>` : nothing}
     </form>`;
   }
 
@@ -803,40 +832,40 @@ export class TpLab extends LitElement {
       settings: shared.join(', '),
     };
     const t = `${this.theme}:${this.themeKey}`;
-    const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || 'metric');
-    const empty = 'Train a run to see its curves here.';
+    const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || msg('metric'));
+    const empty = msg('Train a run to see its curves here.');
     return html`<div class="plots">
-      <tp-lab-plot data-plot="loss" heading="Loss: training (solid) and held-out (dashed)" .yLabel=${'cross-entropy, nats'} .lines=${l.loss} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="metric" heading=${`Held-out ${metric}`} .yLabel=${'percent'} .lines=${l.metric} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="lr" heading="Learning rate: used (solid), planned (dotted), now (dot)" .yLabel=${'learning rate'} .lines=${l.lr} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="grad" heading="Gradient norm before clipping (log scale)" .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.grad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="residual" heading="Residual stream after each layer (lighter: earlier layer)" .yLabel=${'mean ‖x‖₂ per token'} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="layer-grad" heading="Gradient of each layer's weights (log scale; lighter: earlier layer)" .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="loss" heading=${msg('Loss: training (solid) and held-out (dashed)')} .yLabel=${msg('cross-entropy, nats')} .lines=${l.loss} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="metric" heading=${msg(str`Held-out ${metric}`)} .yLabel=${msg('percent')} .lines=${l.metric} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="lr" heading=${msg('Learning rate: used (solid), planned (dotted), now (dot)')} .yLabel=${msg('learning rate')} .lines=${l.lr} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="grad" heading=${msg('Gradient norm before clipping (log scale)')} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.grad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="residual" heading=${msg('Residual stream after each layer (lighter: earlier layer)')} .yLabel=${msg('mean ‖x‖₂ per token')} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="layer-grad" heading=${msg("Gradient of each layer's weights (log scale; lighter: earlier layer)")} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
     </div>`;
   }
 
   // ---------------------------------------------------------------- the runs
 
   private table(runs: readonly RunRecord[], labelOf: Map<string, string>, colorOf: Map<string, string>) {
-    if (!runs.length) return html`<p class="muted small">No runs yet: press Train, or pick an experiment.</p>`;
+    if (!runs.length) return html`<p class="muted small">${msg('No runs yet: press Train, or pick an experiment.')}</p>`;
     return html`<div class="table">
       <table>
         <caption class="visually-hidden">
-          The runs, with their final numbers
+          ${msg('The runs, with their final numbers')}
         </caption>
         <thead>
           <tr>
-            <th scope="col">act on</th>
-            <th scope="col">run</th>
-            <th scope="col">differs by</th>
-            <th scope="col">status</th>
-            <th scope="col" class="num">step</th>
-            <th scope="col" class="num">training loss</th>
-            <th scope="col" class="num">held-out loss</th>
-            <th scope="col" class="num">held-out metric</th>
-            <th scope="col" class="num">time</th>
-            <th scope="col" class="num">steps/s</th>
-            <th scope="col">actions</th>
+            <th scope="col">${msg('act on')}</th>
+            <th scope="col">${msg('run')}</th>
+            <th scope="col">${msg('differs by')}</th>
+            <th scope="col">${msg('status')}</th>
+            <th scope="col" class="num">${msg('step')}</th>
+            <th scope="col" class="num">${msg('training loss')}</th>
+            <th scope="col" class="num">${msg('held-out loss')}</th>
+            <th scope="col" class="num">${msg('held-out metric')}</th>
+            <th scope="col" class="num">${msg('time')}</th>
+            <th scope="col" class="num">${msg('steps/s')}</th>
+            <th scope="col">${msg('actions')}</th>
           </tr>
         </thead>
         <tbody>
@@ -885,7 +914,7 @@ export class TpLab extends LitElement {
               <td class="num">${r.steps_per_s ? r.steps_per_s.toFixed(1) : '–'}</td>
               <td>
                 <div class="row-actions">
-                  <button @click=${() => void this.host!.hideRun(r.id, !r.hidden)} aria-pressed=${r.hidden ? 'true' : 'false'}>${r.hidden ? 'show' : 'hide'}</button>
+                  <button @click=${() => void this.host!.hideRun(r.id, !r.hidden)} aria-pressed=${r.hidden ? 'true' : 'false'}>${r.hidden ? msg('show') : msg('hide')}</button>
                   <button
                     @click=${() => {
                       this.renaming = r.id;
@@ -893,11 +922,11 @@ export class TpLab extends LitElement {
                       this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>(`tr[data-run="${r.id}"] input[type="text"]`)?.focus());
                     }}
                   >
-                    rename
+                    ${msg('rename')}
                   </button>
-                  <button @click=${() => void this.host!.deleteRun(r.id)} aria-label=${`delete ${r.name}`}>delete</button>
-                  <button @click=${() => this.againWith(r)} data-again>train again with one change</button>
-                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.points.length === 0}>use this run</button>
+                  <button @click=${() => void this.host!.deleteRun(r.id)} aria-label=${msg(str`delete ${r.name}`)}>${msg('delete')}</button>
+                  <button @click=${() => this.againWith(r)} data-again>${msg('train again with one change')}</button>
+                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.points.length === 0}>${msg('use this run')}</button>
                   <button @click=${() => void this.exportRun(r)} ?disabled=${r.points.length === 0}>.safetensors</button>
                   <button @click=${() => this.exportCsv(r)} ?disabled=${r.points.length === 0}>CSV</button>
                 </div>
@@ -913,9 +942,9 @@ export class TpLab extends LitElement {
     const u = this.used;
     if (!u) return nothing;
     const s = u.settings;
-    return html`<section class="used" data-used aria-label="the model the page uses">
-      <strong>The page's model is ${u.what}</strong>
-      <span class="muted small">— ${u.info.arch.replace(/_/g, '-')}, d_model ${u.info.d_model}, ${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${u.info.params.toLocaleString('en-US')} parameters</span>
+    return html`<section class="used" data-used aria-label=${msg('the model the page uses')}>
+      <strong>${msg(str`The page's model is ${u.what}`)}</strong>
+      <span class="muted small">— ${archName(u.info.arch)}, d_model ${u.info.d_model}, ${msg(str`${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${u.info.params.toLocaleString('en-US')} parameters`)}</span>
       ${s
         ? html`<dl>
             ${FIELDS.filter((f) => fieldShown(s, f.key)).map((f) => html`<div><dt>${f.label}</dt><dd>${valueText(f, getField(s, f.key))}</dd></div>`)}
@@ -943,9 +972,9 @@ export class TpLab extends LitElement {
       @dragleave=${(e: DragEvent) => this.onDrag(e, false)}
       @drop=${(e: DragEvent) => this.onDrop(e)}
     >
-      <h2 id="lab-h">The lab <span class="sub">train your own variant in this page and compare the runs</span></h2>
+      <h2 id="lab-h">${msg('The lab')} <span class="sub">${msg('train your own variant in this page and compare the runs')}</span></h2>
       <div class="experiments" data-experiments>
-        <label for="preset">Experiment</label>
+        <label for="preset">${msg('Experiment')}</label>
         <select
           id="preset"
           @change=${(e: Event) => {
@@ -955,21 +984,21 @@ export class TpLab extends LitElement {
         >
           ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${x.id === this.preset}>${x.title}</option>`)}
         </select>
-        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host}>Train these ${p.runs.length} runs</button>
+        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host}>${msg(str`Train these ${p.runs.length} runs`)}</button>
         <p>${p.about}</p>
       </div>
       ${this.settingsForm()}
-      <div class="actions" role="group" aria-label="training controls">
-        <button class="primary" data-action="train" @click=${() => this.trainForm()} ?disabled=${!this.form}>Train</button>
-        <button data-action="pause" @click=${() => this.act('pause')} ?disabled=${!live || status !== 'running'}>Pause</button>
-        <button data-action="resume" @click=${() => this.act('resume')} ?disabled=${!live || status !== 'paused'}>Resume</button>
-        <button data-action="step" @click=${() => this.act('stepOnce')} ?disabled=${!live}>Step once</button>
-        <button data-action="stop" @click=${() => this.act('stop')} ?disabled=${!live}>Stop</button>
-        <span class="muted small">${sel ? html`acting on <strong>${sel.name}</strong>` : nothing}</span>
-        <button data-action="link" @click=${() => void this.copyLink()} ?disabled=${!this.form || !this.defaults}>Copy a link to these settings</button>
+      <div class="actions" role="group" aria-label=${msg('training controls')}>
+        <button class="primary" data-action="train" @click=${() => this.trainForm()} ?disabled=${!this.form}>${msg('Train')}</button>
+        <button data-action="pause" @click=${() => this.act('pause')} ?disabled=${!live || status !== 'running'}>${msg('Pause')}</button>
+        <button data-action="resume" @click=${() => this.act('resume')} ?disabled=${!live || status !== 'paused'}>${msg('Resume')}</button>
+        <button data-action="step" @click=${() => this.act('stepOnce')} ?disabled=${!live}>${msg('Step once')}</button>
+        <button data-action="stop" @click=${() => this.act('stop')} ?disabled=${!live}>${msg('Stop')}</button>
+        <span class="muted small">${sel ? html`${msg('acting on')} <strong>${sel.name}</strong>` : nothing}</span>
+        <button data-action="link" @click=${() => void this.copyLink()} ?disabled=${!this.form || !this.defaults}>${msg('Copy a link to these settings')}</button>
         <span class="grow"></span>
         <label class="dropzone"
-          >Import a .safetensors checkpoint (or drop one here)
+          >${msg('Import a .safetensors checkpoint (or drop one here)')}
           <input type="file" accept=".safetensors,application/octet-stream" data-import @change=${(e: Event) => this.onPick(e)} />
         </label>
       </div>

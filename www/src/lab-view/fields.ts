@@ -2,6 +2,8 @@
 // line, its control (a list of choices, a number with its range, or on/off) and the group
 // it is shown in; and the presets that set up the classic experiments side by side.
 
+import { msg } from '@lit/localize';
+
 /** The fields of a run's settings the form edits ("lr.*" are the learning-rate schedule's). */
 export type FieldKey =
   | 'task'
@@ -49,91 +51,130 @@ export interface FieldDef {
     | { kind: 'bool' };
 }
 
+/** A pair of a key and its name, the name in the page's language when read. */
+function named<K extends string>(key: K, name: () => string): readonly [K, string] {
+  const pair = [key, ''] as [K, string];
+  Object.defineProperty(pair, 1, { get: name, enumerable: true });
+  return pair;
+}
+
 export const GROUPS: readonly (readonly [Group, string])[] = [
-  ['task', 'Task'],
-  ['shape', 'Size'],
-  ['design', 'Design'],
-  ['training', 'Training'],
-  ['optimiser', 'Optimiser and learning rate'],
+  named('task', () => msg('Task')),
+  named('shape', () => msg('Size')),
+  named('design', () => msg('Design')),
+  named('training', () => msg('Training')),
+  named('optimiser', () => msg('Optimiser and learning rate')),
 ];
 
 /** The tasks a run can train on, with their names in the form. */
 export const TASKS: readonly (readonly [string, string])[] = [
-  ['copy', 'copy a string'],
-  ['reverse', 'reverse a string'],
-  ['sort', 'sort a string'],
-  ['add', 'add two numbers'],
-  ['grammar', 'grammar language model'],
-  ['translate', 'number words → digits'],
-  ['sentiment', 'sentiment with negation'],
-  ['tagging', 'part-of-speech tagging'],
-  ['zh-grammar', 'Chinese grammar language model'],
-  ['zh-numerals', 'Chinese numerals → digits'],
-  ['zh-sentiment', 'Chinese sentiment'],
+  named('copy', () => msg('copy a string')),
+  named('reverse', () => msg('reverse a string')),
+  named('sort', () => msg('sort a string')),
+  named('add', () => msg('add two numbers')),
+  named('grammar', () => msg('grammar language model')),
+  named('translate', () => msg('number words → digits')),
+  named('sentiment', () => msg('sentiment with negation')),
+  named('tagging', () => msg('part-of-speech tagging')),
+  named('zh-grammar', () => msg('Chinese grammar language model')),
+  named('zh-numerals', () => msg('Chinese numerals → digits')),
+  named('zh-sentiment', () => msg('Chinese sentiment')),
 ];
 
 export const FIELDS: readonly FieldDef[] = [
   {
     key: 'task',
-    label: 'task',
-    help: 'What the model learns to do; it fixes the vocabulary, the data and how success is measured.',
+    get label() {
+      return msg('task');
+    },
+    get help() {
+      return msg('What the model learns to do; it fixes the vocabulary, the data and how success is measured.');
+    },
     group: 'task',
     control: { kind: 'select', options: TASKS },
   },
   {
     key: 'arch',
-    label: 'architecture',
-    help: 'Which stacks the model has: an encoder that sees everything, a decoder that sees only the past, or both joined by cross-attention.',
+    get label() {
+      return msg('architecture');
+    },
+    get help() {
+      return msg('Which stacks the model has: an encoder that sees everything, a decoder that sees only the past, or both joined by cross-attention.');
+    },
     group: 'task',
     control: {
       kind: 'select',
       options: [
-        ['', "the task's own"],
-        ['decoder_only', 'decoder-only'],
-        ['encoder_only', 'encoder-only'],
-        ['encoder_decoder', 'encoder-decoder'],
+        named('', () => msg("the task's own")),
+        named('decoder_only', () => msg('decoder-only')),
+        named('encoder_only', () => msg('encoder-only')),
+        named('encoder_decoder', () => msg('encoder-decoder')),
       ],
     },
   },
   {
     key: 'len',
-    label: 'length',
-    help: 'How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models).',
+    get label() {
+      return msg('length');
+    },
+    get help() {
+      return msg('How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models).');
+    },
     group: 'task',
     control: { kind: 'number', min: 1, max: 256, step: 1, integer: true, nullable: "the task's own" },
   },
   {
     key: 'd_model',
-    label: 'd_model',
-    help: 'The width of the residual stream: every token is a vector of this many numbers between the layers.',
+    get label() {
+      return msg('d_model');
+    },
+    get help() {
+      return msg('The width of the residual stream: every token is a vector of this many numbers between the layers.');
+    },
     group: 'shape',
     control: { kind: 'number', min: 4, max: 512, step: 1, integer: true },
   },
   {
     key: 'n_heads',
-    label: 'heads',
-    help: 'Attention heads per layer; each looks at the sequence through its own d_model / heads dimensions.',
+    get label() {
+      return msg('heads');
+    },
+    get help() {
+      return msg('Attention heads per layer; each looks at the sequence through its own d_model / heads dimensions.');
+    },
     group: 'shape',
     control: { kind: 'number', min: 1, max: 16, step: 1, integer: true },
   },
   {
     key: 'n_layers',
-    label: 'layers',
-    help: 'How many blocks are stacked (in each stack of an encoder-decoder).',
+    get label() {
+      return msg('layers');
+    },
+    get help() {
+      return msg('How many blocks are stacked (in each stack of an encoder-decoder).');
+    },
     group: 'shape',
     control: { kind: 'number', min: 1, max: 12, step: 1, integer: true },
   },
   {
     key: 'd_ff',
-    label: 'd_ff',
-    help: 'The hidden width of the feed-forward network inside each block (usually four times d_model).',
+    get label() {
+      return msg('d_ff');
+    },
+    get help() {
+      return msg('The hidden width of the feed-forward network inside each block (usually four times d_model).');
+    },
     group: 'shape',
     control: { kind: 'number', min: 4, max: 2048, step: 1, integer: true },
   },
   {
     key: 'activation',
-    label: 'activation',
-    help: 'The non-linearity between the two matrices of the feed-forward network.',
+    get label() {
+      return msg('activation');
+    },
+    get help() {
+      return msg('The non-linearity between the two matrices of the feed-forward network.');
+    },
     group: 'design',
     control: {
       kind: 'select',
@@ -145,179 +186,263 @@ export const FIELDS: readonly FieldDef[] = [
   },
   {
     key: 'pos_encoding',
-    label: 'position encoding',
-    help: 'Where each token stands: a fixed sin/cos table or a learned one added to the embeddings, distance vectors in keys and values (relative), q and k rotated by position (RoPE), a penalty growing with distance (ALiBi), or none, and attention cannot tell orders apart.',
+    get label() {
+      return msg('position encoding');
+    },
+    get help() {
+      return msg('Where each token stands: a fixed sin/cos table or a learned one added to the embeddings, distance vectors in keys and values (relative), q and k rotated by position (RoPE), a penalty growing with distance (ALiBi), or none, and attention cannot tell orders apart.');
+    },
     group: 'design',
     control: {
       kind: 'select',
       options: [
-        ['sinusoidal', 'sinusoidal'],
-        ['learned', 'learned table'],
-        ['relative', 'relative (Shaw)'],
+        named('sinusoidal', () => msg('sinusoidal')),
+        named('learned', () => msg('learned table')),
+        named('relative', () => msg('relative (Shaw)')),
         ['rope', 'RoPE'],
         ['alibi', 'ALiBi'],
-        ['none', 'none'],
+        named('none', () => msg('none')),
       ],
     },
   },
   {
     key: 'norm',
-    label: 'normalisation',
-    help: 'LayerNorm after the residual sum (post-LN, the 2017 paper) or before each sublayer (pre-LN); BatchNorm, whose statistics mix the examples of a batch; or no normalisation.',
+    get label() {
+      return msg('normalisation');
+    },
+    get help() {
+      return msg('LayerNorm after the residual sum (post-LN, the 2017 paper) or before each sublayer (pre-LN); BatchNorm, whose statistics mix the examples of a batch; or no normalisation.');
+    },
     group: 'design',
     control: {
       kind: 'select',
       options: [
-        ['post_ln', 'post-LN'],
-        ['pre_ln', 'pre-LN'],
+        named('post_ln', () => msg('post-LN')),
+        named('pre_ln', () => msg('pre-LN')),
         ['batch_norm', 'BatchNorm'],
-        ['none', 'none'],
+        named('none', () => msg('none')),
       ],
     },
   },
   {
     key: 'final_norm',
-    label: 'final norm',
-    help: 'One more LayerNorm at the end of each stack; pre-LN models need it to keep the output in scale.',
+    get label() {
+      return msg('final norm');
+    },
+    get help() {
+      return msg('One more LayerNorm at the end of each stack; pre-LN models need it to keep the output in scale.');
+    },
     group: 'design',
     control: { kind: 'bool' },
   },
   {
     key: 'residual',
-    label: 'residual connections',
-    help: 'Add each sublayer’s input back to its output, so gradients have a direct path through deep stacks.',
+    get label() {
+      return msg('residual connections');
+    },
+    get help() {
+      return msg('Add each sublayer’s input back to its output, so gradients have a direct path through deep stacks.');
+    },
     group: 'design',
     control: { kind: 'bool' },
   },
   {
     key: 'scale_embeddings',
-    label: 'embeddings × √d_model',
-    help: 'Multiply token embeddings by √d_model before adding positions, so the positions do not drown the tokens.',
+    get label() {
+      return msg('embeddings × √d_model');
+    },
+    get help() {
+      return msg('Multiply token embeddings by √d_model before adding positions, so the positions do not drown the tokens.');
+    },
     group: 'design',
     control: { kind: 'bool' },
   },
   {
     key: 'score',
-    label: 'attention score',
-    help: 'How a query and a key become a score: a dot product divided by √d_k, a plain dot product, or a small learned network (additive).',
+    get label() {
+      return msg('attention score');
+    },
+    get help() {
+      return msg('How a query and a key become a score: a dot product divided by √d_k, a plain dot product, or a small learned network (additive).');
+    },
     group: 'design',
     control: {
       kind: 'select',
       options: [
-        ['scaled_dot', 'scaled dot product'],
-        ['dot', 'dot product, unscaled'],
-        ['additive', 'additive'],
+        named('scaled_dot', () => msg('scaled dot product')),
+        named('dot', () => msg('dot product, unscaled')),
+        named('additive', () => msg('additive')),
       ],
     },
   },
   {
     key: 'share_qk',
-    label: 'shared W_Q = W_K',
-    help: 'Queries and keys use one matrix, so token i scores token j exactly as j scores i.',
+    get label() {
+      return msg('shared W_Q = W_K');
+    },
+    get help() {
+      return msg('Queries and keys use one matrix, so token i scores token j exactly as j scores i.');
+    },
     group: 'design',
     control: { kind: 'bool' },
   },
   {
     key: 'dropout',
-    label: 'dropout',
-    help: 'The chance that each activation is zeroed during training, a guard against memorising the training set.',
+    get label() {
+      return msg('dropout');
+    },
+    get help() {
+      return msg('The chance that each activation is zeroed during training, a guard against memorising the training set.');
+    },
     group: 'training',
     control: { kind: 'number', min: 0, max: 0.9, step: 'any', integer: false },
   },
   {
     key: 'label_smoothing',
-    label: 'label smoothing',
-    help: 'Share this much of the target probability among the wrong tokens, so the model is never pushed to be certain.',
+    get label() {
+      return msg('label smoothing');
+    },
+    get help() {
+      return msg('Share this much of the target probability among the wrong tokens, so the model is never pushed to be certain.');
+    },
     group: 'training',
     control: { kind: 'number', min: 0, max: 0.5, step: 'any', integer: false },
   },
   {
     key: 'batch',
-    label: 'batch size',
-    help: 'Examples averaged in each step’s gradient; more gives a steadier gradient and slower steps.',
+    get label() {
+      return msg('batch size');
+    },
+    get help() {
+      return msg('Examples averaged in each step’s gradient; more gives a steadier gradient and slower steps.');
+    },
     group: 'training',
     control: { kind: 'number', min: 1, max: 512, step: 1, integer: true },
   },
   {
     key: 'steps',
-    label: 'steps',
-    help: 'How many optimiser updates the run makes before it stops by itself.',
+    get label() {
+      return msg('steps');
+    },
+    get help() {
+      return msg('How many optimiser updates the run makes before it stops by itself.');
+    },
     group: 'training',
     control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
   },
   {
     key: 'seed',
-    label: 'seed',
-    help: 'Picks the starting weights and the order of the examples; the same seed gives the same run.',
+    get label() {
+      return msg('seed');
+    },
+    get help() {
+      return msg('Picks the starting weights and the order of the examples; the same seed gives the same run.');
+    },
     group: 'training',
     control: { kind: 'number', min: 0, max: 4294967295, step: 1, integer: true },
   },
   {
     key: 'eval_every',
-    label: 'evaluate every',
-    help: 'Steps between two measurements on held-out examples (the held-out loss and the task’s metric).',
+    get label() {
+      return msg('evaluate every');
+    },
+    get help() {
+      return msg('Steps between two measurements on held-out examples (the held-out loss and the task’s metric).');
+    },
     group: 'training',
     control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
   },
   {
     key: 'clip',
-    label: 'gradient clipping',
-    help: 'Scale the whole gradient down when its norm exceeds this; 0 turns clipping off.',
+    get label() {
+      return msg('gradient clipping');
+    },
+    get help() {
+      return msg('Scale the whole gradient down when its norm exceeds this; 0 turns clipping off.');
+    },
     group: 'training',
     control: { kind: 'number', min: 0, max: 100, step: 'any', integer: false },
   },
   {
     key: 'adam_beta1',
-    label: 'Adam β₁',
-    help: 'How much of the previous gradient direction Adam keeps (momentum).',
+    get label() {
+      return msg('Adam β₁');
+    },
+    get help() {
+      return msg('How much of the previous gradient direction Adam keeps (momentum).');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 0, max: 0.9999, step: 'any', integer: false },
   },
   {
     key: 'adam_beta2',
-    label: 'Adam β₂',
-    help: 'How long Adam remembers the size of past gradients when it scales each step.',
+    get label() {
+      return msg('Adam β₂');
+    },
+    get help() {
+      return msg('How long Adam remembers the size of past gradients when it scales each step.');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 0, max: 0.99999, step: 'any', integer: false },
   },
   {
     key: 'adam_eps',
-    label: 'Adam ε',
-    help: 'A tiny number added before Adam divides by the gradient size, so it never divides by zero.',
+    get label() {
+      return msg('Adam ε');
+    },
+    get help() {
+      return msg('A tiny number added before Adam divides by the gradient size, so it never divides by zero.');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 0, max: 1, step: 'any', integer: false },
   },
   {
     key: 'lr.kind',
-    label: 'learning rate',
-    help: 'Noam: rise linearly during warmup, then fall as 1/√step (the 2017 paper); or one constant rate throughout.',
+    get label() {
+      return msg('learning rate');
+    },
+    get help() {
+      return msg('Noam: rise linearly during warmup, then fall as 1/√step (the 2017 paper); or one constant rate throughout.');
+    },
     group: 'optimiser',
     control: {
       kind: 'select',
       options: [
-        ['noam', 'Noam schedule'],
-        ['constant', 'constant'],
+        named('noam', () => msg('Noam schedule')),
+        named('constant', () => msg('constant')),
       ],
     },
   },
   {
     key: 'lr.factor',
-    label: 'Noam factor',
-    help: 'Multiplies the whole Noam curve; its peak is factor / √(d_model · warmup).',
+    get label() {
+      return msg('Noam factor');
+    },
+    get help() {
+      return msg('Multiplies the whole Noam curve; its peak is factor / √(d_model · warmup).');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 0.001, max: 100, step: 'any', integer: false },
   },
   {
     key: 'lr.warmup',
-    label: 'warmup steps',
-    help: 'Steps over which the rate climbs to its peak before it starts to decay.',
+    get label() {
+      return msg('warmup steps');
+    },
+    get help() {
+      return msg('Steps over which the rate climbs to its peak before it starts to decay.');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
   },
   {
     key: 'lr.value',
-    label: 'constant rate',
-    help: 'The learning rate used at every step.',
+    get label() {
+      return msg('constant rate');
+    },
+    get help() {
+      return msg('The learning rate used at every step.');
+    },
     group: 'optimiser',
     control: { kind: 'number', min: 0, max: 10, step: 'any', integer: false },
   },
@@ -389,8 +514,12 @@ export interface Preset {
 export const PRESETS: readonly Preset[] = [
   {
     id: 'residual-6',
-    title: 'No residual vs residual, 6 layers',
-    about: 'Six post-LN layers without residual connections barely learn; with them the loss falls at once.',
+    get title() {
+      return msg('No residual vs residual, 6 layers');
+    },
+    get about() {
+      return msg('Six post-LN layers without residual connections barely learn; with them the loss falls at once.');
+    },
     task: 'reverse',
     runs: [
       { n_layers: 6, norm: 'post_ln', final_norm: false, residual: false, steps: 300, eval_every: 50 },
@@ -399,8 +528,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'pre-post-ln',
-    title: 'Post-LN vs pre-LN, 6 layers',
-    about: 'Where the LayerNorm sits changes how gradients reach the early layers of a deep stack.',
+    get title() {
+      return msg('Post-LN vs pre-LN, 6 layers');
+    },
+    get about() {
+      return msg('Where the LayerNorm sits changes how gradients reach the early layers of a deep stack.');
+    },
     task: 'reverse',
     runs: [
       { n_layers: 6, norm: 'post_ln', final_norm: false, steps: 300, eval_every: 50 },
@@ -409,8 +542,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'warmup',
-    title: 'Warmup 400 vs 4000',
-    about: 'A long warmup keeps the rate small for many steps: the same model learns much later.',
+    get title() {
+      return msg('Warmup 400 vs 4000');
+    },
+    get about() {
+      return msg('A long warmup keeps the rate small for many steps: the same model learns much later.');
+    },
     task: 'reverse',
     runs: [
       { lr: { kind: 'noam', factor: 1, warmup: 400 }, steps: 600, eval_every: 50 },
@@ -419,8 +556,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'layernorm-batchnorm',
-    title: 'LayerNorm vs BatchNorm',
-    about: 'BatchNorm mixes statistics across the batch, padding included; LayerNorm normalises each token alone.',
+    get title() {
+      return msg('LayerNorm vs BatchNorm');
+    },
+    get about() {
+      return msg('BatchNorm mixes statistics across the batch, padding included; LayerNorm normalises each token alone.');
+    },
     task: 'reverse',
     runs: [
       { norm: 'post_ln', steps: 300, eval_every: 50 },
@@ -429,8 +570,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'scale-embeddings',
-    title: 'Embeddings with and without ×√d_model',
-    about: 'Without the scale the fixed positions are as large as the tokens themselves.',
+    get title() {
+      return msg('Embeddings with and without ×√d_model');
+    },
+    get about() {
+      return msg('Without the scale the fixed positions are as large as the tokens themselves.');
+    },
     task: 'reverse',
     runs: [
       { scale_embeddings: true, steps: 300, eval_every: 50 },
@@ -439,8 +584,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'score',
-    title: 'Scaled dot vs dot vs additive',
-    about: 'Three ways to score a query against a key, on the same task and seed.',
+    get title() {
+      return msg('Scaled dot vs dot vs additive');
+    },
+    get about() {
+      return msg('Three ways to score a query against a key, on the same task and seed.');
+    },
     task: 'reverse',
     runs: [
       { score: 'scaled_dot', steps: 300, eval_every: 50 },
@@ -450,8 +599,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'positions',
-    title: 'No positions vs sinusoidal vs RoPE',
-    about: 'Reversing needs to know where each letter is; without positions only the causal mask hints at it.',
+    get title() {
+      return msg('No positions vs sinusoidal vs RoPE');
+    },
+    get about() {
+      return msg('Reversing needs to know where each letter is; without positions only the causal mask hints at it.');
+    },
     task: 'reverse',
     runs: [
       { pos_encoding: 'none', steps: 300, eval_every: 50 },
@@ -461,8 +614,12 @@ export const PRESETS: readonly Preset[] = [
   },
   {
     id: 'dropout',
-    title: 'Dropout 0 vs 0.3',
-    about: 'Dropout slows training-set progress; watch the held-out loss against the training loss.',
+    get title() {
+      return msg('Dropout 0 vs 0.3');
+    },
+    get about() {
+      return msg('Dropout slows training-set progress; watch the held-out loss against the training loss.');
+    },
     task: 'reverse',
     runs: [
       { dropout: 0, steps: 300, eval_every: 50 },

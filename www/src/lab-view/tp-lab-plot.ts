@@ -7,7 +7,9 @@
 // Content-Security-Policy allows styles from the page's own origin only); uPlot itself
 // sizes and places its parts through the CSSOM, which the policy allows.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { msg, str } from '@lit/localize';
+import { getLocale, LocalizedElement } from '../i18n/locale';
 import uPlot from 'uplot';
 import uplotCss from 'uplot/dist/uPlot.min.css?url';
 import { panel } from '../ui/shared';
@@ -49,7 +51,7 @@ function value(v: number | null | undefined): string {
   return String(Number(v.toPrecision(4)));
 }
 
-export class TpLabPlot extends LitElement {
+export class TpLabPlot extends LocalizedElement {
   static properties = {
     heading: { type: String },
     yLabel: { attribute: false },
@@ -65,7 +67,7 @@ export class TpLabPlot extends LitElement {
   heading = '';
   /** The y axis's name with its unit. */
   yLabel = '';
-  xLabel = 'training step';
+  xLabel = '';
   lines: readonly Line[] = [];
   /** Plot y on a log₁₀ axis (non-positive values are left out). */
   yLog = false;
@@ -74,7 +76,7 @@ export class TpLabPlot extends LitElement {
   /** What an exported picture's caption says beside the title. */
   caption: { model: string; settings: string } = { model: '', settings: '' };
   /** What the plot says when no run has points. */
-  empty = 'No run yet.';
+  empty = '';
 
   /** The colours the canvas was last drawn in (the page's palette when it was built). */
   palette: { fg: string; muted: string; line: string } | null = null;
@@ -213,7 +215,7 @@ export class TpLabPlot extends LitElement {
       values: (_u, vals) => vals.map((v) => (v === null ? '' : tick(v))),
     });
     const series: uPlot.Series[] = [
-      { label: 'step', value: (_u, v) => (v === null ? '–' : String(Math.round(v))) },
+      { label: msg('step'), value: (_u, v) => (v === null ? '–' : String(Math.round(v))) },
       ...this.lines.map(
         (l): uPlot.Series =>
           l.dotsOnly
@@ -244,7 +246,7 @@ export class TpLabPlot extends LitElement {
         height: 190,
         series,
         scales: { x: { time: false }, y: this.yLog ? { distr: 3 } : { auto: true } },
-        axes: [axis(this.xLabel), { ...axis(this.yLabel), size: 56 }],
+        axes: [axis(this.xLabel || msg('training step')), { ...axis(this.yLabel), size: 56 }],
         legend: { live: true },
         cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       },
@@ -269,7 +271,7 @@ export class TpLabPlot extends LitElement {
 
   protected updated(): void {
     // The same lines in the same colours: new numbers only. Anything else: build anew.
-    const shape = JSON.stringify([this.themeKey, this.yLog, this.yLabel, this.lines.map((l) => [l.label, l.color, l.dash, l.dotsOnly, l.width])]);
+    const shape = JSON.stringify([getLocale(), this.themeKey, this.yLog, this.yLabel, this.lines.map((l) => [l.label, l.color, l.dash, l.dotsOnly, l.width])]);
     const hasPoints = this.lines.some((l) => l.points.length);
     if (shape !== this.shape || !this.chart || !hasPoints) {
       this.shape = shape;
@@ -289,7 +291,7 @@ export class TpLabPlot extends LitElement {
       else download(await svgToPng(p), `${stem}.png`);
       this.said = '';
     } catch (e) {
-      this.said = `Could not make the picture: ${e instanceof Error ? e.message : String(e)}`;
+      this.said = msg(str`Could not make the picture: ${e instanceof Error ? e.message : String(e)}`);
     }
     this.requestUpdate();
   }
@@ -302,10 +304,10 @@ export class TpLabPlot extends LitElement {
           <h3>${this.heading}</h3>
           <span class="sp"></span>
           <span class="said" role="status">${this.said}</span>
-          <button data-export-skip @click=${() => void this.save('svg')} aria-label=${`save the plot ${this.heading} as an SVG picture`}>SVG</button>
-          <button data-export-skip @click=${() => void this.save('png')} aria-label=${`save the plot ${this.heading} as a PNG picture`}>PNG</button>
+          <button data-export-skip @click=${() => void this.save('svg')} aria-label=${msg(str`save the plot ${this.heading} as an SVG picture`)}>SVG</button>
+          <button data-export-skip @click=${() => void this.save('png')} aria-label=${msg(str`save the plot ${this.heading} as a PNG picture`)}>PNG</button>
         </div>
-        ${any ? nothing : html`<p class="none">${this.empty}</p>`}
+        ${any ? nothing : html`<p class="none">${this.empty || msg("No run yet.")}</p>`}
         <div class="plot"></div>
       </figure>`;
   }
