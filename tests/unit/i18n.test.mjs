@@ -4,8 +4,9 @@
 // gone (stale), when a translation's placeholders do not match its string's, when a
 // translation changes a number of its string, or when the committed locale module
 // (www/src/locales/zh-Hans.ts, what the page loads) is not what `lit-localize build`
-// makes of the XLIFF now. Fix: `npm --prefix www run i18n` (extract, then build) and
-// translate what it reports missing.
+// makes of the XLIFF now, or when a string's English changed since it was translated
+// (www/xliff/zh-Hans.sources.json). Fix: `npm --prefix www run i18n` (extract, then build),
+// translate what is missing or changed, then `node www/scripts/i18n-record.mjs`.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,6 +50,16 @@ test('no_translation_is_left_from_a_string_that_is_gone', () => {
   const ids = new Set(messages.map((m) => m.name));
   const stale = (translations.get(TARGET) ?? []).filter((m) => !ids.has(m.name));
   assert.deepEqual(stale.map((m) => `${m.name}: ${text(m).slice(0, 80)}`), []);
+});
+
+test('every_translation_was_made_from_the_english_the_source_has_now', () => {
+  // lit-localize keeps a translation under its id when the English changes; the record
+  // says which English each translation was made from (www/scripts/i18n-record.mjs).
+  const record = JSON.parse(readFileSync(join(www, 'xliff/zh-Hans.sources.json'), 'utf8'));
+  const changed = messages.filter((m) => record[m.name] !== undefined && record[m.name] !== text(m)).map(where);
+  const unrecorded = messages.filter((m) => record[m.name] === undefined).map(where);
+  assert.deepEqual(changed, [], 'the English changed since these were translated: redo them, then run node www/scripts/i18n-record.mjs');
+  assert.deepEqual(unrecorded, [], 'translated but not recorded: run node www/scripts/i18n-record.mjs');
 });
 
 test('translations_keep_the_placeholders_and_every_number_of_their_string', () => {
