@@ -82,7 +82,7 @@ fn main() {
         println!("{v}");
         return;
     }
-    // The wasm build's report, from the node runner, printed beside this one.
+    // The wasm build's report, from the Chromium runner, printed beside this one.
     let wasm = std::env::var("TPLAY_BENCH_WASM_JSON").ok().map(|path| {
         let text = std::fs::read_to_string(&path).expect("the wasm report exists");
         serde_json::from_str::<bench::Report>(&text).expect("the wasm report parses")
@@ -90,7 +90,7 @@ fn main() {
     match &wasm {
         Some(w) => println!(
             "{}",
-            bench::render(&[("native", &report), ("wasm (node)", w)])
+            bench::render(&[("native", &report), ("wasm (Chromium)", w)])
         ),
         None => println!("{}", bench::render(&[("native", &report)])),
     }

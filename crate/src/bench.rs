@@ -344,6 +344,47 @@ pub struct Report {
     pub contexts: Vec<ContextCost>,
     pub cached_exponent: f64,
     pub uncached_exponent: f64,
+    /// What only a browser measures (tests/browser/engine-bench.mjs adds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserFigures>,
+}
+
+/// Engine-only decoding measured one way in the browser.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BrowserDecode {
+    pub tokens_per_s: f64,
+    /// The engine's own time per token (the steps' `wall_ms`), without the messages.
+    pub engine_ms_per_token: f64,
+}
+
+/// The GPU work of one decode step of one shipped model (WebGPU in the browser).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GpuStepRow {
+    pub model: String,
+    #[serde(default)]
+    pub dispatches: Option<f64>,
+    #[serde(default)]
+    pub submissions: Option<f64>,
+    #[serde(default)]
+    pub readbacks: Option<f64>,
+    #[serde(default)]
+    pub ms_per_token: Option<f64>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// The browser's rows: decoding on the main thread (keys: steps per call), through a
+/// worker on the bench build and through the page's own worker (keys: steps per
+/// message), and the WebGPU adapter's work per decode step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BrowserFigures {
+    pub user_agent: String,
+    pub main: std::collections::BTreeMap<String, BrowserDecode>,
+    pub worker: std::collections::BTreeMap<String, BrowserDecode>,
+    pub shipped: std::collections::BTreeMap<String, BrowserDecode>,
+    pub adapter: Option<String>,
+    pub adapter_note: String,
+    pub gpu: Vec<GpuStepRow>,
 }
 
 /// The recipes the training figure runs.
@@ -385,6 +426,7 @@ pub fn report(quick: bool) -> Result<Report> {
         uncached_exponent: growth_exponent(&contexts, false, 64),
         train,
         contexts,
+        browser: None,
     })
 }
 
@@ -500,6 +542,93 @@ pub fn render(reports: &[(&str, &Report)]) -> String {
         );
         row(&mut o, &label("mean loss"), all(&|r| r.train[i].loss), 6);
     }
+    let native = reports[0].1.decode_tokens_per_s.value;
+    for (name, r) in reports {
+        let Some(b) = &r.browser else { continue };
+        let _ = writeln!(
+            o,
+            "\nEngine-only decoding in {name} ({}), tokens/s, against {} decoding here \
+             ({native:.0} tokens/s):\n",
+            b.user_agent, reports[0].0
+        );
+        let _ = writeln!(
+            o,
+            "| {:<52} | {:>10} | {:>16} | {:>9} | {:>13} |",
+            "path", "tokens/s", "engine ms/token", "÷ native", "÷ main thread"
+        );
+        let _ = writeln!(
+            o,
+            "|{:-<54}|{:-<12}|{:-<18}|{:-<11}|{:-<15}|",
+            "", "", "", "", ""
+        );
+        let main = b.main.get("1").map_or(f64::NAN, |d| d.tokens_per_s);
+        let paths = [
+            ("main thread, 1 step per call", &b.main),
+            ("main thread, all steps in one call", &b.main),
+            ("worker (bench build), per message:", &b.worker),
+            ("page worker (shipped build, -Oz), per message:", &b.shipped),
+        ];
+        for (i, (label, map)) in paths.iter().enumerate() {
+            for (per, d) in map.iter() {
+                let keep = match i {
+                    0 => per == "1",
+                    1 => per != "1",
+                    _ => true,
+                };
+                if !keep {
+                    continue;
+                }
+                let what = if i < 2 {
+                    label.to_string()
+                } else {
+                    format!("{label} {per} step(s)")
+                };
+                let _ = writeln!(
+                    o,
+                    "| {what:<52} | {:>10.0} | {:>16.4} | {:>9.2} | {:>13.2} |",
+                    d.tokens_per_s,
+                    d.engine_ms_per_token,
+                    d.tokens_per_s / native,
+                    d.tokens_per_s / main
+                );
+            }
+        }
+        let _ = writeln!(
+            o,
+            "\nWebGPU per decode step, {} ({}):\n",
+            b.adapter.as_deref().unwrap_or("no adapter"),
+            b.adapter_note
+        );
+        let _ = writeln!(
+            o,
+            "| {:<34} | {:>10} | {:>11} | {:>9} | {:>19} |",
+            "model", "dispatches", "submissions", "readbacks", "ms/token (software)"
+        );
+        let _ = writeln!(
+            o,
+            "|{:-<36}|{:-<12}|{:-<13}|{:-<11}|{:-<21}|",
+            "", "", "", "", ""
+        );
+        for g in &b.gpu {
+            match &g.error {
+                Some(e) => {
+                    let _ = writeln!(o, "| {:<34} | failed: {e} |", g.model);
+                }
+                None => {
+                    let n = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.1}"));
+                    let _ = writeln!(
+                        o,
+                        "| {:<34} | {:>10} | {:>11} | {:>9} | {:>19} |",
+                        g.model,
+                        n(g.dispatches),
+                        n(g.submissions),
+                        n(g.readbacks),
+                        n(g.ms_per_token)
+                    );
+                }
+            }
+        }
+    }
     let _ = writeln!(o, "\nPer-token cost (ms) against the context length:\n");
     let mut h = String::from("context");
     for (name, _) in reports {
@@ -578,4 +707,13 @@ pub fn render(reports: &[(&str, &Report)]) -> String {
 pub fn bench_report(quick: bool) -> std::result::Result<String, wasm_bindgen::JsError> {
     let r = report(quick).map_err(|e| wasm_bindgen::JsError::new(&e.to_string()))?;
     serde_json::to_string(&r).map_err(|e| wasm_bindgen::JsError::new(&e.to_string()))
+}
+
+/// The decode-benchmark model as checkpoint bytes, so a page can load the same weights
+/// into its `Engine` (main thread) and its worker.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = benchDecodeCheckpoint)]
+pub fn bench_decode_checkpoint() -> std::result::Result<Vec<u8>, wasm_bindgen::JsError> {
+    crate::checkpoint::save(&decode_model(128))
+        .map_err(|e| wasm_bindgen::JsError::new(&e.to_string()))
 }

@@ -29,7 +29,7 @@ use crate::explain::sqrt_dk::{score_scaling, ScoreScaling, WIDTHS as SQRT_DK_WID
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
 use crate::generate::sampling::{argmax, sampling_distribution, softmax, Sampling};
-use crate::generate::{GenerateOptions, Generator, LengthPenalty, Strategy};
+use crate::generate::{GenerateOptions, Generator, LengthPenalty, Step, Strategy};
 use crate::limits::{self, MAX_BEAM_WIDTH};
 use crate::model::cost::{cost_report, CostReport};
 use crate::model::forward::{Activations, AttnSite, Batch};
@@ -39,11 +39,12 @@ use crate::model::plan::{layer_plan, LayerPlan, StackInput};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
     AttnView, BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, Dense,
-    EmbeddingScaleRequest, F32Array, ForwardRequest, ForwardResult, GenerateStartRequest,
-    GenerateStarted, GenerateStep, HiddenView, MaskView, ModelInfo, NoamRequest, ParallelRequest,
-    PermutationResult, Positions, PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults,
-    RunDefaultsRequest, RunSettings, SamplingRequest, ScoreScalingRequest, ScoringRequest,
-    StrategyName, Switches, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
+    EmbeddingScaleRequest, F32Array, F64Array, ForwardRequest, ForwardResult, GenerateStartRequest,
+    GenerateStarted, GenerateStep, GenerateSteps, GenerateStepsRequest, GpuWork, HiddenView,
+    MaskView, ModelInfo, NoamRequest, ParallelRequest, PermutationResult, Positions,
+    PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest, RunSettings,
+    SamplingRequest, ScoreScalingRequest, ScoringRequest, StrategyName, Switches, Tokenized,
+    TrainChunk, TrainChunkRequest, TrainStarted, U32Array,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -628,6 +629,92 @@ impl Engine {
     /// stands (`Generator::resume_on`: the same tokens, the same random stream) and
     /// the step runs there.
     pub async fn generate_step(&mut self) -> Result<GenerateStep> {
+        let (step, fallback) = self.advance().await?;
+        let g = self.running()?;
+        Ok(GenerateStep {
+            step,
+            generated: g.tokens(),
+            done: g.is_done(),
+            backend: self.backend(),
+            fallback,
+        })
+    }
+
+    /// Up to `req.n` generation steps in one call (fewer when the generation stops):
+    /// the same steps, tokens and random stream as `n` calls of `generate_step`, sent
+    /// back as flat arrays with only the last step in full.
+    pub async fn generate_steps(&mut self, req: &GenerateStepsRequest) -> Result<GenerateSteps> {
+        if req.n == 0 || req.n > limits::MAX_NEW_TOKENS {
+            return Err(Error::Input(format!(
+                "generateSteps: n must be between 1 and {}, not {}",
+                limits::MAX_NEW_TOKENS,
+                req.n
+            )));
+        }
+        let mut index = Vec::with_capacity(req.n);
+        let mut tokens = Vec::with_capacity(req.n);
+        let mut fed = Vec::with_capacity(req.n);
+        let mut wall_ms = Vec::with_capacity(req.n);
+        let mut multiply_adds = 0u64;
+        let mut fallback = None;
+        let mut last = None;
+        let gpu_before = match &self.backend {
+            Backend::Gpu(ctx) => Some((ctx.clone(), ctx.stats())),
+            Backend::Cpu => None,
+        };
+        while index.len() < req.n {
+            if !index.is_empty() && self.running()?.is_done() {
+                break;
+            }
+            let (step, fell) = self.advance().await?;
+            fallback = fallback.or(fell);
+            index.push(step.index as u32);
+            if let Some(t) = step.token {
+                tokens.push(t);
+            }
+            fed.push(step.fed as u32);
+            wall_ms.push(step.wall_ms);
+            multiply_adds += step.multiply_adds;
+            last = Some(step);
+        }
+        let gpu = match (&self.backend, gpu_before) {
+            (Backend::Gpu(_), Some((ctx, before))) if fallback.is_none() => {
+                let d = ctx.stats().since(&before);
+                Some(GpuWork {
+                    submissions: d.submissions,
+                    readbacks: d.readbacks,
+                    dispatches: d.dispatches,
+                })
+            }
+            _ => None,
+        };
+        let g = self.running()?;
+        Ok(GenerateSteps {
+            steps: index.len(),
+            index: U32Array(index),
+            tokens: U32Array(tokens),
+            fed: U32Array(fed),
+            wall_ms: F64Array(wall_ms),
+            multiply_adds,
+            last: last.expect("the loop runs at least once"),
+            generated: U32Array(g.tokens()),
+            done: g.is_done(),
+            backend: self.backend(),
+            fallback,
+            gpu,
+        })
+    }
+
+    /// The running generation's generator.
+    fn running(&self) -> Result<&Generator<Rc<Model>>> {
+        self.generation.as_ref().map(|g| &g.gen).ok_or_else(|| {
+            Error::Input("no generation is running: call generate_start() first".into())
+        })
+    }
+
+    /// Run the next step of the generation (on the CPU from here on if the GPU fails),
+    /// with the GPU's failure when there was one.
+    async fn advance(&mut self) -> Result<(Step, Option<String>)> {
         let mut g = self.generation.take().ok_or_else(|| {
             Error::Input("no generation is running: call generate_start() first".into())
         })?;
@@ -649,21 +736,13 @@ impl Engine {
                 return Err(e);
             }
         };
+        self.generation = Some(g);
         let Some(step) = step else {
-            self.generation = Some(g);
             return Err(Error::Input(
                 "generation has already stopped: start it again".into(),
             ));
         };
-        let out = GenerateStep {
-            step,
-            generated: g.gen.tokens(),
-            done: g.gen.is_done(),
-            backend: self.backend(),
-            fallback,
-        };
-        self.generation = Some(g);
-        Ok(out)
+        Ok((step, fallback))
     }
 }
 
@@ -1175,5 +1254,90 @@ mod tests {
             assert_eq!(last.generated, block_on(g.run_to_end()).unwrap().tokens);
             assert!(matches!(block_on(e.generate_step()), Err(Error::Input(_))));
         }
+    }
+
+    #[test]
+    fn several_steps_per_call_give_the_same_steps_as_one_step_per_call() {
+        for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+            for strategy in [
+                StrategyName::Greedy,
+                StrategyName::Sample,
+                StrategyName::Beam,
+            ] {
+                for use_cache in [true, false] {
+                    let src = (arch == Arch::EncoderDecoder).then(|| vec![4, 5, 6]);
+                    let req = GenerateStartRequest {
+                        prompt: vec![1, 4],
+                        src,
+                        switches: switches(),
+                        sampling: sampling(strategy),
+                        max_new_tokens: 7,
+                        trace: Some(false),
+                        use_cache: Some(use_cache),
+                    };
+                    let mut one = engine(arch);
+                    one.generate_start(&req).unwrap();
+                    let mut singles = vec![];
+                    loop {
+                        let s = block_on(one.generate_step()).unwrap();
+                        let done = s.done;
+                        singles.push(s);
+                        if done {
+                            break;
+                        }
+                    }
+                    let mut many = engine(arch);
+                    many.generate_start(&req).unwrap();
+                    // Batches of 3 that do not divide the 7 steps: the last batch stops at the end.
+                    let mut batches = vec![];
+                    loop {
+                        let b =
+                            block_on(many.generate_steps(&GenerateStepsRequest { n: 3 })).unwrap();
+                        let done = b.done;
+                        batches.push(b);
+                        if done {
+                            break;
+                        }
+                    }
+                    let what = format!("{arch:?} {strategy:?} cache {use_cache}");
+                    assert_eq!(
+                        batches.iter().map(|b| b.steps).collect::<Vec<_>>(),
+                        [3, 3, 1],
+                        "{what}"
+                    );
+                    let index: Vec<u32> = batches.iter().flat_map(|b| b.index.0.clone()).collect();
+                    let want: Vec<u32> = singles.iter().map(|s| s.step.index as u32).collect();
+                    assert_eq!(index, want, "{what}");
+                    let tokens: Vec<u32> =
+                        batches.iter().flat_map(|b| b.tokens.0.clone()).collect();
+                    let want: Vec<u32> = singles.iter().filter_map(|s| s.step.token).collect();
+                    assert_eq!(tokens, want, "{what}");
+                    let fed: Vec<u32> = batches.iter().flat_map(|b| b.fed.0.clone()).collect();
+                    let want: Vec<u32> = singles.iter().map(|s| s.step.fed as u32).collect();
+                    assert_eq!(fed, want, "{what}");
+                    assert!(batches.iter().all(|b| b.gpu.is_none()), "{what}");
+                    let last = batches.last().unwrap();
+                    let single = singles.last().unwrap();
+                    assert_eq!(last.generated.0, single.generated, "{what}");
+                    assert_eq!(last.last.logits, single.step.logits, "{what}");
+                    assert_eq!(last.last.candidates, single.step.candidates, "{what}");
+                    assert_eq!(last.last.stop, single.step.stop, "{what}");
+                    let macs: u64 = singles.iter().map(|s| s.step.multiply_adds).sum();
+                    assert_eq!(
+                        batches.iter().map(|b| b.multiply_adds).sum::<u64>(),
+                        macs,
+                        "{what}"
+                    );
+                    // Past the end, and a bad count: clear refusals, nothing lost.
+                    let past = block_on(many.generate_steps(&GenerateStepsRequest { n: 2 }));
+                    assert!(matches!(past, Err(Error::Input(_))), "{what}");
+                    let zero = block_on(many.generate_steps(&GenerateStepsRequest { n: 0 }));
+                    assert!(matches!(zero, Err(Error::Input(_))), "{what}");
+                }
+            }
+        }
+        let mut idle = engine(Arch::DecoderOnly);
+        let none = block_on(idle.generate_steps(&GenerateStepsRequest { n: 4 }));
+        assert!(matches!(none, Err(Error::Input(_))));
     }
 }

@@ -43,6 +43,62 @@ impl TS for F32Array {
     }
 }
 
+/// u32 values that reach the page as one `Uint32Array` (natively, a list of numbers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct U32Array(pub Vec<u32>);
+
+impl Serialize for U32Array {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            serde_wasm_bindgen::preserve::serialize(&js_sys::Uint32Array::from(&self.0[..]), s)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.0.serialize(s)
+        }
+    }
+}
+
+impl TS for U32Array {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+    fn name(_: &ts_rs::Config) -> String {
+        "Uint32Array".into()
+    }
+    fn inline(cfg: &ts_rs::Config) -> String {
+        Self::name(cfg)
+    }
+}
+
+/// f64 values that reach the page as one `Float64Array` (natively, a list of numbers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct F64Array(pub Vec<f64>);
+
+impl Serialize for F64Array {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            serde_wasm_bindgen::preserve::serialize(&js_sys::Float64Array::from(&self.0[..]), s)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.0.serialize(s)
+        }
+    }
+}
+
+impl TS for F64Array {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+    fn name(_: &ts_rs::Config) -> String {
+        "Float64Array".into()
+    }
+    fn inline(cfg: &ts_rs::Config) -> String {
+        Self::name(cfg)
+    }
+}
+
 /// A dense f32 tensor for the page: its shape and its row-major values.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct Dense {
@@ -344,6 +400,54 @@ pub struct GenerateStep {
     pub backend: BackendName,
     /// Set when this step had to fall back to the CPU.
     pub fallback: Option<String>,
+}
+
+/// `generateSteps`: up to `n` steps of the running generation in one message, for a
+/// reader that wants the tokens fast rather than every step's numbers (a generation
+/// started with `trace: false`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct GenerateStepsRequest {
+    /// At most this many steps (≥ 1); fewer when the generation stops first.
+    pub n: usize,
+}
+
+/// The steps one `generateSteps` ran, as flat typed arrays (no object per step), and the
+/// last step in full (its logits and candidates, what the page shows of the newest token).
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct GenerateSteps {
+    /// N: steps run.
+    pub steps: usize,
+    /// (N) the step indices (0 for the first step of the generation).
+    pub index: U32Array,
+    /// (N) the token each step chose (empty for beam search, whose choice is the beams).
+    pub tokens: U32Array,
+    /// (N) tokens each step ran through the model.
+    pub fed: U32Array,
+    /// (N) the engine's wall-clock time of each step, milliseconds.
+    pub wall_ms: F64Array,
+    /// Multiply-adds of all N steps' matrix products.
+    pub multiply_adds: u64,
+    /// The last step in full.
+    pub last: crate::generate::Step,
+    /// Generated ids so far (beam search: the best hypothesis).
+    pub generated: U32Array,
+    pub done: bool,
+    pub backend: BackendName,
+    /// Set when a step had to fall back to the CPU.
+    pub fallback: Option<String>,
+    /// The GPU work of the N steps (absent when they did not all run on the GPU).
+    pub gpu: Option<GpuWork>,
+}
+
+/// Round trips and kernels a piece of GPU work cost (counted by the GPU context).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, TS)]
+pub struct GpuWork {
+    /// `queue.submit` calls.
+    pub submissions: u64,
+    /// GPU → CPU readbacks waited for.
+    pub readbacks: u64,
+    /// Compute dispatches.
+    pub dispatches: u64,
 }
 
 /// `scoreScaling`: Var(q·k) and the softmax's spread against d_k, sampled with a seed.
@@ -679,6 +783,9 @@ pub fn typescript() -> String {
         StopReason::decl(&cfg),
         Step::decl(&cfg),
         GenerateStep::decl(&cfg),
+        GenerateStepsRequest::decl(&cfg),
+        GpuWork::decl(&cfg),
+        GenerateSteps::decl(&cfg),
         CostRow::decl(&cfg),
         CostReport::decl(&cfg),
         Schedule::decl(&cfg),

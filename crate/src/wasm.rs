@@ -13,8 +13,9 @@ use crate::error::Error;
 use crate::explain::blocks::{CouplingRequest, DropoutRequest};
 use crate::protocol::{
     BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest, ForwardRequest,
-    GenerateStartRequest, NoamRequest, ParallelRequest, PositionsRequest, RopeDemoRequest,
-    RunDefaultsRequest, RunSettings, ScoreScalingRequest, ScoringRequest, TrainChunkRequest,
+    GenerateStartRequest, GenerateStepsRequest, NoamRequest, ParallelRequest, PositionsRequest,
+    RopeDemoRequest, RunDefaultsRequest, RunSettings, ScoreScalingRequest, ScoringRequest,
+    TrainChunkRequest,
 };
 
 type JsResult<T> = std::result::Result<T, JsError>;
@@ -39,7 +40,7 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 const PROTOCOL_TYPES: &str = r#"
 import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, CouplingRequest,
   DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
-  GenerateStartRequest, GenerateStarted, GenerateStep, LayerPlan, ModelInfo, NoamRequest, Parity,
+  GenerateStartRequest, GenerateStarted, GenerateStep, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
   ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison } from '../src/engine/generated';
@@ -340,5 +341,15 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "GenerateStep")]
     pub async fn generate_step(&mut self) -> JsResult<JsValue> {
         to_js(&self.0.generate_step().await.map_err(js_err)?)
+    }
+
+    /// `GenerateStepsRequest` → `GenerateSteps`: several steps in one call.
+    #[wasm_bindgen(unchecked_return_type = "GenerateSteps")]
+    pub async fn generate_steps(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "GenerateStepsRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: GenerateStepsRequest = from_js("generateSteps", req)?;
+        to_js(&self.0.generate_steps(&req).await.map_err(js_err)?)
     }
 }

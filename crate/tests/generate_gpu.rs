@@ -377,3 +377,68 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
         "the same random stream on the CPU after the loss"
     );
 }
+
+#[test]
+fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and_readback_each() {
+    use tplay::engine::Engine;
+    use tplay::protocol::{
+        BackendName, GenerateStartRequest, GenerateStepsRequest, SamplingRequest, StrategyName,
+        Switches,
+    };
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let m = model(Arch::DecoderOnly, PosEncoding::Sinusoidal, 4);
+    let bytes = tplay::checkpoint::save(&m).unwrap();
+    let req = GenerateStartRequest {
+        prompt: vec![m.tokenizer.spec.bos, 6, 7],
+        src: None,
+        switches: Switches {
+            causal: true,
+            padding_mask: true,
+            scale: true,
+            ablate: vec![],
+            mask: None,
+        },
+        sampling: SamplingRequest {
+            strategy: StrategyName::Sample,
+            temperature: 1.1,
+            top_k: 0,
+            top_p: 1.0,
+            beam_width: 1,
+            seed: 9,
+        },
+        max_new_tokens: 9,
+        trace: Some(false),
+        use_cache: None,
+    };
+    let mut cpu = Engine::new();
+    cpu.load(&bytes).unwrap();
+    cpu.generate_start(&req).unwrap();
+    let want = block_on(cpu.generate_steps(&GenerateStepsRequest { n: 9 })).unwrap();
+    assert!(want.done && want.gpu.is_none());
+    // A private context: the shared one counts the work of tests running in parallel.
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let mut gpu = Engine::new();
+    gpu.load(&bytes).unwrap();
+    gpu.use_backend(Backend::Gpu(ctx));
+    gpu.generate_start(&req).unwrap();
+    let prefill = block_on(gpu.generate_steps(&GenerateStepsRequest { n: 1 })).unwrap();
+    let rest = block_on(gpu.generate_steps(&GenerateStepsRequest { n: 8 })).unwrap();
+    assert_eq!(rest.backend, BackendName::Webgpu);
+    assert!(rest.done);
+    let work = rest.gpu.expect("the steps ran on the GPU");
+    assert_eq!((work.submissions, work.readbacks), (8, 8), "{work:?}");
+    assert!(work.dispatches >= 8, "{work:?}");
+    let p = prefill.gpu.expect("the prefill ran on the GPU");
+    assert_eq!((p.submissions, p.readbacks), (1, 1), "{p:?}");
+    let tokens: Vec<u32> = prefill
+        .tokens
+        .0
+        .iter()
+        .chain(&rest.tokens.0)
+        .copied()
+        .collect();
+    assert_eq!(tokens, want.tokens.0);
+    assert_eq!(rest.generated.0, want.generated.0);
+}

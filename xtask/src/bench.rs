@@ -5,7 +5,9 @@
 //! prints the first load's bytes by kind and the time to first token.
 //! `cargo xtask bench engine` runs the engine benchmark alone (crate/src/bench.rs): the
 //! same decode, forward, matrix-product and training figures natively and in wasm
-//! (simd128, under node with `--no-liftoff`), printed side by side with their ratio.
+//! (simd128, on the main thread of headless Chromium), printed side by side with their
+//! ratio, and engine-only decoding on the main thread and through a worker (several
+//! steps per message), and WebGPU's dispatches per decode step for every shipped model.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 
 use crate::util::{cargo, sh, Result};
@@ -35,14 +37,18 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The engine benchmark in wasm under node, then natively with the wasm report beside it.
+/// The engine benchmark in headless Chromium (the page, for its worker, and the bench
+/// build of the core), then natively with the browser's report beside it.
 fn engine() -> Result<()> {
     let pkg = crate::build::bench_wasm()?;
+    crate::build::build_all()?;
     let out = crate::util::root().join("target/bench-wasm.json");
     sh(std::process::Command::new("node")
-        .args(["--no-liftoff", "tests/browser/engine-bench.mjs"])
+        .arg("tests/browser/engine-bench.mjs")
         .arg(&pkg)
-        .arg(&out))?;
+        .arg(&out)
+        .env("TPLAY_DIST", crate::build::dist())
+        .env("TPLAY_CHROMIUM", crate::build::chromium()?))?;
     sh(cargo()
         .args([
             "bench",

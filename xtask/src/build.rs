@@ -88,7 +88,7 @@ pub fn browser_bench() -> Result<()> {
         .env("TPLAY_BIN", root().join("target/release/tplay")))
 }
 
-fn chromium() -> Result<PathBuf> {
+pub fn chromium() -> Result<PathBuf> {
     if let Ok(p) = std::env::var("TPLAY_CHROMIUM") {
         return Ok(PathBuf::from(p));
     }

@@ -427,6 +427,68 @@ generated: Array<number>, done: boolean, backend: BackendName,
  */
 fallback: string | null, };
 
+export type GenerateStepsRequest = { 
+/**
+ * At most this many steps (≥ 1); fewer when the generation stops first.
+ */
+n: number, };
+
+export type GpuWork = { 
+/**
+ * `queue.submit` calls.
+ */
+submissions: number, 
+/**
+ * GPU → CPU readbacks waited for.
+ */
+readbacks: number, 
+/**
+ * Compute dispatches.
+ */
+dispatches: number, };
+
+export type GenerateSteps = { 
+/**
+ * N: steps run.
+ */
+steps: number, 
+/**
+ * (N) the step indices (0 for the first step of the generation).
+ */
+index: Uint32Array, 
+/**
+ * (N) the token each step chose (empty for beam search, whose choice is the beams).
+ */
+tokens: Uint32Array, 
+/**
+ * (N) tokens each step ran through the model.
+ */
+fed: Uint32Array, 
+/**
+ * (N) the engine's wall-clock time of each step, milliseconds.
+ */
+wall_ms: Float64Array, 
+/**
+ * Multiply-adds of all N steps' matrix products.
+ */
+multiply_adds: number, 
+/**
+ * The last step in full.
+ */
+last: CoreStep, 
+/**
+ * Generated ids so far (beam search: the best hypothesis).
+ */
+generated: Uint32Array, done: boolean, backend: BackendName, 
+/**
+ * Set when a step had to fall back to the CPU.
+ */
+fallback: string | null, 
+/**
+ * The GPU work of the N steps (absent when they did not all run on the GPU).
+ */
+gpu: GpuWork | null, };
+
 export type CostRow = { 
 /**
  * "embeddings", "encoder layer", "decoder layer" or "head".

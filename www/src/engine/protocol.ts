@@ -28,6 +28,8 @@ import type {
   GenerateStartRequest,
   GenerateStarted,
   GenerateStep,
+  GenerateSteps,
+  GenerateStepsRequest,
   LayerPlan,
   ModelInfo,
   NoamRequest,
@@ -173,6 +175,8 @@ export interface Api {
   forward: { req: ForwardRequest; res: ForwardResult };
   generateStart: { req: GenerateStartRequest; res: GenerateStarted };
   generateStep: { req: Record<string, never>; res: GenerateStep };
+  /** Several steps in one message (for a generation started with `trace: false`). */
+  generateSteps: { req: GenerateStepsRequest; res: GenerateSteps };
   cost: { req: CostRequest; res: CostReport };
   noam: { req: NoamRequest; res: Schedule };
   /**

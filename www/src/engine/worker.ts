@@ -30,7 +30,7 @@ async function ready(): Promise<Engine> {
 
 /** Every typed-array buffer inside a result, so postMessage moves rather than copies. */
 function transferables(v: unknown, out: Transferable[] = [], seen = new Set<ArrayBuffer>()): Transferable[] {
-  if (v instanceof Float32Array || v instanceof Uint32Array || v instanceof Int32Array || v instanceof Uint8Array) {
+  if (v instanceof Float32Array || v instanceof Float64Array || v instanceof Uint32Array || v instanceof Int32Array || v instanceof Uint8Array) {
     const b = v.buffer as ArrayBuffer;
     if (!seen.has(b)) {
       seen.add(b);
@@ -249,6 +249,11 @@ const handlers: Handlers = {
   },
   async generateStep(eng) {
     const r = await eng.generate_step();
+    noteFallback(r.fallback);
+    return r;
+  },
+  async generateSteps(eng, req) {
+    const r = await eng.generate_steps(req);
     noteFallback(r.fallback);
     return r;
   },
