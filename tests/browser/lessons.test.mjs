@@ -299,6 +299,18 @@ describe('from the playground to the teacher page', () => {
     assert.match(link, /#lesson=scaled-dot&seed=7&lock=/);
     await page.close();
   });
+
+  test('the teacher page speaks the language of its link', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}teacher.html#lang=zh-Hans`);
+    await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('tp-teacher')?.shadowRoot?.querySelector('h1')?.textContent ?? ''));
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-Hans');
+    // The lessons in the list are in Chinese too.
+    const option = await page.locator('tp-teacher select[data-teacher="lesson"] option[value="kv-cache"]').textContent();
+    assert.match(option, /[\u4e00-\u9fff]/);
+    await page.screenshot({ path: join(artifacts, 'teacher-zh-Hans.png'), fullPage: true });
+    await page.close();
+  });
 });
 
 describe('one lesson in a blog post', () => {

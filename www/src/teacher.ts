@@ -9,6 +9,9 @@ import { encode } from 'uqr';
 import { LESSONS, lessonNamed } from './lessons/lessons';
 import { classroomHash, defaultAllowed, defaultHidden, HIDEABLE, LOCKABLE, settingsOfLink } from './lessons/classroom';
 import { panel, theme } from './ui/shared';
+import { browserLang, useLang } from './i18n/locale';
+import { storedLang } from './ui/prefs';
+import { parseLang } from './state/url';
 
 export class TpTeacher extends LitElement {
   static properties = {
@@ -29,15 +32,28 @@ export class TpTeacher extends LitElement {
   constructor() {
     super();
     updateWhenLocaleChanges(this);
-    // Opened from the playground's "For teachers" link: its settings, and its lesson if any.
+    // The playground's language: the link's, else the reader's own choice, else the browser's.
     const from = location.hash.slice(1);
-    if (from) {
-      let lesson: string | null = null;
-      try {
-        lesson = new URLSearchParams(from).get('lesson');
-      } catch {
-        lesson = null;
-      }
+    let lang: string | null = null;
+    try {
+      lang = new URLSearchParams(from).get('lang');
+    } catch {
+      lang = null;
+    }
+    const chosen = parseLang(lang ?? '') ?? storedLang() ?? browserLang();
+    document.documentElement.lang = chosen;
+    void useLang(chosen).catch(() => undefined);
+    // Opened from the playground's "For teachers" link: its settings, and its lesson if any.
+    let keys: string[] = [];
+    let lesson: string | null = null;
+    try {
+      const params = new URLSearchParams(from);
+      keys = [...params.keys()].filter((k) => k !== 'lang');
+      lesson = params.get('lesson');
+    } catch {
+      keys = [];
+    }
+    if (keys.length) {
       this.pickLesson(lesson && lessonNamed(lesson) ? lesson : '');
       this.pasted = `#${from}`;
     }
