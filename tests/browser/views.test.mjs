@@ -3,7 +3,8 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve } from './harness.mjs';
+import { launch, open, root, serve } from './harness.mjs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from './harness.mjs';
 
@@ -93,6 +94,29 @@ describe('the cost, saturation and schedule views', () => {
       assert.deepEqual(errors, []);
       await page.close();
     }
+  });
+
+  test('a_checkpoint_with_separate_source_and_target_tables_counts_both_in_the_cost_rows', async () => {
+    // A PyTorch fixture with src_embed.weight and tgt_embed.weight (tests/fixtures/README.md).
+    const bytes = readFileSync(join(root, 'tests/fixtures/encdec_postln_relu_sin_sepembed.safetensors'));
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
+    const info = await page.evaluate(async (b) => document.querySelector('transformer-playground').loadCheckpoint(new Uint8Array(b)), [...bytes]);
+    assert.equal(info.arch, 'encoder_decoder');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').costReport?.rows.some((r) => r.part === 'source embedding (a lookup)'));
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-cost').shadowRoot.querySelector('tr[data-part="source embedding (a lookup)"]'));
+    const rows = await costRows(page);
+    const V = info.vocab.length;
+    const C = info.d_model;
+    const part = (p) => rows.find((r) => r.part === p)?.params;
+    assert.equal(part('source embedding (a lookup)'), V * C);
+    assert.equal(part('target embedding (a lookup)'), V * C);
+    assert.equal(part('token embedding (a lookup)'), undefined);
+    const sum = rows.reduce((s, r) => s + r.params * r.layers, 0);
+    assert.equal(sum, info.params, 'the rows hold every trained value, both tables included');
+    assert.equal(Number(await page.locator('tp-cost tfoot tr').getAttribute('data-total-params')), info.params);
+    assert.deepEqual(errors, []);
+    await page.close();
   });
 
   test('turning_sqrt_dk_scaling_off_lowers_the_mean_entropy_and_shows_the_previous_values', async () => {

@@ -1,7 +1,8 @@
 //! What each part of a model costs: parameters, and the FLOPs one token spends in it
 //! (2 × the multiply-adds of its matrix products), for any head count that divides
-//! d_model. The page's cost panel draws this; the shapes come from `Model::zeros`, so they
-//! are the checkpoint's own.
+//! d_model. The page's cost panel draws this; the shapes come from `Model::zeros` with what
+//! the loaded model holds beyond the config (separate source and target tables, an LM head
+//! without a bias), so they are the checkpoint's own.
 
 use serde::Serialize;
 
@@ -99,14 +100,42 @@ pub fn cost_report(model: &Model, n_heads: usize, context: usize) -> Result<Cost
             cfg.max_len
         )));
     }
-    let shaped = Model::zeros(cfg.clone(), model.tokenizer.clone());
-    let mut rows = vec![CostRow {
-        group: "embeddings",
-        part: "token embedding (a lookup)",
-        params: shaped.embed.numel(),
-        flops: 0,
-        layers: 1,
-    }];
+    let mut shaped = Model::zeros(cfg.clone(), model.tokenizer.clone());
+    // What a checkpoint may leave out or add is the model's own: separate source and
+    // target tables (`src_embed`, `tgt_embed`), an LM head without its bias.
+    if model.src_embed.is_some() {
+        shaped.separate_embeddings()?;
+    }
+    if let (HeadParams::Lm { bias: to, .. }, HeadParams::Lm { bias: from, .. }) =
+        (&mut shaped.head, &model.head)
+    {
+        *to = from.as_ref().map(|b| Tensor::zeros(&b.shape));
+    }
+    let mut rows = match &shaped.src_embed {
+        None => vec![CostRow {
+            group: "embeddings",
+            part: "token embedding (a lookup)",
+            params: shaped.embed.numel(),
+            flops: 0,
+            layers: 1,
+        }],
+        Some(src) => vec![
+            CostRow {
+                group: "embeddings",
+                part: "source embedding (a lookup)",
+                params: src.numel(),
+                flops: 0,
+                layers: 1,
+            },
+            CostRow {
+                group: "embeddings",
+                part: "target embedding (a lookup)",
+                params: shaped.embed.numel(),
+                flops: 0,
+                layers: 1,
+            },
+        ],
+    };
     if let Some(p) = &shaped.pos_embed {
         rows.push(CostRow {
             group: "embeddings",
@@ -253,6 +282,31 @@ mod tests {
                 assert_eq!(sum, cfg.param_count(), "{preset} with {h} heads");
             }
         }
+    }
+
+    #[test]
+    fn separate_tables_and_a_head_without_bias_are_counted_as_the_model_holds_them() {
+        let mut m = model("seq2seq-nano");
+        let one_table = cost_report(&m, 4, 8).unwrap();
+        m.separate_embeddings().unwrap();
+        if let HeadParams::Lm { bias, .. } = &mut m.head {
+            *bias = None;
+        }
+        let r = cost_report(&m, 4, 8).unwrap();
+        let (v, c) = (m.config.vocab_size, m.config.d_model);
+        // The model's own count: every trained tensor it holds, src_embed included.
+        assert_eq!(r.params, m.param_count());
+        assert_eq!(r.params, one_table.params + v * c - v);
+        let sum: usize = r.rows.iter().map(|row| row.params * row.layers).sum();
+        assert_eq!(sum, r.params, "the rows add up to the total");
+        let part = |p: &str| r.rows.iter().find(|row| row.part == p).map(|row| row.params);
+        assert_eq!(part("source embedding (a lookup)"), Some(v * c));
+        assert_eq!(part("target embedding (a lookup)"), Some(v * c));
+        assert_eq!(part("token embedding (a lookup)"), None);
+        assert_eq!(part("LM head"), Some(v * c), "no bias");
+        // Other head counts: the same tables.
+        let r2 = cost_report(&m, 2, 8).unwrap();
+        assert_eq!(r2.params, m.param_count());
     }
 
     #[test]
