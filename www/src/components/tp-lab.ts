@@ -95,6 +95,38 @@ const BUSY_WORDS: Record<string, string> = {
   },
 };
 
+/**
+ * The most points one line of a plot keeps. A longer curve is cut into buckets of
+ * consecutive steps, each keeping its first, lowest, highest and last point: spikes stay
+ * visible, the last step is always drawn, and drawing (and the memory the plots hold)
+ * stays the same however long a run grows — a plot is a few hundred pixels wide.
+ */
+export const MAX_LINE_POINTS = 1200;
+
+/** A curve of `pts` as plot points [step, y], thinned to at most MAX_LINE_POINTS. */
+export function series(pts: readonly TrainPoint[], y: (p: TrainPoint) => number | null): [number, number | null][] {
+  const n = pts.length;
+  if (n <= MAX_LINE_POINTS) return pts.map((p) => [Number(p.step), y(p)]);
+  const buckets = Math.floor(MAX_LINE_POINTS / 4);
+  const out: [number, number | null][] = [];
+  for (let b = 0; b < buckets; b++) {
+    const lo = Math.floor((b * n) / buckets);
+    const hi = Math.floor(((b + 1) * n) / buckets);
+    let iMin = lo;
+    let iMax = lo;
+    let vMin = Infinity;
+    let vMax = -Infinity;
+    for (let i = lo; i < hi; i++) {
+      const v = y(pts[i]);
+      if (v === null || !Number.isFinite(v)) continue;
+      if (v < vMin) [vMin, iMin] = [v, i];
+      if (v > vMax) [vMax, iMax] = [v, i];
+    }
+    for (const i of [...new Set([lo, iMin, iMax, hi - 1])].sort((a, c) => a - c)) out.push([Number(pts[i].step), y(pts[i])]);
+  }
+  return out;
+}
+
 /** A number for the table: four significant digits, '–' for none. */
 function n4(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
@@ -789,12 +821,12 @@ export class TpLab extends LocalizedElement {
       const pts: readonly TrainPoint[] = r.points;
       const c = colors[i];
       const label = labels[i];
-      loss.push({ label: `${label} · training`, color: c, points: pts.map((p) => [Number(p.step), p.loss]) });
+      loss.push({ label: `${label} · training`, color: c, points: series(pts, (p) => p.loss) });
       const evals = pts.filter((p) => p.eval);
-      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: evals.map((p) => [Number(p.step), p.eval!.loss]) });
-      metric.push({ label, color: c, points: evals.map((p) => [Number(p.step), 100 * p.eval!.metric]) });
+      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: series(evals, (p) => p.eval!.loss) });
+      metric.push({ label, color: c, points: series(evals, (p) => 100 * p.eval!.metric) });
       if (evals.length) metricName = evals[evals.length - 1].eval!.metric_name;
-      lr.push({ label: `${label} · used`, color: c, points: pts.map((p) => [Number(p.step), p.lr]) });
+      lr.push({ label: `${label} · used`, color: c, points: series(pts, (p) => p.lr) });
       const s = r.settings as unknown as Settings;
       const sched = s.lr as { kind: string; factor?: number; warmup?: number; value?: number } | undefined;
       const steps = Number(s.steps ?? 0);
@@ -806,16 +838,16 @@ export class TpLab extends LocalizedElement {
       }
       const last = pts[pts.length - 1];
       if (last) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[Number(last.step), last.lr]] });
-      grad.push({ label, color: c, points: pts.map((p) => [Number(p.step), p.grad_norm]) });
+      grad.push({ label, color: c, points: series(pts, (p) => p.grad_norm) });
       const layers = last?.residual_norms.length ?? 0;
       for (let l = 0; l < layers; l++) {
         const lc = layers === 1 ? c : shade(c, bg, 0.65 * (1 - l / (layers - 1)));
-        resid.push({ label: `${label} L${l + 1}`, color: lc, points: pts.map((p) => [Number(p.step), p.residual_norms[l] ?? null]) });
+        resid.push({ label: `${label} L${l + 1}`, color: lc, points: series(pts, (p) => p.residual_norms[l] ?? null) });
       }
       const gl = last?.grad_norms.length ?? 0;
       for (let l = 0; l < gl; l++) {
         const lc = gl === 1 ? c : shade(c, bg, 0.65 * (1 - l / (gl - 1)));
-        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: pts.map((p) => [Number(p.step), p.grad_norms[l] ?? null]) });
+        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: series(pts, (p) => p.grad_norms[l] ?? null) });
       }
     });
     return { loss, metric, lr, grad, resid, layerGrad, metricName };

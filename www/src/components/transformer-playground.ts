@@ -241,6 +241,10 @@ export class TransformerPlayground extends LocalizedElement {
   parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] } {
     return parseRunQuery(text);
   }
+  /** The memory of a run's training worker while it has one: `wasm_bytes` (its linear memory), `js_heap_bytes` (where the browser tells). */
+  runMemoryUse(id: string): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> {
+    return this.needLab().memoryUse(id);
+  }
   /** Test-only: make a running run's training worker trap, to prove the run is marked failed and keeps its saved weights. */
   testOnlyCrashRun(id: string): Promise<void> {
     return this.needLab().testOnlyCrash(id);
@@ -406,10 +410,9 @@ export class TransformerPlayground extends LocalizedElement {
       trainer: () => EngineClient.trainer(),
       useCheckpoint: (bytes, label, task) =>
         store.useCheckpoint(bytes, label, store.manifest.find((m) => m.task === task)?.default_prompt),
-      changed: () => {
-        this.requestUpdate();
-        this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true }));
-      },
+      // Only the lab draws runs, and it listens for this event (redrawing at most every
+      // few frames): a chunk of training must not redraw every view of the page.
+      changed: () => this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true })),
       storageFailed: (msg) => store.fail(new Error(msg)),
       storage: new IdbRunStorage(),
     });

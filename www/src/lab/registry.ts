@@ -508,6 +508,13 @@ export class LabRegistry {
     }
   }
 
+  /** The memory of a running run's engine (its worker's wasm linear memory; its JS heap where the browser tells). */
+  async memoryUse(id: string): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> {
+    const l = this.live.get(id);
+    if (!l?.client) throw new Error(`run '${id}' has no running engine`);
+    return l.client.call('memoryUse', {});
+  }
+
   /** Test-only: make a running run's engine trap (the browser tests prove the run fails cleanly). */
   async testOnlyCrash(id: string): Promise<void> {
     const l = this.live.get(id);
