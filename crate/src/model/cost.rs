@@ -299,7 +299,12 @@ mod tests {
         assert_eq!(r.params, one_table.params + v * c - v);
         let sum: usize = r.rows.iter().map(|row| row.params * row.layers).sum();
         assert_eq!(sum, r.params, "the rows add up to the total");
-        let part = |p: &str| r.rows.iter().find(|row| row.part == p).map(|row| row.params);
+        let part = |p: &str| {
+            r.rows
+                .iter()
+                .find(|row| row.part == p)
+                .map(|row| row.params)
+        };
         assert_eq!(part("source embedding (a lookup)"), Some(v * c));
         assert_eq!(part("target embedding (a lookup)"), Some(v * c));
         assert_eq!(part("token embedding (a lookup)"), None);
