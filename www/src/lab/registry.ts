@@ -10,6 +10,7 @@ import type { ModelInfo, RunSettings, TrainPoint } from '../engine/protocol';
 import { runCsv } from './csv';
 import type { RunStorage } from './persist';
 import type { RunProgress, RunRecord, RunStatus, RunSummary } from './types';
+import { msg, str } from '@lit/localize';
 
 /** Milliseconds of training per chunk. */
 export const CHUNK_MS = 50;
@@ -161,7 +162,7 @@ export class LabRegistry {
     try {
       stored = await this.host.storage.records();
     } catch (e) {
-      this.reportStorage(`The saved runs could not be read (${message(e)}).`);
+      this.reportStorage(msg(str`The saved runs could not be read (${message(e)}).`));
       return;
     }
     for (const r of stored) {
@@ -173,11 +174,11 @@ export class LabRegistry {
           const lost = r.points.filter((p) => p.step > r.checkpoint_step!).length;
           r.points = r.points.filter((p) => p.step <= r.checkpoint_step!);
           r.error = lost
-            ? `The page closed while this run trained; it continues from step ${r.checkpoint_step}, where it was last saved (the ${lost} steps after it are lost).`
+            ? msg(str`The page closed while this run trained; it continues from step ${r.checkpoint_step}, where it was last saved (the ${lost} steps after it are lost).`)
             : null;
         } else {
           r.status = 'stopped';
-          r.error = 'The page closed while this run trained, before its weights were first saved; its curves are kept.';
+          r.error = msg('The page closed while this run trained, before its weights were first saved; its curves are kept.');
         }
       }
       this.records.push(r);
@@ -196,7 +197,7 @@ export class LabRegistry {
     try {
       await this.host.storage.saveRecord(r);
     } catch (e) {
-      this.reportStorage(`Run "${r.name}" could not be saved in this browser's storage (${message(e)}); it stays on this page until it is closed.`);
+      this.reportStorage(msg(str`Run "${r.name}" could not be saved in this browser's storage (${message(e)}); it stays on this page until it is closed.`));
     }
   }
 
@@ -217,7 +218,7 @@ export class LabRegistry {
       await this.host.storage.saveSnapshot(l.rec.id, snap.checkpoint, snap.state);
       l.rec.checkpoint_step = step;
     } catch (e) {
-      this.reportStorage(`The weights of run "${l.rec.name}" could not be saved in this browser's storage (${message(e)}).`);
+      this.reportStorage(msg(str`The weights of run "${l.rec.name}" could not be saved in this browser's storage (${message(e)}).`));
     }
     await this.saveRecord(l.rec);
   }
@@ -347,7 +348,7 @@ export class LabRegistry {
       try {
         c = await l.client.call('trainChunk', one ? { max_steps: 1, budget_ms: 0 } : { max_steps: 1_000_000, budget_ms: CHUNK_MS });
       } catch (e) {
-        if (l.client) await this.fail(l, `Training stopped: ${message(e)}`);
+        if (l.client) await this.fail(l, msg(str`Training stopped: ${message(e)}`));
         return;
       }
       for (const p of c.points) l.rec.points.push(p);
@@ -398,7 +399,7 @@ export class LabRegistry {
   private async lost(l: Live, why: string) {
     if (!this.live.has(l.rec.id)) return;
     l.client = null;
-    await this.fail(l, `The training worker stopped (${why}).`);
+    await this.fail(l, msg(str`The training worker stopped (${why}).`));
   }
 
   async pause(id: string): Promise<void> {
@@ -504,7 +505,7 @@ export class LabRegistry {
     try {
       await this.host.storage.remove(id);
     } catch (e) {
-      this.reportStorage(`Run ${id} could not be removed from this browser's storage (${message(e)}).`);
+      this.reportStorage(msg(str`Run ${id} could not be removed from this browser's storage (${message(e)}).`));
     }
   }
 

@@ -10,6 +10,8 @@
 // image from a data: URL, so it works under a Content-Security-Policy that refuses inline
 // styles and scripts.
 
+import { msg, str } from '@lit/localize';
+
 /** What the caption says. */
 export interface Caption {
   /** The view's title ("Attention"). */
@@ -351,10 +353,10 @@ export function viewToSvg(view: Element, caption: Caption): Picture {
   const font = cs.getPropertyValue('font-family');
   const chars = Math.max(40, Math.floor((width - 24) / 6.6));
   // Wrapped with its "Settings: " lead, which takes room on the first line too.
-  const settings = wrap(`Settings: ${caption.settings || 'default settings'}`, chars);
+  const settings = wrap(msg(str`Settings: ${caption.settings || msg('default settings')}`), chars);
   const lines: { text: string; size: number; weight: string; fill: string; mono: boolean }[] = [
     { text: caption.title, size: 15, weight: '700', fill: fg, mono: false },
-    { text: `Model: ${caption.model}`, size: 12.5, weight: '400', fill: fg, mono: false },
+    { text: msg(str`Model: ${caption.model}`), size: 12.5, weight: '400', fill: fg, mono: false },
     ...settings.map((t) => ({ text: t, size: 11.5, weight: '400', fill: muted, mono: true })),
   ];
   const pad = 12;
@@ -372,7 +374,7 @@ export function viewToSvg(view: Element, caption: Caption): Picture {
   const svg = [
     `<svg xmlns="${SVG_NS}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
     `<title>${escapeText(title)}</title>`,
-    `<desc>${escapeText(`Settings: ${caption.settings || 'default settings'}`)}</desc>`,
+    `<desc>${escapeText(msg(str`Settings: ${caption.settings || msg('default settings')}`))}</desc>`,
     `<rect width="100%" height="100%" fill="${escapeAttr(bg)}"/>`,
     `<foreignObject x="0" y="0" width="${width}" height="${bodyHeight}">`,
     `<div xmlns="${XHTML_NS}" style="width:${width}px;height:${bodyHeight}px;overflow:hidden">`,
@@ -397,10 +399,10 @@ export async function svgToPng(p: Picture, scale = 2): Promise<Blob> {
     c.width = Math.round(p.width * scale);
     c.height = Math.round(p.height * scale);
     const ctx = c.getContext('2d');
-    if (!ctx) throw new Error('this browser cannot draw on a canvas');
+    if (!ctx) throw new Error(msg('this browser cannot draw on a canvas'));
     ctx.scale(scale, scale);
     ctx.drawImage(img, 0, 0, p.width, p.height);
-    return await new Promise<Blob>((ok, no) => c.toBlob((b) => (b ? ok(b) : no(new Error('the picture could not be encoded as PNG'))), 'image/png'));
+    return await new Promise<Blob>((ok, no) => c.toBlob((b) => (b ? ok(b) : no(new Error(msg('the picture could not be encoded as PNG')))), 'image/png'));
   }
 }
 
