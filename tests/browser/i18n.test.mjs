@@ -1,0 +1,202 @@
+// The interface in Simplified Chinese: opened with `#lang=zh-Hans`, or in a browser whose
+// language is Chinese (zh-CN), every view speaks Chinese — no English word is left in the
+// visible text, tooltips or accessible names of the page, apart from the allowed ones
+// (formulas, units, names of things, the model's own tokens and the models' titles from the
+// manifest). The language switches live in the page, and every number shown is the same in
+// both languages. Screenshots of the Chinese page land in tests/browser/artifacts/.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve, shot } from './harness.mjs';
+
+/**
+ * English words that may stay in the Chinese interface: names of products, formats and
+ * units, the notation of the formulas, setting values as links spell them, and the names
+ * of the model's parts as Chinese texts write them (softmax, dropout, logit, FLOPs…).
+ */
+const ALLOW = new Set(
+  `WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs logit logits softmax
+  dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN pre post RoPE ALiBi NoPE
+  Q K V QK KV QKᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O x y h L S T N log exp max min sin cos argmax top p k
+  eos bos pad unk sep cls mask ln sqrt norm sum mean var std eps FFN Softmax viridis cividis gelu relu silu
+  alibi rope sinusoidal LM nats PyTorch lr step warmup teacher forcing Kᵀ tanh rad
+  eval train greedy sample beam auto none causal prefix window webgpu cpu encoder_self decoder_self cross
+  safetensors tplay Transformer Playground`.split(/\s+/),
+);
+
+let server;
+before(async () => {
+  server = await serve();
+});
+after(async () => {
+  await server?.close();
+});
+
+/**
+ * Every visible text of the page's shadow roots, with the accessible names and tooltips of
+ * visible elements. Token chips, the generated stream and the models' own titles are
+ * marked as what they are (`model`), so the caller can tell them from the interface.
+ */
+function visibleTexts(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const el = document.querySelector('transformer-playground');
+    const vocab = new Set(el.info?.vocab ?? []);
+    const shown = (e) => e && e.getClientRects().length > 0 && (!e.checkVisibility || e.checkVisibility({ visibilityProperty: true }));
+    // Text that is the model's, not the interface's: tokens, what it wrote, the manifest's titles.
+    // Formulas and code are written the same in both languages.
+    const modelText = (e) => !!e.closest('[data-model-text], .chips, .stream, [data-token], option, optgroup, textarea, input, .mono, .formula, code');
+    const walk = (root) => {
+      const tw = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+      for (let n = tw.nextNode(); n; n = tw.nextNode()) {
+        if (n.nodeType === Node.TEXT_NODE) {
+          const p = n.parentElement;
+          const t = n.data.trim();
+          if (t && p && shown(p) && !['STYLE', 'SCRIPT'].includes(p.tagName)) out.push({ text: t, model: modelText(p), where: p.tagName.toLowerCase() });
+        } else {
+          if (shown(n)) {
+            for (const a of ['aria-label', 'title', 'placeholder', 'aria-valuetext']) {
+              const v = n.getAttribute(a);
+              if (v) out.push({ text: v, model: modelText(n) && a !== 'aria-label', where: `${n.tagName.toLowerCase()}[${a}]` });
+            }
+          }
+          if (n.shadowRoot) walk(n.shadowRoot);
+        }
+      }
+    };
+    walk(el.shadowRoot);
+    return { texts: out, vocab: [...vocab] };
+  });
+}
+
+/** English words of the interface left untranslated (outside the allowed ones and the model's tokens). */
+function englishLeft({ texts, vocab }) {
+  const tokens = new Set(vocab.flatMap((v) => v.split(/[^A-Za-z]+/)).filter(Boolean));
+  const left = [];
+  for (const { text, model, where } of texts) {
+    if (model) continue;
+    // Identifiers (decoder.norm, W_Q, d_model) are names, not words.
+    // Quoted text (“cat”) is the reader's or the model's; E[token] and x^−0.5 are formulas.
+    const plain = text
+      .replace(/“[^”]*”/g, ' ')
+      .replace(/\w+\[[^\]]*\]/g, ' ')
+      .replace(/\w+\^[−-]?[\d.]+/g, ' ')
+      .replace(/[\w.]*[_.][\w.]*\w/g, ' ');
+    const words = plain.match(/[A-Za-z][A-Za-zᵀ]*/g) ?? [];
+    const bad = words.filter((w) => w.length > 1 && !ALLOW.has(w) && !tokens.has(w));
+    if (bad.length) left.push(`${where}: ${JSON.stringify(text.slice(0, 100))} (${bad.slice(0, 4).join(', ')})`);
+  }
+  return [...new Set(left)];
+}
+
+/** Every number in the visible text, in order of appearance per kind of element. */
+function numbersOf({ texts }) {
+  return texts
+    .filter((t) => !t.where.includes('['))
+    .flatMap((t) => t.text.match(/-?\d+(?:[.,]\d+)*(?:e[+-]?\d+)?/g) ?? [])
+    .sort();
+}
+
+async function localeIs(page, lang) {
+  await page.waitForFunction(
+    async (lang) => {
+      const el = document.querySelector('transformer-playground');
+      if (el.locale !== lang || el.getAttribute('lang') !== lang) return false;
+      await el.updateComplete;
+      return true;
+    },
+    lang,
+    { timeout: 20000 },
+  );
+  // Every component redraws on the locale's event; let them finish.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** The views, each opened once and scanned (a lazily drawn view draws when it is seen). */
+async function scrollThrough(page) {
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    for (const v of el.shadowRoot.querySelectorAll('.view')) {
+      v.scrollIntoView();
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    window.scrollTo(0, 0);
+  });
+  await page.waitForTimeout(500);
+}
+
+describe('the interface in Simplified Chinese', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('lang_zh_Hans_in_the_link_draws_every_view_in_chinese', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&play=0');
+    await localeIs(page, 'zh-Hans');
+    await scrollThrough(page);
+    await localeIs(page, 'zh-Hans');
+    const scan = await visibleTexts(page);
+    assert.ok(scan.texts.length > 200, `only ${scan.texts.length} texts seen`);
+    // The scan sees Chinese at all (a broken locale module would leave everything English).
+    const chinese = scan.texts.filter((t) => /[\u4e00-\u9fff]/.test(t.text));
+    assert.ok(chinese.length > 100, `only ${chinese.length} Chinese texts`);
+    assert.deepEqual(englishLeft(scan), []);
+    await shot(page, 'i18n-zh-Hans-all-views');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('switching_the_language_live_redraws_the_words_and_keeps_every_number', async () => {
+    const views = 'controls,input,attention,output,architecture,masks,hidden,saturation,cost,schedule';
+    const { page, errors } = await open(browser.context, server.url, `lang=zh-Hans&play=0&views=${views}`);
+    await localeIs(page, 'zh-Hans');
+    const zh = await visibleTexts(page);
+    await shot(page, 'i18n-zh-Hans-main-views');
+    // The switch in the page's bar: English.
+    await page.locator('transformer-playground select[data-lang-switch]').selectOption('en');
+    await localeIs(page, 'en');
+    const en = await visibleTexts(page);
+    const words = (s) => s.texts.map((t) => t.text).join(' ');
+    assert.match(words(en), /Attention maps|Output probabilities|Position encoding/);
+    assert.doesNotMatch(words(en), /注意力|输出概率|位置编码/);
+    assert.match(words(zh), /注意力/);
+    assert.deepEqual(numbersOf(en), numbersOf(zh), 'the numbers differ between the languages');
+    // The choice is the reader's: kept, and not written into the link.
+    assert.ok(!(await page.evaluate(() => location.hash)).includes('lang='));
+    // And back to Chinese, live.
+    await page.locator('transformer-playground select[data-lang-switch]').selectOption('zh-Hans');
+    await localeIs(page, 'zh-Hans');
+    assert.deepEqual(numbersOf(await visibleTexts(page)), numbersOf(zh));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('a browser whose language is Chinese', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false, locale: 'zh-CN' });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('the_page_follows_the_browser_language_without_any_setting', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&views=controls,input,generation,attention,output');
+    assert.equal(await page.evaluate(() => navigator.language), 'zh-CN');
+    await localeIs(page, 'zh-Hans');
+    const scan = await visibleTexts(page);
+    assert.deepEqual(englishLeft(scan), []);
+    await shot(page, 'i18n-zh-CN-browser');
+    // A link's lang=en still wins over the browser.
+    const en = await open(browser.context, server.url, 'lang=en&play=0&views=controls');
+    await localeIs(en.page, 'en');
+    assert.deepEqual(errors, []);
+    await en.page.close();
+    await page.close();
+  });
+});
