@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(join(root, 'www/package.json'));
@@ -16,7 +16,9 @@ const { transformWithOxc } = await import(require.resolve('vite'));
 
 const source = join(root, 'www/src/lab/url.ts');
 const { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { lang: 'ts' });
-const url = await import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+// The module's only import, @lit/localize, by its file URL (a data: URL has no node_modules).
+const localize = pathToFileURL(require.resolve('@lit/localize')).href;
+const url = await import(`data:text/javascript;base64,${Buffer.from(code.replace(/(['"])@lit\/localize\1/g, JSON.stringify(localize))).toString('base64')}`);
 const { RUN_KEYS, formatRunQuery, parseRunQuery, MAX_QUERY } = url;
 
 const RUNS = Number(process.env.TPLAY_PROPERTY_RUNS ?? 2000);

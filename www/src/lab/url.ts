@@ -3,6 +3,7 @@
 // its field's type and range before it is used, and whatever is refused is reported, one
 // sentence per key, never applied. The engine validates the whole run again at trainStart.
 
+import { msg, str } from '@lit/localize';
 import type { RunSettings } from '../engine/protocol';
 
 /** Longest settings text accepted from a link, and longest value. */
@@ -105,17 +106,18 @@ function lrOf(v: string): RunSettings['lr'] | undefined {
 
 /** What a field accepts, for notes. */
 function expect(key: string): string {
-  if (key === 'task') return `one of ${TASKS.join(', ')}`;
-  if (key === 'arch') return `empty (the task's own) or one of ${ARCHS.join(', ')}`;
-  if (key in ENUMS) return `one of ${ENUMS[key].join(', ')}`;
-  if (key in INTS) return `a whole number from ${INTS[key][0]} to ${INTS[key][1]}`;
+  if (key === 'task') return msg(str`one of ${TASKS.join(', ')}`);
+  if (key === 'arch') return msg(str`empty (the task's own) or one of ${ARCHS.join(', ')}`);
+  if (key in ENUMS) return msg(str`one of ${ENUMS[key].join(', ')}`);
+  if (key in INTS) return msg(str`a whole number from ${INTS[key][0]} to ${INTS[key][1]}`);
   if (key in REALS) {
     const r = REALS[key];
-    return `a number ${r.positive ? 'above' : 'from'} ${r.min} ${r.open ? 'and below' : 'to'} ${r.max}`;
+    if (r.positive) return r.open ? msg(str`a number above ${r.min} and below ${r.max}`) : msg(str`a number above ${r.min} to ${r.max}`);
+    return r.open ? msg(str`a number from ${r.min} and below ${r.max}`) : msg(str`a number from ${r.min} to ${r.max}`);
   }
-  if (BOOLS.includes(key)) return '1 or 0';
-  if (key === 'len') return "empty (the task's own) or a whole number from 1 to 4096";
-  if (key === 'lr') return 'noam:<factor>:<warmup steps> or constant:<rate>';
+  if (BOOLS.includes(key)) return msg('1 or 0');
+  if (key === 'len') return msg("empty (the task's own) or a whole number from 1 to 4096");
+  if (key === 'lr') return msg('noam:<factor>:<warmup steps> or constant:<rate>');
   return 'nothing: it is not a run setting';
 }
 
@@ -161,7 +163,7 @@ export function parseRunQuery(text: string): { settings: Partial<RunSettings>; n
   const settings: Record<string, unknown> = {};
   let t = text.startsWith('#') || text.startsWith('?') ? text.slice(1) : text;
   if (t.length > MAX_QUERY) {
-    notes.push(`Ignored the run settings of the link: ${t.length} characters, more than ${MAX_QUERY}.`);
+    notes.push(msg(str`Ignored the run settings of the link: ${t.length} characters, more than ${MAX_QUERY}.`));
     return { settings: {}, notes };
   }
   t = t.trim();
@@ -176,21 +178,21 @@ export function parseRunQuery(text: string): { settings: Partial<RunSettings>; n
       key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
       value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
     } catch {
-      notes.push(`Ignored ${quote(part)}: it is not valid URL text.`);
+      notes.push(msg(str`Ignored ${quote(part)}: it is not valid URL text.`));
       continue;
     }
     if (!(RUN_KEYS as readonly string[]).includes(key)) {
-      notes.push(`Ignored ${quote(key)}: not a run setting (known: ${RUN_KEYS.join(', ')}).`);
+      notes.push(msg(str`Ignored ${quote(key)}: not a run setting (known: ${RUN_KEYS.join(', ')}).`));
       continue;
     }
     if (seen.has(key)) {
-      notes.push(`Ignored a second ${key}: a link sets each setting once.`);
+      notes.push(msg(str`Ignored a second ${key}: a link sets each setting once.`));
       continue;
     }
     seen.add(key);
     const parsed = value.length > MAX_VALUE ? undefined : parseValue(key, value);
     if (parsed === undefined) {
-      notes.push(`Ignored ${key}=${quote(value)}: expected ${expect(key)}.`);
+      notes.push(msg(str`Ignored ${key}=${quote(value)}: expected ${expect(key)}.`));
       continue;
     }
     settings[key] = parsed;
