@@ -192,8 +192,10 @@ export class TpQk extends LocalizedElement {
       aria-live="polite"
     >
       <h3>
-        ${msg(str`q·k of query ${i}`)} <span class="mono tok q" lang=${ifDefined(tokenLang(qTok))}>“${qTok}”</span> ${msg(str`and key ${j}`)}
-        <span class="mono tok k" lang=${ifDefined(tokenLang(kTok))}>“${kTok}”</span> · ${msg(str`head ${h + 1}`)}
+        ${msg(
+          html`q·k of query ${i} <span class="mono tok q" lang=${ifDefined(tokenLang(qTok))}>“${qTok}”</span> and key ${j}
+            <span class="mono tok k" lang=${ifDefined(tokenLang(kTok))}>“${kTok}”</span> · head ${h + 1}`,
+        )}
       </h3>
       <div class="strips">
         ${this.strip(`q${sub(i)}`, msg(str`q of query ${i}`), q, m, 'q')} ${this.strip(`k${sub(j)}`, msg(str`k of key ${j}`), k, m, 'k')}
