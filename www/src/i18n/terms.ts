@@ -29,6 +29,10 @@ export function costName(name: string): string {
       return msg('output head');
     case 'token embedding (a lookup)':
       return msg('token embedding (a lookup)');
+    case 'source embedding (a lookup)':
+      return msg('source embedding (a lookup)');
+    case 'target embedding (a lookup)':
+      return msg('target embedding (a lookup)');
     case 'learned positions (a lookup)':
       return msg('learned positions (a lookup)');
     case 'Q projection':
