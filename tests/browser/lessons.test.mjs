@@ -10,8 +10,21 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { artifacts, launch, open, serve } from './harness.mjs';
+import { artifacts, launch, open, root, serve } from './harness.mjs';
+
+const AXE = readFileSync(createRequire(join(root, 'www/package.json')).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations over the whole document (open shadow roots included). */
+async function axeSerious(page) {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const res = await window.axe.run(document, { resultTypes: ['violations'] });
+    return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' >> ')).join(', ')}`);
+  });
+}
 
 let server;
 let browser;
@@ -311,6 +324,23 @@ describe('from the playground to the teacher page', () => {
     await page.screenshot({ path: join(artifacts, 'teacher-zh-Hans.png'), fullPage: true });
     await page.close();
   });
+});
+
+describe('accessibility of the lesson panel and the teacher page', () => {
+  for (const colorScheme of ['light', 'dark']) {
+    test(`axe finds no serious violation in a done lesson with the tour open, or on the teacher page (${colorScheme})`, async () => {
+      const { page } = await open(browser.context, server.url, 'lesson=causal-mask', { media: { colorScheme } });
+      await page.locator(`${P} tp-controls input[data-setting="causal"]`).uncheck();
+      await page.locator(`${P} tp-lesson [data-tour="toc"]`).click();
+      await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]') !== null);
+      assert.deepEqual(await axeSerious(page), []);
+      await page.goto(`${server.url}teacher.html`);
+      await page.emulateMedia({ colorScheme });
+      await page.waitForFunction(() => document.querySelector('tp-teacher')?.shadowRoot?.querySelector('canvas') != null);
+      assert.deepEqual(await axeSerious(page), []);
+      await page.close();
+    });
+  }
 });
 
 describe('one lesson in a blog post', () => {
