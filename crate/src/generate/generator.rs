@@ -681,11 +681,20 @@ impl<M: Deref<Target = Model>> Generator<M> {
 /// Keep cache rows `rows` (in that order, repeats allowed): the cache then holds one
 /// sequence per entry, row i a copy of the old row `rows[i]`.
 pub fn select_sequences(cache: &mut KvCache, rows: &[usize]) {
-    fn pick<T: Clone>(v: &mut Vec<T>, rows: &[usize]) {
+    // Each copy keeps the room the cache made for later positions (a plain clone would
+    // not, and the next step would copy the row again to grow it).
+    fn pick<T: Copy>(v: &mut Vec<Vec<T>>, rows: &[usize]) {
         if v.is_empty() {
             return;
         }
-        *v = rows.iter().map(|&r| v[r].clone()).collect();
+        *v = rows
+            .iter()
+            .map(|&r| {
+                let mut row = Vec::with_capacity(v[r].capacity());
+                row.extend_from_slice(&v[r]);
+                row
+            })
+            .collect();
     }
     for layer in &mut cache.layers {
         pick(&mut layer.k, rows);
@@ -695,6 +704,9 @@ pub fn select_sequences(cache: &mut KvCache, rows: &[usize]) {
     }
     pick(&mut cache.tokens, rows);
     pick(&mut cache.src_tokens, rows);
+    if let Some(pads) = cache.key_pad.as_mut() {
+        pick(pads, rows);
+    }
     cache.batch = rows.len();
 }
 

@@ -59,6 +59,10 @@ pub struct KvCache {
     pub d_model: usize,
     /// H
     pub n_heads: usize,
+    /// Per sequence, which cached positions are padding keys (len), when the padding
+    /// mask is on: grown by one entry a step rather than rebuilt from the whole prefix.
+    #[serde(skip)]
+    pub key_pad: Option<Vec<Vec<bool>>>,
     /// The switches the cache was built with; every step must use the same ones.
     #[serde(skip)]
     opts: ForwardOptions,
@@ -142,9 +146,20 @@ impl Model {
             .decoder
             .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
         let (b, c) = (batch.batch, self.config.d_model);
-        // (B·n, C) rows → per sequence (n, C).
-        let split = |rows: &[f32], n: usize| -> Vec<Vec<f32>> {
-            rows.chunks_exact(n * c).map(<[f32]>::to_vec).collect()
+        // Room for every position the model can see, so that a decoding step appends in
+        // place: growing a Vec by doubling would copy the whole prefix now and then (and
+        // at long contexts ask the allocator for fresh pages), a step costing far more
+        // than its neighbours.
+        let room = self.config.max_len.max(batch.len + 1);
+        // (B·n, C) rows → per sequence (n, C), with room for `room` rows.
+        let split = |rows: &[f32], n: usize, room: usize| -> Vec<Vec<f32>> {
+            rows.chunks_exact(n * c)
+                .map(|r| {
+                    let mut v = Vec::with_capacity(room * c);
+                    v.extend_from_slice(r);
+                    v
+                })
+                .collect()
         };
         let mut layers = Vec::with_capacity(dec.layers.len());
         for subs in &dec.layers {
@@ -157,17 +172,37 @@ impl Model {
                 .expect("every decoder layer records its self-attention");
             let cross = attn(SublayerKind::CrossAttention);
             layers.push(LayerKv {
-                k: split(&own.k, batch.len),
-                v: split(&own.v, batch.len),
-                cross_k: cross.map_or_else(Vec::new, |x| split(&x.k, batch.src_len)),
-                cross_v: cross.map_or_else(Vec::new, |x| split(&x.v, batch.src_len)),
+                k: split(&own.k, batch.len, room),
+                v: split(&own.v, batch.len, room),
+                cross_k: cross.map_or_else(Vec::new, |x| split(&x.k, batch.src_len, 0)),
+                cross_v: cross.map_or_else(Vec::new, |x| split(&x.v, batch.src_len, 0)),
             });
         }
+        let tokens: Vec<Vec<u32>> = (0..b)
+            .map(|i| {
+                let mut row = Vec::with_capacity(room);
+                row.extend_from_slice(batch.row(i));
+                row
+            })
+            .collect();
+        let self_mask = attention_mask(&self.config, AttnSite::DecoderSelf, opts);
+        let pad_id = self.tokenizer.spec.pad;
+        let key_pad = tokens
+            .iter()
+            .map(|r| {
+                self_mask.key_padding(r, pad_id).map(|p| {
+                    let mut row = Vec::with_capacity(room);
+                    row.extend_from_slice(&p);
+                    row
+                })
+            })
+            .collect();
         let cache = KvCache {
             layers,
             batch: b,
             len: batch.len,
-            tokens: (0..b).map(|i| batch.row(i).to_vec()).collect(),
+            tokens,
+            key_pad,
             src_tokens: batch
                 .src_tokens
                 .as_ref()
@@ -199,19 +234,21 @@ impl Model {
             .decoder
             .as_ref()
             .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
+        let pad_id = self.tokenizer.spec.pad;
         for (row, &tok) in cache.tokens.iter_mut().zip(tokens) {
             row.push(tok);
         }
-        let pad_id = self.tokenizer.spec.pad;
         // The masks of the decoder's self-attention and of cross-attention; per sequence
-        // (len + 1) and (S): which keys are padding, when the mask is on.
+        // (len + 1) and (S): which keys are padding, when the mask is on. The cache keeps
+        // the self-attention's and adds the new token's entry.
         let self_mask = attention_mask(&self.config, AttnSite::DecoderSelf, opts);
         let cross_mask = attention_mask(&self.config, AttnSite::Cross, opts);
-        let key_pad: Option<Vec<Vec<bool>>> = cache
-            .tokens
-            .iter()
-            .map(|r| self_mask.key_padding(r, pad_id))
-            .collect();
+        if let Some(pads) = cache.key_pad.as_mut() {
+            for (row, &tok) in pads.iter_mut().zip(tokens) {
+                row.push(tok == pad_id);
+            }
+        }
+        let key_pad = cache.key_pad.as_deref();
         let src_pad: Option<Vec<Vec<bool>>> = cache
             .src_tokens
             .iter()
@@ -270,7 +307,7 @@ impl Model {
                             &q,
                             &kv.k,
                             &kv.v,
-                            key_pad.as_deref(),
+                            key_pad,
                             &spec,
                             AttnSite::DecoderSelf,
                             li,
