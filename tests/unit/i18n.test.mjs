@@ -94,3 +94,17 @@ test('the_committed_locale_module_is_what_the_xliff_builds_now', async () => {
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+test('the_shipped_models_titles_and_descriptions_are_the_manifests_own', async () => {
+  // www/src/i18n/models.ts carries the manifest's English into msg() calls; a model list
+  // that changed since makes it stale. Fix: node www/scripts/model-texts.mjs, then translate.
+  const { render, target } = await import(pathToFileURL(join(www, 'scripts/model-texts.mjs')).href);
+  const manifest = JSON.parse(readFileSync(join(root, 'models/manifest.json'), 'utf8'));
+  assert.ok(manifest.length >= 20, `only ${manifest.length} models in the manifest`);
+  assert.equal(readFileSync(target, 'utf8'), render(manifest), 'www/src/i18n/models.ts is stale');
+  const ids = new Set(messages.map((m) => m.name));
+  for (const m of manifest) {
+    const name = m.file.replace(/\.safetensors$/, '');
+    assert.ok(ids.has(`model.${name}.title`) && ids.has(`model.${name}.description`), name);
+  }
+});

@@ -5,6 +5,7 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
+import { modelDescription, modelTitle } from '../i18n/models';
 import type { ManifestEntry, ModelInfo } from '../engine/protocol';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
@@ -116,7 +117,8 @@ export class TpControls extends LocalizedElement {
     // The siblings get their own group in the picker, under their base model's title.
     const groups = arches.map((a) => ({ label: ARCH_NAMES[a]?.() ?? a, models: this.manifest.filter((m) => m.arch === a && !m.variant) }));
     for (const of of new Set(this.manifest.filter((m) => m.variant_of).map((m) => m.variant_of!))) {
-      const title = this.manifest.find((m) => m.file === of)?.title ?? of;
+      const known = this.manifest.find((m) => m.file === of);
+      const title = known ? modelTitle(known) : of;
       groups.push({ label: msg(str`${title} — one design choice changed`), models: this.manifest.filter((m) => m.variant_of === of) });
     }
     const causal = st.causal ?? this.causalDefault;
@@ -131,7 +133,7 @@ export class TpControls extends LocalizedElement {
           <select aria-label=${msg('model')} data-setting="model" ?disabled=${this.isLocked('model')} @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}>
             ${groups.map(
               (g) => html`<optgroup label=${g.label}>
-                ${g.models.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.title}</option>`)}
+                ${g.models.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${modelTitle(m)}</option>`)}
               </optgroup>`,
             )}
           </select></label
@@ -161,7 +163,7 @@ export class TpControls extends LocalizedElement {
             >`
           : nothing}
       </div>
-      ${current ? html`<p class="desc" data-model-text>${current.description}</p>` : nothing}
+      ${current ? html`<p class="desc" data-model-text>${modelDescription(current)}</p>` : nothing}
       <div class="row">
         ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'))}
         ${check('pad', msg('padding mask'), st.pad, (v) => ({ pad: v }), msg('pad keys get weight 0'))}

@@ -4,6 +4,7 @@
 import type { ManifestEntry } from '../engine/protocol';
 import { msg, str } from '@lit/localize';
 import { DEFAULTS, formatHash, type PlaygroundState } from './url';
+import { modelTitle } from '../i18n/models';
 
 /** The settings a link to this view carries: everything but the reader's own theme and language. */
 export function linkHash(st: PlaygroundState, view: string | null): string {
@@ -13,7 +14,7 @@ export function linkHash(st: PlaygroundState, view: string | null): string {
 /** The model as a caption names it: its title and file. */
 export function modelLabel(st: PlaygroundState, manifest: ManifestEntry[]): string {
   const m = manifest.find((e) => e.file === st.model);
-  return m ? `${m.title} (${m.file})` : st.model;
+  return m ? `${modelTitle(m)} (${m.file})` : st.model;
 }
 
 /** The input and the changed settings, in one line for a caption. */
