@@ -565,9 +565,22 @@ impl Engine {
         block_diff(m, &req.before, &req.after, &opts)
     }
 
-    /// LayerNorm vs BatchNorm on a batch (`explain::blocks::norm_coupling`).
-    pub fn norm_coupling(&self, req: &CouplingRequest) -> Result<NormCoupling> {
-        norm_coupling(self.model()?, req)
+    /// LayerNorm vs BatchNorm on a batch (`explain::blocks::norm_coupling`): the loaded
+    /// model beside the trained checkpoint in `sibling` (named `name`; it needs the other
+    /// kind of norm), or beside an untrained model of the other kind when none is given.
+    pub fn norm_coupling(
+        &self,
+        req: &CouplingRequest,
+        sibling: Option<(&[u8], &str)>,
+    ) -> Result<NormCoupling> {
+        let m = self.model()?;
+        match sibling {
+            Some((bytes, name)) => {
+                let sib = crate::checkpoint::load(bytes)?;
+                norm_coupling(m, req, Some((&sib, name)))
+            }
+            None => norm_coupling(m, req, None),
+        }
     }
 
     /// Dropout's masks in train mode and the identity in eval mode

@@ -287,14 +287,18 @@ impl Engine {
         to_js(&self.0.block_diff(&req).map_err(js_err)?)
     }
 
-    /// `CouplingRequest` → `NormCoupling`.
+    /// `CouplingRequest` → `NormCoupling`; `sibling`: a trained checkpoint with the other
+    /// kind of norm and its name (empty bytes: an untrained one built in memory).
     #[wasm_bindgen(unchecked_return_type = "NormCoupling")]
     pub fn norm_coupling(
         &self,
         #[wasm_bindgen(unchecked_param_type = "CouplingRequest")] req: JsValue,
+        sibling: &[u8],
+        name: &str,
     ) -> JsResult<JsValue> {
         let req: CouplingRequest = from_js("norms", req)?;
-        to_js(&self.0.norm_coupling(&req).map_err(js_err)?)
+        let sib = (!sibling.is_empty()).then_some((sibling, name));
+        to_js(&self.0.norm_coupling(&req, sib).map_err(js_err)?)
     }
 
     /// `DropoutRequest` → `DropoutDemo`.

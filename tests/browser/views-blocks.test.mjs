@@ -238,13 +238,15 @@ describe('the norms view', () => {
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-norms')?.data);
     const c = await comp(page, 'tp-norms');
     const { data, tokens, other, changed } = await c.evaluate((c) => ({ data: c.data, tokens: c.tokens, other: c.other, changed: c.otherChanged }));
+    // Beside the loaded LayerNorm model: the shipped reverse model trained with BatchNorm.
     assert.deepEqual(
       data.models.map((m) => [m.norm, m.trained]),
       [
         ['pre_ln', true],
-        ['batch_norm', false],
+        ['batch_norm', true],
       ],
     );
+    assert.match(data.models[1].label, /BatchNorm/);
     assert.equal(other.length, tokens.length);
     assert.notDeepEqual(changed, other);
     const row = (norm, mode) => page.locator(`tp-norms div[data-norm="${norm}"] tr[data-mode="${mode}"]`);
@@ -277,12 +279,48 @@ describe('the norms view', () => {
     assert.equal(bn.batch_rows, 2 * tokens.length);
     const info = await page.evaluate(() => document.querySelector('transformer-playground').info);
     assert.equal(ln.residual_norms.length, info.decoder_layers + 1);
+    // The BatchNorm model read the same characters in its own vocabulary (<unk> for the
+    // ones it lacks): checked here against its vocabulary list.
+    const spell = (ids) => ids.map((id) => info.vocab[id]).map((t, i) => (i === 0 ? '<bos>' : bn.vocab.includes(t) ? t : '<unk>'));
+    assert.deepEqual(bn.tokens.map((id) => bn.vocab[id]), spell(tokens));
+    assert.deepEqual(bn.other_changed.map((id) => bn.vocab[id]), spell(changed));
     // A LayerNorm statistic read back from the input it normalised: μ of position 1.
     const C = info.d_model;
     const x = Array.from(ln.stats.input.data).slice(C, 2 * C);
     const mu = x.reduce((a, b) => a + b, 0) / C;
     assert.ok(Math.abs(mu - ln.stats.mean.data[1]) < 1e-5, `${mu} vs ${ln.stats.mean.data[1]}`);
     await shot(page, 'tp-norms', 'norms');
+    // The BatchNorm numbers against that checkpoint's own forward passes: load it, run the
+    // two batches in train mode with the view's seed; row 0's logits move by data-max.
+    const seed = await c.evaluate((c) => c.seed);
+    await page.evaluate(() => document.querySelector('transformer-playground').store.patch({ model: 'reverse-batch-norm.safetensors' }));
+    await page.waitForFunction(() => document.querySelector('transformer-playground').info?.norm === 'batch_norm');
+    const moved = await page.evaluate(
+      async ([a, b, b2, seed]) => {
+        const s = document.querySelector('transformer-playground').store;
+        const run = async (o, train) => {
+          const r = await s.call('forward', { batch: [a, o], switches: s.switches(), sampling: s.sampling(), ...(train ? { train: { seed } } : {}) });
+          const [, T, V] = r.logits.shape;
+          return Array.from(r.logits.data.subarray(0, T * V));
+        };
+        const diff = (x, y) => x.reduce((m, v, i) => Math.max(m, Math.abs(v - y[i])), 0);
+        return [diff(await run(b, true), await run(b2, true)), diff(await run(b, false), await run(b2, false))];
+      },
+      [bn.tokens, bn.other, bn.other_changed, seed],
+    );
+    assert.ok(moved[0] > 1e-4 && Math.abs(moved[0] - bn.train_max_diff) <= 1e-6 * Math.max(1, moved[0]), `train mode: the other sequence moves this one by what the view says (${moved[0]} vs ${bn.train_max_diff})`);
+    assert.equal(moved[1], 0, 'eval mode: running statistics, no coupling');
+    // Now loaded, the BatchNorm model stands beside the trained LayerNorm reverse model.
+    await page.waitForFunction(() => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-norms')?.data;
+      return d && d.models[0].norm === 'batch_norm';
+    });
+    const swapped = await c.evaluate((c) => c.data.models.map((m) => [m.norm, m.trained, m.train_identical, m.eval_identical]));
+    assert.deepEqual(swapped, [
+      ['batch_norm', true, false, true],
+      ['pre_ln', true, true, true],
+    ]);
+    await shot(page, 'tp-norms', 'norms-batchnorm-loaded');
     assert.deepEqual(errors, []);
     await page.close();
   });

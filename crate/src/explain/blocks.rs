@@ -81,6 +81,8 @@ pub struct FfnProbe {
     pub output: Dense,
     /// Fraction of `hidden` that is exactly 0 (ReLU's zeros, dropped units).
     pub zero_fraction: f32,
+    /// (B, T): how many of each position's F hidden units are exactly 0.
+    pub zeros: Vec<u32>,
 }
 
 /// What one norm removed: its mean and variance, and over what they were taken.
@@ -294,6 +296,11 @@ fn stack_probe(
                     output: Dense::new(&btc, &y),            // (B, T, C)
                     zero_fraction: ffn.hidden.iter().filter(|&&v| v == 0.0).count() as f32
                         / ffn.hidden.len().max(1) as f32,
+                    zeros: ffn
+                        .hidden
+                        .chunks(f.max(1))
+                        .map(|row| row.iter().filter(|&&v| v == 0.0).count() as u32)
+                        .collect(), // (B·T)
                 });
             }
         }
@@ -599,6 +606,20 @@ pub struct CouplingModel {
     /// (L + 1): mean ‖x‖ over this sequence's positions of the residual stream before
     /// the first layer and after each (eval mode, the last stack).
     pub residual_norms: F32Array,
+    /// A model with its own vocabulary: the three sequences as it read them (its ids).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tokens: Option<Vec<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub other: Option<Vec<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub other_changed: Option<Vec<u32>>,
+    /// Its vocabulary, when it differs from the loaded model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub vocab: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
@@ -645,6 +666,24 @@ pub fn sibling_with_norm(m: &Model, norm: Norm) -> Result<Model> {
     cfg.norm = norm;
     cfg.validate()?;
     Ok(Model::init(cfg, m.tokenizer.clone(), 0))
+}
+
+/// `ids` of `from`'s vocabulary spelled in `to`'s: the same token strings, `<unk>` for
+/// what `to` lacks (special tokens map to `to`'s own specials).
+pub fn respell(
+    from: &crate::tokenizer::Tokenizer,
+    to: &crate::tokenizer::Tokenizer,
+    ids: &[u32],
+) -> Vec<u32> {
+    let (fs, ts) = (&from.spec, &to.spec);
+    ids.iter()
+        .map(|&id| match id {
+            _ if id == fs.pad => ts.pad,
+            _ if id == fs.bos => ts.bos,
+            _ if id == fs.eos => ts.eos,
+            _ => from.token(id).and_then(|tok| to.id(tok)).unwrap_or(ts.unk),
+        })
+        .collect()
 }
 
 fn coupling_of(
@@ -722,14 +761,25 @@ fn coupling_of(
         stats,
         batch_rows: rows,
         residual_norms: F32Array(residual_norms),
+        tokens: None,
+        other: None,
+        other_changed: None,
+        vocab: None,
     })
 }
 
-/// The coupling question for the loaded model and for a sibling with the other kind of
-/// norm (BatchNorm beside a LayerNorm model, pre-LN beside a BatchNorm one). The sibling
-/// is built in memory with random weights: coupling is a property of the norm, not of
-/// training, and the label says so.
-pub fn norm_coupling(m: &Model, req: &CouplingRequest) -> Result<NormCoupling> {
+/// The coupling question for the loaded model and for a model with the other kind of
+/// norm (BatchNorm beside a LayerNorm model, LayerNorm beside a BatchNorm one).
+///
+/// `trained` is a really trained checkpoint of that other kind (the page passes the
+/// shipped reverse siblings); it reads the same sequences, spelled in its own vocabulary
+/// ([`respell`]). Without one, the other model is built in memory with random weights:
+/// coupling is a property of the norm, not of training, and its label says so.
+pub fn norm_coupling(
+    m: &Model,
+    req: &CouplingRequest,
+    trained: Option<(&Model, &str)>,
+) -> Result<NormCoupling> {
     for (what, s) in [
         ("this sequence", &req.tokens),
         ("the other sequence", &req.other),
@@ -747,22 +797,47 @@ pub fn norm_coupling(m: &Model, req: &CouplingRequest) -> Result<NormCoupling> {
         }
     }
     let own = coupling_of(m, req, true, "the loaded model".into())?;
-    let other = if m.config.norm == Norm::BatchNorm {
-        Norm::PreLn
-    } else {
-        Norm::BatchNorm
+    let is_bn = m.config.norm == Norm::BatchNorm;
+    let sibling = match trained {
+        Some((sib, name)) => {
+            if (sib.config.norm == Norm::BatchNorm) == is_bn {
+                return Err(Error::Input(format!(
+                    "norms: {name} has the same kind of norm as the loaded model; it needs {}",
+                    if is_bn {
+                        "a LayerNorm model"
+                    } else {
+                        "a BatchNorm model"
+                    }
+                )));
+            }
+            let sreq = CouplingRequest {
+                tokens: respell(&m.tokenizer, &sib.tokenizer, &req.tokens),
+                other: respell(&m.tokenizer, &sib.tokenizer, &req.other),
+                other_changed: respell(&m.tokenizer, &sib.tokenizer, &req.other_changed),
+                seed: req.seed,
+            };
+            let mut c = coupling_of(sib, &sreq, true, format!("{name}, trained"))?;
+            c.tokens = Some(sreq.tokens);
+            c.other = Some(sreq.other);
+            c.other_changed = Some(sreq.other_changed);
+            c.vocab = Some(sib.tokenizer.spec.tokens.clone());
+            c
+        }
+        None => {
+            let other = if is_bn { Norm::PreLn } else { Norm::BatchNorm };
+            let sib = sibling_with_norm(m, other)?;
+            let name = match other {
+                Norm::BatchNorm => "BatchNorm",
+                _ => "pre-LN LayerNorm",
+            };
+            coupling_of(
+                &sib,
+                req,
+                false,
+                format!("an untrained {name} model of the same shape (random weights, seed 0)"),
+            )?
+        }
     };
-    let sib = sibling_with_norm(m, other)?;
-    let name = match other {
-        Norm::BatchNorm => "BatchNorm",
-        _ => "pre-LN LayerNorm",
-    };
-    let sibling = coupling_of(
-        &sib,
-        req,
-        false,
-        format!("an untrained {name} model of the same shape (random weights, seed 0)"),
-    )?;
     Ok(NormCoupling {
         models: vec![own, sibling],
     })
@@ -945,6 +1020,16 @@ mod tests {
             assert_eq!(*h, p.max(0.0));
         }
         assert!(ffn.zero_fraction > 0.0);
+        // Per position: the count of its F hidden units that are exactly 0.
+        let f = ffn.hidden.shape[2];
+        let want: Vec<u32> = ffn
+            .pre
+            .data
+            .0
+            .chunks(f)
+            .map(|row| row.iter().filter(|&&p| p <= 0.0).count() as u32)
+            .collect();
+        assert_eq!(ffn.zeros, want);
     }
 
     #[test]
@@ -983,7 +1068,7 @@ mod tests {
             other_changed: vec![1, 2, 3, 4],
             seed: 3,
         };
-        let r = norm_coupling(&ln, &req).unwrap();
+        let r = norm_coupling(&ln, &req, None).unwrap();
         assert_eq!(r.models.len(), 2);
         let (own, bn) = (&r.models[0], &r.models[1]);
         assert_eq!((own.norm, bn.norm), (Norm::PreLn, Norm::BatchNorm));
@@ -996,6 +1081,78 @@ mod tests {
         assert!(!bn.trained && own.trained);
         assert_eq!(bn.batch_rows, 8);
         assert_eq!(own.residual_norms.0.len(), ln.config.decoder_layers() + 1);
+    }
+
+    fn shipped(file: &str) -> Model {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../models")
+            .join(file);
+        crate::checkpoint::load_file(&path).unwrap()
+    }
+
+    #[test]
+    fn the_trained_batchnorm_sibling_couples_the_batch_in_train_mode_and_reads_the_same_letters() {
+        // The grammar model (LayerNorm, its own vocabulary) beside the shipped reverse model
+        // trained with BatchNorm: the sibling reads the same characters in its vocabulary.
+        let lm = shipped("grammar-sinusoidal.safetensors");
+        let bn = shipped("reverse-batch-norm.safetensors");
+        let ids = |text: &str| {
+            let mut v = vec![lm.tokenizer.spec.bos];
+            v.extend(lm.tokenizer.encode(text).ids);
+            v
+        };
+        let req = CouplingRequest {
+            tokens: ids("the cat"),
+            other: ids("tac eht"),
+            other_changed: ids("ubd fiu"),
+            seed: 1,
+        };
+        let r = norm_coupling(&lm, &req, Some((&bn, "the reverse model with BatchNorm"))).unwrap();
+        let (own, sib) = (&r.models[0], &r.models[1]);
+        assert_eq!((own.norm, sib.norm), (Norm::PreLn, Norm::BatchNorm));
+        assert!(own.trained && sib.trained);
+        assert!(own.train_identical && own.eval_identical);
+        assert!(!sib.train_identical && sib.train_max_diff > 1e-4, "{sib:?}");
+        assert!(
+            sib.eval_identical,
+            "running statistics: no coupling in eval mode"
+        );
+        // Characters both vocabularies hold keep their spelling (the reverse task knows a
+        // to j); the others, the space among them, become <unk>.
+        let st = &bn.tokenizer;
+        let want: Vec<u32> = std::iter::once(st.spec.bos)
+            .chain(
+                "the cat"
+                    .chars()
+                    .map(|ch| st.id(&ch.to_string()).unwrap_or(st.spec.unk)),
+            )
+            .collect();
+        assert_eq!(sib.tokens.as_deref(), Some(&want[..]));
+        assert_eq!(want[2], st.id("h").unwrap());
+        assert_eq!(sib.vocab.as_deref(), Some(&st.spec.tokens[..]));
+        // A sibling with the same kind of norm is refused with a reason.
+        let same = shipped("reverse.safetensors");
+        assert!(matches!(
+            norm_coupling(&lm, &req, Some((&same, "x"))),
+            Err(Error::Input(_))
+        ));
+        // Beside a BatchNorm model, the trained LayerNorm reverse model: no coupling ever.
+        let r = norm_coupling(
+            &bn,
+            &CouplingRequest {
+                tokens: vec![1, 5, 6],
+                other: vec![1, 7, 8],
+                other_changed: vec![1, 9, 10],
+                seed: 2,
+            },
+            Some((&same, "the reverse model")),
+        )
+        .unwrap();
+        assert!(
+            !r.models[0].train_identical
+                && r.models[1].train_identical
+                && r.models[1].eval_identical
+        );
     }
 
     #[test]

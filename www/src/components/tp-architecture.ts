@@ -1,24 +1,50 @@
-// The architecture diagram (SVG): every block of the loaded model. Clicking (or pressing
-// Enter on) an attention block selects what the other views show; expanding it lists the
-// steps Q·Kᵀ → scale → mask → softmax → ·V with the formula and the live numbers of the
-// focused query.
+// The architecture diagram (SVG): every block of the loaded model, drawn from the core's
+// layer plan — each sublayer with its residual arrow (when the model has residuals), its
+// norm where the model puts it (pre-LN before the sublayer, post-LN and BatchNorm after
+// the add, none: no box), the final norm, and the encoder's output feeding every
+// cross-attention. Clicking (or pressing Enter on) a block opens it on the live tensors:
+// an attention block into Q·Kᵀ → scale → mask → softmax → ·V for the focused query, an
+// FFN block into W₁ → activation → W₂ for every position (the core's `blockProbe`), a
+// norm block into the mean and variance it removed.
 
 import { html, svg, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import type { AttnSite, AttnTrace, LayerPlan, ModelInfo, NormStep, SublayerKind } from '../engine/protocol';
+import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
+import type { EngineCaller } from '../engine/client';
 import { emit, panel, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
+import './tp-heat';
 import { archName, stackName } from '../i18n/terms';
 
 interface Block {
   label: string;
-  kind: 'io' | 'embed' | 'attn' | 'ffn' | 'norm' | 'head';
+  kind: 'io' | 'embed' | 'attn' | 'ffn' | 'norm' | 'add' | 'head';
   site?: AttnSite;
   layer?: number;
-  /** The plan's sublayer kind (`self_attention`, …), norm name (`norm1`, …) or `final_norm`. */
+  /** The plan's sublayer kind (`self_attention`, …), norm name (`norm1`, …), `final_norm` or `add`. */
   part?: string;
+  /** A norm box that also adds the residual (post-LN, BatchNorm): "Add & Norm". */
+  adds?: boolean;
+  /** An add node or an Add & Norm box: the sublayer whose residual it adds. */
+  of?: SublayerKind;
+}
+
+/** A residual arrow: from the gap below block `from` (the sublayer's input) to block `to` (where it is added). */
+interface Residual {
+  layer: number;
+  part: SublayerKind;
+  from: number;
+  to: number;
+}
+
+/** An opened FFN or norm block: which stack, which layer (null: the final norm), which part. */
+export interface Opened {
+  stack: string;
+  kind: 'ffn' | 'norm';
+  layer: number | null;
+  part: string;
 }
 
 /** Position encodings that act inside self-attention rather than on the embedding. */
@@ -41,7 +67,15 @@ export class TpArchitecture extends LocalizedElement {
     scaleOn: { type: Boolean },
     causalOn: { type: Boolean },
     paddingOn: { type: Boolean },
+    engine: { attribute: false },
+    batch: { attribute: false },
+    src: { attribute: false },
+    switches: { attribute: false },
+    train: { attribute: false },
     expanded: { state: true },
+    opened: { state: true },
+    probe: { state: true },
+    problem: { state: true },
   };
 
   info: ModelInfo | null = null;
@@ -60,7 +94,20 @@ export class TpArchitecture extends LocalizedElement {
   scaleOn = true;
   causalOn = true;
   paddingOn = true;
+  /** What runs the block probe, and what it runs on: the batch of the last forward pass. */
+  engine: EngineCaller | null = null;
+  batch: number[][] = [];
+  src: number[][] = [];
+  switches: Switches | null = null;
+  train: TrainMode | undefined = undefined;
   expanded = true;
+  /** The opened FFN or norm block; null: the selected attention block is open. */
+  opened: Opened | null = null;
+  /** The core's live tensors of every block for `batch` (read by the browser tests). */
+  probe: BlockProbe | null = null;
+  problem = '';
+  private asked = '';
+  private askedInfo: ModelInfo | null = null;
 
   static styles = [
     panel,
@@ -124,6 +171,69 @@ export class TpArchitecture extends LocalizedElement {
         stroke-width: 1.2;
         fill: none;
       }
+      path.residual {
+        stroke: var(--tp-accent);
+        stroke-width: 1.3;
+        fill: none;
+      }
+      path.memory {
+        stroke: var(--tp-fg);
+        stroke-width: 1.4;
+        stroke-dasharray: 4 2;
+      }
+      marker path {
+        fill: context-stroke;
+      }
+      .blk.add circle {
+        fill: var(--tp-bg);
+        stroke: var(--tp-accent);
+        stroke-width: 1.5;
+      }
+      .blk.add text {
+        font-size: 12px;
+        font-weight: 700;
+        fill: var(--tp-accent);
+      }
+      .blk.norm {
+        cursor: pointer;
+      }
+      .open {
+        margin-top: 10px;
+      }
+      .open .maps {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(220px, 1fr));
+        gap: 10px;
+      }
+      .open h3 {
+        font-size: 0.85rem;
+        margin: 6px 0 2px;
+      }
+      .open table {
+        border-collapse: collapse;
+        font-size: 0.78rem;
+        font-variant-numeric: tabular-nums;
+      }
+      .open td,
+      .open th {
+        padding: 1px 6px;
+        border-bottom: 1px solid var(--tp-line);
+        text-align: right;
+      }
+      .open th {
+        font-weight: normal;
+        color: var(--tp-muted);
+      }
+      .feats {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 2px 10px;
+        font-family: var(--tp-mono);
+        font-size: 0.72rem;
+      }
+      .wrap {
+        overflow-x: auto;
+      }
       ol.steps {
         margin: 8px 0 0;
         padding-left: 1.3em;
@@ -147,20 +257,22 @@ export class TpArchitecture extends LocalizedElement {
     `,
   ];
 
+  /** Whether the causal mask acts on this self-attention site now (docs/model.md). */
+  private masked(site: AttnSite): boolean {
+    return this.causalOn && (site === 'decoder_self' || (site === 'encoder_self' && this.info?.arch === 'encoder_only'));
+  }
+
   /**
    * The blocks of every stack, bottom to top, read off the core's layer plan: per layer
-   * its sublayers in order, each norm before (pre-LN) or after (post-LN, BatchNorm) its
-   * sublayer, the final norm, and the head after the last stack.
+   * its sublayers in order, each norm before (pre-LN) or after the add (post-LN,
+   * BatchNorm) of its sublayer, an add node where the residual joins without a norm box
+   * (pre-LN, or no norm), the final norm, and the head after the last stack; and every
+   * sublayer's residual arrow.
    */
-  private stacks(): { name: string; blocks: Block[] }[] {
+  private stacks(): { name: string; blocks: Block[]; residuals: Residual[] }[] {
     const info = this.info;
     const plan = this.plan;
     if (!info || !plan) return [];
-    const title: Record<SublayerKind, string> = {
-      self_attention: msg('self-attention'),
-      cross_attention: msg('cross-attention'),
-      ffn: msg('feed-forward'),
-    };
     const normTitle = (kind: NormStep['kind']) => (kind === 'batch_norm' ? 'BatchNorm' : 'LayerNorm');
     return plan.stacks.map((st, si) => {
       const blocks: Block[] = [
@@ -177,36 +289,68 @@ export class TpArchitecture extends LocalizedElement {
           kind: 'embed',
         },
       ];
+      const residuals: Residual[] = [];
+      const title = (kind: SublayerKind) =>
+        kind === 'ffn' ? msg('feed-forward') : kind === 'cross_attention' ? msg('cross-attention') : this.masked(st.site) ? 'masked self-attention' : msg('self-attention');
       for (let l = 0; l < st.layers; l++) {
         for (const sub of st.sublayers) {
-          const norm: Block | null = sub.norm
-            ? { label: `L${l + 1} ${normTitle(sub.norm.kind)} (${sub.norm.name})`, kind: 'norm', layer: l, part: sub.norm.name }
+          const n = sub.norm;
+          const addsHere = sub.residual && n?.placement === 'after';
+          const norm: Block | null = n
+            ? {
+                label: `L${l + 1} ${addsHere ? 'Add & ' : ''}${normTitle(n.kind)} (${n.name})`,
+                kind: 'norm',
+                site: st.site,
+                layer: l,
+                part: n.name,
+                adds: addsHere,
+                of: sub.kind,
+              }
             : null;
-          if (norm && sub.norm?.placement === 'before') blocks.push(norm);
+          const first = blocks.length;
+          if (norm && n?.placement === 'before') blocks.push(norm);
           blocks.push({
-            label: `L${l + 1} ${title[sub.kind]}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
+            label: `L${l + 1} ${title(sub.kind)}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
             kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
             site: sub.site ?? st.site,
             layer: l,
             part: sub.kind,
           });
-          if (norm && sub.norm?.placement === 'after') blocks.push(norm);
+          if (norm && n?.placement === 'after') blocks.push(norm);
+          else if (sub.residual) blocks.push({ label: `L${l + 1} add the ${title(sub.kind)}'s input (residual)`, kind: 'add', layer: l, part: 'add', of: sub.kind });
+          if (sub.residual) residuals.push({ layer: l, part: sub.kind, from: first, to: blocks.length - 1 });
         }
       }
-      if (st.final_norm) blocks.push({ label: msg(str`final LayerNorm (${st.name}.norm)`), kind: 'norm', part: 'final_norm' });
+      if (st.final_norm) blocks.push({ label: msg(str`final LayerNorm (${st.name}.norm)`), kind: 'norm', site: st.site, part: 'final_norm' });
       if (si === plan.stacks.length - 1) {
         const label = plan.head === 'classifier' ? msg(str`classifier (${info.num_classes})`) : plan.arch === 'encoder_only' ? msg('token head') : msg('LM head → next token');
         blocks.push({ label, kind: 'head' });
       }
-      return { name: st.name, blocks };
+      return { name: st.name, blocks, residuals };
     });
   }
 
-  private select(b: Block) {
+  private select(stack: string, b: Block) {
+    if (b.kind === 'ffn' || b.kind === 'norm') {
+      const o: Opened = { stack, kind: b.kind, layer: b.layer ?? null, part: b.part ?? b.kind };
+      const same = this.opened && this.isOpened(stack, b);
+      this.opened = o;
+      this.expanded = same ? !this.expanded : true;
+      if (b.site !== undefined && b.layer !== undefined && (b.site !== this.site || b.layer !== this.layer)) {
+        emit(this, 'tp-select', { site: b.site, layer: b.layer, head: this.head });
+      }
+      return;
+    }
     if (b.site === undefined || b.layer === undefined) return;
-    if (b.site === this.site && b.layer === this.layer) this.expanded = !this.expanded;
+    if (!this.opened && b.site === this.site && b.layer === this.layer) this.expanded = !this.expanded;
     else this.expanded = true;
+    this.opened = null;
     emit(this, 'tp-select', { site: b.site, layer: b.layer, head: this.head });
+  }
+
+  private isOpened(stack: string, b: Block): boolean {
+    const o = this.opened;
+    return !!o && o.stack === stack && o.kind === b.kind && o.part === (b.part ?? b.kind) && o.layer === (b.layer ?? null);
   }
 
   private diagram() {
@@ -214,10 +358,10 @@ export class TpArchitecture extends LocalizedElement {
     // The model's numbers can arrive before its layer plan: nothing to draw yet.
     if (!stacks.length) return html`<p>${msg("Waiting for the model's layers…")}</p>`;
     const W = 210;
-    const gap = 30;
+    const M = 16; // room beside a column for its residual arrows
+    const gap = 34;
     const vgap = 8;
-    // Norms are thin bars between the sublayers they belong to.
-    const bh = (b: Block) => (b.kind === 'norm' ? 16 : 26);
+    const bh = (b: Block) => (b.kind === 'norm' ? 16 : b.kind === 'add' ? 14 : 26);
     const tall = (blocks: Block[]) => blocks.reduce((a, b) => a + bh(b) + vgap, 0);
     /** Top edge of every block: data flows upwards, as in the paper's figure (inputs at the bottom). */
     const tops = (blocks: Block[]) => {
@@ -229,57 +373,97 @@ export class TpArchitecture extends LocalizedElement {
       }
       return ys;
     };
-    const width = stacks.length * W + (stacks.length - 1) * gap;
+    const colW = W + 2 * M;
+    const width = stacks.length * colW + (stacks.length - 1) * gap;
     const height = Math.max(...stacks.map((s) => tall(s.blocks))) + 24;
-    const memoryY: number[] = [];
+    const x0s = stacks.map((_, si) => si * (colW + gap) + M);
+    const memory: { x: number; y: number } = { x: 0, y: 0 };
     const parts = stacks.map((s, si) => {
-      const x0 = si * (W + gap);
+      const x0 = x0s[si];
+      const cx = x0 + W / 2;
       const n = s.blocks.length;
       const ys = tops(s.blocks);
-      return svg`<text class="stack-label" x=${x0 + 4} y="12">${stackName(s.name)}</text>
-        ${s.blocks.map((b, bi) => {
-          const y = ys[bi];
-          const h = bh(b);
-          if (s.name === 'encoder' && bi === n - 1) memoryY.push(y + h / 2);
-          const sel = b.kind === 'attn' ? b.site === this.site && b.layer === this.layer : b.kind === 'ffn' && b.layer === this.layer && b.site === this.site;
-          const focusable = b.kind === 'attn' || b.kind === 'ffn';
-          const line = bi > 0 ? svg`<line class="flow" x1=${x0 + W / 2} x2=${x0 + W / 2} y1=${y + h} y2=${y + h + vgap}></line>` : nothing;
-          return svg`${line}<g
-              class="blk ${b.kind} ${sel ? 'sel' : ''}"
-              data-stack=${s.name}
-              data-kind=${b.kind}
-              data-part=${b.part ?? b.kind}
-              data-layer=${b.layer ?? nothing}
-              role=${focusable ? 'button' : 'img'}
-              tabindex=${focusable ? 0 : -1}
-              aria-pressed=${focusable ? String(sel) : nothing}
-              aria-label=${focusable ? msg(str`select ${stackName(s.name)} ${b.label}`) : b.label}
-              @click=${() => this.select(b)}
-              @keydown=${(e: KeyboardEvent) => {
-                if (e.key === 'Enter' || e.key === ' ') {
-                  e.preventDefault();
-                  this.select(b);
-                }
-              }}
-            >
-              <rect x=${x0} y=${y} width=${W} height=${h} rx="6"></rect>
-              <text x=${x0 + 10} y=${y + h / 2 + 4}>${b.label}</text>
-            </g>`;
-        })}`;
+      // The encoder of an encoder-decoder keeps its residuals on the left, clear of the memory arrows.
+      const left = stacks.length > 1 && si === 0;
+      if (s.name === 'encoder') memory.x = x0 + W;
+      if (s.name === 'encoder') memory.y = ys[n - 1] + bh(s.blocks[n - 1]) / 2;
+      const blocks = s.blocks.map((b, bi) => {
+        const y = ys[bi];
+        const h = bh(b);
+        const sel = this.opened
+          ? this.isOpened(s.name, b)
+          : b.kind === 'attn' && b.site === this.site && b.layer === this.layer;
+        const focusable = b.kind === 'attn' || b.kind === 'ffn' || b.kind === 'norm';
+        const line = bi > 0 ? svg`<line class="flow" x1=${cx} x2=${cx} y1=${y + h} y2=${y + h + vgap}></line>` : nothing;
+        const shape =
+          b.kind === 'add'
+            ? svg`<circle cx=${cx} cy=${y + h / 2} r=${h / 2}></circle><text x=${cx - 4} y=${y + h / 2 + 4}>+</text>`
+            : svg`<rect x=${x0} y=${y} width=${W} height=${h} rx="6"></rect><text x=${x0 + 10} y=${y + h / 2 + 4}>${b.label}</text>`;
+        return svg`${line}<g
+            class="blk ${b.kind} ${sel ? 'sel' : ''}"
+            data-stack=${s.name}
+            data-kind=${b.kind}
+            data-part=${b.part ?? b.kind}
+            data-layer=${b.layer ?? nothing}
+            data-adds=${b.adds ? 'true' : nothing}
+            data-of=${b.of ?? nothing}
+            role=${focusable ? 'button' : 'img'}
+            tabindex=${focusable ? 0 : -1}
+            aria-pressed=${focusable ? String(sel) : nothing}
+            aria-label=${focusable ? msg(str`select ${stackName(s.name)} ${b.label}`) : b.label}
+            @click=${() => this.select(s.name, b)}
+            @keydown=${(e: KeyboardEvent) => {
+              if (e.key === 'Enter' || e.key === ' ') {
+                e.preventDefault();
+                this.select(s.name, b);
+              }
+            }}
+          >
+            ${shape}
+          </g>`;
+      });
+      // Each residual leaves the flow in the gap below its sublayer's first block, runs
+      // beside the column and rejoins at the add (an add node or an Add & Norm box).
+      const residuals = s.residuals.map((r) => {
+        const y1 = ys[r.from] + bh(s.blocks[r.from]) + vgap / 2;
+        const to = s.blocks[r.to];
+        const y2 = ys[r.to] + bh(to) / 2;
+        const side = left ? x0 - M + 4 : x0 + W + M - 4;
+        const end = to.kind === 'add' ? (left ? cx - bh(to) / 2 : cx + bh(to) / 2) : left ? x0 : x0 + W;
+        return svg`<path
+          class="residual"
+          data-stack=${s.name}
+          data-layer=${r.layer}
+          data-part=${r.part}
+          data-y1=${y1}
+          data-y2=${y2}
+          marker-end="url(#tp-arrow)"
+          d=${`M ${cx} ${y1} H ${side} V ${y2} H ${end + (left ? -2 : 2)}`}
+        ></path>`;
+      });
+      return svg`<text class="stack-label" x=${x0 + 4} y="12">${stackName(s.name)}</text>${blocks}${residuals}`;
     });
-    // Encoder-decoder: the encoder's output feeds every cross-attention block.
-    let memory: unknown = nothing;
-    if (stacks.length === 2 && memoryY.length) {
+    // Encoder-decoder: the encoder's output (the memory) feeds every cross-attention block.
+    let memArrows: unknown = nothing;
+    if (stacks.length === 2) {
       const dec = stacks[1];
       const ys = tops(dec.blocks);
-      memory = dec.blocks.map((b, bi) => {
-        if (b.site !== 'cross') return nothing;
+      const xd = x0s[1];
+      memArrows = dec.blocks.map((b, bi) => {
+        if (b.site !== 'cross' || b.kind !== 'attn') return nothing;
         const y = ys[bi] + bh(b) / 2;
-        return svg`<path class="flow" d=${`M ${W} ${memoryY[0]} C ${W + gap / 2} ${memoryY[0]}, ${W + gap / 2} ${y}, ${W + gap} ${y}`}></path>`;
+        const mid = (memory.x + xd) / 2;
+        return svg`<path class="flow memory" data-layer=${b.layer ?? nothing} marker-end="url(#tp-arrow)"
+          d=${`M ${memory.x} ${memory.y} C ${mid} ${memory.y}, ${mid} ${y}, ${xd - 2} ${y}`}></path>`;
       });
     }
     return html`<svg viewBox=${`-2 0 ${width + 4} ${height}`} style=${styles(`max-width:${(width + 4) * 1.3}px`)} role="group" aria-label=${msg('architecture of the loaded model; attention blocks are buttons')}>
-      ${parts}${memory}
+      <defs>
+        <marker id="tp-arrow" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+          <path d="M0,0 L6,3 L0,6 z"></path>
+        </marker>
+      </defs>
+      ${parts}${memArrows}
     </svg>`;
   }
 
@@ -335,8 +519,192 @@ export class TpArchitecture extends LocalizedElement {
       </ol>`;
   }
 
+  /** The stack's site in the probe: `encoder` → encoder_self, `decoder` → decoder_self. */
+  private siteOf(stack: string): AttnSite {
+    return stack === 'encoder' ? 'encoder_self' : 'decoder_self';
+  }
+
+  updated(): void {
+    if (!this.opened || !this.expanded || !this.engine || !this.info || !this.batch.length || !this.switches) return;
+    const src = this.info.arch === 'encoder_decoder' ? this.src : undefined;
+    const key = JSON.stringify([this.batch, src ?? null, this.switches, this.train ?? null]);
+    if (key === this.asked && this.info === this.askedInfo) return;
+    this.asked = key;
+    this.askedInfo = this.info;
+    void this.runProbe(key, src);
+  }
+
+  private async runProbe(key: string, src: number[][] | undefined) {
+    const info = this.info;
+    try {
+      const req = { batch: this.batch, switches: this.switches!, ...(src ? { src } : {}), ...(this.train ? { train: this.train } : {}) };
+      const p = await this.engine!.call('blockProbe', req);
+      if (key !== this.asked || info !== this.info) return;
+      this.probe = p;
+      this.problem = '';
+    } catch (e) {
+      if (key !== this.asked) return;
+      this.problem = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** The probe's row `b` of the shown batch, its length and the tokens along it. */
+  private rowOf(stack: string): { b: number; labels: string[] } {
+    const ids = stack === 'encoder' && this.info?.arch === 'encoder_decoder' ? this.src : this.batch;
+    const b = Math.min(this.row, Math.max(0, ids.length - 1));
+    const v = this.info?.vocab ?? [];
+    return { b, labels: (ids[b] ?? []).map((id) => showToken(v[id] ?? `?${id}`)) };
+  }
+
+  /** Rows `b` of a (B, T, X) tensor: (T, X). */
+  private slice(d: { shape: number[]; data: Float32Array }, b: number): Float32Array {
+    const [, T, X] = d.shape;
+    return d.data.subarray(b * T * X, (b + 1) * T * X);
+  }
+
+  private ffnPanel(o: Opened) {
+    const info = this.info!;
+    const st = this.probe?.stacks.find((x) => x.site === this.siteOf(o.stack));
+    const f: FfnProbe | undefined = st?.ffn.find((x) => x.layer === o.layer);
+    if (!f) return html`<p class="muted">Reading the feed-forward block…</p>`;
+    const { b, labels } = this.rowOf(o.stack);
+    const [, T, F] = f.hidden.shape;
+    const C = f.input.shape[2];
+    const zeros = f.zeros.slice(b * T, (b + 1) * T);
+    const act = info.activation === 'relu' ? 'relu' : 'gelu';
+    const map = (name: string, data: Float32Array, cols: number, label: string, zerosOn = false) =>
+      html`<div>
+        <h3>${label}</h3>
+        <tp-heat
+          data-map=${name}
+          .rows=${T}
+          .cols=${cols}
+          .data=${data}
+          .zeros=${zerosOn}
+          .label=${`${label}, one row per position`}
+          .rowName=${(r: number) => `position ${r} “${labels[r] ?? ''}”`}
+          .colName=${(c: number) => `unit ${c}`}
+          .maxCell=${8}
+        ></tp-heat>
+      </div>`;
+    const total = zeros.reduce((a, z) => a + z, 0);
+    return html`<div class="open" data-open="ffn" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-row=${b}>
+      <p class="small">
+        Layer ${(o.layer ?? 0) + 1} feed-forward of the ${o.stack}${this.batch.length > 1 ? `, batch row ${b}` : ''}: every position's row goes
+        through the same two matrices, <span class="mono">x (${C}) → W₁x + b₁ (${F}) → ${act} (${F}) → W₂h + b₂ (${C})</span>.
+        ${act === 'relu'
+          ? html`ReLU sets every negative unit to exactly 0: ${total} of ${T * F} hidden units here (${fmt((100 * total) / Math.max(1, T * F), 1)}%).`
+          : html`GELU is smooth: ${total} of ${T * F} hidden units are exactly 0.`}
+        ${this.train ? html`Train mode: the hidden units also carry this pass's dropout mask.` : nothing}
+      </p>
+      <div class="maps">
+        ${map('ffn-input', this.slice(f.input, b), C, 'x: what the FFN reads')}
+        ${map('ffn-pre', this.slice(f.pre, b), F, 'W₁x + b₁')}
+        ${map('ffn-hidden', this.slice(f.hidden, b), F, `${act}(W₁x + b₁)`, true)}
+        ${map('ffn-output', this.slice(f.output, b), C, 'W₂h + b₂: what it adds back')}
+      </div>
+      <div class="wrap">
+        <table aria-label="hidden units that are exactly zero, per position">
+          <thead>
+            <tr>
+              <th>position</th>
+              ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              <th>units at 0 (of ${F})</th>
+              ${Array.from(zeros).map((z, p) => html`<td data-pos=${p} data-zeros=${z}>${z}</td>`)}
+            </tr>
+          </tbody>
+        </table>
+      </div>
+    </div>`;
+  }
+
+  private normPanel(o: Opened) {
+    const st = this.probe?.stacks.find((x) => x.site === this.siteOf(o.stack));
+    const n: NormProbe | undefined = st?.norms.find((x) => (o.part === 'final_norm' ? x.layer === null : x.layer === o.layer && x.name === o.part));
+    if (!n) return html`<p class="muted">Reading the norm…</p>`;
+    const { b, labels } = this.rowOf(o.stack);
+    const [, T, C] = n.input.shape;
+    const kind = n.kind === 'batch_norm' ? 'BatchNorm' : 'LayerNorm';
+    const where = o.part === 'final_norm' ? `The ${o.stack}'s final ${kind}` : `Layer ${(o.layer ?? 0) + 1} ${kind} (${n.name})`;
+    const placement =
+      n.placement === 'before'
+        ? 'before its sublayer (pre-LN)'
+        : n.placement === 'after'
+          ? n.kind === 'batch_norm'
+            ? 'after its sublayer and the residual add'
+            : 'after its sublayer and the residual add (post-LN)'
+          : 'after the last layer';
+    const input = html`<h3>What it normalised (row ${b})</h3>
+      <tp-heat
+        data-map="norm-input"
+        .rows=${T}
+        .cols=${C}
+        .data=${this.slice(n.input, b)}
+        .label=${`${where}: its input, one row per position`}
+        .rowName=${(r: number) => `position ${r} “${labels[r] ?? ''}”`}
+        .colName=${(c: number) => `feature ${c}`}
+        .maxCell=${8}
+      ></tp-heat>`;
+    if (!n.over_batch && !n.running) {
+      const mean = n.mean.data.subarray(b * T, (b + 1) * T);
+      const vr = n.var.data.subarray(b * T, (b + 1) * T);
+      return html`<div class="open" data-open="norm" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-part=${o.part} data-row=${b} data-per="position">
+        <p class="small">
+          ${where}, ${placement}: each position subtracts the mean μ of its own ${C} features and divides by √(σ² + 10⁻⁵), then scales and shifts by
+          its learned γ and β. Nothing from another position or sequence enters.
+        </p>
+        <div class="wrap">
+          <table aria-label="mean and variance each position removed">
+            <thead>
+              <tr>
+                <th>position</th>
+                ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <th>μ</th>
+                ${Array.from(mean).map((m, p) => html`<td data-stat="mean" data-pos=${p} data-value=${m}>${fmt(m, 3)}</td>`)}
+              </tr>
+              <tr>
+                <th>σ²</th>
+                ${Array.from(vr).map((v, p) => html`<td data-stat="var" data-pos=${p} data-value=${v}>${fmt(v, 3)}</td>`)}
+              </tr>
+            </tbody>
+          </table>
+        </div>
+        ${input}
+      </div>`;
+    }
+    const how = n.running
+      ? `eval mode: the running μ and σ² it stored while training, one per feature — the same for every position of every sequence`
+      : `train mode: one μ and σ² per feature, taken over all ${n.input.shape[0] * T} positions of the batch — so the other sequences of the batch move this one`;
+    return html`<div class="open" data-open="norm" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-part=${o.part} data-row=${b} data-per="feature">
+      <p class="small">${where}, ${placement}. It removed, in ${how}:</p>
+      <div class="feats" role="list" aria-label="mean and variance per feature">
+        ${Array.from(n.mean.data).map(
+          (m, k) => html`<span role="listitem" data-feature=${k} data-mean=${m} data-var=${n.var.data[k]}>f${k} μ ${fmt(m, 2)} σ² ${fmt(n.var.data[k], 2)}</span>`,
+        )}
+      </div>
+      ${input}
+    </div>`;
+  }
+
+  private openedPanel() {
+    const o = this.opened;
+    if (!o) return this.steps();
+    if (this.problem) return html`<p role="alert">${this.problem}</p>`;
+    if (!this.probe) return html`<p class="muted">Running the model…</p>`;
+    return o.kind === 'ffn' ? this.ffnPanel(o) : this.normPanel(o);
+  }
+
   render() {
     const info = this.info;
+    const what = this.opened ? (this.opened.kind === 'ffn' ? 'feed-forward' : 'norm') : 'attention';
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
         ${msg('Architecture')}
@@ -348,9 +716,13 @@ export class TpArchitecture extends LocalizedElement {
       </h2>
       ${info ? this.diagram() : nothing}
       <button aria-expanded=${this.expanded} @click=${() => (this.expanded = !this.expanded)}>
-        ${this.expanded ? msg('Hide the steps of the selected attention block') : msg('Show the steps of the selected attention block')}
+        ${what === 'attention'
+          ? this.expanded
+            ? msg('Hide the steps of the selected attention block')
+            : msg('Show the steps of the selected attention block')
+          : `${this.expanded ? 'Hide' : 'Show'} the live numbers of the selected ${what} block`}
       </button>
-      ${this.expanded ? this.steps() : nothing}
+      ${this.expanded ? this.openedPanel() : nothing}
     </section>`;
   }
 }

@@ -18,6 +18,7 @@ export class TpHeat extends LocalizedElement {
     rowName: { attribute: false },
     colName: { attribute: false },
     signed: { attribute: false },
+    zeros: { type: Boolean },
     maxCell: { type: Number },
     cursor: { state: true },
   };
@@ -31,6 +32,8 @@ export class TpHeat extends LocalizedElement {
   rowName: (r: number) => string = (r) => msg(str`row ${r}`);
   colName: (c: number) => string = (c) => msg(str`column ${c}`);
   signed: boolean | undefined = undefined;
+  /** Mark cells that are exactly 0 (light grey with a dot). */
+  zeros = false;
   /** The largest cell side in CSS pixels (cells shrink to fit the panel). */
   maxCell = 14;
   cursor: [number, number] | null = null;
@@ -69,7 +72,7 @@ export class TpHeat extends LocalizedElement {
     const c = this.canvas;
     if (!c || !this.rows || !this.cols) return;
     const cell = this.cellSize();
-    drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed }, cell);
+    drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed, zeros: this.zeros }, cell);
     c.style.width = `${this.cols * cell}px`;
     c.style.height = `${this.rows * cell}px`;
   }
@@ -102,7 +105,7 @@ export class TpHeat extends LocalizedElement {
         @keydown=${this.move}
         @focus=${() => (this.cursor = this.cursor ?? [0, 0])}
       ></canvas>
-      <div class="scale">${fmt(lo)} … ${fmt(hi)}</div>
+      <div class="scale">${fmt(lo)} … ${fmt(hi)}${this.zeros ? ' · grey dotted cells are exactly 0' : ''}</div>
       <div class="readout" aria-live="polite" data-row=${cur ? cur[0] : ''} data-col=${cur ? cur[1] : ''} data-value=${cur ? String(v) : ''}>
         ${cur ? `${this.rowName(cur[0])}, ${this.colName(cur[1])}: ${fmt(v, 4)}` : msg('Hover or focus the map to read a cell.')}
       </div>`;

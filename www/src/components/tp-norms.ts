@@ -1,5 +1,8 @@
 // `norms`: LayerNorm against BatchNorm on a batch of two sequences — this one and another.
-// The core runs the loaded model and a sibling with the other kind of norm, in train and
+// The core runs the loaded model and a trained model with the other kind of norm (the
+// shipped reverse model trained with BatchNorm, or beside a BatchNorm model the reverse
+// model it was trained against; that model reads the same sequences in its own
+// vocabulary), in train and
 // eval mode, once beside the other sequence and once beside a changed copy of it, and
 // says whether this sequence's output moved. It also gives the statistics each norm took
 // (per position over its features, or per feature over the whole batch) and the size of
@@ -10,7 +13,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
-import type { CouplingModel, ModelInfo, NormCoupling } from '../engine/protocol';
+import type { CouplingModel, ManifestEntry, ModelInfo, NormCoupling } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
@@ -34,6 +37,9 @@ export class TpNorms extends LocalizedElement {
     info: { attribute: false },
     tokens: { attribute: false },
     seed: { type: Number },
+    base: { attribute: false },
+    manifest: { attribute: false },
+    model: { type: String },
     data: { state: true },
     problem: { state: true },
   };
@@ -43,6 +49,12 @@ export class TpNorms extends LocalizedElement {
   /** This sequence (the main stack's ids, or an encoder-decoder's source). */
   tokens: number[] = [];
   seed = 0;
+  /** Where the shipped checkpoints are, their manifest, and the loaded model's file. */
+  base: URL | null = null;
+  manifest: ManifestEntry[] = [];
+  model = '';
+  /** The trained model of the other kind of norm (a manifest entry), if one is shipped. */
+  sibling: ManifestEntry | null = null;
   /** The core's answer (read by the browser tests). */
   data: NormCoupling | null = null;
   /** The batch sent: this, the other sequence and its changed copy. */
@@ -106,22 +118,45 @@ export class TpNorms extends LocalizedElement {
     return [other, other.map(shift)];
   }
 
-  updated(): void {
-    if (!this.engine || !this.info || !this.tokens.length) return;
-    const key = `${this.info.params}/${this.info.arch}/${this.tokens.join(',')}/${this.seed}`;
-    if (key === this.asked) return;
-    this.asked = key;
-    void this.load();
+  /**
+   * The shipped model trained with the other kind of norm: the BatchNorm sibling of the
+   * reverse model beside a LayerNorm model; beside a BatchNorm model, the model it is a
+   * sibling of (trained with pre-LN LayerNorm).
+   */
+  private siblingOf(): ManifestEntry | null {
+    if (!this.info) return null;
+    if (this.info.norm === 'batch_norm') {
+      const own = this.manifest.find((e) => e.file === (this.model || this.manifest[0]?.file));
+      return this.manifest.find((e) => e.file === own?.variant_of) ?? null;
+    }
+    return this.manifest.find((e) => e.variant === 'BatchNorm') ?? null;
   }
 
-  private async load() {
+  updated(): void {
+    if (!this.engine || !this.info || !this.tokens.length || !this.manifest.length) return;
+    const sib = this.siblingOf();
+    const key = `${this.model}/${this.info.params}/${this.info.arch}/${this.tokens.join(',')}/${this.seed}/${sib?.file ?? ''}`;
+    if (key === this.asked) return;
+    this.asked = key;
+    void this.load(sib, key);
+  }
+
+  private async load(sib: ManifestEntry | null, key: string) {
     const [other, changed] = this.pair();
-    this.other = other;
-    this.otherChanged = changed;
     try {
-      this.data = await this.engine!.call('normCoupling', { tokens: this.tokens, other, other_changed: changed, seed: this.seed });
+      const req = { tokens: this.tokens, other, other_changed: changed, seed: this.seed };
+      const data = await this.engine!.call(
+        'normCoupling',
+        sib && this.base ? { ...req, sibling_url: new URL(sib.file, this.base).href, sibling_name: `the shipped ${sib.title} model` } : req,
+      );
+      if (key !== this.asked) return;
+      this.other = other;
+      this.otherChanged = changed;
+      this.sibling = sib;
+      this.data = data;
       this.problem = '';
     } catch (e) {
+      if (key !== this.asked) return;
       this.problem = e instanceof Error ? e.message : String(e);
     }
   }
@@ -150,11 +185,20 @@ export class TpNorms extends LocalizedElement {
       ></tp-heat>`;
   }
 
-  private model(m: CouplingModel) {
+  private modelCard(m: CouplingModel) {
     const yes = (moved: boolean, d: number) =>
       moved ? html`<span class="yes">${msg('yes')}</span> (max |Δ| ${fmt(d)})` : msg('no — bit-identical');
+    const v = m.vocab;
+    const words = (ids: number[]) => ids.map((id) => showToken(v?.[id] ?? '')).join(this.info?.tokenizer_kind === 'word' ? ' ' : '');
     return html`<div data-norm=${m.norm} data-trained=${String(m.trained)}>
       <h3>${NORM_NAMES[m.norm] ?? m.norm} <span class="small muted" data-model-text>${m.label}</span></h3>
+      ${v && m.tokens && m.other && m.other_changed
+        ? html`<p class="small">
+            It reads the same batch in its own vocabulary (what it lacks becomes <span class="mono">&lt;unk&gt;</span>):
+            <span class="mono">“${words(m.tokens)}”</span> beside <span class="mono">“${words(m.other)}”</span>, then
+            <span class="mono">“${words(m.other_changed)}”</span>.
+          </p>`
+        : nothing}
       <table>
         <tbody>
           <tr data-mode="train" data-identical=${String(m.train_identical)} data-max=${m.train_max_diff}>
@@ -192,7 +236,7 @@ export class TpNorms extends LocalizedElement {
           </p>`
         : nothing}
       ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
-      ${d ? html`<div class="models">${d.models.map((m) => this.model(m))}</div>` : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
+      ${d ? html`<div class="models">${d.models.map((m) => this.modelCard(m))}</div>` : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
     </section>`;
   }
 }

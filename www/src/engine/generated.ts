@@ -717,7 +717,11 @@ output: Dense,
 /**
  * Fraction of `hidden` that is exactly 0 (ReLU's zeros, dropped units).
  */
-zero_fraction: number, };
+zero_fraction: number, 
+/**
+ * (B, T): how many of each position's F hidden units are exactly 0.
+ */
+zeros: Array<number>, };
 
 export type NormProbe = { 
 /**
@@ -867,7 +871,15 @@ batch_rows: number,
  * (L + 1): mean ‖x‖ over this sequence's positions of the residual stream before
  * the first layer and after each (eval mode, the last stack).
  */
-residual_norms: Float32Array, };
+residual_norms: Float32Array, 
+/**
+ * A model with its own vocabulary: the three sequences as it read them (its ids).
+ */
+tokens?: Array<number>, other?: Array<number>, other_changed?: Array<number>, 
+/**
+ * Its vocabulary, when it differs from the loaded model's.
+ */
+vocab?: Array<string>, };
 
 export type NormCoupling = { 
 /**

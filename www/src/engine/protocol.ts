@@ -204,8 +204,12 @@ export interface Api {
   blockProbe: { req: BlockProbeRequest; res: BlockProbe };
   /** Two inputs compared row by row, bit-exactly. */
   blockDiff: { req: BlockDiffRequest; res: BlockDiff };
-  /** LayerNorm vs BatchNorm on a batch, for the loaded model and a sibling with the other norm. */
-  normCoupling: { req: CouplingRequest; res: NormCoupling };
+  /**
+   * LayerNorm vs BatchNorm on a batch: the loaded model beside a trained checkpoint with the other kind of norm: the worker
+   * fetches `sibling_url` (named `sibling_name` on the page); without it, beside an
+   * untrained model built in memory.
+   */
+  normCoupling: { req: CouplingRequest & { sibling_url?: string; sibling_name?: string }; res: NormCoupling };
   /** Dropout's masks in train mode, and eval mode as the identity. */
   dropoutDemo: { req: DropoutRequest; res: DropoutDemo };
   /** The worker fetches the checkpoint at `url` (kept for later requests); the loaded model stays. */

@@ -278,7 +278,8 @@ const handlers: Handlers = {
   embeddingScale: (eng, req) => eng.embedding_scale(req),
   blockProbe: (eng, req) => eng.block_probe(req),
   blockDiff: (eng, req) => eng.block_diff(req),
-  normCoupling: (eng, req) => eng.norm_coupling(req),
+  normCoupling: async (eng, { sibling_url, sibling_name, ...req }) =>
+    eng.norm_coupling(req, sibling_url ? await bytesOf(sibling_url) : new Uint8Array(), sibling_name ?? ''),
   dropoutDemo: (eng, req) => eng.dropout_demo(req),
   extrapolation: async (eng, { url, sequences }) => eng.extrapolation(await bytesOf(url), sequences),
   permutation: async (eng, { url, text, perm, causal }) =>

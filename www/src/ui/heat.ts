@@ -11,6 +11,8 @@ export interface Heat {
   data: ArrayLike<number>;
   /** Colour by sign around 0 (default: when the data has both signs). */
   signed?: boolean;
+  /** Draw cells that are exactly 0 apart (light grey with a dot), e.g. ReLU's zeros. */
+  zeros?: boolean;
 }
 
 /** The finite range of the data and whether it has both signs. */
@@ -49,6 +51,14 @@ export function drawHeat(canvas: HTMLCanvasElement, h: Heat, cell: number): void
         ctx.moveTo(c * cell, (r + 1) * cell);
         ctx.lineTo((c + 1) * cell, r * cell);
         ctx.stroke();
+        continue;
+      }
+      if (h.zeros && v === 0) {
+        ctx.fillStyle = '#dcdcdc';
+        ctx.fillRect(c * cell, r * cell, Math.ceil(cell), Math.ceil(cell));
+        ctx.fillStyle = '#555555';
+        const d = Math.max(1, cell / 5);
+        ctx.fillRect(c * cell + cell / 2 - d / 2, r * cell + cell / 2 - d / 2, d, d);
         continue;
       }
       ctx.fillStyle = signed ? diverging(v / m) : viridis(hi > lo ? (v - lo) / (hi - lo) : 0.5);

@@ -153,6 +153,11 @@ export const VIEWS = [
       .scaleOn=${s.st.scale}
       .causalOn=${s.switches().causal}
       .paddingOn=${s.st.pad}
+      .engine=${s}
+      .batch=${s.lastForward?.tokens ?? []}
+      .src=${s.lastForward?.src_tokens ?? []}
+      .switches=${s.switches()}
+      .train=${s.trainMode()}
       @tp-select=${(e: Select) => void s.patch(e.detail)}
     ></tp-architecture>`,
   },
@@ -398,6 +403,9 @@ export const VIEWS = [
         return q ? (q.src ?? q.tokens) : [];
       })()}
       .seed=${s.st.seed + s.draw}
+      .base=${s.modelsBase}
+      .manifest=${s.manifest}
+      .model=${s.st.model}
     ></tp-norms>`,
   },
   {
