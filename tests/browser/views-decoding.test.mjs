@@ -165,6 +165,34 @@ describe('sampling controls', () => {
   });
 });
 
+describe('sampling seeds', () => {
+  test('the_same_seed_draws_the_same_tokens_as_the_cli_and_another_seed_draws_others', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&max=24&strategy=sample&temp=0.9&seed=3&views=controls,input,generation,output');
+    /** The text sampled by the page, <eos> left out (the CLI prints the same). */
+    const sampled = async () => {
+      await generateAll(page);
+      return page.evaluate(() => {
+        const el = document.querySelector('transformer-playground');
+        return el.generated.filter((id) => id !== el.info.eos).map((id) => el.info.vocab[id]).join('');
+      });
+    };
+    const restart = () => page.evaluate(() => document.querySelector('transformer-playground').store.gen.start(true));
+    const first = await sampled();
+    await restart();
+    const again = await sampled();
+    assert.equal(again, first, 'seed 3 twice: the same tokens');
+    const cli = (seed) =>
+      tplay(['generate', '--model', model('grammar-alibi.safetensors'), '--prompt', 'the cat', '--strategy', 'sample', '--temperature', '0.9', '--max-tokens', '24', '--seed', String(seed)]).replace(/\n$/, '');
+    assert.equal(first, cli(3), 'the page and the command line draw the same tokens from seed 3');
+    await patch(page, { seed: 4 });
+    const other = await sampled();
+    assert.equal(other, cli(4));
+    assert.notEqual(other, first, 'another seed, other draws');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('KV cache switch', () => {
   test('cache_on_and_off_give_the_same_tokens_at_different_costs', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0&max=16&views=controls,input,generation');
