@@ -9,7 +9,7 @@
 
 import { html, svg, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement } from '../i18n/locale';
+import { LocalizedElement, getLocale } from '../i18n/locale';
 import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
 import { emit, panel, styles } from '../ui/shared';
@@ -48,6 +48,12 @@ export interface Opened {
 }
 
 /** Position encodings that act inside self-attention rather than on the embedding. */
+/**
+ * Labels not translated yet read in English only on an English page; elsewhere they fall
+ * back to translated words and symbols (⊕ for an add).
+ */
+const english = () => getLocale() === 'en';
+
 function inAttention(pos: string): boolean {
   return pos === 'rope' || pos === 'alibi' || pos === 'relative';
 }
@@ -291,14 +297,14 @@ export class TpArchitecture extends LocalizedElement {
       ];
       const residuals: Residual[] = [];
       const title = (kind: SublayerKind) =>
-        kind === 'ffn' ? msg('feed-forward') : kind === 'cross_attention' ? msg('cross-attention') : this.masked(st.site) ? 'masked self-attention' : msg('self-attention');
+        kind === 'ffn' ? msg('feed-forward') : kind === 'cross_attention' ? msg('cross-attention') : this.masked(st.site) ? (english() ? 'masked self-attention' : `${msg('self-attention')} (causal mask)`) : msg('self-attention');
       for (let l = 0; l < st.layers; l++) {
         for (const sub of st.sublayers) {
           const n = sub.norm;
           const addsHere = sub.residual && n?.placement === 'after';
           const norm: Block | null = n
             ? {
-                label: `L${l + 1} ${addsHere ? 'Add & ' : ''}${normTitle(n.kind)} (${n.name})`,
+                label: `L${l + 1} ${addsHere ? (english() ? 'Add & ' : '⊕ ') : ''}${normTitle(n.kind)} (${n.name})`,
                 kind: 'norm',
                 site: st.site,
                 layer: l,
@@ -317,7 +323,13 @@ export class TpArchitecture extends LocalizedElement {
             part: sub.kind,
           });
           if (norm && n?.placement === 'after') blocks.push(norm);
-          else if (sub.residual) blocks.push({ label: `L${l + 1} add the ${title(sub.kind)}'s input (residual)`, kind: 'add', layer: l, part: 'add', of: sub.kind });
+          else if (sub.residual) blocks.push({
+              label: english() ? `L${l + 1} add the ${title(sub.kind)}'s input (residual)` : `L${l + 1} ⊕ ${title(sub.kind)}`,
+              kind: 'add',
+              layer: l,
+              part: 'add',
+              of: sub.kind,
+            });
           if (sub.residual) residuals.push({ layer: l, part: sub.kind, from: first, to: blocks.length - 1 });
         }
       }
