@@ -21,6 +21,7 @@ const ALLOW = new Set(
   eos bos pad unk sep cls mask ln sqrt norm sum mean var std eps FFN Softmax viridis cividis gelu relu silu
   alibi rope sinusoidal LM nats PyTorch lr step warmup teacher forcing Kᵀ tanh rad
   eval train greedy sample beam auto none causal prefix window webgpu cpu encoder_self decoder_self cross
+  heads factor null
   safetensors tplay Transformer Playground`.split(/\s+/),
 );
 
@@ -145,7 +146,29 @@ describe('the interface in Simplified Chinese', () => {
     const chinese = scan.texts.filter((t) => /[\u4e00-\u9fff]/.test(t.text));
     assert.ok(chinese.length > 100, `only ${chinese.length} Chinese texts`);
     assert.deepEqual(englishLeft(scan), []);
+    // The shipped model's title and description are the manifest's English turned into
+    // Chinese (www/src/i18n/models.ts), not left as they are.
+    const model = await page.evaluate(() => {
+      const c = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-controls').shadowRoot;
+      const sel = c.querySelector('select option:checked');
+      return { title: sel?.textContent ?? '', description: c.querySelector('[data-model-text]')?.textContent ?? '' };
+    });
+    assert.match(model.title, /[\u4e00-\u9fff]/, model.title);
+    assert.match(model.description, /[\u4e00-\u9fff]{10}/, model.description);
     await shot(page, 'i18n-zh-Hans-all-views');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('the_lab_says_what_its_task_is_in_chinese', async () => {
+    // The task's description comes from the core in English; the page knows every shipped
+    // task's words (www/src/i18n/terms.ts) and says them in the page's language.
+    const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&play=0&views=lab');
+    await localeIs(page, 'zh-Hans');
+    const intro = page.locator('transformer-playground tp-lab p.intro');
+    await intro.waitFor({ timeout: 30000 });
+    assert.match(await intro.textContent(), /[\u4e00-\u9fff]{4}/);
+    assert.deepEqual(englishLeft(await visibleTexts(page)), []);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -23,6 +23,7 @@ const tools = dirname(require.resolve('@lit/localize-tools/package.json'));
 const { readConfigFileAndWriteSchema } = await import(pathToFileURL(join(tools, 'lib/config.js')).href);
 const { RuntimeLitLocalizer } = await import(pathToFileURL(join(tools, 'lib/modes/runtime.js')).href);
 
+const { unescapeLocale } = await import(pathToFileURL(join(www, 'scripts/i18n-unescape.mjs')).href);
 const config = readConfigFileAndWriteSchema(join(www, 'lit-localize.json'));
 const localizer = new RuntimeLitLocalizer(config);
 const { messages, errors } = localizer.extractSourceMessages();
@@ -86,7 +87,7 @@ test('the_committed_locale_module_is_what_the_xliff_builds_now', async () => {
     });
     await fresh.build();
     for (const f of [`${TARGET}.ts`, 'codes.ts']) {
-      const want = readFileSync(join(out, f), 'utf8');
+      const want = unescapeLocale(readFileSync(join(out, f), 'utf8'));
       const have = readFileSync(join(www, 'src/locales', f), 'utf8');
       assert.ok(have === want, `www/src/locales/${f} is out of date: run npm --prefix www run i18n`);
     }
@@ -107,4 +108,14 @@ test('the_shipped_models_titles_and_descriptions_are_the_manifests_own', async (
     const name = m.file.replace(/\.safetensors$/, '');
     assert.ok(ids.has(`model.${name}.title`) && ids.has(`model.${name}.description`), name);
   }
+});
+
+test('a_translation_shown_as_text_carries_no_xml_entities', () => {
+  // lit-localize writes &, < and > as entities into every message; the page shows a plain or
+  // str message as text, so they must be characters there (www/scripts/i18n-unescape.mjs).
+  const module = readFileSync(join(www, 'src/locales', `${TARGET}.ts`), 'utf8');
+  const plain = [...module.matchAll(/'([^'\n]+)': (html|str)?`((?:[^`\\]|\\.)*)`/gs)].filter((m) => m[2] !== 'html');
+  assert.ok(plain.length > 500, `only ${plain.length} plain messages found`);
+  const left = plain.filter((m) => /&(?:lt|gt|quot|apos|amp);/.test(m[3])).map((m) => `${m[1]}: ${m[3].slice(0, 60)}`);
+  assert.deepEqual(left, []);
 });

@@ -12,7 +12,7 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { archName } from '../i18n/terms';
+import { archName, notForTask, taskDescription } from '../i18n/terms';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
 import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
@@ -148,7 +148,7 @@ export function noamLr(step: number, dModel: number, warmup: number, factor: num
 
 /** A value of a setting in words, for the "in use" summary. */
 function valueText(f: FieldDef, v: Value): string {
-  if (v === null) return f.control.kind === 'number' && f.control.nullable ? f.control.nullable : f.control.kind === 'select' ? (f.control.options.find(([k]) => k === '')?.[1] ?? '–') : '–';
+  if (v === null) return f.control.kind === 'number' && f.control.nullable ? f.control.nullable() : f.control.kind === 'select' ? (f.control.options.find(([k]) => k === '')?.[1] ?? '–') : '–';
   if (typeof v === 'boolean') return v ? 'on' : 'off';
   if (f.control.kind === 'select') return f.control.options.find(([k]) => k === String(v))?.[1] ?? String(v);
   return String(v);
@@ -704,7 +704,7 @@ export class TpLab extends LocalizedElement {
     const d = this.defaults;
     if (!d) return '';
     const base = key.startsWith('lr.') ? 'lr' : key;
-    return d.not_for_task[key] ?? d.not_for_task[base] ?? '';
+    return notForTask(d.not_for_task[key] ?? d.not_for_task[base] ?? '');
   }
 
   private edit(key: FieldKey, v: Value) {
@@ -764,7 +764,7 @@ export class TpLab extends LocalizedElement {
           ?disabled=${off}
           .checked=${v === null}
           @change=${(e: Event) => this.edit(f.key, (e.target as HTMLInputElement).checked ? null : c.min === 1 ? 8 : c.min)}
-        />${c.nullable}</label
+        />${c.nullable()}</label
       ></span
     >`;
   }
@@ -785,7 +785,7 @@ export class TpLab extends LocalizedElement {
     if (!this.form) return html`<p class="muted small">${msg("Reading the task's defaults…")}</p>`;
     const from = this.from ? this.runs.find((r) => r.id === this.from) : undefined;
     return html`<form class="settings" @submit=${(e: Event) => e.preventDefault()} novalidate>
-      ${this.defaults ? html`<p class="intro">${this.defaults.description}</p>` : nothing}
+      ${this.defaults ? html`<p class="intro">${taskDescription(this.defaults.settings.task, this.defaults.description)}</p>` : nothing}
       <div class="groups">
         ${GROUPS.map(
           ([g, title]) => html`<fieldset data-group=${g}>

@@ -47,7 +47,7 @@ export interface FieldDef {
   group: Group;
   control:
     | { kind: 'select'; options: readonly (readonly [string, string])[] }
-    | { kind: 'number'; min: number; max: number; step: number | 'any'; integer: boolean; nullable?: string }
+    | { kind: 'number'; min: number; max: number; step: number | 'any'; integer: boolean; nullable?: () => string }
     | { kind: 'bool' };
 }
 
@@ -121,7 +121,7 @@ export const FIELDS: readonly FieldDef[] = [
       return msg('How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models).');
     },
     group: 'task',
-    control: { kind: 'number', min: 1, max: 256, step: 1, integer: true, nullable: "the task's own" },
+    control: { kind: 'number', min: 1, max: 256, step: 1, integer: true, nullable: () => msg("the task's own") },
   },
   {
     key: 'd_model',
