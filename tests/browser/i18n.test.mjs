@@ -173,6 +173,25 @@ describe('the interface in Simplified Chinese', () => {
     await page.close();
   });
 
+  test('the_diagrams_opened_blocks_speak_chinese', async () => {
+    // The post-LN encoder-decoder: masked and cross-attention, Add & Norm boxes, an FFN and a
+    // norm block opened on their live numbers.
+    const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&play=0&model=translate.safetensors&views=architecture');
+    await localeIs(page, 'zh-Hans');
+    for (const [part, kind] of [
+      ['ffn', 'ffn'],
+      ['norm1', 'norm'],
+    ]) {
+      await page.locator(`tp-architecture g.blk[data-stack="decoder"][data-part="${part}"][data-layer="0"]`).click();
+      await page.locator(`tp-architecture div.open[data-open="${kind}"][data-stack="decoder"]`).waitFor();
+      await localeIs(page, 'zh-Hans');
+      assert.deepEqual(englishLeft(await visibleTexts(page)), [], `${part} opened`);
+    }
+    await shot(page, 'i18n-zh-Hans-architecture-open');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('switching_the_language_live_redraws_the_words_and_keeps_every_number', async () => {
     const views = 'controls,input,attention,output,architecture,masks,hidden,saturation,cost,schedule';
     const { page, errors } = await open(browser.context, server.url, `lang=zh-Hans&play=0&views=${views}`);

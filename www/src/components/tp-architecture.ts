@@ -9,7 +9,7 @@
 
 import { html, svg, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement, getLocale } from '../i18n/locale';
+import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
 import { emit, panel, styles } from '../ui/shared';
@@ -48,12 +48,6 @@ export interface Opened {
 }
 
 /** Position encodings that act inside self-attention rather than on the embedding. */
-/**
- * Labels not translated yet read in English only on an English page; elsewhere they fall
- * back to translated words and symbols (⊕ for an add).
- */
-const english = () => getLocale() === 'en';
-
 function inAttention(pos: string): boolean {
   return pos === 'rope' || pos === 'alibi' || pos === 'relative';
 }
@@ -297,14 +291,14 @@ export class TpArchitecture extends LocalizedElement {
       ];
       const residuals: Residual[] = [];
       const title = (kind: SublayerKind) =>
-        kind === 'ffn' ? msg('feed-forward') : kind === 'cross_attention' ? msg('cross-attention') : this.masked(st.site) ? (english() ? 'masked self-attention' : `${msg('self-attention')} (causal mask)`) : msg('self-attention');
+        kind === 'ffn' ? msg('feed-forward') : kind === 'cross_attention' ? msg('cross-attention') : this.masked(st.site) ? msg('masked self-attention') : msg('self-attention');
       for (let l = 0; l < st.layers; l++) {
         for (const sub of st.sublayers) {
           const n = sub.norm;
           const addsHere = sub.residual && n?.placement === 'after';
           const norm: Block | null = n
             ? {
-                label: `L${l + 1} ${addsHere ? (english() ? 'Add & ' : '⊕ ') : ''}${normTitle(n.kind)} (${n.name})`,
+                label: addsHere ? msg(str`L${l + 1} Add & ${normTitle(n.kind)} (${n.name})`) : `L${l + 1} ${normTitle(n.kind)} (${n.name})`,
                 kind: 'norm',
                 site: st.site,
                 layer: l,
@@ -324,7 +318,7 @@ export class TpArchitecture extends LocalizedElement {
           });
           if (norm && n?.placement === 'after') blocks.push(norm);
           else if (sub.residual) blocks.push({
-              label: english() ? `L${l + 1} add the ${title(sub.kind)}'s input (residual)` : `L${l + 1} ⊕ ${title(sub.kind)}`,
+              label: msg(str`L${l + 1} add the ${title(sub.kind)}'s input (residual)`),
               kind: 'add',
               layer: l,
               part: 'add',
@@ -578,7 +572,7 @@ export class TpArchitecture extends LocalizedElement {
     const info = this.info!;
     const st = this.probe?.stacks.find((x) => x.site === this.siteOf(o.stack));
     const f: FfnProbe | undefined = st?.ffn.find((x) => x.layer === o.layer);
-    if (!f) return html`<p class="muted">Reading the feed-forward block…</p>`;
+    if (!f) return html`<p class="muted">${msg('Reading the feed-forward block…')}</p>`;
     const { b, labels } = this.rowOf(o.stack);
     const [, T, F] = f.hidden.shape;
     const C = f.input.shape[2];
@@ -593,39 +587,39 @@ export class TpArchitecture extends LocalizedElement {
           .cols=${cols}
           .data=${data}
           .zeros=${zerosOn}
-          .label=${`${label}, one row per position`}
-          .rowName=${(r: number) => `position ${r} “${labels[r] ?? ''}”`}
-          .colName=${(c: number) => `unit ${c}`}
+          .label=${msg(str`${label}, one row per position`)}
+          .rowName=${(r: number) => msg(str`position ${r} “${labels[r] ?? ''}”`)}
+          .colName=${(c: number) => msg(str`unit ${c}`)}
           .maxCell=${8}
         ></tp-heat>
       </div>`;
     const total = zeros.reduce((a, z) => a + z, 0);
     return html`<div class="open" data-open="ffn" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-row=${b}>
       <p class="small">
-        Layer ${(o.layer ?? 0) + 1} feed-forward of the ${o.stack}${this.batch.length > 1 ? `, batch row ${b}` : ''}: every position's row goes
-        through the same two matrices, <span class="mono">x (${C}) → W₁x + b₁ (${F}) → ${act} (${F}) → W₂h + b₂ (${C})</span>.
+        ${msg(str`Layer ${(o.layer ?? 0) + 1} feed-forward of the ${stackName(o.stack)}${this.batch.length > 1 ? msg(str`, batch row ${b}`) : ''}: every position's row goes through the same two matrices,`)}
+        <span class="mono">x (${C}) → W₁x + b₁ (${F}) → ${act} (${F}) → W₂h + b₂ (${C})</span>.
         ${act === 'relu'
-          ? html`ReLU sets every negative unit to exactly 0: ${total} of ${T * F} hidden units here (${fmt((100 * total) / Math.max(1, T * F), 1)}%).`
-          : html`GELU is smooth: ${total} of ${T * F} hidden units are exactly 0.`}
-        ${this.train ? html`Train mode: the hidden units also carry this pass's dropout mask.` : nothing}
+          ? msg(str`ReLU sets every negative unit to exactly 0: ${total} of ${T * F} hidden units here (${fmt((100 * total) / Math.max(1, T * F), 1)}%).`)
+          : msg(str`GELU is smooth: ${total} of ${T * F} hidden units are exactly 0.`)}
+        ${this.train ? msg("Train mode: the hidden units also carry this pass's dropout mask.") : nothing}
       </p>
       <div class="maps">
-        ${map('ffn-input', this.slice(f.input, b), C, 'x: what the FFN reads')}
+        ${map('ffn-input', this.slice(f.input, b), C, msg('x: what the FFN reads'))}
         ${map('ffn-pre', this.slice(f.pre, b), F, 'W₁x + b₁')}
         ${map('ffn-hidden', this.slice(f.hidden, b), F, `${act}(W₁x + b₁)`, true)}
-        ${map('ffn-output', this.slice(f.output, b), C, 'W₂h + b₂: what it adds back')}
+        ${map('ffn-output', this.slice(f.output, b), C, msg('W₂h + b₂: what it adds back'))}
       </div>
       <div class="wrap">
-        <table aria-label="hidden units that are exactly zero, per position">
+        <table aria-label=${msg('hidden units that are exactly zero, per position')}>
           <thead>
             <tr>
-              <th>position</th>
+              <th>${msg('position')}</th>
               ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
             </tr>
           </thead>
           <tbody>
             <tr>
-              <th>units at 0 (of ${F})</th>
+              <th>${msg(str`units at 0 (of ${F})`)}</th>
               ${Array.from(zeros).map((z, p) => html`<td data-pos=${p} data-zeros=${z}>${z}</td>`)}
             </tr>
           </tbody>
@@ -637,28 +631,28 @@ export class TpArchitecture extends LocalizedElement {
   private normPanel(o: Opened) {
     const st = this.probe?.stacks.find((x) => x.site === this.siteOf(o.stack));
     const n: NormProbe | undefined = st?.norms.find((x) => (o.part === 'final_norm' ? x.layer === null : x.layer === o.layer && x.name === o.part));
-    if (!n) return html`<p class="muted">Reading the norm…</p>`;
+    if (!n) return html`<p class="muted">${msg('Reading the norm…')}</p>`;
     const { b, labels } = this.rowOf(o.stack);
     const [, T, C] = n.input.shape;
     const kind = n.kind === 'batch_norm' ? 'BatchNorm' : 'LayerNorm';
-    const where = o.part === 'final_norm' ? `The ${o.stack}'s final ${kind}` : `Layer ${(o.layer ?? 0) + 1} ${kind} (${n.name})`;
+    const where = o.part === 'final_norm' ? msg(str`The ${stackName(o.stack)}'s final ${kind}`) : msg(str`Layer ${(o.layer ?? 0) + 1} ${kind} (${n.name})`);
     const placement =
       n.placement === 'before'
-        ? 'before its sublayer (pre-LN)'
+        ? msg('before its sublayer (pre-LN)')
         : n.placement === 'after'
           ? n.kind === 'batch_norm'
-            ? 'after its sublayer and the residual add'
-            : 'after its sublayer and the residual add (post-LN)'
-          : 'after the last layer';
-    const input = html`<h3>What it normalised (row ${b})</h3>
+            ? msg('after its sublayer and the residual add')
+            : msg('after its sublayer and the residual add (post-LN)')
+          : msg('after the last layer');
+    const input = html`<h3>${msg(str`What it normalised (row ${b})`)}</h3>
       <tp-heat
         data-map="norm-input"
         .rows=${T}
         .cols=${C}
         .data=${this.slice(n.input, b)}
-        .label=${`${where}: its input, one row per position`}
-        .rowName=${(r: number) => `position ${r} “${labels[r] ?? ''}”`}
-        .colName=${(c: number) => `feature ${c}`}
+        .label=${msg(str`${where}: its input, one row per position`)}
+        .rowName=${(r: number) => msg(str`position ${r} “${labels[r] ?? ''}”`)}
+        .colName=${(c: number) => msg(str`feature ${c}`)}
         .maxCell=${8}
       ></tp-heat>`;
     if (!n.over_batch && !n.running) {
@@ -666,14 +660,13 @@ export class TpArchitecture extends LocalizedElement {
       const vr = n.var.data.subarray(b * T, (b + 1) * T);
       return html`<div class="open" data-open="norm" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-part=${o.part} data-row=${b} data-per="position">
         <p class="small">
-          ${where}, ${placement}: each position subtracts the mean μ of its own ${C} features and divides by √(σ² + 10⁻⁵), then scales and shifts by
-          its learned γ and β. Nothing from another position or sequence enters.
+          ${msg(str`${where}, ${placement}: each position subtracts the mean μ of its own ${C} features and divides by √(σ² + 10⁻⁵), then scales and shifts by its learned γ and β. Nothing from another position or sequence enters.`)}
         </p>
         <div class="wrap">
-          <table aria-label="mean and variance each position removed">
+          <table aria-label=${msg('mean and variance each position removed')}>
             <thead>
               <tr>
-                <th>position</th>
+                <th>${msg('position')}</th>
                 ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
               </tr>
             </thead>
@@ -693,11 +686,11 @@ export class TpArchitecture extends LocalizedElement {
       </div>`;
     }
     const how = n.running
-      ? `eval mode: the running μ and σ² it stored while training, one per feature — the same for every position of every sequence`
-      : `train mode: one μ and σ² per feature, taken over all ${n.input.shape[0] * T} positions of the batch — so the other sequences of the batch move this one`;
+      ? msg('eval mode: the running μ and σ² it stored while training, one per feature — the same for every position of every sequence')
+      : msg(str`train mode: one μ and σ² per feature, taken over all ${n.input.shape[0] * T} positions of the batch — so the other sequences of the batch move this one`);
     return html`<div class="open" data-open="norm" data-stack=${o.stack} data-layer=${o.layer ?? ''} data-part=${o.part} data-row=${b} data-per="feature">
-      <p class="small">${where}, ${placement}. It removed, in ${how}:</p>
-      <div class="feats" role="list" aria-label="mean and variance per feature">
+      <p class="small">${msg(str`${where}, ${placement}. It removed, in ${how}:`)}</p>
+      <div class="feats" role="list" aria-label=${msg('mean and variance per feature')}>
         ${Array.from(n.mean.data).map(
           (m, k) => html`<span role="listitem" data-feature=${k} data-mean=${m} data-var=${n.var.data[k]}>f${k} μ ${fmt(m, 2)} σ² ${fmt(n.var.data[k], 2)}</span>`,
         )}
@@ -710,13 +703,13 @@ export class TpArchitecture extends LocalizedElement {
     const o = this.opened;
     if (!o) return this.steps();
     if (this.problem) return html`<p role="alert">${this.problem}</p>`;
-    if (!this.probe) return html`<p class="muted">Running the model…</p>`;
+    if (!this.probe) return html`<p class="muted">${msg('Running the model…')}</p>`;
     return o.kind === 'ffn' ? this.ffnPanel(o) : this.normPanel(o);
   }
 
   render() {
     const info = this.info;
-    const what = this.opened ? (this.opened.kind === 'ffn' ? 'feed-forward' : 'norm') : 'attention';
+    const what = this.opened ? this.opened.kind : 'attention';
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
         ${msg('Architecture')}
@@ -732,7 +725,13 @@ export class TpArchitecture extends LocalizedElement {
           ? this.expanded
             ? msg('Hide the steps of the selected attention block')
             : msg('Show the steps of the selected attention block')
-          : `${this.expanded ? 'Hide' : 'Show'} the live numbers of the selected ${what} block`}
+          : what === 'ffn'
+            ? this.expanded
+              ? msg('Hide the live numbers of the selected feed-forward block')
+              : msg('Show the live numbers of the selected feed-forward block')
+            : this.expanded
+              ? msg('Hide the live numbers of the selected norm block')
+              : msg('Show the live numbers of the selected norm block')}
       </button>
       ${this.expanded ? this.openedPanel() : nothing}
     </section>`;

@@ -105,7 +105,7 @@ export class TpHeat extends LocalizedElement {
         @keydown=${this.move}
         @focus=${() => (this.cursor = this.cursor ?? [0, 0])}
       ></canvas>
-      <div class="scale">${fmt(lo)} … ${fmt(hi)}${this.zeros ? ' · grey dotted cells are exactly 0' : ''}</div>
+      <div class="scale">${fmt(lo)} … ${fmt(hi)}${this.zeros ? ` · ${msg('grey dotted cells are exactly 0')}` : ''}</div>
       <div class="readout" aria-live="polite" data-row=${cur ? cur[0] : ''} data-col=${cur ? cur[1] : ''} data-value=${cur ? String(v) : ''}>
         ${cur ? `${this.rowName(cur[0])}, ${this.colName(cur[1])}: ${fmt(v, 4)}` : msg('Hover or focus the map to read a cell.')}
       </div>`;

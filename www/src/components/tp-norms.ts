@@ -10,7 +10,8 @@
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement, getLocale } from '../i18n/locale';
+import { LocalizedElement } from '../i18n/locale';
+import { modelTitle } from '../i18n/models';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { CouplingModel, ManifestEntry, ModelInfo, NormCoupling } from '../engine/protocol';
@@ -147,7 +148,7 @@ export class TpNorms extends LocalizedElement {
       const req = { tokens: this.tokens, other, other_changed: changed, seed: this.seed };
       const data = await this.engine!.call(
         'normCoupling',
-        sib && this.base ? { ...req, sibling_url: new URL(sib.file, this.base).href, sibling_name: `the shipped ${sib.title} model` } : req,
+        sib && this.base ? { ...req, sibling_url: new URL(sib.file, this.base).href, sibling_name: msg(str`the shipped ${modelTitle(sib)} model`) } : req,
       );
       if (key !== this.asked) return;
       this.other = other;
@@ -192,17 +193,11 @@ export class TpNorms extends LocalizedElement {
     const words = (ids: number[]) => ids.map((id) => showToken(v?.[id] ?? '')).join(this.info?.tokenizer_kind === 'word' ? ' ' : '');
     return html`<div data-norm=${m.norm} data-trained=${String(m.trained)}>
       <h3>${NORM_NAMES[m.norm] ?? m.norm} <span class="small muted" data-model-text>${m.label}</span></h3>
-      ${v && m.tokens && m.other && m.other_changed && getLocale() !== 'en'
+      ${v && m.tokens && m.other && m.other_changed
         ? html`<p class="small">
-            <span class="mono">“${words(m.tokens)}”</span> · <span class="mono">“${words(m.other)}”</span> ·
-            <span class="mono">“${words(m.other_changed)}”</span>
-          </p>`
-        : nothing}
-      ${v && m.tokens && m.other && m.other_changed && getLocale() === 'en'
-        ? html`<p class="small">
-            It reads the same batch in its own vocabulary (what it lacks becomes <span class="mono">&lt;unk&gt;</span>):
-            <span class="mono">“${words(m.tokens)}”</span> beside <span class="mono">“${words(m.other)}”</span>, then
-            <span class="mono">“${words(m.other_changed)}”</span>.
+            ${msg(html`It reads the same batch in its own vocabulary (what it lacks becomes <span class="mono">&lt;unk&gt;</span>):
+              <span class="mono">“${words(m.tokens)}”</span> beside <span class="mono">“${words(m.other)}”</span>, then
+              <span class="mono">“${words(m.other_changed)}”</span>.`)}
           </p>`
         : nothing}
       <table>
