@@ -48,6 +48,16 @@ export interface Opened {
 }
 
 /** Position encodings that act inside self-attention rather than on the embedding. */
+/** The header row of a per-position table: the position and its token, for the first T. */
+function positionHead(labels: string[], T: number) {
+  return html`<thead>
+    <tr>
+      <th>${msg('position')}</th>
+      ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
+    </tr>
+  </thead>`;
+}
+
 function inAttention(pos: string): boolean {
   return pos === 'rope' || pos === 'alibi' || pos === 'relative';
 }
@@ -611,12 +621,7 @@ export class TpArchitecture extends LocalizedElement {
       </div>
       <div class="wrap">
         <table aria-label=${msg('hidden units that are exactly zero, per position')}>
-          <thead>
-            <tr>
-              <th>${msg('position')}</th>
-              ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
-            </tr>
-          </thead>
+          ${positionHead(labels, T)}
           <tbody>
             <tr>
               <th>${msg(str`units at 0 (of ${F})`)}</th>
@@ -664,12 +669,7 @@ export class TpArchitecture extends LocalizedElement {
         </p>
         <div class="wrap">
           <table aria-label=${msg('mean and variance each position removed')}>
-            <thead>
-              <tr>
-                <th>${msg('position')}</th>
-                ${labels.slice(0, T).map((t, p) => html`<th>${p} ${t}</th>`)}
-              </tr>
-            </thead>
+            ${positionHead(labels, T)}
             <tbody>
               <tr>
                 <th>μ</th>
