@@ -15,7 +15,7 @@ import { modelTitle } from '../i18n/models';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { CouplingModel, ManifestEntry, ModelInfo, NormCoupling } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, whenSeen } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
 
@@ -63,6 +63,22 @@ export class TpNorms extends LocalizedElement {
   otherChanged: number[] = [];
   problem = '';
   private asked = '';
+  /** Whether the view has been on screen: it fetches the sibling model only from then on. */
+  private seen = false;
+  private unobserve: () => void = () => {};
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.unobserve = whenSeen(this, () => {
+      this.seen = true;
+      this.requestUpdate();
+    });
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.unobserve();
+  }
 
   static styles = [
     panel,
@@ -134,7 +150,7 @@ export class TpNorms extends LocalizedElement {
   }
 
   updated(): void {
-    if (!this.engine || !this.info || !this.tokens.length || !this.manifest.length) return;
+    if (!this.seen || !this.engine || !this.info || !this.tokens.length || !this.manifest.length) return;
     const sib = this.siblingOf();
     const key = `${this.model}/${this.info.params}/${this.info.arch}/${this.tokens.join(',')}/${this.seed}/${sib?.file ?? ''}`;
     if (key === this.asked) return;
