@@ -8,7 +8,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { DropSite, DropoutDemo, ModelInfo, SequenceInput } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { numberTable, panel } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
 
@@ -54,26 +54,8 @@ export class TpDropout extends LocalizedElement {
 
   static styles = [
     panel,
+    numberTable,
     css`
-      p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
-      }
-      table {
-        border-collapse: collapse;
-        font-size: 0.8rem;
-        font-variant-numeric: tabular-nums;
-      }
-      td,
-      th {
-        padding: 2px 6px;
-        border-bottom: 1px solid var(--tp-line);
-        text-align: left;
-      }
-      th {
-        font-weight: normal;
-        color: var(--tp-muted);
-      }
       tr.sel td {
         background: var(--tp-accent-soft);
       }

@@ -15,7 +15,7 @@ import { modelTitle } from '../i18n/models';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { CouplingModel, ManifestEntry, ModelInfo, NormCoupling } from '../engine/protocol';
-import { panel, whenSeen } from '../ui/shared';
+import { numberTable, panel, SeenController } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
 
@@ -64,44 +64,15 @@ export class TpNorms extends LocalizedElement {
   problem = '';
   private asked = '';
   /** Whether the view has been on screen: it fetches the sibling model only from then on. */
-  private seen = false;
-  private unobserve: () => void = () => {};
-
-  connectedCallback(): void {
-    super.connectedCallback();
-    this.unobserve = whenSeen(this, () => {
-      this.seen = true;
-      this.requestUpdate();
-    });
-  }
-
-  disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.unobserve();
-  }
+  private readonly sight = new SeenController(this);
 
   static styles = [
     panel,
+    numberTable,
     css`
-      p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
-      }
-      table {
-        border-collapse: collapse;
-        font-size: 0.8rem;
-        font-variant-numeric: tabular-nums;
-      }
       td,
       th {
-        padding: 2px 6px;
-        border-bottom: 1px solid var(--tp-line);
-        text-align: left;
         vertical-align: top;
-      }
-      th {
-        font-weight: normal;
-        color: var(--tp-muted);
       }
       .yes {
         color: var(--tp-warn);
@@ -150,7 +121,7 @@ export class TpNorms extends LocalizedElement {
   }
 
   updated(): void {
-    if (!this.seen || !this.engine || !this.info || !this.tokens.length || !this.manifest.length) return;
+    if (!this.sight.seen || !this.engine || !this.info || !this.tokens.length || !this.manifest.length) return;
     const sib = this.siblingOf();
     const key = `${this.model}/${this.info.params}/${this.info.arch}/${this.tokens.join(',')}/${this.seed}/${sib?.file ?? ''}`;
     if (key === this.asked) return;

@@ -9,7 +9,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { PermutationResult } from '../engine/protocol';
-import { panel, whenSeen } from '../ui/shared';
+import { panel, SeenController } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 
 /** The models compared: the same grammar task, without and with positions. */
@@ -142,24 +142,10 @@ export class TpOrder extends LocalizedElement {
   ];
 
   /** Whether the view has been on screen (it asks the engine only from then on). */
-  private seen = false;
-  private unobserve: () => void = () => {};
-
-  connectedCallback(): void {
-    super.connectedCallback();
-    this.unobserve = whenSeen(this, () => {
-      this.seen = true;
-      this.requestUpdate();
-    });
-  }
-
-  disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.unobserve();
-  }
+  private readonly sight = new SeenController(this);
 
   updated(): void {
-    if (!this.seen) return;
+    if (!this.sight.seen) return;
     if (!this.engine || !this.base) return;
     const key = `${this.model}/${this.text}/${this.perm.join(',')}/${this.causal}`;
     if (key === this.asked) return;

@@ -11,7 +11,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, ParallelTiming, ScoringComparison } from '../engine/protocol';
-import { panel, whenSeen } from '../ui/shared';
+import { panel, SeenController } from '../ui/shared';
 import { fmt } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
@@ -50,21 +50,7 @@ export class TpParallel extends LocalizedElement {
   length = 0;
   private asked = '';
   /** Whether the view has been on screen: it measures only from then on. */
-  private seen = false;
-  private unobserve: () => void = () => {};
-
-  connectedCallback(): void {
-    super.connectedCallback();
-    this.unobserve = whenSeen(this, () => {
-      this.seen = true;
-      this.requestUpdate();
-    });
-  }
-
-  disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.unobserve();
-  }
+  private readonly sight = new SeenController(this);
 
   static styles = [
     panel,
@@ -136,7 +122,7 @@ export class TpParallel extends LocalizedElement {
 
   updated(): void {
     const info = this.info;
-    if (!this.seen || !this.engine || !info || info.arch !== 'decoder_only' || !this.prompt.length) return;
+    if (!this.sight.seen || !this.engine || !info || info.arch !== 'decoder_only' || !this.prompt.length) return;
     const key = `${info.params}/${info.pos_encoding}/${info.score}/${info.norm}`;
     if (key === this.asked) return;
     this.asked = key;

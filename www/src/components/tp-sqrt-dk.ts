@@ -9,7 +9,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
-import { panel, whenSeen } from '../ui/shared';
+import { panel, SeenController } from '../ui/shared';
 import { fmt } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
@@ -105,24 +105,10 @@ export class TpSqrtDk extends LocalizedElement {
   ];
 
   /** Whether the view has been on screen (it asks the engine only from then on). */
-  private seen = false;
-  private unobserve: () => void = () => {};
-
-  connectedCallback(): void {
-    super.connectedCallback();
-    this.unobserve = whenSeen(this, () => {
-      this.seen = true;
-      this.requestUpdate();
-    });
-  }
-
-  disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.unobserve();
-  }
+  private readonly sight = new SeenController(this);
 
   updated(): void {
-    if (!this.seen) return;
+    if (!this.sight.seen) return;
     if (this.engine && !this.asked) {
       this.asked = true;
       void this.measure();

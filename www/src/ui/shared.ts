@@ -1,6 +1,6 @@
 // Styles and small helpers shared by the components.
 
-import { css, noChange } from 'lit';
+import { css, noChange, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { Directive, directive, PartType, type AttributePart, type PartInfo } from 'lit/directive.js';
 
 /** Fire a bubbling, composed event so the playground hears it through shadow roots. */
@@ -219,3 +219,50 @@ export function whenSeen(el: Element, f: () => void): () => void {
   io.observe(el);
   return () => io.disconnect();
 }
+
+/**
+ * Whether its host element has been on screen yet: `seen` turns true the first time it is
+ * (then the host updates), so a view that asks the engine for work waits until it is seen.
+ */
+export class SeenController implements ReactiveController {
+  seen = false;
+  private unobserve: () => void = () => {};
+
+  constructor(private readonly host: ReactiveControllerHost & Element) {
+    host.addController(this);
+  }
+
+  hostConnected(): void {
+    this.unobserve = whenSeen(this.host, () => {
+      this.seen = true;
+      this.host.requestUpdate();
+    });
+  }
+
+  hostDisconnected(): void {
+    this.unobserve();
+  }
+}
+
+/** A view's short paragraphs and its small table of numbers (the dropout and norms views). */
+export const numberTable = css`
+  p {
+    font-size: 0.85rem;
+    margin: 4px 0 8px;
+  }
+  table {
+    border-collapse: collapse;
+    font-size: 0.8rem;
+    font-variant-numeric: tabular-nums;
+  }
+  td,
+  th {
+    padding: 2px 6px;
+    border-bottom: 1px solid var(--tp-line);
+    text-align: left;
+  }
+  th {
+    font-weight: normal;
+    color: var(--tp-muted);
+  }
+`;
