@@ -7,6 +7,7 @@
 //! on the CPU, a generation carries on there with `Generator::resume_on`, the backend
 //! stays the CPU from then on, and the result says why in `fallback`.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use crate::backend::parity::{gpu_parity, Parity};
@@ -15,7 +16,7 @@ use crate::config::{Arch, PosEncoding};
 use crate::error::{Error, Result};
 use crate::explain::blocks::{
     block_diff, block_probe, dropout_demo, mode_of, norm_coupling, with_dropout, BlockDiff,
-    BlockProbe, CouplingRequest, DropoutDemo, DropoutRequest, NormCoupling,
+    BlockProbe, CouplingRequest, DropoutDemo, DropoutRequest, NormCoupling, TrainMode,
 };
 use crate::explain::extrapolation::{extrapolation, Extrapolation, SEED as EXTRAPOLATION_SEED};
 use crate::explain::order::permutation;
@@ -472,10 +473,8 @@ impl Engine {
         )?;
         // Train mode: the same weights, dropout p as asked, on the CPU (the GPU kernels
         // compute eval mode only).
-        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let (owned, opts) = variant(m, &req.switches, req.train.as_ref())?;
         let m = &*owned;
-        let mut opts = forward_options(&req.switches, m)?;
-        opts.mode = mode_of(req.train.as_ref());
         let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
         let qkv = req.qkv.unwrap_or(false);
         let train_note = req.train.as_ref().map(|t| train_note(m, t, &self.backend));
@@ -537,10 +536,8 @@ impl Engine {
             req.src.as_deref(),
             req.switches.ablate.len(),
         )?;
-        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let (owned, opts) = variant(m, &req.switches, req.train.as_ref())?;
         let m = &*owned;
-        let mut opts = forward_options(&req.switches, m)?;
-        opts.mode = mode_of(req.train.as_ref());
         let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
         block_probe(m, &batch, &opts)
     }
@@ -549,19 +546,10 @@ impl Engine {
     pub fn block_diff(&self, req: &BlockDiffRequest) -> Result<BlockDiff> {
         let m = self.model()?;
         for s in [&req.before, &req.after] {
-            let src = s.src.as_ref().map(|x| vec![x.clone()]);
-            limits::check_forward_request(
-                &m.config,
-                std::slice::from_ref(&s.tokens),
-                src.as_deref(),
-                req.switches.ablate.len(),
-            )?;
-            batch_of(std::slice::from_ref(&s.tokens), src.as_deref(), m)?;
+            check_one(m, &s.tokens, s.src.as_ref(), req.switches.ablate.len())?;
         }
-        let owned = with_dropout(m, req.train.as_ref().and_then(|t| t.dropout))?;
+        let (owned, opts) = variant(m, &req.switches, req.train.as_ref())?;
         let m = &*owned;
-        let mut opts = forward_options(&req.switches, m)?;
-        opts.mode = mode_of(req.train.as_ref());
         block_diff(m, &req.before, &req.after, &opts)
     }
 
@@ -587,14 +575,7 @@ impl Engine {
     /// (`explain::blocks::dropout_demo`).
     pub fn dropout_demo(&self, req: &DropoutRequest) -> Result<DropoutDemo> {
         let m = self.model()?;
-        let src = req.input.src.as_ref().map(|x| vec![x.clone()]);
-        limits::check_forward_request(
-            &m.config,
-            std::slice::from_ref(&req.input.tokens),
-            src.as_deref(),
-            0,
-        )?;
-        batch_of(std::slice::from_ref(&req.input.tokens), src.as_deref(), m)?;
+        check_one(m, &req.input.tokens, req.input.src.as_ref(), 0)?;
         dropout_demo(m, req)
     }
 
@@ -860,6 +841,26 @@ fn train_note(m: &Model, t: &crate::explain::blocks::TrainMode, backend: &Backen
 }
 
 /// The rows padded into one batch (with the source for an encoder-decoder).
+/// The model a request runs (with its train-mode dropout p) and its forward options.
+fn variant<'m>(
+    m: &'m Model,
+    sw: &Switches,
+    train: Option<&TrainMode>,
+) -> Result<(Cow<'m, Model>, ForwardOptions)> {
+    let owned = with_dropout(m, train.and_then(|t| t.dropout))?;
+    let mut opts = forward_options(sw, &owned)?;
+    opts.mode = mode_of(train);
+    Ok((owned, opts))
+}
+
+/// One sequence (and its source) within the size limits and the vocabulary.
+fn check_one(m: &Model, tokens: &[u32], src: Option<&Vec<u32>>, ablate: usize) -> Result<()> {
+    let tokens = [tokens.to_vec()];
+    let src = src.map(|x| vec![x.clone()]);
+    limits::check_forward_request(&m.config, &tokens, src.as_deref(), ablate)?;
+    batch_of(&tokens, src.as_deref(), m).map(|_| ())
+}
+
 fn batch_of(rows: &[Vec<u32>], src: Option<&[Vec<u32>]>, m: &Model) -> Result<Batch> {
     let pad = m.tokenizer.spec.pad;
     let batch = Batch::padded(rows.to_vec(), pad)?;
