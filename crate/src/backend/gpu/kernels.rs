@@ -38,6 +38,25 @@ pub enum Kernel {
     /// `shaders/copy_rows.wgsl`: rows of 32-bit values between buffers (the KV cache's
     /// append and beam reorder).
     CopyRows,
+    // The backward passes and the optimiser (launched from `backward.rs`).
+    /// `shaders/matmul_backward.wgsl`: C (+)= A·B through strides (both Linear gradients).
+    MatmulBackward,
+    /// `shaders/bias_backward.wgsl`: column sums added to a bias gradient.
+    BiasBackward,
+    /// `shaders/activation_backward.wgsl`: ReLU / GELU derivative times the gradient.
+    ActivationBackward,
+    /// `shaders/layer_norm_backward.wgsl`: dx per row, then dγ and dβ per column.
+    LayerNormBackward,
+    /// `shaders/embedding_backward.wgsl`: token gradients gathered into the table.
+    EmbeddingBackward,
+    /// `shaders/positions_backward.wgsl`: learned-position gradients summed over the batch.
+    PositionsBackward,
+    /// `shaders/cross_entropy.wgsl`: loss with label smoothing and its gradient.
+    CrossEntropy,
+    /// `shaders/grad_norm.wgsl`: global gradient norm and clipping.
+    GradNorm,
+    /// `shaders/adam.wgsl`: one Adam update with the step's learning rate.
+    Adam,
 }
 
 /// How a binding is used; binding 0 is always the kernel's uniform block.
@@ -51,7 +70,7 @@ enum Bind {
 use Bind::{Read, ReadWrite, Uniform};
 
 impl Kernel {
-    pub const ALL: [Kernel; 11] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::Matmul,
         Kernel::Activation,
         Kernel::Add,
@@ -63,6 +82,15 @@ impl Kernel {
         Kernel::Softmax,
         Kernel::AttentionValues,
         Kernel::CopyRows,
+        Kernel::MatmulBackward,
+        Kernel::BiasBackward,
+        Kernel::ActivationBackward,
+        Kernel::LayerNormBackward,
+        Kernel::EmbeddingBackward,
+        Kernel::PositionsBackward,
+        Kernel::CrossEntropy,
+        Kernel::GradNorm,
+        Kernel::Adam,
     ];
 
     pub fn name(self) -> &'static str {
@@ -78,6 +106,15 @@ impl Kernel {
             Kernel::Softmax => "softmax",
             Kernel::AttentionValues => "attention_values",
             Kernel::CopyRows => "copy_rows",
+            Kernel::MatmulBackward => "matmul_backward",
+            Kernel::BiasBackward => "bias_backward",
+            Kernel::ActivationBackward => "activation_backward",
+            Kernel::LayerNormBackward => "layer_norm_backward",
+            Kernel::EmbeddingBackward => "embedding_backward",
+            Kernel::PositionsBackward => "positions_backward",
+            Kernel::CrossEntropy => "cross_entropy",
+            Kernel::GradNorm => "grad_norm",
+            Kernel::Adam => "adam",
         }
     }
 
@@ -95,6 +132,23 @@ impl Kernel {
             Kernel::Softmax => include_str!("../../../../shaders/softmax.wgsl"),
             Kernel::AttentionValues => include_str!("../../../../shaders/attention_values.wgsl"),
             Kernel::CopyRows => include_str!("../../../../shaders/copy_rows.wgsl"),
+            Kernel::MatmulBackward => include_str!("../../../../shaders/matmul_backward.wgsl"),
+            Kernel::BiasBackward => include_str!("../../../../shaders/bias_backward.wgsl"),
+            Kernel::ActivationBackward => {
+                include_str!("../../../../shaders/activation_backward.wgsl")
+            }
+            Kernel::LayerNormBackward => {
+                include_str!("../../../../shaders/layer_norm_backward.wgsl")
+            }
+            Kernel::EmbeddingBackward => {
+                include_str!("../../../../shaders/embedding_backward.wgsl")
+            }
+            Kernel::PositionsBackward => {
+                include_str!("../../../../shaders/positions_backward.wgsl")
+            }
+            Kernel::CrossEntropy => include_str!("../../../../shaders/cross_entropy.wgsl"),
+            Kernel::GradNorm => include_str!("../../../../shaders/grad_norm.wgsl"),
+            Kernel::Adam => include_str!("../../../../shaders/adam.wgsl"),
         }
     }
 
@@ -114,6 +168,19 @@ impl Kernel {
             Kernel::Softmax => &[Uniform, Read, ReadWrite],
             Kernel::AttentionValues => &[Uniform, Read, Read, Read, Read, ReadWrite],
             Kernel::CopyRows => &[Uniform, Read, Read, ReadWrite],
+            Kernel::MatmulBackward => &[Uniform, Read, Read, ReadWrite],
+            Kernel::BiasBackward => &[Uniform, Read, ReadWrite],
+            Kernel::ActivationBackward => &[Uniform, Read, Read, ReadWrite],
+            Kernel::LayerNormBackward => &[
+                Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
+            Kernel::EmbeddingBackward => &[Uniform, Read, Read, ReadWrite],
+            Kernel::PositionsBackward => &[Uniform, Read, ReadWrite],
+            Kernel::CrossEntropy => &[
+                Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
+            Kernel::GradNorm => &[Uniform, ReadWrite, ReadWrite],
+            Kernel::Adam => &[Uniform, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
         }
     }
 
@@ -186,7 +253,7 @@ pub struct PipelineKey {
 }
 
 impl PipelineKey {
-    fn plain(kernel: Kernel) -> Self {
+    pub(super) fn plain(kernel: Kernel) -> Self {
         PipelineKey {
             kernel,
             constants: vec![],
@@ -197,17 +264,17 @@ impl PipelineKey {
 /// Threads per workgroup of the element-wise kernels.
 const WG: usize = 64;
 
-fn groups_for(n: usize) -> Result<u32> {
+pub(super) fn groups_for(n: usize) -> Result<u32> {
     u32::try_from(n.div_ceil(WG))
         .map_err(|_| Error::Gpu(format!("{n} elements are too many for one dispatch")))
 }
 
-fn u(n: usize, what: &str) -> Result<u32> {
+pub(super) fn u(n: usize, what: &str) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::Gpu(format!("{what} = {n} does not fit in 32 bits")))
 }
 
 /// An argument check: the kernel would read or write element `needed - 1` of `buf`.
-fn need(buf: &GpuBuffer, needed: usize, what: &str) -> Result<()> {
+pub(super) fn need(buf: &GpuBuffer, needed: usize, what: &str) -> Result<()> {
     if needed > buf.len() {
         return Err(Error::Gpu(format!(
             "{what} holds {} elements, the kernel needs {needed}",
@@ -236,7 +303,7 @@ impl<'a> Rows<'a> {
     }
 
     /// Elements needed to hold `rows` rows of `width` columns.
-    fn extent(&self, rows: usize, width: usize) -> usize {
+    pub(super) fn extent(&self, rows: usize, width: usize) -> usize {
         if rows == 0 || width == 0 {
             0
         } else {
