@@ -15,12 +15,16 @@
 // `Send + Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
+mod attention_backward;
 mod backward;
 mod cache;
 mod context;
 pub mod kernels;
 mod model;
 
+pub use attention_backward::{
+    dropout_key, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs, ScoreGradArgs, ValueGradArgs,
+};
 pub use backward::{AdamArgs, CrossEntropyArgs, GemmArgs, LinearBackwardArgs, LrRule, Strided};
 pub use cache::GpuKvCache;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};

@@ -57,6 +57,24 @@ pub enum Kernel {
     GradNorm,
     /// `shaders/adam.wgsl`: one Adam update with the step's learning rate.
     Adam,
+    // Attention, RoPE, BatchNorm and dropout in train mode (launched from
+    // `attention_backward.rs`).
+    /// `shaders/softmax_backward.wgsl`: masked softmax backward, `ds = p ⊙ (dp − Σ p·dp)`.
+    SoftmaxBackward,
+    /// `shaders/attention_values_backward.wgsl`: gradients of the probabilities, values and relative values.
+    AttentionValuesBackward,
+    /// `shaders/attention_scores_backward.wgsl`: gradients of q, k, the relative keys and the additive `w`.
+    AttentionScoresBackward,
+    /// `shaders/rope_backward.wgsl`: rotate gradients back by −angle, in place.
+    RopeBackward,
+    /// `shaders/batch_norm_train.wgsl`: train mode: batch statistics and the running update.
+    BatchNormTrain,
+    /// `shaders/batch_norm_backward.wgsl`: train-mode backward (dx, dγ, dβ).
+    BatchNormBackward,
+    /// `shaders/dropout.wgsl`: the CPU's ChaCha8 dropout masks, optionally applied in place.
+    Dropout,
+    /// `shaders/dropout_backward.wgsl`: the gradient times the saved mask, in place.
+    DropoutBackward,
 }
 
 /// How a binding is used; binding 0 is always the kernel's uniform block.
@@ -70,7 +88,7 @@ enum Bind {
 use Bind::{Read, ReadWrite, Uniform};
 
 impl Kernel {
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 28] = [
         Kernel::Matmul,
         Kernel::Activation,
         Kernel::Add,
@@ -91,6 +109,14 @@ impl Kernel {
         Kernel::CrossEntropy,
         Kernel::GradNorm,
         Kernel::Adam,
+        Kernel::SoftmaxBackward,
+        Kernel::AttentionValuesBackward,
+        Kernel::AttentionScoresBackward,
+        Kernel::RopeBackward,
+        Kernel::BatchNormTrain,
+        Kernel::BatchNormBackward,
+        Kernel::Dropout,
+        Kernel::DropoutBackward,
     ];
 
     pub fn name(self) -> &'static str {
@@ -115,6 +141,14 @@ impl Kernel {
             Kernel::CrossEntropy => "cross_entropy",
             Kernel::GradNorm => "grad_norm",
             Kernel::Adam => "adam",
+            Kernel::SoftmaxBackward => "softmax_backward",
+            Kernel::AttentionValuesBackward => "attention_values_backward",
+            Kernel::AttentionScoresBackward => "attention_scores_backward",
+            Kernel::RopeBackward => "rope_backward",
+            Kernel::BatchNormTrain => "batch_norm_train",
+            Kernel::BatchNormBackward => "batch_norm_backward",
+            Kernel::Dropout => "dropout",
+            Kernel::DropoutBackward => "dropout_backward",
         }
     }
 
@@ -149,6 +183,20 @@ impl Kernel {
             Kernel::CrossEntropy => include_str!("../../../../shaders/cross_entropy.wgsl"),
             Kernel::GradNorm => include_str!("../../../../shaders/grad_norm.wgsl"),
             Kernel::Adam => include_str!("../../../../shaders/adam.wgsl"),
+            Kernel::SoftmaxBackward => include_str!("../../../../shaders/softmax_backward.wgsl"),
+            Kernel::AttentionValuesBackward => {
+                include_str!("../../../../shaders/attention_values_backward.wgsl")
+            }
+            Kernel::AttentionScoresBackward => {
+                include_str!("../../../../shaders/attention_scores_backward.wgsl")
+            }
+            Kernel::RopeBackward => include_str!("../../../../shaders/rope_backward.wgsl"),
+            Kernel::BatchNormTrain => include_str!("../../../../shaders/batch_norm_train.wgsl"),
+            Kernel::BatchNormBackward => {
+                include_str!("../../../../shaders/batch_norm_backward.wgsl")
+            }
+            Kernel::Dropout => include_str!("../../../../shaders/dropout.wgsl"),
+            Kernel::DropoutBackward => include_str!("../../../../shaders/dropout_backward.wgsl"),
         }
     }
 
@@ -181,6 +229,20 @@ impl Kernel {
             ],
             Kernel::GradNorm => &[Uniform, ReadWrite, ReadWrite],
             Kernel::Adam => &[Uniform, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
+            Kernel::SoftmaxBackward => &[Uniform, Read, Read, ReadWrite],
+            Kernel::AttentionValuesBackward => {
+                &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite]
+            }
+            Kernel::AttentionScoresBackward => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+            Kernel::RopeBackward => &[Uniform, Read, ReadWrite],
+            Kernel::BatchNormTrain => &[
+                Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
+            Kernel::BatchNormBackward => &[
+                Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+            ],
+            Kernel::Dropout => &[Uniform, ReadWrite, ReadWrite],
+            Kernel::DropoutBackward => &[Uniform, Read, ReadWrite],
         }
     }
 
