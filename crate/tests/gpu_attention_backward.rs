@@ -22,15 +22,18 @@ use rand_chacha::ChaCha8Rng;
 use support::{gpu_or_skip, max_diff, values};
 use tplay::backend::gpu::{
     dropout_key, rope_table, AttnDims, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs,
-    GpuBuffer, GpuContext, Recorder, Rows, ScoreGradArgs, ValueGradArgs, MASKED,
+    GpuBuffer, GpuContext, LinearBackwardArgs, MatmulArgs, Recorder, Rows, ScoreArgs,
+    ScoreGradArgs, ValueArgs, ValueGradArgs, MASKED,
 };
 use tplay::config::Score;
-use tplay::model::attention::{attention_forward, AttnSpec, Relative};
+use tplay::model::attention::{attention_forward, mha_forward, AttnRecord, AttnSpec, Relative};
 use tplay::model::dropout::dropout_mask;
 use tplay::model::mask::{CellEdit, MaskRule, MaskSpec};
 use tplay::model::norm::{batchnorm_running_update, batchnorm_train_forward};
 use tplay::model::position::alibi_slopes;
-use tplay::train::backward::attention::{attention_backward, AttnExtraGrads};
+use tplay::model::AttentionParams;
+use tplay::tensor::Tensor;
+use tplay::train::backward::attention::{attention_backward, mha_backward, AttnExtraGrads};
 use tplay::train::backward::norm::batchnorm_train_backward;
 use tplay::train::backward::position::rope_backward;
 
@@ -907,4 +910,473 @@ fn dropout_refuses_a_probability_of_one() {
         })
         .unwrap_err();
     assert!(err.to_string().contains("outside [0, 1)"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// A whole multi-head self-attention sublayer: forward and backward on the GPU, composed
+// here from the forward kernels, the Linear backward and the kernels above, against the
+// CPU's `mha_forward` and `mha_backward`.
+// ---------------------------------------------------------------------------------------
+
+/// One self-attention sublayer configuration.
+struct Mha {
+    b: usize,
+    t: usize,
+    h: usize,
+    d: usize,
+    score: Score,
+    mask: MaskRule,
+    rope: bool,
+    rel: Option<usize>,
+    alibi: bool,
+    /// The drop probability on the attention probabilities (0: eval).
+    p: f32,
+    share_qk: bool,
+    /// Sequence 1 is all padding (its queries attend to nothing).
+    pad_seq1: bool,
+}
+
+fn tensor(shape: &[usize], seed: u64, amp: f32) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::new(shape.to_vec(), values(n, seed, amp)).unwrap()
+}
+
+/// The sublayer's output and every gradient, flattened in one order:
+/// out, dx, dW_in, db_in, dW_O, db_O, drel_k, drel_v, dadditive_v.
+type Sublayer = [Vec<f32>; 9];
+
+fn mha_case(ctx: &GpuContext, m: &Mha, seed: u64) -> (Sublayer, Sublayer) {
+    let (b, t, h, d) = (m.b, m.t, m.h, m.d);
+    let c = h * d;
+    let kk = m.rel.unwrap_or(1);
+    let mut params = AttentionParams {
+        in_proj_weight: tensor(&[3 * c, c], seed, 0.5),
+        in_proj_bias: tensor(&[3 * c], seed + 1, 0.2),
+        out_proj_weight: tensor(&[c, c], seed + 2, 0.5),
+        out_proj_bias: tensor(&[c], seed + 3, 0.2),
+        additive_v: (m.score == Score::Additive).then(|| tensor(&[h, d], seed + 4, 1.0)),
+        rel_k: m.rel.map(|_| tensor(&[2 * kk + 1, d], seed + 5, 0.5)),
+        rel_v: m.rel.map(|_| tensor(&[2 * kk + 1, d], seed + 6, 0.5)),
+    };
+    if m.share_qk {
+        // forward: W_K ≡ W_Q, b_K ≡ b_Q (the K rows hold copies)
+        let w = &mut params.in_proj_weight.data;
+        let (wq, rest) = w.split_at_mut(c * c);
+        rest[..c * c].copy_from_slice(wq);
+        let bias = &mut params.in_proj_bias.data;
+        let (bq, rest) = bias.split_at_mut(c);
+        rest[..c].copy_from_slice(bq);
+    }
+    let x = values(b * t * c, seed + 7, 1.0); // (B·T, C)
+    let dout = values(b * t * c, seed + 8, 1.0); // (B·T, C)
+    let key_pad: Vec<bool> = (0..b * t).map(|i| m.pad_seq1 && i / t == 1).collect();
+    let mask = MaskSpec::new(m.mask, &[], true);
+    let slopes = alibi_slopes(h);
+    let ablate = vec![false; h];
+    let spec = AttnSpec {
+        n_heads: h,
+        d_head: d,
+        score: m.score,
+        scale: true,
+        mask: &mask,
+        q_offset: 0,
+        rope: m.rope,
+        alibi: m.alibi.then_some(&slopes[..]),
+        relative: m.rel.map(|k| Relative {
+            rel_k: &params.rel_k.as_ref().unwrap().data,
+            rel_v: &params.rel_v.as_ref().unwrap().data,
+            max_distance: k,
+        }),
+        additive_v: params.additive_v.as_ref().map(|w| &w.data[..]),
+        ablate: &ablate,
+    };
+    // The dropout masks a train-mode pass draws for this sublayer: after an earlier site
+    // of 37 draws, so the GPU starts at stream position 37.
+    let (seed_drop, before) = (seed ^ 0xD0, 37u64);
+    let n_probs = b * h * t * t;
+    let cpu_mask = (m.p > 0.0).then(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed_drop);
+        dropout_mask(&mut rng, m.p, before as usize);
+        dropout_mask(&mut rng, m.p, n_probs)
+    });
+
+    // CPU: forward, then backward from dout.
+    let mut out = vec![0.0; b * t * c];
+    let mut saved = AttnRecord::default();
+    mha_forward(
+        &mut out,
+        &mut saved,
+        &x,
+        &x,
+        &params,
+        Some(&key_pad),
+        cpu_mask.as_deref(),
+        &spec,
+        b,
+        t,
+        t,
+    );
+    let zeros = |t: &Tensor| Tensor::zeros(&t.shape);
+    let mut grads = AttentionParams {
+        in_proj_weight: zeros(&params.in_proj_weight),
+        in_proj_bias: zeros(&params.in_proj_bias),
+        out_proj_weight: zeros(&params.out_proj_weight),
+        out_proj_bias: zeros(&params.out_proj_bias),
+        additive_v: params.additive_v.as_ref().map(zeros),
+        rel_k: params.rel_k.as_ref().map(zeros),
+        rel_v: params.rel_v.as_ref().map(zeros),
+    };
+    let (mut dxq, mut dxkv) = (vec![0.0; b * t * c], vec![0.0; b * t * c]);
+    mha_backward(
+        &mut dxq,
+        &mut dxkv,
+        &mut grads,
+        &dout,
+        &x,
+        &x,
+        &params,
+        &saved,
+        cpu_mask.as_deref(),
+        &spec,
+        m.share_qk,
+        b,
+        t,
+        t,
+    );
+    let dx: Vec<f32> = dxq.iter().zip(&dxkv).map(|(a, b)| a + b).collect();
+    let opt = |t: &Option<Tensor>| t.as_ref().map(|t| t.data.clone()).unwrap_or_default();
+    let cpu: Sublayer = [
+        out,
+        dx,
+        grads.in_proj_weight.data.clone(),
+        grads.in_proj_bias.data.clone(),
+        grads.out_proj_weight.data.clone(),
+        grads.out_proj_bias.data.clone(),
+        opt(&grads.rel_k),
+        opt(&grads.rel_v),
+        opt(&grads.additive_v),
+    ];
+
+    // GPU: the same forward and backward, one submission.
+    let up = |what: &str, v: &[f32]| ctx.upload(what, v).unwrap();
+    let table = (2 * kk + 1) * d;
+    let gx = up("x", &x);
+    let (w_in, b_in) = (
+        up("in_proj_weight", &params.in_proj_weight.data),
+        up("in_proj_bias", &params.in_proj_bias.data),
+    );
+    let (w_o, b_o) = (
+        up("out_proj_weight", &params.out_proj_weight.data),
+        up("out_proj_bias", &params.out_proj_bias.data),
+    );
+    let rel_k = up("rel_k", &opt(&params.rel_k));
+    let rel_v = up("rel_v", &opt(&params.rel_v));
+    let add_v = up("additive_v", &opt(&params.additive_v));
+    let gslopes = up("slopes", &slopes);
+    let rot = up("rot", &rope_table(t, d));
+    let toks: Vec<u32> = key_pad.iter().map(|&p| if p { 0 } else { 5 }).collect();
+    let toks = ctx.upload_u32("key tokens", &toks).unwrap();
+    let gablate = ctx.upload_u32("ablate", &vec![0; h]).unwrap();
+    let z0 = |what: &str, n: usize| ctx.zeros(what, n).unwrap();
+    let (qkv, scores, probs, ptilde, dmask, z, gout) = (
+        z0("qkv", b * t * 3 * c),
+        z0("scores", n_probs),
+        z0("probs", n_probs),
+        z0("dropped probs", n_probs),
+        z0("dropout mask", n_probs),
+        z0("z", b * t * c),
+        z0("out", b * t * c),
+    );
+    let gdout = up("dout", &dout);
+    let (dz, dqkv, dprobs, dscores, gdx) = (
+        z0("dz", b * t * c),
+        z0("dqkv", b * t * 3 * c),
+        z0("dprobs", n_probs),
+        z0("dscores", n_probs),
+        z0("dx", b * t * c),
+    );
+    let (dw_in, db_in, dw_o, db_o) = (
+        z0("dW_in", 3 * c * c),
+        z0("db_in", 3 * c),
+        z0("dW_O", c * c),
+        z0("db_O", c),
+    );
+    let (drel_k, drel_v, dadd) = (z0("drel_k", table), z0("drel_v", table), z0("dadd", c));
+    let dims = AttnDims {
+        batch: b,
+        n_heads: h,
+        t_len: t,
+        s_len: t,
+        d_head: d,
+        pos0: 0,
+        kv_rows: t,
+    };
+    let cols = |buf, col| Rows {
+        buf,
+        stride: 3 * c,
+        col,
+    };
+    let additive = m.score == Score::Additive;
+    let got = read(ctx, |r| {
+        // forward: q | k | v = x·W_inᵀ + b_in, RoPE on q and k
+        r.matmul(&MatmulArgs::linear(
+            &gx,
+            &w_in,
+            Some(&b_in),
+            &qkv,
+            (b * t, c, 3 * c),
+        ))
+        .unwrap();
+        if m.rope {
+            r.rope(&rot, Rows::dense(&qkv, 3 * c), b * t, t, 2 * h, d, 0)
+                .unwrap();
+        }
+        // forward: scores, softmax, dropout on the probabilities, weighted values
+        r.attention_scores(&ScoreArgs {
+            q: cols(&qkv, 0),
+            k: cols(&qkv, c),
+            key_tokens: &toks,
+            rel_k: m.rel.map(|_| &rel_k),
+            rel_max: m.rel.unwrap_or(0),
+            alibi_slopes: m.alibi.then_some(&gslopes),
+            additive_v: additive.then_some(&add_v),
+            divisor: if m.score == Score::ScaledDot {
+                (d as f32).sqrt()
+            } else {
+                1.0
+            },
+            mask: &mask,
+            cells: None,
+            pad_id: 0,
+            out: &scores,
+            dims,
+        })
+        .unwrap();
+        r.softmax(&scores, &probs, b * h * t, t).unwrap();
+        r.softmax(&scores, &ptilde, b * h * t, t).unwrap();
+        if m.p > 0.0 {
+            r.dropout(&DropoutArgs {
+                key: dropout_key(seed_drop),
+                offset: before,
+                p: m.p,
+                n: n_probs,
+                mask: &dmask,
+                x: Some(&ptilde),
+            })
+            .unwrap();
+        }
+        r.attention_values(&ValueArgs {
+            probs: &ptilde,
+            v: cols(&qkv, 2 * c),
+            rel_v: m.rel.map(|_| &rel_v),
+            rel_max: m.rel.unwrap_or(0),
+            ablate: &gablate,
+            out: &z,
+            dims,
+        })
+        .unwrap();
+        r.matmul(&MatmulArgs::linear(
+            &z,
+            &w_o,
+            Some(&b_o),
+            &gout,
+            (b * t, c, c),
+        ))
+        .unwrap();
+
+        // backward: out = z·W_Oᵀ + b_O
+        r.linear_backward(&LinearBackwardArgs::dense(
+            &gdout,
+            &z,
+            &w_o,
+            Some(&dz),
+            &dw_o,
+            Some(&db_o),
+            (b * t, c, c),
+        ))
+        .unwrap();
+        // backward: attention (values, softmax, scores)
+        r.attention_values_backward(&ValueGradArgs {
+            dz: Rows::dense(&dz, c),
+            probs: &probs,
+            dropout: (m.p > 0.0).then_some(&dmask),
+            v: cols(&qkv, 2 * c),
+            rel_v: m.rel.map(|_| &rel_v),
+            rel_max: m.rel.unwrap_or(0),
+            scores: &scores,
+            ablate: &gablate,
+            dprobs: &dprobs,
+            dv: cols(&dqkv, 2 * c),
+            drel_v: m.rel.map(|_| &drel_v),
+            dims,
+        })
+        .unwrap();
+        r.softmax_backward(&probs, &dprobs, &dscores, b * h * t, t)
+            .unwrap();
+        r.attention_scores_backward(&ScoreGradArgs {
+            dscores: &dscores,
+            q: cols(&qkv, 0),
+            k: cols(&qkv, c),
+            rel_k: m.rel.map(|_| &rel_k),
+            rel_max: m.rel.unwrap_or(0),
+            additive_v: additive.then_some(&add_v),
+            alpha: if m.score == Score::ScaledDot {
+                1.0 / (d as f32).sqrt()
+            } else {
+                1.0
+            },
+            dq: cols(&dqkv, 0),
+            dk: cols(&dqkv, c),
+            drel_k: m.rel.map(|_| &drel_k),
+            dadditive_v: additive.then_some(&dadd),
+            dims,
+        })
+        .unwrap();
+        // backward: RoPE on q and k
+        if m.rope {
+            r.rope_backward(&rot, Rows::dense(&dqkv, 3 * c), b * t, t, 2 * h, d, 0)
+                .unwrap();
+        }
+        // backward: the three projections. With share_qk the K block's weight and bias
+        // gradients land on the Q rows (W_K ≡ W_Q), as `mha_backward` adds them there.
+        for (blk, grad_blk) in [(0, 0), (1, if m.share_qk { 0 } else { 1 }), (2, 2)] {
+            r.linear_backward(&LinearBackwardArgs {
+                dout: cols(&dqkv, blk * c),
+                inp: Rows::dense(&gx, c),
+                weight: &w_in,
+                w_offset: blk * c * c,
+                dinp: Some(Rows::dense(&gdx, c)),
+                dweight: &dw_in,
+                dw_offset: grad_blk * c * c,
+                dbias: Some(&db_in),
+                db_offset: grad_blk * c,
+                n: b * t,
+                c_in: c,
+                c_out: c,
+            })
+            .unwrap();
+        }
+        let mut want = vec![
+            (0, gout.len(), &gout),
+            (0, gdx.len(), &gdx),
+            (0, dw_in.len(), &dw_in),
+            (0, db_in.len(), &db_in),
+            (0, dw_o.len(), &dw_o),
+            (0, db_o.len(), &db_o),
+        ];
+        let rel_len = if m.rel.is_some() { table } else { 0 };
+        want.push((0, rel_len, &drel_k));
+        want.push((0, rel_len, &drel_v));
+        want.push((0, if additive { c } else { 0 }, &dadd));
+        want
+    });
+    let gpu: Sublayer = got.try_into().unwrap();
+    (gpu, cpu)
+}
+
+#[test]
+fn multi_head_attention_sublayer_forward_and_backward_on_the_gpu_equal_mha_backward() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let names = [
+        "out",
+        "dx",
+        "dW_in",
+        "db_in",
+        "dW_O",
+        "db_O",
+        "drel_k",
+        "drel_v",
+        "dadditive_v",
+    ];
+    let configs = [
+        // causal decoder self-attention: RoPE, dropout, W_K ≡ W_Q
+        Mha {
+            b: 2,
+            t: 7,
+            h: 2,
+            d: 4,
+            score: Score::ScaledDot,
+            mask: MaskRule::Causal,
+            rope: true,
+            rel: None,
+            alibi: false,
+            p: 0.2,
+            share_qk: true,
+            pad_seq1: false,
+        },
+        // encoder self-attention: additive scores, Shaw tables, dropout, a padded sequence
+        Mha {
+            b: 2,
+            t: 5,
+            h: 2,
+            d: 3,
+            score: Score::Additive,
+            mask: MaskRule::None,
+            rope: false,
+            rel: Some(2),
+            alibi: false,
+            p: 0.3,
+            share_qk: false,
+            pad_seq1: true,
+        },
+        // ALiBi with dot scores, more heads and a length off 16
+        Mha {
+            b: 3,
+            t: 17,
+            h: 4,
+            d: 4,
+            score: Score::Dot,
+            mask: MaskRule::Causal,
+            rope: false,
+            rel: None,
+            alibi: true,
+            p: 0.0,
+            share_qk: false,
+            pad_seq1: false,
+        },
+        // one position
+        Mha {
+            b: 2,
+            t: 1,
+            h: 3,
+            d: 2,
+            score: Score::ScaledDot,
+            mask: MaskRule::Causal,
+            rope: true,
+            rel: Some(1),
+            alibi: false,
+            p: 0.5,
+            share_qk: true,
+            pad_seq1: false,
+        },
+    ];
+    let mut worst = Worst::default();
+    for (i, m) in configs.iter().enumerate() {
+        let (gpu, cpu) = mha_case(&ctx, m, 9000 + 100 * i as u64);
+        let case = format!(
+            "B={} T={} H={} D={} {:?} {} rope={} rel={:?} alibi={} p={} share_qk={}",
+            m.b,
+            m.t,
+            m.h,
+            m.d,
+            m.score,
+            m.mask.name(),
+            m.rope,
+            m.rel,
+            m.alibi,
+            m.p,
+            m.share_qk
+        );
+        for ((name, g), c) in names.iter().zip(&gpu).zip(&cpu) {
+            worst.see(name, rel(g, c), &case);
+        }
+        if m.share_qk {
+            let c = m.h * m.d;
+            assert!(
+                gpu[2][c * c..2 * c * c].iter().all(|&v| v == 0.0),
+                "{case}: W_K rows"
+            );
+        }
+    }
+    worst.print("mha sublayer");
 }
