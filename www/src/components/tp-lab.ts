@@ -14,7 +14,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { archName, notForTask, taskDescription } from '../i18n/terms';
 import type { ModelInfo } from '../engine/protocol';
-import type { RunDefaults, RunHandle, RunRecord, RunSettings, TrainPoint } from '../lab-view/host';
+import type { RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
 import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
 import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, tidy, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
 import { runColor, shade, type Theme } from '../lab-view/colors';
@@ -103,10 +103,13 @@ const BUSY_WORDS: Record<string, string> = {
  */
 export const MAX_LINE_POINTS = 1200;
 
-/** A curve of `pts` as plot points [step, y], thinned to at most MAX_LINE_POINTS. */
-export function series(pts: readonly TrainPoint[], y: (p: TrainPoint) => number | null): [number, number | null][] {
-  const n = pts.length;
-  if (n <= MAX_LINE_POINTS) return pts.map((p) => [Number(p.step), y(p)]);
+/**
+ * A curve of `n` rows as plot points [x(i), y(i)], thinned to at most MAX_LINE_POINTS.
+ * Rows are read by index (a run's curves are columns, lab/points.ts), so drawing
+ * allocates only the points it keeps.
+ */
+export function series(n: number, x: (i: number) => number, y: (i: number) => number | null): [number, number | null][] {
+  if (n <= MAX_LINE_POINTS) return Array.from({ length: n }, (_, i) => [x(i), y(i)]);
   const buckets = Math.floor(MAX_LINE_POINTS / 4);
   const out: [number, number | null][] = [];
   for (let b = 0; b < buckets; b++) {
@@ -117,12 +120,12 @@ export function series(pts: readonly TrainPoint[], y: (p: TrainPoint) => number 
     let vMin = Infinity;
     let vMax = -Infinity;
     for (let i = lo; i < hi; i++) {
-      const v = y(pts[i]);
+      const v = y(i);
       if (v === null || !Number.isFinite(v)) continue;
       if (v < vMin) [vMin, iMin] = [v, i];
       if (v > vMax) [vMax, iMax] = [v, i];
     }
-    for (const i of [...new Set([lo, iMin, iMax, hi - 1])].sort((a, c) => a - c)) out.push([Number(pts[i].step), y(pts[i])]);
+    for (const i of [...new Set([lo, iMin, iMax, hi - 1])].sort((a, c) => a - c)) out.push([x(i), y(i)]);
   }
   return out;
 }
@@ -818,15 +821,19 @@ export class TpLab extends LocalizedElement {
     const layerGrad: Line[] = [];
     let metricName = '';
     runs.forEach((r, i) => {
-      const pts: readonly TrainPoint[] = r.points;
+      const log = r.log;
+      const n = log.length;
+      const step = (k: number) => log.step(k);
       const c = colors[i];
       const label = labels[i];
-      loss.push({ label: `${label} · training`, color: c, points: series(pts, (p) => p.loss) });
-      const evals = pts.filter((p) => p.eval);
-      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: series(evals, (p) => p.eval!.loss) });
-      metric.push({ label, color: c, points: series(evals, (p) => 100 * p.eval!.metric) });
-      if (evals.length) metricName = evals[evals.length - 1].eval!.metric_name;
-      lr.push({ label: `${label} · used`, color: c, points: series(pts, (p) => p.lr) });
+      loss.push({ label: `${label} · training`, color: c, points: series(n, step, (k) => log.loss(k)) });
+      const evals = log.evalRows();
+      const ev = (k: number) => log.evalAt(evals[k])!;
+      const evStep = (k: number) => log.step(evals[k]);
+      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: series(evals.length, evStep, (k) => ev(k).loss) });
+      metric.push({ label, color: c, points: series(evals.length, evStep, (k) => 100 * ev(k).metric) });
+      if (evals.length) metricName = ev(evals.length - 1).metric_name;
+      lr.push({ label: `${label} · used`, color: c, points: series(n, step, (k) => log.lr(k)) });
       const s = r.settings as unknown as Settings;
       const sched = s.lr as { kind: string; factor?: number; warmup?: number; value?: number } | undefined;
       const steps = Number(s.steps ?? 0);
@@ -836,18 +843,18 @@ export class TpLab extends LocalizedElement {
         const plan = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
         lr.push({ label: `${label} · planned`, color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
       }
-      const last = pts[pts.length - 1];
-      if (last) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[Number(last.step), last.lr]] });
-      grad.push({ label, color: c, points: series(pts, (p) => p.grad_norm) });
-      const layers = last?.residual_norms.length ?? 0;
+      if (n) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[log.step(n - 1), log.lr(n - 1)]] });
+      grad.push({ label, color: c, points: series(n, step, (k) => log.gradNorm(k)) });
+      const at = n ? log.layersAt(n - 1) : { residual: 0, grad: 0 };
+      const layers = at.residual;
       for (let l = 0; l < layers; l++) {
         const lc = layers === 1 ? c : shade(c, bg, 0.65 * (1 - l / (layers - 1)));
-        resid.push({ label: `${label} L${l + 1}`, color: lc, points: series(pts, (p) => p.residual_norms[l] ?? null) });
+        resid.push({ label: `${label} L${l + 1}`, color: lc, points: series(n, step, (k) => log.residual(k, l)) });
       }
-      const gl = last?.grad_norms.length ?? 0;
+      const gl = at.grad;
       for (let l = 0; l < gl; l++) {
         const lc = gl === 1 ? c : shade(c, bg, 0.65 * (1 - l / (gl - 1)));
-        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: series(pts, (p) => p.grad_norms[l] ?? null) });
+        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: series(n, step, (k) => log.layerGrad(k, l)) });
       }
     });
     return { loss, metric, lr, grad, resid, layerGrad, metricName };
@@ -902,8 +909,8 @@ export class TpLab extends LocalizedElement {
         </thead>
         <tbody>
           ${runs.map((r) => {
-            const last = r.points[r.points.length - 1];
-            const ev = [...r.points].reverse().find((p) => p.eval)?.eval ?? null;
+            const last = r.log.length ? r.log.at(r.log.length - 1) : undefined;
+            const ev = r.log.lastEval();
             const label = labelOf.get(r.id) ?? '';
             return html`<tr class="${r.hidden ? 'hidden' : ''} ${r.id === this.selected ? 'selected' : ''}" data-run=${r.id} data-status=${r.status} data-busy=${this.busy.get(r.id) ?? ''}>
               <td>
@@ -958,9 +965,9 @@ export class TpLab extends LocalizedElement {
                   </button>
                   <button @click=${() => void this.host!.deleteRun(r.id)} aria-label=${msg(str`delete ${r.name}`)}>${msg('delete')}</button>
                   <button @click=${() => this.againWith(r)} data-again>${msg('train again with one change')}</button>
-                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.points.length === 0}>${msg('use this run')}</button>
-                  <button @click=${() => void this.exportRun(r)} ?disabled=${r.points.length === 0}>.safetensors</button>
-                  <button @click=${() => this.exportCsv(r)} ?disabled=${r.points.length === 0}>CSV</button>
+                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.log.length === 0}>${msg('use this run')}</button>
+                  <button @click=${() => void this.exportRun(r)} ?disabled=${r.log.length === 0}>.safetensors</button>
+                  <button @click=${() => this.exportCsv(r)} ?disabled=${r.log.length === 0}>CSV</button>
                 </div>
               </td>
             </tr>`;

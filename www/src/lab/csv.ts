@@ -3,13 +3,19 @@
 import type { RunRecord } from './types';
 
 export function runCsv(r: RunRecord): string {
-  const layers = r.points.reduce((n, p) => Math.max(n, p.residual_norms.length, p.grad_norms.length), 0);
+  const log = r.log;
+  let layers = 0;
+  for (let i = 0; i < log.length; i++) {
+    const a = log.layersAt(i);
+    layers = Math.max(layers, a.residual, a.grad);
+  }
   const head = ['step', 'loss', 'lr', 'grad_norm', 'elapsed_ms', 'eval_loss', 'eval_metric', 'eval_metric_name'];
   for (let l = 0; l < layers; l++) head.push(`residual_norm_${l}`);
   for (let l = 0; l < layers; l++) head.push(`grad_norm_${l}`);
   const rows = [head.join(',')];
   const num = (x: number | null | undefined) => (x === null || x === undefined ? '' : String(x));
-  for (const p of r.points) {
+  for (let i = 0; i < log.length; i++) {
+    const p = log.at(i);
     const row = [
       num(p.step),
       num(p.loss),

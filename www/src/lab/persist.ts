@@ -1,18 +1,18 @@
-// Runs kept in IndexedDB (through idb-keyval): each run's record (settings, curves,
-// status) under `rec:<id>`, its latest weights under `ckpt:<id>` and, saved with them,
+// Runs kept in IndexedDB (through idb-keyval): each run's record (settings, status,
+// curves as columns: lab/record.ts) under `rec:<id>`, its latest weights under `ckpt:<id>` and, saved with them,
 // what continuing it needs (optimiser moments, data position) under `state:<id>`. Every failure —
 // the quota above all — is thrown to the caller, which reports it; nothing is swallowed.
 
 import { createStore, delMany, entries, get, set, setMany, type UseStore } from 'idb-keyval';
-import type { RunRecord } from './types';
+import { Run } from './record';
 
 export interface RunStorage {
-  saveRecord(r: RunRecord): Promise<void>;
+  saveRecord(r: Run): Promise<void>;
   /** The weights and the state besides them (to continue the run), together. */
   saveSnapshot(id: string, checkpoint: Uint8Array, state: Uint8Array): Promise<void>;
   checkpoint(id: string): Promise<Uint8Array | undefined>;
   state(id: string): Promise<Uint8Array | undefined>;
-  records(): Promise<RunRecord[]>;
+  records(): Promise<Run[]>;
   remove(id: string): Promise<void>;
 }
 
@@ -28,8 +28,8 @@ export class IdbRunStorage implements RunStorage {
     return this.store;
   }
 
-  saveRecord(r: RunRecord): Promise<void> {
-    return set(`rec:${r.id}`, r, this.db());
+  saveRecord(r: Run): Promise<void> {
+    return set(`rec:${r.id}`, r.stored(), this.db());
   }
 
   saveSnapshot(id: string, checkpoint: Uint8Array, state: Uint8Array): Promise<void> {
@@ -51,11 +51,12 @@ export class IdbRunStorage implements RunStorage {
     return get<Uint8Array>(`ckpt:${id}`, this.db());
   }
 
-  async records(): Promise<RunRecord[]> {
+  async records(): Promise<Run[]> {
     const all = await entries<string, unknown>(this.db());
-    const out: RunRecord[] = [];
+    const out: Run[] = [];
     for (const [k, v] of all) {
-      if (typeof k === 'string' && k.startsWith('rec:') && isRecord(v)) out.push(v);
+      const r = typeof k === 'string' && k.startsWith('rec:') ? Run.fromStored(v) : null;
+      if (r) out.push(r);
     }
     return out.sort((a, b) => a.created_at - b.created_at);
   }
@@ -63,19 +64,4 @@ export class IdbRunStorage implements RunStorage {
   async remove(id: string): Promise<void> {
     await delMany([`rec:${id}`, `ckpt:${id}`, `state:${id}`], this.db());
   }
-}
-
-/** A stored record has the fields the page reads (an old or foreign entry is skipped). */
-function isRecord(v: unknown): v is RunRecord {
-  const r = v as RunRecord;
-  return (
-    !!r &&
-    typeof r.id === 'string' &&
-    typeof r.name === 'string' &&
-    typeof r.settings === 'object' &&
-    r.settings !== null &&
-    Array.isArray(r.points) &&
-    typeof r.status === 'string' &&
-    typeof r.created_at === 'number'
-  );
 }

@@ -9,6 +9,7 @@ import type { EngineClient } from '../engine/client';
 import type { ModelInfo, RunSettings, TrainPoint } from '../engine/protocol';
 import { runCsv } from './csv';
 import type { RunStorage } from './persist';
+import { Run } from './record';
 import type { RunProgress, RunRecord, RunStatus, RunSummary } from './types';
 import { msg, str } from '@lit/localize';
 
@@ -36,7 +37,7 @@ export interface LabHost {
 
 /** A run being driven, with its engine. */
 interface Live {
-  rec: RunRecord;
+  rec: Run;
   handle: RunHandle;
   client: EngineClient | null;
   looping: boolean;
@@ -113,14 +114,13 @@ function message(e: unknown): string {
 }
 
 export function summaryOf(r: RunRecord): RunSummary {
-  const last = r.points[r.points.length - 1];
-  let ev: TrainPoint['eval'] = null;
-  for (let i = r.points.length - 1; i >= 0 && !ev; i--) ev = r.points[i].eval;
+  const n = r.log.length;
+  const ev = r.log.lastEval();
   return {
     id: r.id,
     status: r.status,
-    step: last?.step ?? 0,
-    loss: last?.loss ?? Number.NaN,
+    step: n ? r.log.step(n - 1) : 0,
+    loss: n ? r.log.loss(n - 1) : Number.NaN,
     metric: ev?.metric ?? null,
     metric_name: ev?.metric_name ?? null,
     eval_loss: ev?.loss ?? null,
@@ -130,7 +130,7 @@ export function summaryOf(r: RunRecord): RunSummary {
 }
 
 export class LabRegistry {
-  private records: RunRecord[] = [];
+  private records: Run[] = [];
   private live = new Map<string, Live>();
   /** The last storage failure, in words ('' when none). */
   storageError = '';
@@ -146,11 +146,11 @@ export class LabRegistry {
     return [...this.records];
   }
 
-  run(id: string): RunRecord | undefined {
+  run(id: string): Run | undefined {
     return this.records.find((r) => r.id === id);
   }
 
-  private need(id: string): RunRecord {
+  private need(id: string): Run {
     const r = this.run(id);
     if (!r) throw new Error(`no run '${id}'`);
     return r;
@@ -158,7 +158,7 @@ export class LabRegistry {
 
   /** Runs saved by an earlier visit. A run that was training when the page closed is stopped, saying so. */
   private async restore(): Promise<void> {
-    let stored: RunRecord[];
+    let stored: Run[];
     try {
       stored = await this.host.storage.records();
     } catch (e) {
@@ -171,8 +171,7 @@ export class LabRegistry {
         if (r.checkpoint_step !== null) {
           // It continues from where it was last saved; the curve after that step is dropped.
           r.status = 'paused';
-          const lost = r.points.filter((p) => p.step > r.checkpoint_step!).length;
-          r.points = r.points.filter((p) => p.step <= r.checkpoint_step!);
+          const lost = r.log.truncateAfter(r.checkpoint_step);
           r.error = lost
             ? msg(str`The page closed while this run trained; it continues from step ${r.checkpoint_step}, where it was last saved (the ${lost} steps after it are lost).`)
             : null;
@@ -193,7 +192,7 @@ export class LabRegistry {
     this.host.storageFailed(msg);
   }
 
-  private async saveRecord(r: RunRecord): Promise<void> {
+  private async saveRecord(r: Run): Promise<void> {
     try {
       await this.host.storage.saveRecord(r);
     } catch (e) {
@@ -204,7 +203,8 @@ export class LabRegistry {
   /** Save the run's current weights with it (its engine exports them). */
   private async saveCheckpoint(l: Live): Promise<void> {
     if (!l.client) return;
-    const step = l.rec.points.length ? l.rec.points[l.rec.points.length - 1].step : 0;
+    const n = l.rec.log.length;
+    const step = n ? l.rec.log.step(n - 1) : 0;
     let snap: { checkpoint: Uint8Array; state: Uint8Array };
     try {
       snap = await l.client.call('trainSnapshot', {});
@@ -247,11 +247,10 @@ export class LabRegistry {
       const settings: RunSettings = { ...d.settings, ...partial, task };
       const started = await client.call('trainStart', settings);
       const n = this.records.filter((r) => r.settings.task === task).length + 1;
-      const rec: RunRecord = {
+      const rec = new Run({
         id,
         name: `${task} ${n}`,
         settings: started.settings,
-        points: [],
         status: 'running',
         error: null,
         steps_per_s: 0,
@@ -260,7 +259,7 @@ export class LabRegistry {
         hidden: false,
         checkpoint_step: null,
         command: started.command,
-      };
+      });
       this.records.push(rec);
       await this.attach(rec, handle, client);
     } catch (e) {
@@ -272,7 +271,7 @@ export class LabRegistry {
   }
 
   /** Drive `rec` with the engine `client` (which holds its session). */
-  private async attach(rec: RunRecord, handle: RunHandle, client: EngineClient): Promise<void> {
+  private async attach(rec: Run, handle: RunHandle, client: EngineClient): Promise<void> {
     const l: Live = {
       rec,
       handle,
@@ -318,7 +317,7 @@ export class LabRegistry {
       if (!checkpoint || !state || from === null) throw new Error(`run "${r.name}" has no saved weights to continue from`);
       client = this.host.trainer();
       const started = await client.call('trainResume', { settings: r.settings, checkpoint, state });
-      r.points = r.points.filter((p) => p.step <= from);
+      r.log.truncateAfter(from);
       r.status = paused ? 'paused' : 'running';
       r.error = null;
       r.command = started.command;
@@ -351,7 +350,7 @@ export class LabRegistry {
         if (l.client) await this.fail(l, msg(str`Training stopped: ${message(e)}`));
         return;
       }
-      for (const p of c.points) l.rec.points.push(p);
+      for (const p of c.points) l.rec.log.push(p);
       l.rec.steps_per_s = c.steps_per_s;
       l.rec.elapsed_ms = c.elapsed_ms;
       this.emit(l, c.points);

@@ -2,6 +2,7 @@
 // finished run reports. The numbers themselves come from the core (`TrainPoint`).
 
 import type { RunSettings, TrainPoint } from '../engine/protocol';
+import type { PointLog } from './points';
 
 export type RunStatus = 'running' | 'paused' | 'stopped' | 'done' | 'failed';
 
@@ -11,8 +12,10 @@ export interface RunRecord {
   /** A name for people (renameRun changes it). */
   name: string;
   settings: RunSettings;
-  /** One per step taken, in order. */
-  points: TrainPoint[];
+  /** One per step taken, in order (built from `log` each time it is read: a fresh array). */
+  readonly points: TrainPoint[];
+  /** The same curves as columns of numbers (what the page keeps; see lab/points.ts). */
+  readonly log: PointLog;
   status: RunStatus;
   /** Why the run failed, or what happened to it (a reload stopped it); null when nothing did. */
   error: string | null;
