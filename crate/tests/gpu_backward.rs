@@ -14,13 +14,15 @@ mod support;
 
 use support::{config, gpu_or_skip, max_diff, model, values};
 use tplay::backend::gpu::{
-    AdamArgs, CrossEntropyArgs, GpuBuffer, GpuContext, LinearBackwardArgs, LrRule, Recorder, Rows,
+    AdamArgs, CrossEntropyArgs, GpuBuffer, GpuContext, LinearBackwardArgs, LrRule, MatmulArgs,
+    Recorder, Rows,
 };
 use tplay::config::{Activation, Arch, Norm, PosEncoding, Score};
+use tplay::model::ffn::{ffn_forward, FfnRecord};
 use tplay::model::norm::layernorm_forward;
 use tplay::model::ParamKind;
 use tplay::train::backward::embedding::embedding_backward;
-use tplay::train::backward::ffn::{activation_backward, linear_backward};
+use tplay::train::backward::ffn::{activation_backward, ffn_backward, linear_backward, FfnGrads};
 use tplay::train::backward::head::classifier_backward;
 use tplay::train::backward::norm::layernorm_backward;
 use tplay::train::backward::position::learned_positions_backward;
@@ -37,6 +39,13 @@ fn rel_diff(got: &[f32], want: &[f32]) -> f32 {
     assert_eq!(got.len(), want.len(), "compared buffers differ in length");
     let scale = want.iter().fold(1.0f32, |m, v| m.max(v.abs()));
     max_diff(got, want) / scale
+}
+
+/// A context of its own, for a test that counts submissions (the shared one counts every
+/// test's).
+fn own_gpu() -> Option<GpuContext> {
+    gpu_or_skip()?;
+    Some(pollster::block_on(GpuContext::request()).unwrap())
 }
 
 /// Record with `f`, submit once, and read back `outs` in order.
@@ -626,4 +635,229 @@ fn trained_weights(m: &tplay::model::Model) -> Vec<Vec<f32>> {
         }
     });
     out
+}
+
+#[test]
+fn a_pre_ln_ffn_block_backward_on_the_gpu_equals_the_cpu_block_in_one_submission() {
+    // forward: y = x + W₂·act(W₁·LN(x) + b₁) + b₂, the pre-LN FFN sublayer with its residual.
+    let Some(ctx) = own_gpu() else { return };
+    let mut worst = 0.0f32;
+    for &(n, c, f, act) in &[
+        (1, 16, 32, Activation::Gelu),
+        (7, 17, 33, Activation::Relu),
+        (33, 16, 65, Activation::Gelu),
+    ] {
+        let seed = 1000 + (n * c) as u64;
+        let x = values(n * c, seed, 2.0); // (N, C)
+        let gamma: Vec<f32> = values(c, seed + 1, 0.2).iter().map(|v| v + 1.0).collect(); // (C)
+        let beta = values(c, seed + 2, 0.1); // (C)
+        let w1 = values(f * c, seed + 3, 0.3); // (F, C)
+        let b1 = values(f, seed + 4, 0.1); // (F)
+        let w2 = values(c * f, seed + 5, 0.3); // (C, F)
+        let b2 = values(c, seed + 6, 0.1); // (C)
+        let dy = values(n * c, seed + 7, 1.0); // (N, C)
+
+        // The CPU block, forward then backward, as model_backward runs it.
+        let mut ln = vec![0.0; n * c]; // (N, C)
+        let (mut mean, mut rstd) = (vec![0.0; n], vec![0.0; n]); // (N), (N)
+        layernorm_forward(&mut ln, &mut mean, &mut rstd, &x, &gamma, &beta, n, c);
+        let mut sub = vec![0.0; n * c]; // (N, C)
+        let mut saved = FfnRecord::default();
+        ffn_forward(
+            &mut sub, &mut saved, &ln, &w1, &b1, &w2, &b2, act, None, n, c, f,
+        );
+        // forward: y = x + sub  →  dx = dy (the residual), dsub = dy
+        let mut dx = dy.clone(); // (N, C)
+        let mut dln = vec![0.0; n * c]; // (N, C)
+        let (mut dw1, mut db1) = (vec![0.0; f * c], vec![0.0; f]);
+        let (mut dw2, mut db2) = (vec![0.0; c * f], vec![0.0; c]);
+        ffn_backward(
+            &mut dln,
+            FfnGrads {
+                w1: &mut dw1,
+                b1: &mut db1,
+                w2: &mut dw2,
+                b2: &mut db2,
+            },
+            &dy,
+            &ln,
+            &saved,
+            &w1,
+            &w2,
+            act,
+            None,
+            n,
+            c,
+            f,
+        );
+        let (mut dgamma, mut dbeta) = (vec![0.0; c], vec![0.0; c]);
+        layernorm_backward(
+            &mut dx,
+            &mut dgamma,
+            &mut dbeta,
+            &dln,
+            &x,
+            &gamma,
+            &mean,
+            &rstd,
+            n,
+            c,
+        );
+
+        // The GPU block: the forward kernels, then the backward ones, one submission.
+        let up = |what, v: &[f32]| ctx.upload(what, v).unwrap();
+        let (gx, gg, gb) = (up("x", &x), up("gamma", &gamma), up("beta", &beta));
+        let (gw1, gb1, gw2, gb2) = (up("w1", &w1), up("b1", &b1), up("w2", &w2), up("b2", &b2));
+        let gdy = up("dy", &dy);
+        let z = |what, len| ctx.zeros(what, len).unwrap();
+        let (g_ln, g_pre, g_hidden, g_sub) = (
+            z("ln", n * c),
+            z("pre", n * f),
+            z("hidden", n * f),
+            z("sub", n * c),
+        );
+        let (g_dx, g_dln, g_dhidden, g_dpre) = (
+            z("dx", n * c),
+            z("dln", n * c),
+            z("dhidden", n * f),
+            z("dpre", n * f),
+        );
+        let (g_dw1, g_db1, g_dw2, g_db2) =
+            (z("dw1", f * c), z("db1", f), z("dw2", c * f), z("db2", c));
+        let (g_dgamma, g_dbeta) = (z("dgamma", c), z("dbeta", c));
+        let before = ctx.stats();
+        let outs = [&g_dx, &g_dgamma, &g_dbeta, &g_dw1, &g_db1, &g_dw2, &g_db2];
+        let got = run(&ctx, &outs, |r| {
+            r.layer_norm(&gx, &gg, &gb, &g_ln, n, c).unwrap();
+            for out in [&g_pre, &g_hidden] {
+                r.matmul(&MatmulArgs::linear(&g_ln, &gw1, Some(&gb1), out, (n, c, f)))
+                    .unwrap();
+            }
+            r.activation(&g_hidden, n * f, act).unwrap();
+            r.matmul(&MatmulArgs::linear(
+                &g_hidden,
+                &gw2,
+                Some(&gb2),
+                &g_sub,
+                (n, f, c),
+            ))
+            .unwrap();
+            // forward: y = x + sub  →  dx += dy
+            r.add(&g_dx, &gdy, n * c).unwrap();
+            r.linear_backward(&LinearBackwardArgs::dense(
+                &gdy,
+                &g_hidden,
+                &gw2,
+                Some(&g_dhidden),
+                &g_dw2,
+                Some(&g_db2),
+                (n, f, c),
+            ))
+            .unwrap();
+            r.activation_backward(&g_dhidden, &g_pre, &g_dpre, n * f, act)
+                .unwrap();
+            r.linear_backward(&LinearBackwardArgs::dense(
+                &g_dpre,
+                &g_ln,
+                &gw1,
+                Some(&g_dln),
+                &g_dw1,
+                Some(&g_db1),
+                (n, c, f),
+            ))
+            .unwrap();
+            r.layer_norm_backward(&gx, &gg, &g_dln, &g_dx, &g_dgamma, &g_dbeta, n, c)
+                .unwrap();
+        });
+        let spent = ctx.stats().since(&before);
+        assert_eq!(spent.submissions, 1, "one submission for the whole block");
+        assert_eq!(spent.readbacks, 1, "one readback for every gradient");
+        let want = [&dx, &dgamma, &dbeta, &dw1, &db1, &dw2, &db2];
+        let names = ["dx", "dgamma", "dbeta", "dW1", "db1", "dW2", "db2"];
+        for ((g, cpu), what) in got.iter().zip(want).zip(names) {
+            let d = rel_diff(g, cpu);
+            worst = worst.max(d);
+            assert!(d < TOL, "FFN block {what} N={n} C={c} F={f} {act:?}: {d:e}");
+        }
+    }
+    eprintln!("FFN block backward: worst relative difference {worst:e}");
+}
+
+#[test]
+fn clipping_then_adam_over_every_tensor_in_one_submission_equals_the_cpu_optimiser_step() {
+    let Some(ctx) = own_gpu() else { return };
+    let (mut worst, mut worst_norm) = (0.0f32, 0.0f32);
+    let cfg = AdamConfig::default();
+    let make = || {
+        model(
+            config(
+                Arch::DecoderOnly,
+                PosEncoding::Learned,
+                Norm::PreLn,
+                Score::ScaledDot,
+            ),
+            13,
+        )
+    };
+    let mut cpu = make();
+    let mut adam = Adam::new(&cpu, cfg);
+    let weights: Vec<GpuBuffer> = trained_weights(&cpu)
+        .iter()
+        .map(|w| ctx.upload("weights", w).unwrap())
+        .collect();
+    let moments = |what| -> Vec<GpuBuffer> {
+        weights
+            .iter()
+            .map(|w| ctx.zeros(what, w.len()).unwrap())
+            .collect()
+    };
+    let (ms, vs) = (moments("m"), moments("v"));
+    let (acc, lr_out) = (ctx.zeros("norm²", 1).unwrap(), ctx.zeros("lr", 1).unwrap());
+    // Large gradients early (clipping active), small ones later (inactive).
+    for (step, amp, max_norm) in [(1u64, 0.5f32, 1.0f32), (2, 0.4, 1.0), (3, 1e-3, 1.0)] {
+        let mut grads = gradient_tree(amp, 2000 + step);
+        let raw = trained(&grads);
+        let norm = clip_grad_norm(&mut grads, max_norm);
+        let lr = noam_lr(step, 16, 2, 1.0);
+        adam.step(&mut cpu, &grads, lr);
+        let gbufs: Vec<GpuBuffer> = raw
+            .iter()
+            .map(|g| ctx.upload("gradient", g).unwrap())
+            .collect();
+        let list: Vec<(&GpuBuffer, usize)> = gbufs.iter().map(|b| (b, b.len())).collect();
+        let before = ctx.stats();
+        let got = run(&ctx, &[&acc], |r| {
+            r.clip_grad_norm(&list, &acc, max_norm).unwrap();
+            for i in 0..weights.len() {
+                r.adam(&AdamArgs {
+                    grad: &gbufs[i],
+                    weight: &weights[i],
+                    m: &ms[i],
+                    v: &vs[i],
+                    lr_out: &lr_out,
+                    n: weights[i].len(),
+                    step,
+                    lr: LrRule::Noam {
+                        d_model: 16,
+                        warmup: 2,
+                        factor: 1.0,
+                    },
+                    config: cfg,
+                })
+                .unwrap();
+            }
+        });
+        assert_eq!(ctx.stats().since(&before).submissions, 1);
+        let dn = rel_diff(&[got[0][0].sqrt()], &[norm]);
+        worst_norm = worst_norm.max(dn);
+        assert!(dn < TOL, "step {step}: norm {} vs {norm}", got[0][0].sqrt());
+    }
+    let outs: Vec<&GpuBuffer> = weights.iter().collect();
+    let got = run(&ctx, &outs, |_| {});
+    for (i, (g, want)) in got.iter().zip(trained_weights(&cpu)).enumerate() {
+        let d = rel_diff(g, &want);
+        worst = worst.max(d);
+        assert!(d < TOL, "tensor {i} after three clipped steps: {d:e}");
+    }
+    eprintln!("clip + Adam step: worst relative difference weights {worst:e}, norm {worst_norm:e}");
 }
