@@ -18,12 +18,12 @@ use tplay::backend::gpu::{
     Recorder, Rows,
 };
 use tplay::config::{Activation, Arch, Norm, PosEncoding, Score};
-use tplay::model::ffn::{ffn_forward, FfnRecord};
+use tplay::model::ffn::{ffn_forward, linear_forward, FfnRecord};
 use tplay::model::norm::layernorm_forward;
 use tplay::model::ParamKind;
 use tplay::train::backward::embedding::embedding_backward;
 use tplay::train::backward::ffn::{activation_backward, ffn_backward, linear_backward, FfnGrads};
-use tplay::train::backward::head::classifier_backward;
+use tplay::train::backward::head::{classifier_backward, lm_head_backward};
 use tplay::train::backward::norm::layernorm_backward;
 use tplay::train::backward::position::learned_positions_backward;
 use tplay::train::backward::zero_grads;
@@ -860,4 +860,122 @@ fn clipping_then_adam_over_every_tensor_in_one_submission_equals_the_cpu_optimis
         assert!(d < TOL, "tensor {i} after three clipped steps: {d:e}");
     }
     eprintln!("clip + Adam step: worst relative difference weights {worst:e}, norm {worst_norm:e}");
+}
+
+#[test]
+fn a_tied_lm_head_with_its_loss_and_the_embedding_gather_fill_one_table_gradient_like_the_cpu() {
+    // forward: x0 = E[tokens]·√C … x (N, C) → logits = x·Eᵀ + b, the LM head tied to the
+    // token table E (V, C): both the head and the embedding add into dE.
+    let Some(ctx) = own_gpu() else { return };
+    let mut worst = 0.0f32;
+    let pad = 0u32;
+    for &(n, c, v, smoothing) in &[(1, 16, 14, 0.0f32), (7, 17, 33, 0.1), (33, 16, 65, 0.1)] {
+        let seed = 3000 + (n * v) as u64;
+        let scale = (c as f32).sqrt();
+        let table = values(v * c, seed, 0.5); // (V, C)
+        let bias = values(v, seed + 1, 0.1); // (V)
+        let x = values(n * c, seed + 2, 1.0); // (N, C)
+        let dx_embed = values(n * c, seed + 3, 1.0); // (N, C): what the stack sends back
+        let tokens: Vec<u32> = (0..n as u32).map(|i| (i * 5 + 1) % v as u32).collect(); // (N)
+        let mut targets: Vec<u32> = (0..n as u32).map(|i| (i * 3 + 2) % v as u32).collect(); // (N)
+        if n > 2 {
+            targets[2] = pad;
+        }
+
+        let mut logits = vec![0.0; n * v]; // (N, V)
+        linear_forward(&mut logits, &x, &table, Some(&bias), n, c, v);
+        let mut probs = vec![0.0; n * v]; // (N, V)
+        let (loss, count) =
+            cross_entropy_forward(&mut probs, &logits, &targets, Some(pad), smoothing, n, v);
+        let mut dlogits = vec![0.0; n * v]; // (N, V)
+        cross_entropy_backward(
+            &mut dlogits,
+            &probs,
+            &targets,
+            Some(pad),
+            smoothing,
+            count,
+            1.0,
+            n,
+            v,
+        );
+        let (mut dx, mut dtable, mut dbias) = (vec![0.0; n * c], vec![0.0; v * c], vec![0.0; v]);
+        lm_head_backward(
+            &mut dx,
+            &mut dtable,
+            Some(&mut dbias),
+            &dlogits,
+            &x,
+            &table,
+            n,
+            c,
+            v,
+        );
+        embedding_backward(&mut dtable, &dx_embed, &tokens, scale, n, c);
+
+        let up = |what, d: &[f32]| ctx.upload(what, d).unwrap();
+        let (g_table, g_bias, g_x, g_dxe) = (
+            up("table", &table),
+            up("bias", &bias),
+            up("x", &x),
+            up("dx embed", &dx_embed),
+        );
+        let g_tokens = ctx.upload_u32("tokens", &tokens).unwrap();
+        let g_targets = ctx.upload_u32("targets", &targets).unwrap();
+        let z = |what, len| ctx.zeros(what, len).unwrap();
+        let (g_logits, g_dlogits, g_loss) = (z("logits", n * v), z("dlogits", n * v), z("loss", 2));
+        let (g_dx, g_dtable, g_dbias) = (z("dx", n * c), z("dtable", v * c), z("dbias", v));
+        let before = ctx.stats();
+        let got = run(&ctx, &[&g_loss, &g_dx, &g_dtable, &g_dbias], |r| {
+            r.matmul(&MatmulArgs::linear(
+                &g_x,
+                &g_table,
+                Some(&g_bias),
+                &g_logits,
+                (n, c, v),
+            ))
+            .unwrap();
+            r.cross_entropy(&CrossEntropyArgs {
+                logits: &g_logits,
+                targets: &g_targets,
+                ignore: Some(pad),
+                smoothing,
+                dloss: 1.0,
+                loss: &g_loss,
+                dlogits: Some(&g_dlogits),
+                rows: n,
+                v,
+            })
+            .unwrap();
+            r.linear_backward(&LinearBackwardArgs::dense(
+                &g_dlogits,
+                &g_x,
+                &g_table,
+                Some(&g_dx),
+                &g_dtable,
+                Some(&g_dbias),
+                (n, c, v),
+            ))
+            .unwrap();
+            r.embedding_backward(&g_tokens, &g_dxe, &g_dtable, (n, v, c), scale)
+                .unwrap();
+        });
+        assert_eq!(ctx.stats().since(&before).submissions, 1);
+        assert_eq!(got[0][1], count as f32);
+        let checks = [
+            ("loss", &got[0][..1], &[loss][..]),
+            ("dx", &got[1][..], &dx[..]),
+            ("dE", &got[2][..], &dtable[..]),
+            ("db", &got[3][..], &dbias[..]),
+        ];
+        for (what, g, cpu) in checks {
+            let d = rel_diff(g, cpu);
+            worst = worst.max(d);
+            assert!(
+                d < TOL,
+                "tied head {what} N={n} C={c} V={v} ε={smoothing}: {d:e}"
+            );
+        }
+    }
+    eprintln!("tied LM head + loss + embedding: worst relative difference {worst:e}");
 }
