@@ -14,8 +14,8 @@ mod support;
 
 use support::{config, gpu_or_skip, max_diff, model, values};
 use tplay::backend::gpu::{
-    AdamArgs, CrossEntropyArgs, GpuBuffer, GpuContext, LinearBackwardArgs, LrRule, MatmulArgs,
-    Recorder, Rows,
+    AdamArgs, CrossEntropyArgs, GpuAdam, GpuBuffer, GpuContext, LinearBackwardArgs, LrRule,
+    MatmulArgs, Recorder, Rows,
 };
 use tplay::config::{Activation, Arch, Norm, PosEncoding, Score};
 use tplay::model::ffn::{ffn_forward, linear_forward, FfnRecord};
@@ -978,4 +978,95 @@ fn a_tied_lm_head_with_its_loss_and_the_embedding_gather_fill_one_table_gradient
         }
     }
     eprintln!("tied LM head + loss + embedding: worst relative difference {worst:e}");
+}
+
+#[test]
+fn weights_and_adam_state_stay_on_the_gpu_for_steps_and_download_into_a_cpu_trainer_that_continues()
+{
+    let Some(ctx) = own_gpu() else { return };
+    let mut cfg = config(
+        Arch::DecoderOnly,
+        PosEncoding::Learned,
+        Norm::PreLn,
+        Score::ScaledDot,
+    );
+    cfg.share_qk = true;
+    let mut cpu = model(cfg, 17);
+    let mut gpu_model = cpu.clone();
+    let mut adam = Adam::new(&cpu, AdamConfig::default());
+    let mut gpu = GpuAdam::upload(&ctx, &gpu_model, &adam).unwrap();
+    let rule = LrRule::Noam {
+        d_model: 16,
+        warmup: 2,
+        factor: 1.0,
+    };
+    let grads_of = |step: u64| {
+        let mut g = gradient_tree(if step == 2 { 0.5 } else { 1e-3 }, 4000 + step);
+        (trained(&g), {
+            let norm = clip_grad_norm(&mut g, 1.0);
+            (g, norm)
+        })
+    };
+    // Three steps on the GPU (clipping active on step 2), one submission each.
+    for step in 1..=3u64 {
+        let (raw, (clipped, norm)) = grads_of(step);
+        adam.step(&mut cpu, &clipped, noam_lr(step, 16, 2, 1.0));
+        let bufs: Vec<GpuBuffer> = raw.iter().map(|g| ctx.upload("g", g).unwrap()).collect();
+        let refs: Vec<&GpuBuffer> = bufs.iter().collect();
+        let before = ctx.stats();
+        let mut rec = ctx.recorder().unwrap();
+        gpu.record_step(&mut rec, &refs, rule, Some(1.0)).unwrap();
+        let slots = [
+            rec.read_all(gpu.norm_sq()).unwrap(),
+            rec.read_all(gpu.lr()).unwrap(),
+        ];
+        let back = pollster::block_on(rec.finish()).unwrap();
+        let got = slots.map(|s| back.f32(s).to_vec());
+        assert_eq!(ctx.stats().since(&before).submissions, 1);
+        assert!(
+            rel_diff(&[got[0][0].sqrt()], &[norm]) < TOL,
+            "step {step} norm"
+        );
+        assert!(
+            rel_diff(&got[1], &[noam_lr(step, 16, 2, 1.0)]) < TOL,
+            "step {step} lr"
+        );
+    }
+    assert_eq!(gpu.step, 3);
+    // Download: the same weights and moments as three CPU steps, K rows equal to Q rows.
+    let mut resumed = pollster::block_on(gpu.download(&ctx, &mut gpu_model)).unwrap();
+    assert_eq!(resumed.step, 3);
+    let mut worst = 0.0f32;
+    for (g, c) in trained_weights(&gpu_model)
+        .iter()
+        .zip(trained_weights(&cpu))
+    {
+        worst = worst.max(rel_diff(g, &c));
+    }
+    let ((gm, gv), (cm, cv)) = (resumed.moments(), adam.moments());
+    for (g, c) in gm.iter().zip(&cm).chain(gv.iter().zip(&cv)) {
+        let scale = c.iter().fold(f32::MIN_POSITIVE, |m, v| m.max(v.abs()));
+        worst = worst.max(max_diff(g, c) / scale);
+    }
+    assert!(worst < TOL, "after three GPU steps: {worst:e}");
+    let c = 16;
+    for l in &gpu_model.decoder.as_ref().expect("a decoder").layers {
+        let w = &l.self_attn.in_proj_weight.data;
+        assert_eq!(w[..c * c], w[c * c..2 * c * c], "shared Q/K rows");
+    }
+    // The CPU continues from the downloaded state: two more steps on each side.
+    for step in 4..=5u64 {
+        let (_, (clipped, _)) = grads_of(step);
+        let lr = noam_lr(step, 16, 2, 1.0);
+        adam.step(&mut cpu, &clipped, lr);
+        resumed.step(&mut gpu_model, &clipped, lr);
+    }
+    for (g, c) in trained_weights(&gpu_model)
+        .iter()
+        .zip(trained_weights(&cpu))
+    {
+        worst = worst.max(rel_diff(g, &c));
+    }
+    assert!(worst < TOL, "after two more CPU steps: {worst:e}");
+    eprintln!("GpuAdam three steps, download, two CPU steps: worst relative difference {worst:e}");
 }

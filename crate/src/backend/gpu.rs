@@ -21,6 +21,7 @@ mod cache;
 mod context;
 pub mod kernels;
 mod model;
+mod optim;
 
 pub use attention_backward::{
     dropout_key, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs, ScoreGradArgs, ValueGradArgs,
@@ -32,3 +33,4 @@ pub use kernels::{
     AttnDims, CopyArgs, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED,
 };
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
+pub use optim::GpuAdam;
