@@ -5,8 +5,10 @@
 // (forward: out[r] += bias  →  dbias += Σ_r dout[r]).
 //
 // Bindings:
-//   0 p     uniform Params (rows R, width N, dout row stride, db offset)
-//   1 dout  (R rows of N, row stride p.stride) f32, read
+//   0 p     uniform Params (rows R, width N, dout row stride and first column, db offset)
+//   1 dout  (R rows of N, row stride p.stride, from column p.d_col) f32, read — a column
+//           block of a wider buffer when the layer's output is one (the Q, K or V block of
+//           a fused (N, 3C) projection)
 //   2 db    (N) f32 from p.b_offset, read and written (added to)
 //
 // Dispatch: 64 threads per workgroup, one thread per column, 2-D grid:
@@ -19,6 +21,10 @@ struct Params {
     n: u32,
     stride: u32,
     b_offset: u32,
+    d_col: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -36,7 +42,7 @@ fn main(
     }
     var acc = db[p.b_offset + col];
     for (var r = 0u; r < p.rows; r = r + 1u) {
-        acc = acc + dout[r * p.stride + col];
+        acc = acc + dout[r * p.stride + p.d_col + col];
     }
     db[p.b_offset + col] = acc;
 }

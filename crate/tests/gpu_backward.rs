@@ -1070,3 +1070,81 @@ fn weights_and_adam_state_stay_on_the_gpu_for_steps_and_download_into_a_cpu_trai
     assert!(worst < TOL, "after two more CPU steps: {worst:e}");
     eprintln!("GpuAdam three steps, download, two CPU steps: worst relative difference {worst:e}");
 }
+
+#[test]
+fn linear_backward_reads_a_column_block_of_a_fused_projection_and_writes_its_block_of_the_gradients(
+) {
+    // The V block of a fused (N, 3·OUT) projection: dout columns 2·OUT.., weight rows
+    // 2·OUT.. of (3·OUT, IN), gradients at the same offsets.
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut worst = 0.0f32;
+    for &(n, c_in, c_out) in &[(1, 1, 1), (7, 17, 5), (33, 16, 17)] {
+        let seed = 5000 + (n * c_out) as u64;
+        let fused = values(n * 3 * c_out, seed, 1.0); // (N, 3·OUT)
+        let inp = values(n * c_in, seed + 1, 1.0); // (N, IN)
+        let w = values(3 * c_out * c_in, seed + 2, 0.5); // (3·OUT, IN)
+        let mut dinp = values(n * c_in, seed + 3, 0.2); // (N, IN)
+        let mut dw = values(3 * c_out * c_in, seed + 4, 0.2); // (3·OUT, IN)
+        let mut db = values(3 * c_out, seed + 5, 0.2); // (3·OUT)
+        let (g_dinp, g_dw, g_db) = (
+            ctx.upload("dinp", &dinp).unwrap(),
+            ctx.upload("dw", &dw).unwrap(),
+            ctx.upload("db", &db).unwrap(),
+        );
+        let dout: Vec<f32> = fused
+            .chunks_exact(3 * c_out)
+            .flat_map(|row| row[2 * c_out..].to_vec())
+            .collect(); // (N, OUT)
+        let block = 2 * c_out * c_in..3 * c_out * c_in;
+        linear_backward(
+            Some(&mut dinp),
+            &mut dw[block.clone()],
+            Some(&mut db[2 * c_out..]),
+            &dout,
+            &inp,
+            &w[block],
+            n,
+            c_in,
+            c_out,
+        );
+        let (g_fused, g_inp, g_w) = (
+            ctx.upload("fused", &fused).unwrap(),
+            ctx.upload("inp", &inp).unwrap(),
+            ctx.upload("w", &w).unwrap(),
+        );
+        let got = run(&ctx, &[&g_dinp, &g_dw, &g_db], |r| {
+            r.linear_backward(&LinearBackwardArgs {
+                dout: Rows {
+                    buf: &g_fused,
+                    stride: 3 * c_out,
+                    col: 2 * c_out,
+                },
+                inp: Rows::dense(&g_inp, c_in),
+                weight: &g_w,
+                w_offset: 2 * c_out * c_in,
+                dinp: Some(Rows::dense(&g_dinp, c_in)),
+                dweight: &g_dw,
+                dw_offset: 2 * c_out * c_in,
+                dbias: Some(&g_db),
+                db_offset: 2 * c_out,
+                n,
+                c_in,
+                c_out,
+            })
+            .unwrap()
+        });
+        for (what, g, cpu) in [
+            ("dinp", &got[0], &dinp),
+            ("dW", &got[1], &dw),
+            ("db", &got[2], &db),
+        ] {
+            let d = rel_diff(g, cpu);
+            worst = worst.max(d);
+            assert!(
+                d < TOL,
+                "column block {what} N={n} IN={c_in} OUT={c_out}: {d:e}"
+            );
+        }
+    }
+    eprintln!("linear_backward on a column block: worst relative difference {worst:e}");
+}

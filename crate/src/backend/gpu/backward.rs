@@ -213,6 +213,8 @@ struct BiasParams {
     n: u32,
     stride: u32,
     b_offset: u32,
+    d_col: u32,
+    _pad: [u32; 3],
 }
 
 #[repr(C)]
@@ -310,7 +312,7 @@ impl Recorder {
         )
     }
 
-    /// `db[n] += Σ_r dout[r, n]` over `rows` rows of `width`: `shaders/bias_backward.wgsl`,
+    /// `db[n] += Σ_r dout[r, n]` over `rows` rows of `width` (from column `dout.col`): `shaders/bias_backward.wgsl`,
     /// the bias step of `train::backward::ffn::linear_backward`.
     pub fn bias_backward(
         &mut self,
@@ -320,11 +322,6 @@ impl Recorder {
         rows: usize,
         width: usize,
     ) -> Result<()> {
-        if dout.col != 0 {
-            return Err(Error::Gpu(
-                "bias_backward reads whole rows (column offset 0)".into(),
-            ));
-        }
         need(dout.buf, dout.extent(rows, width), "bias gradient input")?;
         need(db, db_offset + width, "bias gradient")?;
         let p = BiasParams {
@@ -332,6 +329,8 @@ impl Recorder {
             n: u(width, "N")?,
             stride: u(dout.stride, "stride")?,
             b_offset: u(db_offset, "bias offset")?,
+            d_col: u(dout.col, "column offset")?,
+            _pad: [0; 3],
         };
         self.dispatch(
             PipelineKey::plain(Kernel::BiasBackward),
@@ -380,25 +379,7 @@ impl Recorder {
         })?;
         if let Some(db) = x.dbias {
             // forward: out[n] += b  →  db += Σ_n dout[n]
-            if x.dout.col == 0 {
-                self.bias_backward(x.dout, db, x.db_offset, n, c_out)?;
-            } else {
-                // A column block: the column sums are a product with a vector of ones.
-                let ones = self.ctx().upload("ones", &vec![1.0; n])?;
-                self.gemm(&GemmArgs {
-                    a: Strided::rows(&ones, n),
-                    b: Strided::of(x.dout),
-                    c: Rows {
-                        buf: db,
-                        stride: c_out,
-                        col: x.db_offset,
-                    },
-                    m: 1,
-                    k: n,
-                    n: c_out,
-                    accumulate: true,
-                })?;
-            }
+            self.bias_backward(x.dout, db, x.db_offset, n, c_out)?;
         }
         Ok(())
     }
