@@ -3,7 +3,7 @@
 //
 // Mirrors `model::norm::batchnorm_eval_forward`. Eval mode uses the stored running
 // statistics, so each position is normalised on its own (train mode, with statistics over
-// the batch, runs on the CPU only).
+// the batch, is batch_norm_train.wgsl).
 //
 // Bindings:
 //   0 p     uniform Params (rows R, width C)

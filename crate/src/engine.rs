@@ -471,8 +471,8 @@ impl Engine {
             req.src.as_deref(),
             req.switches.ablate.len(),
         )?;
-        // Train mode: the same weights, dropout p as asked, on the CPU (the GPU kernels
-        // compute eval mode only).
+        // Train mode: the same weights, dropout p as asked, on the CPU (the GPU's train-mode
+        // pass gives the same numbers, crate/tests/gpu_forward.rs, but is not used here).
         let (owned, opts) = variant(m, &req.switches, req.train.as_ref())?;
         let m = &*owned;
         let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
@@ -815,7 +815,7 @@ pub fn forward_options(sw: &Switches, m: &Model) -> Result<ForwardOptions> {
     })
 }
 
-/// What a train-mode pass tells the page: p, and why it ran on the CPU.
+/// What a train-mode pass tells the page: p, and that it ran on the CPU.
 fn train_note(m: &Model, t: &crate::explain::blocks::TrainMode, backend: &Backend) -> String {
     let p = m.config.dropout;
     let bn = m.config.norm == crate::config::Norm::BatchNorm;
@@ -833,8 +833,8 @@ fn train_note(m: &Model, t: &crate::explain::blocks::TrainMode, backend: &Backen
     };
     match backend {
         Backend::Gpu(_) => format!(
-            "train mode ({what}) ran on the CPU: the WebGPU kernels compute eval mode only \
-             (no dropout masks, no batch statistics)"
+            "train mode ({what}) ran on the CPU: the page's train-mode passes use the CPU \
+             reference, also when WebGPU is chosen"
         ),
         Backend::Cpu => format!("train mode: {what}"),
     }

@@ -560,17 +560,102 @@ fn one_forward_pass_is_one_submission_and_one_readback() {
     }
 }
 
+/// Train mode on the GPU is the CPU's train mode: the same dropout masks (drawn from the
+/// pass's seed in the same order: embedding, attention probabilities, FFN hidden units,
+/// sublayer outputs, stack by stack), BatchNorm with the batch's statistics, and the same
+/// running-statistic updates in the trace; on every config variant of every architecture.
 #[test]
-fn train_mode_is_refused_with_an_error_naming_the_cpu() {
+fn train_mode_forward_equals_the_cpu_with_its_dropout_masks_and_batch_statistics() {
     let Some(ctx) = gpu_or_skip() else { return };
-    let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 1);
+    let mut failures = vec![];
+    let (mut worst, mut worst_stats, mut with_stats) = ((0.0f32, 0.0f32), 0.0f32, 0);
+    for arch in [Arch::DecoderOnly, Arch::EncoderOnly, Arch::EncoderDecoder] {
+        for (i, (name, cfg)) in variants(arch).into_iter().enumerate() {
+            // Dropout 0.2 everywhere; BatchNorm models also without dropout.
+            let ps: &[f32] = if cfg.norm == Norm::BatchNorm {
+                &[0.2, 0.0]
+            } else {
+                &[0.2]
+            };
+            for &p in ps {
+                let mut cfg = cfg.clone();
+                cfg.dropout = p;
+                let model = Model::init(cfg, tokenizer(), 300 + i as u64);
+                let batch = batch_for(&model);
+                let opts = ForwardOptions {
+                    mode: Mode::Train {
+                        seed: 40 + i as u64,
+                    },
+                    ..traced()
+                };
+                let what = format!("{arch:?} {name} dropout {p}");
+                let cpu = model.forward(&batch, &opts).unwrap();
+                let gpu = match pollster::block_on(ctx.forward(&model, &batch, &opts)) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        failures.push(format!("{what}: GPU forward: {e}"));
+                        continue;
+                    }
+                };
+                if let Err(e) = traces_agree(&cpu, &gpu) {
+                    failures.push(format!("{what}: {e}"));
+                    continue;
+                }
+                let (l, pr) = worst_diffs(&cpu, &gpu);
+                worst = (worst.0.max(l), worst.1.max(pr));
+                let names = |t: &Trace| -> Vec<String> {
+                    t.running_stats.iter().map(|u| u.name.clone()).collect()
+                };
+                if names(&cpu) != names(&gpu) {
+                    failures.push(format!(
+                        "{what}: running statistics {:?} vs {:?}",
+                        names(&cpu),
+                        names(&gpu)
+                    ));
+                    continue;
+                }
+                with_stats += !cpu.running_stats.is_empty() as usize;
+                for (a, b) in cpu.running_stats.iter().zip(&gpu.running_stats) {
+                    let scale = a.value.data.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+                    let d = a.value.max_abs_diff(&b.value) / scale;
+                    worst_stats = worst_stats.max(d);
+                    if d > 1e-5 {
+                        failures.push(format!("{what}: {} differs by {d:e}", a.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "GPU ≠ CPU in train mode:\n{}",
+        failures.join("\n")
+    );
+    assert!(with_stats > 0, "some variants use BatchNorm");
+    eprintln!(
+        "train mode: worst logit difference {:e}, probability {:e}, running statistic \
+         (relative) {worst_stats:e}",
+        worst.0, worst.1
+    );
+}
+
+#[test]
+fn train_mode_batch_norm_refuses_a_single_position_as_the_cpu_does() {
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut cfg = base(Arch::DecoderOnly);
+    cfg.norm = Norm::BatchNorm;
+    let model = Model::init(cfg, tokenizer(), 1);
+    let batch = Batch::single(&[1]).unwrap();
     let opts = ForwardOptions {
         mode: Mode::Train { seed: 1 },
         ..ForwardOptions::default()
     };
-    match pollster::block_on(ctx.forward(&model, &batch_for(&model), &opts)) {
-        Err(Error::Gpu(m)) => assert!(m.contains("CPU"), "{m}"),
-        other => panic!("expected Error::Gpu, got {other:?}"),
+    let Err(Error::Input(cpu)) = model.forward(&batch, &opts) else {
+        panic!("the CPU refuses one position");
+    };
+    match pollster::block_on(ctx.forward(&model, &batch, &opts)) {
+        Err(Error::Input(m)) => assert_eq!(m, cpu),
+        other => panic!("expected Error::Input, got {other:?}"),
     }
 }
 

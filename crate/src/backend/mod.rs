@@ -24,7 +24,7 @@ pub use gpu::GpuContext;
 pub enum Backend {
     /// The reference implementation on the CPU: works everywhere.
     Cpu,
-    /// WGSL kernels on a WebGPU / Vulkan device (eval mode only).
+    /// WGSL kernels on a WebGPU / Vulkan device (eval and train mode).
     Gpu(GpuContext),
 }
 

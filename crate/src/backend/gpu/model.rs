@@ -3,18 +3,21 @@
 //! submission, one readback of the logits and of the trace parts asked for.
 //!
 //! It follows `Model::forward` (crate/src/model/forward.rs) step by step; the comments name
-//! the docs/model.md step each block computes.
+//! the docs/model.md step each block computes. Train mode too: the dropout masks come from
+//! the pass's seed in the CPU's order (dropout.wgsl ports its generator), BatchNorm uses the
+//! batch's statistics and reports the running-statistic updates in the trace.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use super::attention_backward::{dropout_key, BatchNormTrainArgs, DropoutArgs};
 use super::context::{GpuBuffer, GpuContext, ReadSlot, Readback, Recorder};
 use super::kernels::{AttnDims, CopyArgs, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED};
-use crate::config::{ModelConfig, PosEncoding, Score};
+use crate::config::{ModelConfig, Norm, PosEncoding, Score};
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
 use crate::model::forward::Batch;
-use crate::model::forward::HiddenTrace;
+use crate::model::forward::{HiddenTrace, RunningStatUpdate};
 use crate::model::mask::{attention_mask, MaskSpec};
 use crate::model::plan::{
     layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerKind, SublayerPlan,
@@ -163,6 +166,24 @@ struct Pass<'a> {
     rec: Recorder,
     attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+    /// Train mode: BatchNorm uses the batch's statistics.
+    train: bool,
+    /// Train mode with dropout > 0: where the next mask starts in the pass's random stream.
+    drop: Option<DropStream>,
+    /// Train mode: each BatchNorm's updated running statistics, read back for the trace:
+    /// (parameter name, running_mean slot, running_var slot, C).
+    running: Vec<(String, ReadSlot, ReadSlot, usize)>,
+}
+
+/// The one ChaCha8 stream a train-mode pass draws every dropout mask from, in the CPU's
+/// order (`model::forward`: stack by stack, the embedding, then per sublayer the attention
+/// probabilities or FFN hidden units, then the sublayer output).
+struct DropStream {
+    /// `dropout_key` of the pass's seed.
+    key: [u32; 8],
+    p: f32,
+    /// Words drawn so far.
+    offset: u64,
 }
 
 /// The encoder output that cross-attention reads.
@@ -282,13 +303,6 @@ impl GpuModel {
         impl std::future::Future<Output = Result<Readback>>,
         TracePlan,
     )> {
-        if let Mode::Train { .. } = opts.mode {
-            return Err(Error::Gpu(
-                "train mode (dropout, BatchNorm batch statistics) runs on the CPU backend only; \
-                 use Mode::Eval on the GPU"
-                    .into(),
-            ));
-        }
         if model.config != self.weights.config {
             return Err(Error::Gpu(
                 "this model is not the one uploaded to the GPU (the configs differ)".into(),
@@ -300,13 +314,39 @@ impl GpuModel {
         let w = &*self.weights;
         let cfg = &w.config;
         let (b, t) = (batch.batch, batch.len);
+        let train_mode = matches!(opts.mode, Mode::Train { .. });
+        if train_mode && cfg.norm == Norm::BatchNorm {
+            // As `Model::forward`: a variance needs two rows.
+            let src_rows = batch.batch * batch.src_len;
+            if b * t < 2 || (batch.src_tokens.is_some() && src_rows < 2) {
+                return Err(Error::Input(
+                    "BatchNorm in train mode needs at least two positions in the batch \
+                     to compute a variance"
+                        .into(),
+                ));
+            }
+        }
         let ctx = &self.ctx;
+        let (train, drop) = match opts.mode {
+            Mode::Train { seed } => (
+                true,
+                (cfg.dropout > 0.0).then(|| DropStream {
+                    key: dropout_key(seed),
+                    p: cfg.dropout,
+                    offset: 0,
+                }),
+            ),
+            _ => (false, None),
+        };
         let mut pass = Pass {
             w,
             opts,
             rec: ctx.recorder()?,
             attention: vec![],
             hidden: vec![],
+            train,
+            drop,
+            running: vec![],
         };
         let tokens = ctx.upload_u32("tokens", &batch.tokens)?; // (B, T)
         let src_buf = match &batch.src_tokens {
@@ -347,6 +387,7 @@ impl GpuModel {
             head,
             attention: pass.attention,
             hidden: pass.hidden,
+            running: pass.running,
         };
         Ok((pass.rec.finish(), plan))
     }
@@ -372,6 +413,12 @@ impl GpuModel {
         impl std::future::Future<Output = Result<Readback>>,
         TracePlan,
     )> {
+        if let Mode::Train { .. } = opts.mode {
+            return Err(Error::Gpu(
+                "cached decoding runs in eval mode (no dropout, BatchNorm running statistics)"
+                    .into(),
+            ));
+        }
         let w = &*self.weights;
         let mut pass = Pass {
             w,
@@ -379,6 +426,9 @@ impl GpuModel {
             rec,
             attention: vec![],
             hidden: vec![],
+            train: false,
+            drop: None,
+            running: vec![],
         };
         let plan = layer_plan(&w.config);
         let memory: GpuBuffer;
@@ -412,6 +462,7 @@ impl GpuModel {
             head,
             attention: pass.attention,
             hidden: pass.hidden,
+            running: vec![],
         };
         Ok((pass.rec.finish(), plan))
     }
@@ -442,6 +493,8 @@ pub(super) struct TracePlan {
     head: HeadOut,
     attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+    /// Train mode: (name, running_mean, running_var, C) of each BatchNorm.
+    running: Vec<(String, ReadSlot, ReadSlot, usize)>,
 }
 
 impl TracePlan {
@@ -481,12 +534,24 @@ impl TracePlan {
                 states: slots.into_iter().map(|s| tensor(s, &shape)).collect(),
             })
             .collect();
+        let running_stats = self
+            .running
+            .into_iter()
+            .flat_map(|(name, mean, var, c)| {
+                [("running_mean", mean), ("running_var", var)].map(|(suffix, slot)| {
+                    RunningStatUpdate {
+                        name: format!("{name}.{suffix}"),
+                        value: tensor(slot, &[c]),
+                    }
+                })
+            })
+            .collect();
         Trace {
             logits,
             class_logits,
             attention,
             hidden,
-            running_stats: vec![],
+            running_stats,
         }
     }
 }
@@ -553,6 +618,7 @@ impl Pass<'_> {
             pos0,
             scale,
         )?;
+        self.drop(&x, n * c)?; // train mode: x = dropout(E[tok]·scale + PE)
         if let Some(k) = cache {
             // The new tokens join the cache's (B'·P) key tokens at positions pos0 ..
             self.rec.copy_rows(&CopyArgs {
@@ -641,12 +707,16 @@ impl Pass<'_> {
                 _ => None,
             };
             for sub in &sp.sublayers {
-                let norm = sub.norm.as_ref().and_then(|n| layer.norms.get(n.slot));
+                // The norm's parameters and checkpoint name (its running statistics' prefix).
+                let norm = sub.norm.as_ref().and_then(|n| {
+                    let name = format!("{}.layers.{li}.{}", sp.name, n.name);
+                    layer.norms.get(n.slot).map(|p| (p, name))
+                });
                 let ablate = match sub.site {
                     Some(site) => Some(self.ablation(site, li)?),
                     None => None,
                 };
-                self.sublayer(&mut x, &mut sc, sub, norm, n, |pass, inp, sc| {
+                self.sublayer(&mut x, &mut sc, sub, norm.as_ref(), n, |pass, inp, sc| {
                     let ablate = ablate.as_ref();
                     let no_flags = || Error::Gpu("an attention sublayer without its site".into());
                     match sub.kind {
@@ -759,10 +829,12 @@ impl Pass<'_> {
     }
 
     /// A norm of (N, C) rows from `inp` into `out`: LayerNorm, or BatchNorm with its
-    /// running statistics (eval mode).
+    /// running statistics (eval mode) or with the batch's statistics (train mode; the
+    /// updated running statistics go to the trace under `name`, the weights stay as they
+    /// are, as on the CPU).
     fn norm(
         &mut self,
-        p: &GpuNorm,
+        (p, name): (&GpuNorm, &str),
         kind: NormKind,
         inp: &GpuBuffer,
         out: &GpuBuffer,
@@ -770,12 +842,69 @@ impl Pass<'_> {
     ) -> Result<()> {
         let c = self.cfg().d_model;
         match (&p.running_mean, &p.running_var, kind) {
+            (Some(mean), Some(var), NormKind::BatchNorm) if self.train => {
+                let ctx = self.rec.ctx().clone();
+                // Copies of the running statistics for the kernel to update.
+                let (new_mean, new_var) =
+                    (ctx.zeros("running mean", c)?, ctx.zeros("running var", c)?);
+                for (src, dst) in [(mean, &new_mean), (var, &new_var)] {
+                    let row = |buf| SeqRows {
+                        buf,
+                        seq_rows: 1,
+                        first: 0,
+                        stride: c,
+                        col: 0,
+                    };
+                    self.rec.copy_rows(&CopyArgs {
+                        src: row(src),
+                        dst: row(dst),
+                        from_seq: None,
+                        batch: 1,
+                        t_len: 1,
+                        width: c,
+                    })?;
+                }
+                let stats = ctx.zeros("batch statistics", 3 * c)?; // (3, C)
+                self.rec.batch_norm_train(&BatchNormTrainArgs {
+                    x: inp,
+                    gamma: &p.weight,
+                    beta: &p.bias,
+                    y: out,
+                    stats: &stats,
+                    running: Some((&new_mean, &new_var)),
+                    rows: n,
+                    c,
+                })?;
+                let (m_slot, v_slot) =
+                    (self.rec.read_all(&new_mean)?, self.rec.read_all(&new_var)?);
+                self.running.push((name.to_string(), m_slot, v_slot, c));
+                Ok(())
+            }
             (Some(mean), Some(var), NormKind::BatchNorm) => {
                 self.rec
                     .batch_norm(inp, &p.weight, &p.bias, (mean, var), out, n, c)
             }
             _ => self.rec.layer_norm(inp, &p.weight, &p.bias, out, n, c),
         }
+    }
+
+    /// Train mode with dropout: draw the next `n` words' mask and multiply `x[..n]` by it
+    /// (`Run::drop_in_place`); otherwise nothing.
+    fn drop(&mut self, x: &GpuBuffer, n: usize) -> Result<()> {
+        let Some(d) = self.drop.as_mut() else {
+            return Ok(());
+        };
+        let (key, p, offset) = (d.key, d.p, d.offset);
+        d.offset += n as u64;
+        let mask = self.rec.ctx().zeros("dropout mask", n)?;
+        self.rec.dropout(&DropoutArgs {
+            key,
+            offset,
+            p,
+            n,
+            mask: &mask,
+            x: Some(x),
+        })
     }
 
     /// One sublayer with its norm placement and residual as the plan `sub` gives them
@@ -787,12 +916,14 @@ impl Pass<'_> {
         x: &mut GpuBuffer,
         sc: &mut Scratch,
         sub: &SublayerPlan,
-        norm: Option<&GpuNorm>,
+        norm: Option<&(&GpuNorm, String)>,
         n: usize,
         f: impl FnOnce(&mut Self, &GpuBuffer, &Scratch) -> Result<()>,
     ) -> Result<()> {
         let c = self.cfg().d_model;
-        let norm = norm.zip(sub.norm.as_ref());
+        let norm = norm
+            .map(|(p, name)| (*p, name.as_str()))
+            .zip(sub.norm.as_ref());
         match norm {
             Some((p, step)) if step.placement == Placement::Before => {
                 self.norm(p, step.kind, x, &sc.h, n)?;
@@ -801,6 +932,7 @@ impl Pass<'_> {
             }
             _ => f(self, x, sc)?,
         }
+        self.drop(&sc.y, n * c)?; // train mode: y = dropout(f(·))
         if sub.residual {
             self.rec.add(&sc.y, x, n * c)?; // y = f(·) + x
         }
@@ -1090,8 +1222,33 @@ impl Pass<'_> {
                 probs: p_slot,
             });
         }
+        // Train mode: the values are weighted by dropout(p); the trace keeps p.
+        let dropped;
+        let weights = if self.drop.is_some() {
+            let n = rows * dims.s_len;
+            dropped = self.rec.ctx().zeros("dropped probabilities", n)?; // (B, H, T, S)
+            let all = |buf| SeqRows {
+                buf,
+                seq_rows: 1,
+                first: 0,
+                stride: n,
+                col: 0,
+            };
+            self.rec.copy_rows(&CopyArgs {
+                src: all(probs),
+                dst: all(&dropped),
+                from_seq: None,
+                batch: 1,
+                t_len: 1,
+                width: n,
+            })?;
+            self.drop(&dropped, n)?;
+            &dropped
+        } else {
+            probs
+        };
         self.rec.attention_values(&ValueArgs {
-            probs,
+            probs: weights,
             v,
             rel_v,
             rel_max: k_rel,
@@ -1122,6 +1279,7 @@ impl Pass<'_> {
             (n, c, f),
         ))?;
         self.rec.activation(&sc.f, n * f, cfg.activation)?;
+        self.drop(&sc.f, n * f)?; // train mode: dropout on the hidden units
         self.rec.matmul(&MatmulArgs::linear(
             &sc.f,
             &l.linear2_weight,
