@@ -70,7 +70,7 @@ fn chacha8_word(block_lo: u32, block_hi: u32, word: u32) -> u32 {
         block_lo, block_hi, 0u, 0u,
     );
     var s = init;
-    for (var round = 0u; round < 4u; round = round + 1u) {
+    for (var dr = 0u; dr < 4u; dr = dr + 1u) {
         // A column round then a diagonal round.
         quarter(&s, 0u, 4u, 8u, 12u);
         quarter(&s, 1u, 5u, 9u, 13u);

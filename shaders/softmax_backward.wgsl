@@ -61,9 +61,9 @@ fn main(
         }
         workgroupBarrier();
     }
-    let dot = red[0];
+    let row_dot = red[0];
 
     for (var j = l; j < p.s_len; j = j + WG) {
-        dscores[base + j] = probs[base + j] * (dprobs[base + j] - dot);
+        dscores[base + j] = probs[base + j] * (dprobs[base + j] - row_dot);
     }
 }
