@@ -119,6 +119,10 @@ describe('accessibility', () => {
             const hidden = el.closest('[aria-hidden="true"]');
             const control = el.closest('button, [role="button"], a');
             if (hidden && control && (labelled(control) || control.textContent.trim())) continue;
+            // Decorative under a labelled grid whose cells are the text (the colours drawn
+            // under the attention map's and the mask's cells, each cell labelled).
+            const chart = el.parentElement?.closest('[role="grid"], [role="group"]');
+            if (hidden && chart && labelled(chart) && chart.querySelector('[aria-label][data-i]')) continue;
             out.push(`${el.getRootNode().host?.tagName.toLowerCase()} ${el.tagName.toLowerCase()}.${el.getAttribute('class') ?? ''}`);
           }
         };

@@ -6,6 +6,7 @@
 // is a correctness target, not a speed target.
 
 import { gzipSync } from 'node:zlib';
+import { loadavg } from 'node:os';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { dist, launch, open, serve } from './harness.mjs';
@@ -88,6 +89,83 @@ async function pageDecode(context, url, backend, n) {
   return r;
 }
 
+/**
+ * The main thread's own time (thread time: what it really ran, so a busy machine does not
+ * inflate it) from a light Chromium trace around `f`, by kind of work.
+ */
+async function mainThreadTime(page, f) {
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));
+  const done = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+  await cdp.send('Tracing.start', { categories: 'devtools.timeline', transferMode: 'ReportEvents' });
+  const out = await f();
+  await cdp.send('Tracing.end');
+  await done;
+  await cdp.detach();
+  // The page's main thread: the busiest renderer main thread.
+  const key = (e) => `${e.pid}:${e.tid}`;
+  const mains = new Set(events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map(key));
+  const busy = new Map();
+  for (const e of events) if (e.ph === 'X' && mains.has(key(e))) busy.set(key(e), (busy.get(key(e)) ?? 0) + (e.dur ?? 0));
+  const main = [...busy].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const evs = events.filter((e) => key(e) === main && e.ph === 'X' && e.dur !== undefined).sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  // Top-level tasks add up to the thread's time; nested events are sorted by kind.
+  const kinds = { script: /^(FunctionCall|EvaluateScript|V8\.|RunMicrotasks|TimerFire|FireAnimationFrame|EventDispatch)/, style: /^(UpdateLayoutTree|Document::recalcStyle|ScheduleStyleRecalculation)/, layout: /^(Layout|LocalFrameView::performLayout)/, paint: /^(Paint|PrePaint|Layerize|PaintArtifactCompositor|UpdateLayer|CompositeLayers|Commit)/ };
+  const time = { total: 0, script: 0, style: 0, layout: 0, paint: 0 };
+  const stack = [];
+  for (const e of evs) {
+    while (stack.length && stack[stack.length - 1].ts + stack[stack.length - 1].dur <= e.ts) stack.pop();
+    const t = (e.tdur ?? e.dur) / 1000;
+    if (!stack.length) time.total += t;
+    const kind = Object.keys(kinds).find((k) => kinds[k].test(e.name));
+    // Count a kind once, at its outermost event.
+    if (kind && !stack.some((p) => kinds[kind].test(p.name))) time[kind] += t;
+    stack.push(e);
+  }
+  return { out, time };
+}
+
+/**
+ * The page's playback on the CPU with every view drawn: `n` tokens at full speed, from
+ * Play to the frame that shows the last token with its attention, divided by n; and the
+ * main thread's own time per token. `height`: the window's height (16,000 px puts every
+ * view on screen, so every view is laid out and painted).
+ */
+async function playback(context, url, height, n) {
+  const { page } = await open(context, url, `backend=cpu&speed=0&max=${n}&play=0`, { viewport: { width: 1280, height } });
+  // The views that wait until they are on screen fetch and draw their own numbers first.
+  await page.waitForTimeout(3000);
+  const { out: r, time } = await mainThreadTime(page, () =>
+    page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const view = (tag) => el.shadowRoot.querySelector(tag);
+      const t0 = performance.now();
+      let frames = 0;
+      let last = 0;
+      const p = el.store.gen.start(true);
+      await new Promise((ok) => {
+        const tick = () => {
+          // What the views hold now is what this frame paints.
+          const shown = view('tp-generation').generated.length;
+          if (shown > last) {
+            last = shown;
+            frames++;
+          }
+          if (el.done && shown === el.generated.length && view('tp-attention').attention === el.lastForward?.attention) ok();
+          else requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+      await p;
+      return { ms: performance.now() - t0, n: el.generated.length, frames, height: document.documentElement.scrollHeight };
+    }),
+  );
+  await page.close();
+  const per = (k) => time[k] / r.n;
+  return { ...r, perToken: r.ms / r.n, cpu: per('total'), script: per('script'), style: per('style'), layout: per('layout'), paint: per('paint') };
+}
+
 /** Page-ready times over RUNS fresh loads in one browser. */
 async function pageReady(context, url) {
   const ready = [];
@@ -134,6 +212,17 @@ try {
     console.log(`  decode with tracing (page loop):      median ${f(median(p.map((x) => 1000 / x.wall)))} tokens/s (${f(median(p.map((x) => x.wall)), 2)} ms/token, engine step ${f(median(p.map((x) => x.engine)), 2)} ms)`);
     console.log(`  time to first token, engine only:     median ${f(median(e.map((x) => x.ttft)))} ms`);
     console.log(`  decode without tracing (engine only): median ${f(median(e.map((x) => x.tps)))} tokens/s over ${e[0].steps} steps`);
+  }
+
+  for (const height of [16000, 900]) {
+    const p = [];
+    for (let i = 0; i < RUNS; i++) p.push(await playback(browser.context, server.url, height, TOKENS));
+    const m = (k) => median(p.map((x) => x[k]));
+    console.log(
+      `playback on the CPU, every view on the page, ${height === 900 ? 'a 1280 × 900 window (the views below it laid out, not painted)' : `a window of 1280 × ${height} (every view on screen, page ${p[0].height} px tall)`}:`,
+    );
+    console.log(`  Play → the frame showing token ${p[0].n}: median ${f(m('perToken'), 2)} ms per token (runs: ${p.map((x) => f(x.perToken, 1)).join(', ')}; ${f(m('frames'), 0)} frames drew new tokens; load average ${loadavg()[0].toFixed(2)})`);
+    console.log(`  main thread's own time per token (thread time, so a busy machine does not inflate it): ${f(m('cpu'), 2)} ms (script ${f(m('script'), 2)}, style ${f(m('style'), 2)}, layout ${f(m('layout'), 2)}, paint and layers ${f(m('paint'), 2)})`);
   }
 
   const s = sizes();

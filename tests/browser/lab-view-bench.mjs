@@ -4,7 +4,8 @@
 // the lab's "hide"/"show" button (which rebuilds every plot) and on the page's causal-mask
 // switch (a new forward pass) is timed, and the same switch with nothing training for comparison, from the input event's timestamp to the next frame
 // the page draws after the handlers ran, and by the browser's Event Timing API where it
-// reports (it reports only events of 16 ms or more).
+// reports (it reports only events of 16 ms or more); for the switch also until every view
+// bound to the forward pass has drawn the new one.
 
 import { launch, open, serve } from './harness.mjs';
 
@@ -23,6 +24,7 @@ try {
   // Time every click: input timestamp → the first frame after the handlers, and Event Timing.
   await page.evaluate(() => {
     window.__clicks = [];
+    window.__settled = [];
     window.__timing = [];
     document.addEventListener(
       'click',
@@ -30,6 +32,19 @@ try {
         const t0 = e.timeStamp;
         const kind = window.__kind;
         requestAnimationFrame(() => setTimeout(() => window.__clicks.push({ kind, ms: performance.now() - t0 }), 0));
+        // The switch's whole answer: the new forward pass drawn by the views bound to it
+        // (the frame after the attention view holds it).
+        if (kind.endsWith(':causal')) {
+          const el = document.querySelector('transformer-playground');
+          const before = el.lastForward;
+          const poll = () => {
+            const att = el.shadowRoot.querySelector('tp-attention');
+            if (el.lastForward && el.lastForward !== before && att?.attention === el.lastForward.attention) {
+              setTimeout(() => window.__settled.push({ kind, ms: performance.now() - t0 }), 0);
+            } else requestAnimationFrame(poll);
+          };
+          requestAnimationFrame(poll);
+        }
       },
       { capture: true },
     );
@@ -52,7 +67,12 @@ try {
       const kind = i % 2 === 0 && hide ? 'hide' : 'causal';
       await page.evaluate((k) => (window.__kind = k), `${phase}:${kind}`);
       if (kind === 'hide') await hide().click();
-      else await page.locator('tp-controls input[type="checkbox"]').first().click();
+      else {
+        const n = await page.evaluate(() => window.__settled.length);
+        await page.locator('tp-controls input[type="checkbox"]').first().click();
+        // Each switch is timed on its own: the next click waits until this one has settled.
+        await page.waitForFunction((n) => window.__settled.length > n, n, { timeout: 30000 });
+      }
       await page.waitForTimeout(150);
     }
   };
@@ -80,7 +100,7 @@ try {
       byId.set(k, Math.max(byId.get(k) ?? 0, e.duration));
     }
     const timing = [...byId].map(([k, ms]) => ({ phase: k.split(':')[0], ms }));
-    return { clicks: [...window.__clicks], timing, steps: run.points.length, status: run.status, sps: run.steps_per_s };
+    return { clicks: [...window.__clicks], settled: [...window.__settled], timing, steps: run.points.length, status: run.status, sps: run.steps_per_s };
   }, id);
   const secs = (Date.now() - t0) / 1000;
   await page.evaluate(() => window.__run.stop());
@@ -91,6 +111,10 @@ try {
   console.log(`    ${line("the lab's hide/show (every plot rebuilt)", ms(/^training:hide$/))}`);
   console.log(`    ${line('the causal-mask switch (a forward pass, every view redrawn)', ms(/^training:causal$/))}`);
   console.log(`  ${line('the causal-mask switch with nothing training, for comparison', ms(/^idle:/))}`);
+  const settled = (k) => r.settled.filter((c) => k.test(c.kind)).map((c) => c.ms);
+  console.log(`  click on the causal-mask switch → every view drawn with the new forward pass (the views that ask the engine for work of their own follow):`);
+  console.log(`    ${line('while training', settled(/^training:/))}`);
+  console.log(`    ${line('with nothing training', settled(/^idle:/))}`);
   for (const phase of ['training', 'idle']) {
     const t = r.timing.filter((x) => x.phase === phase).map((x) => x.ms);
     console.log(

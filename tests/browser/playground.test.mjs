@@ -95,7 +95,9 @@ describe('without WebGPU (the CPU fallback)', () => {
       await step.click();
       await page.waitForFunction((k) => document.querySelector('transformer-playground').generated.length === k, k);
     }
-    // The cache holds the prompt and every token fed so far.
+    // The cache holds the prompt and every token fed so far (the views draw in the frame
+    // after the click's own).
+    await page.evaluate(() => document.querySelector('transformer-playground').updateComplete);
     const cache = await page.locator('tp-generation canvas#cache').getAttribute('data-cache-len');
     const promptLen = await page.evaluate(() => 1 + document.querySelector('transformer-playground').tokenized[0].ids.length);
     assert.equal(Number(cache), promptLen + 2);

@@ -5,10 +5,11 @@
 
 import { html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
-import { emit, panel, styles } from '../ui/shared';
+import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
+import { guard } from 'lit/directives/guard.js';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement } from '../i18n/locale';
+import { getLocale, LocalizedElement } from '../i18n/locale';
 import { diverging, displayWidth, fmt, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
 import './tp-qk';
 
@@ -83,6 +84,8 @@ export class TpAttention extends LocalizedElement {
   zoom = false;
   /** The panel's width in CSS pixels (the map fits it). */
   width = 640;
+  /** Queries × keys of the large map as drawn last (its cells' keys move within it). */
+  private shape: [number, number] = [0, 0];
   private resize = new ResizeObserver((e) => {
     const w = e[0]?.contentRect.width;
     if (w && Math.abs(w - this.width) > 1) this.width = w;
@@ -207,6 +210,26 @@ export class TpAttention extends LocalizedElement {
       .r {
         display: contents;
       }
+      /* The large map: its colours are drawn on one canvas under the grid (one image to
+         paint instead of a rectangle per cell); the cells on top take their size from the
+         grid's tracks and carry the numbers, the focus and the pointer. */
+      .grid.map {
+        position: relative;
+        isolation: isolate;
+      }
+      .grid.map .cell,
+      .grid.map .cell.masked {
+        width: auto;
+        height: auto;
+        background: none !important;
+      }
+      .grid.map canvas.under {
+        position: absolute;
+        grid-row: 2 / -1;
+        grid-column: 2 / -1;
+        z-index: -1;
+        pointer-events: none;
+      }
       canvas.big {
         display: block;
         image-rendering: pixelated;
@@ -322,10 +345,17 @@ export class TpAttention extends LocalizedElement {
     return this.ablate.some((a) => a.site === h.site && a.layer === h.layer && a.head === h.head);
   }
 
+  /** What the small multiples show now (they are drawn again only when it changes). */
+  private thumbsDrawn: unknown[] = [];
+
   protected updated(): void {
     this.drawBig();
+    this.drawUnder();
     // Small multiples are drawn on canvases: cheap for many heads.
     const canvases = this.renderRoot.querySelectorAll<HTMLCanvasElement>('canvas.t');
+    const key = [this.attention, this.site, this.row, this.raw, canvases.length, ...canvases];
+    if (key.length === this.thumbsDrawn.length && key.every((k, i) => k === this.thumbsDrawn[i])) return;
+    this.thumbsDrawn = key;
     for (const c of canvases) {
       const t = this.traces().find((a) => a.layer === Number(c.dataset.layer));
       if (!t) continue;
@@ -391,6 +421,70 @@ export class TpAttention extends LocalizedElement {
     }
   }
 
+  /** What the canvas under the grid shows now (drawn again only when that changes). */
+  private underDrawn = '';
+  private colours = new ThemeColours(this, ['--tp-hatch-a', '--tp-hatch-b']);
+  private underTrace: AttnTrace | null = null;
+
+  /**
+   * The colours of the large map's cells, on the canvas under its grid: viridis of the
+   * probability (or of the raw score), masked cells hatched; a cell's place is that of its
+   * grid track (side px, 1 px gaps).
+   */
+  private drawUnder() {
+    const c = this.renderRoot.querySelector<HTMLCanvasElement>('.grid.map canvas.under');
+    const t = this.current();
+    if (!c || !t) return;
+    const [B, H, T, S] = t.probs.shape;
+    const b = Math.min(this.row, B - 1);
+    const h = Math.min(this.head, H - 1);
+    const side = this.cellSide(S);
+    const gap = 1;
+    const w = S * side + (S - 1) * gap;
+    const ht = T * side + (T - 1) * gap;
+    const dpr = Math.max(1, Math.min(3, Math.round(window.devicePixelRatio || 1)));
+    const colours = this.colours.get();
+    const hatchA = colours['--tp-hatch-a'] || '#9aa1ab';
+    const hatchB = colours['--tp-hatch-b'] || '#d8dce1';
+    const key = `${b}·${h}·${side}·${dpr}·${this.raw}·${hatchA}·${hatchB}`;
+    if (key === this.underDrawn && t === this.underTrace && c.width === w * dpr) return;
+    this.underDrawn = key;
+    this.underTrace = t;
+    const ctx = canvasFor(c, w, ht);
+    if (!ctx) return;
+    // The hatch of a masked cell, as the legend shows it: stripes at 45°, 2 px of one
+    // colour and 3 px of the other (a 7 px tile holds one 4.95 px period across them).
+    const tile = document.createElement('canvas');
+    tile.width = tile.height = 7 * dpr;
+    const tc = tile.getContext('2d');
+    let hatch: CanvasPattern | string = hatchA;
+    if (tc) {
+      tc.scale(dpr, dpr);
+      tc.fillStyle = hatchB;
+      tc.fillRect(0, 0, 7, 7);
+      tc.strokeStyle = hatchA;
+      tc.lineWidth = 2;
+      for (const o of [-7, 0, 7]) {
+        tc.beginPath();
+        tc.moveTo(o, 0);
+        tc.lineTo(o + 7, 7);
+        tc.stroke();
+      }
+      hatch = ctx.createPattern(tile, 'repeat') ?? hatchA;
+    }
+    const shade = this.shade(t, b, h);
+    const r = Math.min(2, side / 4);
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < S; j++) {
+        const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
+        ctx.fillStyle = masked ? hatch : viridis(shade(i, j));
+        ctx.beginPath();
+        ctx.roundRect(j * (side + gap), i * (side + gap), side, side, r);
+        ctx.fill();
+      }
+    }
+  }
+
   /** The large map on a canvas: one pixel block per cell, the focused one outlined. */
   private drawBig() {
     const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas.big');
@@ -429,7 +523,6 @@ export class TpAttention extends LocalizedElement {
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const cells = [];
     const side = this.cellSide(S);
-    const shade = this.shade(t, b, h);
     // Labels thin out as cells shrink: every `every`-th key (and query) is named.
     const every = side >= 14 ? 1 : Math.ceil(14 / side);
     const named = (n: number, hot: boolean) => hot || n % every === 0;
@@ -441,6 +534,8 @@ export class TpAttention extends LocalizedElement {
         html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" style=${styles(`width:${side}px`)} lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${msg(str`key ${j}`)}>${named(j, j === fj) ? k(j) : ''}</div>`,
       );
     const big = T * S > BIG_MAP;
+    this.shape = [T, S];
+    const locale = getLocale();
     for (let i = 0; i < T && !big; i++) {
       const row = [];
       row.push(html`<div class="lab row ${i === fi ? 'hot' : ''}" lang=${ifDefined(tokenLang(q(i)))} aria-hidden="true" title=${msg(str`query ${i}`)}>${named(i, i === fi) ? q(i) : ''}</div>`);
@@ -448,25 +543,32 @@ export class TpAttention extends LocalizedElement {
         const p = at(t.probs, b, h, i, j);
         const s = at(t.scores, b, h, i, j);
         const masked = s === Number.NEGATIVE_INFINITY;
-        const label = masked ? msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: masked`) : msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: score ${fmt(s)}, probability ${fmt(p)}`);
-        row.push(html`<div
-          class="cell ${masked ? 'masked' : ''}"
-          role="gridcell"
-          tabindex=${i === fi && j === fj ? 0 : -1}
-          style=${styles(`width:${side}px;height:${side}px;${masked ? '' : `background:${viridis(shade(i, j))}`}`)}
-          data-i=${i}
-          data-j=${j}
-          data-prob=${p}
-          data-shown=${masked ? '-Infinity' : this.raw ? s : p}
-          data-score=${masked ? '-Infinity' : s}
-          aria-label=${label}
-          title=${label}
-          @mouseenter=${() => this.setFocus(i, j, false)}
-          @focus=${() => {
-            if (this.focusCell[0] !== i || this.focusCell[1] !== j) this.setFocus(i, j, false);
-          }}
-          @keydown=${(e: KeyboardEvent) => this.move(e, T, S)}
-        ></div>`);
+        const hot = i === fi && j === fj;
+        // A cell is written again only when what it says changed: during playback the
+        // earlier rows keep their numbers, and only the new row and column are written.
+        // Its colour is drawn on the canvas under the grid (drawUnder).
+        row.push(
+          guard([p, s, hot, this.raw, q(i), k(j), locale], () => {
+            const label = masked ? msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: masked`) : msg(str`query ${i} “${q(i)}” to key ${j} “${k(j)}”: score ${fmt(s)}, probability ${fmt(p)}`);
+            return html`<div
+              class="cell ${masked ? 'masked' : ''}"
+              role="gridcell"
+              tabindex=${hot ? 0 : -1}
+              data-i=${i}
+              data-j=${j}
+              data-prob=${p}
+              data-shown=${masked ? '-Infinity' : this.raw ? s : p}
+              data-score=${masked ? '-Infinity' : s}
+              aria-label=${label}
+              title=${label}
+              @mouseenter=${() => this.setFocus(i, j, false)}
+              @focus=${() => {
+                if (this.focusCell[0] !== i || this.focusCell[1] !== j) this.setFocus(i, j, false);
+              }}
+              @keydown=${(e: KeyboardEvent) => this.move(e, this.shape[0], this.shape[1])}
+            ></div>`;
+          }),
+        );
       }
       cells.push(html`<div role="row" class="r">${row}</div>`);
     }
@@ -495,15 +597,16 @@ export class TpAttention extends LocalizedElement {
           @keydown=${(e: KeyboardEvent) => this.move(e, T, S)}
         ></canvas>`
       : html`<div
-          class="grid"
+          class="grid map"
           role="grid"
           aria-label=${msg(str`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`)}
           data-site=${t.site}
           data-layer=${t.layer}
           data-head=${h}
           data-shows=${this.raw ? 'scores' : 'probabilities'}
-          style=${styles(`grid-template-columns: auto repeat(${S}, ${side}px)`)}
+          style=${styles(`grid-template-columns: auto repeat(${S}, ${side}px); grid-template-rows: auto repeat(${T}, ${side}px)`)}
         >
+          <canvas class="under" aria-hidden="true"></canvas>
           ${cells}
         </div>`;
     return html`<div class="map-tools small">

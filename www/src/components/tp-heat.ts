@@ -59,12 +59,36 @@ export class TpHeat extends LocalizedElement {
     `,
   ];
 
+  /** The element's width in CSS pixels, as last measured (reading it in `updated` would force a layout per map). */
+  private width = 0;
+  private resize = new ResizeObserver((e) => {
+    const w = e[0]?.contentRect.width ?? 0;
+    if (Math.abs(w - this.width) > 0.5) {
+      this.width = w;
+      this.drawn = '';
+      this.requestUpdate();
+    }
+  });
+  /** What the canvas holds now (the map is drawn again only when that changes, not when the cursor moves). */
+  private drawn = '';
+  private drawnData: ArrayLike<number> | null = null;
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.resize.observe(this);
+  }
+
+  disconnectedCallback(): void {
+    this.resize.disconnect();
+    super.disconnectedCallback();
+  }
+
   private get canvas(): HTMLCanvasElement | null {
     return this.renderRoot.querySelector('canvas');
   }
 
   private cellSize(): number {
-    const width = this.getBoundingClientRect().width || 400;
+    const width = this.width || this.getBoundingClientRect().width || 400;
     return Math.max(1, Math.min(this.maxCell, Math.floor((width - 4) / Math.max(1, this.cols))));
   }
 
@@ -72,6 +96,10 @@ export class TpHeat extends LocalizedElement {
     const c = this.canvas;
     if (!c || !this.rows || !this.cols) return;
     const cell = this.cellSize();
+    const key = `${this.rows}×${this.cols}·${cell}·${this.signed}·${this.zeros}`;
+    if (key === this.drawn && this.drawnData === this.data) return;
+    this.drawn = key;
+    this.drawnData = this.data;
     drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed, zeros: this.zeros }, cell);
     c.style.width = `${this.cols * cell}px`;
     c.style.height = `${this.rows * cell}px`;

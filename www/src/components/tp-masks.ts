@@ -7,9 +7,10 @@
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement } from '../i18n/locale';
+import { guard } from 'lit/directives/guard.js';
+import { getLocale, LocalizedElement } from '../i18n/locale';
 import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol';
-import { emit, panel, styles } from '../ui/shared';
+import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
 import { showToken } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
 
@@ -131,7 +132,32 @@ export class TpMasks extends LocalizedElement {
         outline: 2px solid #cc79a7;
         outline-offset: -2px;
       }
-      .cell:focus-visible {
+      /* The map's cells: their fill, hatches and outlines are drawn on one canvas under
+         the grid (one image to paint instead of a few shapes per cell); the buttons on
+         top take their size from the grid's tracks and carry the numbers, the focus and
+         the clicks. */
+      .grid.map {
+        position: relative;
+        isolation: isolate;
+      }
+      .grid.map .cell {
+        width: auto;
+        height: auto;
+        background: none;
+        outline: none;
+        border-radius: 0;
+      }
+      .grid.map canvas.under {
+        position: absolute;
+        top: -1px;
+        left: -1px;
+        grid-row: 2 / -1;
+        grid-column: 2 / -1;
+        z-index: -1;
+        pointer-events: none;
+      }
+      .cell:focus-visible,
+      .grid.map .cell:focus-visible {
         outline: 2px solid var(--tp-focus);
       }
       .legend {
@@ -161,6 +187,92 @@ export class TpMasks extends LocalizedElement {
   disconnectedCallback(): void {
     this.resize.disconnect();
     super.disconnectedCallback();
+  }
+
+  /** What the map shows (the canvas under its grid is drawn from it). */
+  private drawn: { v: MaskView; b: number; cell: number; T: number; S: number } | null = null;
+  private underKey = '';
+  private colours = new ThemeColours(this, ['--tp-bg', '--tp-line']);
+  private underView: MaskView | null = null;
+
+  protected updated(): void {
+    this.drawUnder();
+  }
+
+  /**
+   * The cells of the map on the canvas under its grid, as the cells' own styles would
+   * draw them: the panel's colour inside a 1 px outline, blue stripes falling to the right
+   * where the rule or a painted cell hides the key, orange ones rising for padding, a pink
+   * inner frame on a painted cell.
+   */
+  private drawUnder() {
+    const c = this.renderRoot.querySelector<HTMLCanvasElement>('.grid.map canvas.under');
+    const d = this.drawn;
+    if (!c || !d) return;
+    const { v, b, cell, T, S } = d;
+    const colours = this.colours.get();
+    const bg = colours['--tp-bg'] || '#fff';
+    const line = colours['--tp-line'] || '#d9dde3';
+    const dpr = Math.max(1, Math.min(3, Math.round(window.devicePixelRatio || 1)));
+    const painted = new Set(v.cells.map((x) => `${x.query}.${x.key}`));
+    const key = `${b}·${cell}·${T}·${S}·${dpr}·${bg}·${line}`;
+    if (key === this.underKey && v === this.underView && c.width === (S * (cell + 1) + 1) * dpr) return;
+    this.underKey = key;
+    this.underView = v;
+    // One pixel of outline around the cells, so the canvas reaches 1 px past them.
+    const pitch = cell + 1;
+    const w = S * pitch + 1;
+    const h = T * pitch + 1;
+    const ctx = canvasFor(c, w, h);
+    if (!ctx) return;
+    const stripes = (colour: string, rising: boolean): CanvasPattern | null => {
+      // 1.5 px stripes every 5 px across them, at 45°: a 7 px tile holds one period.
+      const tile = document.createElement('canvas');
+      tile.width = tile.height = 7 * dpr;
+      const tc = tile.getContext('2d');
+      if (!tc) return null;
+      tc.scale(dpr, dpr);
+      tc.strokeStyle = colour;
+      tc.lineWidth = 1.5;
+      for (const o of [-7, 0, 7]) {
+        tc.beginPath();
+        if (rising) {
+          tc.moveTo(o, 7);
+          tc.lineTo(o + 7, 0);
+        } else {
+          tc.moveTo(o, 0);
+          tc.lineTo(o + 7, 7);
+        }
+        tc.stroke();
+      }
+      return ctx.createPattern(tile, 'repeat');
+    };
+    const rule = stripes('#0072b2', false);
+    const pad = stripes('#e69f00', true);
+    ctx.fillStyle = line;
+    ctx.fillRect(0, 0, w, h);
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < S; j++) {
+        const x = 1 + j * pitch;
+        const y = 1 + i * pitch;
+        const why = v.reasons.data[(b * T + i) * S + j];
+        ctx.fillStyle = bg;
+        ctx.fillRect(x, y, cell, cell);
+        if (why & BY_RULE && rule) {
+          ctx.fillStyle = rule;
+          ctx.fillRect(x, y, cell, cell);
+        }
+        if (why & BY_PAD && pad) {
+          ctx.fillStyle = pad;
+          ctx.fillRect(x, y, cell, cell);
+        }
+        if (painted.has(`${i}.${j}`)) {
+          ctx.strokeStyle = '#cc79a7';
+          ctx.lineWidth = 2;
+          ctx.strokeRect(x + 1, y + 1, cell - 2, cell - 2);
+        }
+      }
+    }
   }
 
   private current(): MaskView | undefined {
@@ -226,10 +338,13 @@ export class TpMasks extends LocalizedElement {
     const labelW = 60;
     const cell = Math.max(6, Math.min(26, Math.floor((this.width - labelW - 8) / S) - 1));
     const numbers = cell >= 18;
+    this.drawn = { v, b, cell, T, S };
     const every = Math.ceil(11 / cell);
     const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
-    const rows = [html`<div></div>`];
+    const rule = ruleName(v);
+    const locale = getLocale();
+    const rows: unknown[] = [html`<div></div>`];
     for (let j = 0; j < S; j++) rows.push(html`<div class="lab" title=${msg(str`key ${j}`)}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
     for (let i = 0; i < T; i++) {
       rows.push(html`<div class="lab row" title=${msg(str`query ${i}`)}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
@@ -237,30 +352,39 @@ export class TpMasks extends LocalizedElement {
         const why = v.reasons.data[(b * T + i) * S + j];
         const cls = why === (BY_RULE | BY_PAD) ? 'both' : why === BY_RULE ? 'rule' : why === BY_PAD ? 'pad' : '';
         const painted = paintedAt.has(`${i}.${j}`);
-        const add = why ? '−∞' : '0';
-        const state =
-          why === 0
-            ? msg('visible')
-            : msg(str`hidden by ${[why & BY_RULE ? (painted ? msg('a painted cell') : ruleName(v)) : '', why & BY_PAD ? msg('padding') : ''].filter(Boolean).join(msg(' and '))}`);
-        const label = msg(str`${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${state}`) + (painted ? msg(', painted') : '');
-        rows.push(html`<button
-          class="cell ${cls} ${painted ? 'painted' : ''}"
-          style=${styles(`width:${cell}px;height:${cell}px;font-size:${Math.max(7, Math.min(11, cell * 0.45))}px`)}
-          data-i=${i}
-          data-j=${j}
-          data-reason=${why}
-          data-add=${why ? '-Infinity' : '0'}
-          aria-label=${label}
-          title=${label}
-          ?disabled=${!editable}
-          @click=${() => this.paint(v, i, j, (why & BY_RULE) !== 0)}
-        >${numbers ? html`<span class="num">${add}</span>` : ''}</button>`);
+        // A cell is written again only when what it shows changed (during playback the
+        // cells of the earlier rows and columns stay as they are).
+        rows.push(
+          guard([why, painted, cell, numbers, editable, rule, q(i), k(j), locale], () => {
+            const add = why ? '−∞' : '0';
+            const state =
+              why === 0
+                ? msg('visible')
+                : msg(str`hidden by ${[why & BY_RULE ? (painted ? msg('a painted cell') : rule) : '', why & BY_PAD ? msg('padding') : ''].filter(Boolean).join(msg(' and '))}`);
+            const label = msg(str`${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${state}`) + (painted ? msg(', painted') : '');
+            return html`<button
+              class="cell ${cls} ${painted ? 'painted' : ''}"
+              style=${styles(`font-size:${Math.max(7, Math.min(11, cell * 0.45))}px`)}
+              data-i=${i}
+              data-j=${j}
+              data-reason=${why}
+              data-add=${why ? '-Infinity' : '0'}
+              aria-label=${label}
+              title=${label}
+              ?disabled=${!editable}
+              @click=${() => {
+                const now = this.current();
+                if (now) this.paint(now, i, j, (why & BY_RULE) !== 0);
+              }}
+            >${numbers ? html`<span class="num">${add}</span>` : ''}</button>`;
+          }),
+        );
       }
     }
     return html`<section class="card" aria-labelledby="h">
       ${head} ${this.editor(v)}
-      <div class="grid" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
-        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px)`)}>${rows}</div>
+      <div class="grid map" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
+        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px); grid-template-rows: auto repeat(${T}, ${cell}px)`)}><canvas class="under" aria-hidden="true"></canvas>${rows}</div>
       <div class="legend">
         <span><span class="cell rule"></span> ${v.cells.length ? msg(str`hidden by the rule or a painted cell (${ruleName(v)})`) : msg(str`hidden by the rule (${ruleName(v)})`)}</span>
         <span><span class="cell pad"></span> ${msg('hidden as padding')}</span>

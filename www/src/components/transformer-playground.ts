@@ -353,6 +353,25 @@ export class TransformerPlayground extends LocalizedElement {
 
   // ---------------------------------------------------------------- lifecycle
 
+  /**
+   * A redraw asked for while an input (a click, a key, a change) waits for its frame
+   * waits until that frame has reached the screen: the click paints its own answer (the
+   * switch it flipped) at once, and the views it sets off follow in a later frame. Any
+   * other redraw runs as soon as the change is made, as usual.
+   */
+  protected override scheduleUpdate(): void | Promise<unknown> {
+    if (!this.inputPending) return super.scheduleUpdate();
+    return afterNextPaint().then(() => super.scheduleUpdate());
+  }
+
+  /** An input arrived and the frame after it has not been drawn yet. */
+  private inputPending = false;
+  private onInput = () => {
+    if (this.inputPending) return;
+    this.inputPending = true;
+    void afterNextPaint().then(() => (this.inputPending = false));
+  };
+
   protected willUpdate(): void {
     // The colour theme lives on the host, where every view's colours are inherited from.
     const t = this.store?.st.theme ?? 'auto';
@@ -417,6 +436,7 @@ export class TransformerPlayground extends LocalizedElement {
       storage: new IdbRunStorage(),
     });
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
+    for (const type of INPUTS) this.addEventListener(type, this.onInput, { capture: true, passive: true });
     void this.run(store);
   }
 
@@ -451,6 +471,7 @@ export class TransformerPlayground extends LocalizedElement {
   disconnectedCallback(): void {
     super.disconnectedCallback();
     window.removeEventListener('hashchange', this.onHash);
+    for (const type of INPUTS) this.removeEventListener(type, this.onInput, { capture: true });
     this.store?.stop();
     this.lab?.close();
   }
@@ -672,6 +693,25 @@ export class TransformerPlayground extends LocalizedElement {
       ${viewsToDraw(s, shown).map((v) => this.frame(v, s))}
     </div>`;
   }
+}
+
+/** The events that are a reader's input (their frame is drawn before the views they set off). */
+const INPUTS = ['pointerdown', 'click', 'keydown', 'input', 'change'] as const;
+
+/**
+ * Settles once the next frame has been drawn (a task after its animation frame), or after
+ * 100 ms where the page draws no frames (a hidden tab).
+ */
+function afterNextPaint(): Promise<void> {
+  return new Promise((ok) => {
+    const timer = setTimeout(ok, 100);
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        clearTimeout(timer);
+        ok();
+      }, 0),
+    );
+  });
 }
 
 /** Each language's name in itself, as a language menu shows it. */

@@ -104,6 +104,25 @@ export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, cau
   return parts.join(msg(', '));
 }
 
+/** Structural equality of plain values: primitives, arrays and plain objects of them. */
+/** One empty list for every "nothing yet" (a fresh `[]` would read as a change to a view). */
+export const EMPTY: never[] = Object.freeze([]) as unknown as never[];
+
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!(k in b) || !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
 export class PlaygroundStore {
   /** The settings (mirrored in the URL hash). */
   st: PlaygroundState = { ...DEFAULTS };
@@ -167,6 +186,22 @@ export class PlaygroundStore {
   private stopped = false;
   private crashTimes: number[] = [];
   private t0 = 0;
+
+  /** Values handed to the views, by name (see `keep`). */
+  private kept = new Map<string, unknown>();
+
+  /**
+   * `next`, or the value kept under `key` when that one holds the same numbers: a view
+   * handed a value derived afresh on every change (the switches, the input row, its
+   * tokens) gets the very object it already has while its numbers stay the same, so it
+   * does not draw again (or ask the engine again) for a change that is not its own.
+   */
+  keep<T>(key: string, next: T): T {
+    const prev = this.kept.get(key);
+    if (this.kept.has(key) && sameValue(prev, next)) return prev as T;
+    this.kept.set(key, next);
+    return next;
+  }
 
   constructor(private host: StoreHost) {
     this.gen = new GenerationRunner({
@@ -675,11 +710,14 @@ export class PlaygroundStore {
     const n_heads = this.heads ?? info.n_heads;
     const c = this.costReport;
     if (c && c.n_heads === n_heads && c.context === context && c.d_model === info.d_model) return;
+    const engine = this.engine;
     try {
-      this.costReport = await this.engine.call('cost', { n_heads, context });
+      this.costReport = await engine.call('cost', { n_heads, context });
       this.host.changed();
     } catch (e) {
-      this.fail(e);
+      // Nobody waits for these numbers: an engine that died meanwhile is being replaced,
+      // and its restart says so; only a failure of the engine in use is the page's error.
+      if (engine === this.client) this.fail(e);
     }
   }
 
@@ -713,7 +751,7 @@ export class PlaygroundStore {
     if (this.st.mode !== 'train') return undefined;
     const t: TrainMode = { seed: this.st.seed + this.draw };
     if (this.st.drop !== null) t.dropout = this.st.drop;
-    return t;
+    return this.keep('trainMode', t);
   }
 
   /** One forward pass with traces of what is on screen now. */
@@ -734,7 +772,8 @@ export class PlaygroundStore {
         this.lastForward = r;
         this.error = '';
         this.host.changed();
-        await this.updateCost();
+        // The cost view's numbers follow on their own: playback does not wait for them.
+        void this.updateCost();
       }
     } catch (e) {
       this.fail(e);
@@ -776,18 +815,18 @@ export class PlaygroundStore {
   switches(): Switches {
     const sw: Switches = { causal: this.st.causal ?? this.info?.arch !== 'encoder_only', padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
     if (this.st.mask) sw.mask = this.st.mask;
-    return sw;
+    return this.keep('switches', sw);
   }
 
   sampling(): Sampling {
-    return {
+    return this.keep('sampling', {
       strategy: this.st.strategy,
       temperature: this.st.temp,
       top_k: this.st.topk,
       top_p: this.st.topp,
       beam_width: this.st.beam,
       seed: this.st.seed,
-    };
+    });
   }
 
   /** What the decoder (or the encoder of an encoder-only model) reads, per batch row. */
@@ -825,11 +864,21 @@ export class PlaygroundStore {
   inputRows(): number[][] {
     const f = this.lastForward;
     const info = this.info;
-    if (!f || !info) return [];
+    if (!f || !info) return EMPTY;
     if (info.arch === 'encoder_decoder') return f.src_tokens;
     if (info.arch === 'encoder_only') return f.tokens;
     const promptLen = 1 + (this.tokenized[0]?.ids.length ?? 0);
-    return f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row));
+    return this.keep('inputRows', f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row)));
+  }
+
+  /** Row 0 of the input (see `inputRows`), the same object while its tokens stay the same. */
+  get inputRow(): number[] {
+    return this.keep('inputRow', this.inputRows()[0] ?? EMPTY);
+  }
+
+  /** The tokens of `ids` as text, kept under `key` (see `keep`). */
+  tokensAs(key: string, ids: number[]): string[] {
+    return this.keep(`tokens:${key}`, this.tokensOf(ids));
   }
 
   /**
@@ -844,7 +893,7 @@ export class PlaygroundStore {
     // Padding belongs to the batch, not to this sequence.
     const real = row.slice(0, Math.max(1, row.length - [...row].reverse().findIndex((id) => id !== info.pad)));
     const ids = row.every((id) => id === info.pad) ? row : real;
-    return info.arch === 'encoder_decoder' ? { tokens: [info.bos], src: ids } : { tokens: ids };
+    return this.keep('sequenceInput', info.arch === 'encoder_decoder' ? { tokens: [info.bos], src: ids } : { tokens: ids });
   }
 
   tokensOf(ids: number[]): string[] {
@@ -859,23 +908,23 @@ export class PlaygroundStore {
 
   /** Token ids of the shown row (target side). */
   get rowIds(): number[] {
-    return this.lastForward?.tokens[this.shownRow] ?? [];
+    return this.lastForward?.tokens[this.shownRow] ?? EMPTY;
   }
 
   /** Source ids of the shown row (encoder-decoder). */
   get srcIds(): number[] {
     const f = this.lastForward;
-    return f?.src_tokens[this.shownRow] ?? f?.src_tokens[0] ?? [];
+    return f?.src_tokens[this.shownRow] ?? f?.src_tokens[0] ?? EMPTY;
   }
 
   /** The tokens along the rows (queries) of the shown attention map. */
   get queryTokens(): string[] {
-    return this.tokensOf(this.site === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcIds : this.rowIds);
+    return this.tokensAs('query', this.site === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcIds : this.rowIds);
   }
 
   /** The tokens along the columns (keys) of the shown attention map. */
   get keyTokens(): string[] {
-    return this.tokensOf(this.site === 'decoder_self' || this.info?.arch !== 'encoder_decoder' ? this.rowIds : this.srcIds);
+    return this.tokensAs('key', this.site === 'decoder_self' || this.info?.arch !== 'encoder_decoder' ? this.rowIds : this.srcIds);
   }
 
   /** The trace of the shown sublayer and layer. */
@@ -886,13 +935,13 @@ export class PlaygroundStore {
   /** The prompt as the decoder reads it. */
   get promptTokens(): string[] {
     const info = this.info;
-    if (!info) return [];
-    return info.arch === 'encoder_decoder' ? this.tokensOf([info.bos]) : this.tokensOf([info.bos, ...(this.tokenized[0]?.ids ?? [])]);
+    if (!info) return EMPTY;
+    return this.tokensAs('prompt', info.arch === 'encoder_decoder' ? [info.bos] : [info.bos, ...(this.tokenized[0]?.ids ?? [])]);
   }
 
   /** The class names of the loaded model (a classifier's manifest entry). */
   get classNames(): string[] {
-    return this.manifest.find((m) => m.file === this.st.model)?.classes ?? [];
+    return this.manifest.find((m) => m.file === this.st.model)?.classes ?? EMPTY;
   }
 
   get stats(): GenStats {

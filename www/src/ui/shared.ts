@@ -173,7 +173,8 @@ export const panel = css`
  * Use as `style=${styles(`background: ${c}; width: ${w}px`)}` (kebab-case properties).
  */
 class CssomStyles extends Directive {
-  private previous = new Set<string>();
+  private previous = new Map<string, string>();
+  private text: string | null = null;
 
   constructor(info: PartInfo) {
     super(info);
@@ -185,15 +186,19 @@ class CssomStyles extends Directive {
   }
 
   update(part: AttributePart, [text]: [string]) {
+    // The same text as last time: nothing to write (a write, even of the same value, costs
+    // a style recalculation of the element).
+    if (text === this.text) return noChange;
+    this.text = text;
     const style = (part.element as HTMLElement).style;
     const next = new Map<string, string>();
     for (const decl of text.split(';')) {
       const i = decl.indexOf(':');
       if (i > 0) next.set(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
     }
-    for (const p of this.previous) if (!next.has(p)) style.removeProperty(p);
-    for (const [p, v] of next) style.setProperty(p, v);
-    this.previous = new Set(next.keys());
+    for (const p of this.previous.keys()) if (!next.has(p)) style.removeProperty(p);
+    for (const [p, v] of next) if (this.previous.get(p) !== v) style.setProperty(p, v);
+    this.previous = next;
     return noChange;
   }
 }
@@ -242,6 +247,80 @@ export class SeenController implements ReactiveController {
   hostDisconnected(): void {
     this.unobserve();
   }
+}
+
+/**
+ * The theme's colour variables as its host sees them, read once per theme (a read costs a
+ * style recalculation, too dear for every redraw of a canvas); the host draws again when
+ * the theme changes: the playground's `theme` attribute, or the system's dark mode.
+ */
+export class ThemeColours implements ReactiveController {
+  private cache: Record<string, string> | null = null;
+  private readonly dark = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
+  private observer: MutationObserver | null = null;
+  private readonly changed = () => {
+    this.cache = null;
+    this.host.requestUpdate();
+  };
+
+  constructor(
+    private readonly host: ReactiveControllerHost & HTMLElement,
+    private readonly names: readonly string[],
+  ) {
+    host.addController(this);
+  }
+
+  hostConnected(): void {
+    this.cache = null;
+    this.dark?.addEventListener('change', this.changed);
+    // The playground element that holds the view carries the theme.
+    let node: Node = this.host;
+    for (;;) {
+      const root = node.getRootNode();
+      if (!(root instanceof ShadowRoot)) break;
+      node = root.host;
+      if (root.host.tagName === 'TRANSFORMER-PLAYGROUND') {
+        this.observer = new MutationObserver(this.changed);
+        this.observer.observe(root.host, { attributes: true, attributeFilter: ['theme'] });
+        break;
+      }
+    }
+  }
+
+  hostDisconnected(): void {
+    this.dark?.removeEventListener('change', this.changed);
+    this.observer?.disconnect();
+    this.observer = null;
+  }
+
+  /** Each variable's value ('' where it is not set). */
+  get(): Record<string, string> {
+    if (!this.cache) {
+      const style = getComputedStyle(this.host);
+      this.cache = Object.fromEntries(this.names.map((n) => [n, style.getPropertyValue(n).trim()]));
+    }
+    return this.cache;
+  }
+}
+
+/**
+ * Size a canvas to `w` × `h` CSS pixels at the screen's pixel ratio and hand back its
+ * context, cleared and scaled to CSS pixels. The backing store is reallocated only when
+ * the size changes.
+ */
+export function canvasFor(c: HTMLCanvasElement, w: number, h: number): CanvasRenderingContext2D | null {
+  const dpr = Math.max(1, Math.min(3, Math.round(window.devicePixelRatio || 1)));
+  if (c.width !== w * dpr || c.height !== h * dpr) {
+    c.width = w * dpr;
+    c.height = h * dpr;
+  }
+  if (c.style.width !== `${w}px`) c.style.width = `${w}px`;
+  if (c.style.height !== `${h}px`) c.style.height = `${h}px`;
+  const ctx = c.getContext('2d');
+  if (!ctx) return null;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  return ctx;
 }
 
 /** A view's short paragraphs and its small table of numbers (the dropout and norms views). */

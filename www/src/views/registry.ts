@@ -8,7 +8,7 @@
 import { html, type TemplateResult } from 'lit';
 import { msg } from '@lit/localize';
 import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
-import type { Need, PlaygroundStore } from '../state/store';
+import { EMPTY, type Need, type PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
@@ -154,8 +154,8 @@ export const VIEWS = [
       .causalOn=${s.switches().causal}
       .paddingOn=${s.st.pad}
       .engine=${s}
-      .batch=${s.lastForward?.tokens ?? []}
-      .src=${s.lastForward?.src_tokens ?? []}
+      .batch=${s.lastForward?.tokens ?? EMPTY}
+      .src=${s.lastForward?.src_tokens ?? EMPTY}
       .switches=${s.switches()}
       .train=${s.trainMode()}
       @tp-select=${(e: Select) => void s.patch(e.detail)}
@@ -169,7 +169,7 @@ export const VIEWS = [
     },
     needs: ['qkv'],
     render: (s) => html`<tp-attention
-      .attention=${s.lastForward?.attention ?? []}
+      .attention=${s.lastForward?.attention ?? EMPTY}
       .site=${s.site}
       .layer=${s.st.layer}
       .head=${s.st.head}
@@ -181,7 +181,7 @@ export const VIEWS = [
       .score=${s.info?.score ?? 'scaled_dot'}
       .posEncoding=${s.info?.pos_encoding ?? ''}
       .maxDistance=${s.info?.relative_max_distance ?? 0}
-      .previous=${s.previous?.attention ?? []}
+      .previous=${s.previous?.attention ?? EMPTY}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
       @tp-select=${(e: Select) => void s.patch(e.detail)}
       @tp-ablate=${(e: CustomEvent<HeadRef>) => void s.toggleHead(e.detail)}
@@ -198,14 +198,14 @@ export const VIEWS = [
     needs: [],
     render: (s) => html`<tp-masks
       class="wide"
-      .masks=${s.lastForward?.masks ?? []}
+      .masks=${s.lastForward?.masks ?? EMPTY}
       .site=${s.site}
       .mainSite=${s.info?.arch === 'encoder_only' ? 'encoder_self' : 'decoder_self'}
       .row=${s.shownRow}
       .queryTokens=${s.queryTokens}
       .keyTokens=${s.keyTokens}
       .mask=${s.st.mask}
-      .promptLength=${s.inputRows()[0]?.length ?? 1}
+      .promptLength=${s.inputRow.length || 1}
       @tp-mask=${(e: CustomEvent<MaskEdit | null>) => void s.patch({ mask: e.detail })}
     ></tp-masks>`,
   },
@@ -232,9 +232,9 @@ export const VIEWS = [
             .modelProbs=${s.lastForward?.model_probs ?? null}
             .sampleProbs=${s.lastForward?.next_probs ?? null}
             .classProbs=${s.lastForward?.class_probs ?? null}
-            .predicted=${s.lastForward?.predicted ?? []}
+            .predicted=${s.lastForward?.predicted ?? EMPTY}
             .classNames=${s.classNames}
-            .inputTokens=${s.tokensOf(s.rowIds)}
+            .inputTokens=${s.tokensAs('row', s.rowIds)}
             .sampling=${s.sampling()}
           ></tp-output>`,
   },
@@ -246,10 +246,10 @@ export const VIEWS = [
     },
     needs: [],
     render: (s) => html`<tp-hidden
-      .states=${s.lastForward?.hidden ?? []}
+      .states=${s.lastForward?.hidden ?? EMPTY}
       .info=${s.info}
-      .tokens=${s.tokensOf(s.rowIds)}
-      .srcTokens=${s.tokensOf(s.srcIds)}
+      .tokens=${s.tokensAs('row', s.rowIds)}
+      .srcTokens=${s.tokensAs('src', s.srcIds)}
       .row=${s.shownRow}
       .selectedLayer=${s.st.layer}
     ></tp-hidden>`,
@@ -275,8 +275,8 @@ export const VIEWS = [
     },
     needs: [],
     render: (s) => html`<tp-saturation
-      .attention=${s.lastForward?.attention ?? []}
-      .previous=${s.previous?.attention ?? []}
+      .attention=${s.lastForward?.attention ?? EMPTY}
+      .previous=${s.previous?.attention ?? EMPTY}
       .site=${s.site}
       .layer=${s.st.layer}
       .row=${s.shownRow}
@@ -317,7 +317,7 @@ export const VIEWS = [
       class="wide"
       .engine=${s}
       .info=${s.info}
-      .tokens=${s.info?.arch === 'decoder_only' ? (s.inputRows()[0] ?? []) : []}
+      .tokens=${s.info?.arch === 'decoder_only' ? s.inputRow : EMPTY}
       .layer=${s.site === 'cross' ? 0 : s.st.layer}
       .head=${s.st.head}
     ></tp-positions>`,
@@ -332,8 +332,8 @@ export const VIEWS = [
     render: (s) => html`<tp-embedding-scale
       .engine=${s}
       .info=${s.info}
-      .tokens=${s.inputRows()[0] ?? []}
-      .labels=${s.tokensOf(s.inputRows()[0] ?? [])}
+      .tokens=${s.inputRow}
+      .labels=${s.tokensAs('input', s.inputRow)}
     ></tp-embedding-scale>`,
   },
   {
@@ -400,7 +400,7 @@ export const VIEWS = [
       .info=${s.info}
       .tokens=${(() => {
         const q = s.sequenceInput();
-        return q ? (q.src ?? q.tokens) : [];
+        return q ? (q.src ?? q.tokens) : EMPTY;
       })()}
       .seed=${s.st.seed + s.draw}
       .base=${s.modelsBase}
@@ -435,7 +435,7 @@ export const VIEWS = [
       class="wide"
       .engine=${s}
       .info=${s.info}
-      .prompt=${s.info?.arch === 'decoder_only' ? (s.inputRows()[0] ?? []) : []}
+      .prompt=${s.info?.arch === 'decoder_only' ? s.inputRow : EMPTY}
     ></tp-parallel>`,
   },
   {
