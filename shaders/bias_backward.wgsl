@@ -15,6 +15,11 @@
 // column n = gid.x + gid.y · (64 · num_workgroups.x). Each thread adds its column's R
 // values in increasing r, the CPU's order, so there is no atomic and no race: the sum is
 // deterministic.
+//
+// llvmpipe (Mesa's software Vulkan, which CI uses) ends any single shader loop after
+// 65 535 iterations, its guard against endless shaders. So the launch function splits a
+// long sum into several dispatches of at most 32 768 rows each ([r0, r1) in Params), run
+// one after another: the order of the additions, and so the result, stays the CPU's.
 
 struct Params {
     rows: u32,
@@ -22,9 +27,9 @@ struct Params {
     stride: u32,
     b_offset: u32,
     d_col: u32,
+    r0: u32,       // the rows this dispatch adds: r0 ≤ r < r1
+    r1: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -41,7 +46,7 @@ fn main(
         return;
     }
     var acc = db[p.b_offset + col];
-    for (var r = 0u; r < p.rows; r = r + 1u) {
+    for (var r = p.r0; r < p.r1; r = r + 1u) {
         acc = acc + dout[r * p.stride + p.d_col + col];
     }
     db[p.b_offset + col] = acc;

@@ -20,12 +20,21 @@
 // adding the ones whose token is v — the CPU's order, so the sums are the same. The cost
 // is V·C·N token reads, fine for the playground's vocabularies (tens to a few hundred
 // tokens); a large vocabulary would want the rows sorted by token first.
+//
+// llvmpipe (Mesa's software Vulkan, which CI uses) ends any single shader loop after
+// 65 535 iterations, its guard against endless shaders. So the launch function splits a
+// long sum into several dispatches of at most 32 768 rows each ([r0, r1) in Params), run
+// one after another: the order of the additions, and so the result, stays the CPU's.
 
 struct Params {
     rows: u32,
     v: u32,
     c: u32,
     scale: f32,
+    r0: u32,       // the rows this dispatch adds: r0 ≤ r < r1
+    r1: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,7 +54,7 @@ fn main(
     let tok = e / p.c;
     let i = e % p.c;
     var acc = dtable[e];
-    for (var r = 0u; r < p.rows; r = r + 1u) {
+    for (var r = p.r0; r < p.r1; r = r + 1u) {
         if (tokens[r] == tok) {
             acc = acc + dx[r * p.c + i] * p.scale;
         }

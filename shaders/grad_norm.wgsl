@@ -12,7 +12,7 @@
 // compilers do not.)
 //
 // Bindings:
-//   0 p    uniform Params (n elements of this tensor, accumulate, max_norm)
+//   0 p    uniform Params (n elements of this tensor, accumulate, max_norm, start)
 //   1 g    (n) f32 — one gradient tensor; read by MODE 0, scaled in place by MODE 1
 //   2 acc  (1) f32 — the sum of squares of every tensor so far (read it back for the norm)
 //
@@ -21,12 +21,17 @@
 //   MODE 1: one thread per element, 64 per workgroup, 2-D grid:
 //           element i = gid.x + gid.y · (64 · num_workgroups.x).
 // Every MODE 0 dispatch of a step must be recorded before the first MODE 1.
+//
+// llvmpipe (Mesa's software Vulkan, which CI uses) ends any single shader loop after
+// 65 535 iterations, its guard against endless shaders. So the launch function splits a
+// long tensor into several MODE 0 dispatches of at most 64 · 32 768 elements
+// ([p.start, p.n)), each adding its sum to acc[0].
 
 struct Params {
     n: u32,
     accumulate: u32,
     max_norm: f32,
-    _pad0: u32,
+    start: u32,    // MODE 0: the elements this dispatch adds, start ≤ i < n
 }
 
 override MODE: u32 = 0u;
@@ -43,7 +48,7 @@ fn sum_of_squares(l: u32) {
     // Kahan: `comp` holds the low bits lost by the last addition.
     var sum = 0.0;
     var comp = 0.0;
-    for (var i = l; i < p.n; i = i + WG) {
+    for (var i = p.start + l; i < p.n; i = i + WG) {
         let y = g[i] * g[i] - comp;
         let t = sum + y;
         comp = (t - sum) - y;

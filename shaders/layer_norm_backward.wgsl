@@ -27,12 +27,17 @@
 //   MODE 1: one thread per column (64 per workgroup, same 2-D grid rule); each adds its
 //           column over the rows in increasing r, the CPU's order: no atomics, no race.
 // MODE 1 must be recorded after MODE 0 (it reads `stats`); the recorder does both.
+//
+// llvmpipe (Mesa's software Vulkan, which CI uses) ends any single shader loop after
+// 65 535 iterations, its guard against endless shaders. So the launch function splits a
+// long sum into several dispatches of MODE 1 of at most 32 768 rows each ([r0, r1) in Params), run
+// one after another: the order of the additions, and so the result, stays the CPU's.
 
 struct Params {
     rows: u32,
     c: u32,
-    _pad0: u32,
-    _pad1: u32,
+    r0: u32,       // MODE 1: the rows this dispatch adds, r0 ≤ r < r1
+    r1: u32,
 }
 
 override MODE: u32 = 0u;
@@ -115,7 +120,7 @@ fn rows_pass(row: u32, l: u32) {
 fn columns_pass(col: u32) {
     var dg = dgamma[col];
     var db = dbeta[col];
-    for (var r = 0u; r < p.rows; r = r + 1u) {
+    for (var r = p.r0; r < p.r1; r = r + 1u) {
         let g = dy[r * p.c + col];
         let nv = (x[r * p.c + col] - stats[2u * r]) * stats[2u * r + 1u];
         db = db + g;

@@ -1148,3 +1148,173 @@ fn linear_backward_reads_a_column_block_of_a_fused_projection_and_writes_its_blo
     }
     eprintln!("linear_backward on a column block: worst relative difference {worst:e}");
 }
+
+#[test]
+fn kernels_reach_every_element_and_row_past_one_grid_dimension() {
+    // More workgroups than one dimension of the grid allows (65 535 on most devices): the
+    // kernels lay them on two dimensions and must rebuild every index.
+    let Some(ctx) = gpu_or_skip() else { return };
+    let max_groups = ctx.limits().max_compute_workgroups_per_dimension as usize;
+    let mut worst = 0.0f32;
+
+    // Element-wise: ReLU backward and Adam over max_groups·64 + 100 elements.
+    let n = max_groups * 64 + 100;
+    let (dout, inp) = (values(n, 6000, 1.0), values(n, 6001, 1.0)); // (N), (N)
+    let mut dinp = vec![0.0; n]; // (N)
+    activation_backward(&mut dinp, &dout, &inp, Activation::Relu);
+    let (g_dout, g_inp, g_dinp) = (
+        ctx.upload("dout", &dout).unwrap(),
+        ctx.upload("inp", &inp).unwrap(),
+        ctx.zeros("dinp", n).unwrap(),
+    );
+    let got = run(&ctx, &[&g_dinp], |r| {
+        r.activation_backward(&g_dout, &g_inp, &g_dinp, n, Activation::Relu)
+            .unwrap()
+    });
+    assert_eq!(got[0], dinp, "ReLU backward over a 2-D grid is exact");
+
+    // Row per workgroup: LayerNorm backward and the loss over max_groups + 3 rows.
+    let rows = max_groups + 3;
+    // C = 8: with 3 columns some of the 65 538 random rows are nearly constant, and there
+    // the f32 statistics (the CPU's are f64) dominate what this test is about.
+    let c = 8;
+    let x = values(rows * c, 6002, 2.0); // (R, C)
+    let gamma = values(c, 6003, 1.0); // (C)
+    let dy = values(rows * c, 6004, 1.0); // (R, C)
+    let (mut y, mut mean, mut rstd) = (vec![0.0; rows * c], vec![0.0; rows], vec![0.0; rows]);
+    layernorm_forward(
+        &mut y,
+        &mut mean,
+        &mut rstd,
+        &x,
+        &gamma,
+        &vec![0.0; c],
+        rows,
+        c,
+    );
+    let (mut dx, mut dg, mut db) = (vec![0.0; rows * c], vec![0.0; c], vec![0.0; c]);
+    layernorm_backward(
+        &mut dx, &mut dg, &mut db, &dy, &x, &gamma, &mean, &rstd, rows, c,
+    );
+    let v = 2;
+    let logits = values(rows * v, 6005, 3.0); // (R, V)
+    let targets: Vec<u32> = (0..rows as u32).map(|r| r % 2).collect(); // (R)
+    let mut probs = vec![0.0; rows * v]; // (R, V)
+    let (loss, count) = cross_entropy_forward(&mut probs, &logits, &targets, Some(0), 0.1, rows, v);
+    let mut dlogits = vec![0.0; rows * v]; // (R, V)
+    cross_entropy_backward(
+        &mut dlogits,
+        &probs,
+        &targets,
+        Some(0),
+        0.1,
+        count,
+        1.0,
+        rows,
+        v,
+    );
+    let up = |what, d: &[f32]| ctx.upload(what, d).unwrap();
+    let (g_x, g_gamma, g_dy, g_logits) = (
+        up("x", &x),
+        up("gamma", &gamma),
+        up("dy", &dy),
+        up("logits", &logits),
+    );
+    let g_targets = ctx.upload_u32("targets", &targets).unwrap();
+    let z = |what, len| ctx.zeros(what, len).unwrap();
+    let (g_dx, g_dg, g_db) = (z("dx", rows * c), z("dgamma", c), z("dbeta", c));
+    let (g_loss, g_dlogits) = (z("loss", 2), z("dlogits", rows * v));
+    let got = run(&ctx, &[&g_dx, &g_dg, &g_db, &g_loss, &g_dlogits], |r| {
+        r.layer_norm_backward(&g_x, &g_gamma, &g_dy, &g_dx, &g_dg, &g_db, rows, c)
+            .unwrap();
+        r.cross_entropy(&CrossEntropyArgs {
+            logits: &g_logits,
+            targets: &g_targets,
+            ignore: Some(0),
+            smoothing: 0.1,
+            dloss: 1.0,
+            loss: &g_loss,
+            dlogits: Some(&g_dlogits),
+            rows,
+            v,
+        })
+        .unwrap();
+    });
+    assert_eq!(got[3][1], count as f32, "every counted row reached");
+    let checks = [
+        ("dx", &got[0][..], &dx[..]),
+        ("dgamma", &got[1][..], &dg[..]),
+        ("dbeta", &got[2][..], &db[..]),
+        ("loss", &got[3][..1], &[loss][..]),
+        ("dlogits", &got[4][..], &dlogits[..]),
+    ];
+    for (what, g, cpu) in checks {
+        let d = rel_diff(g, cpu);
+        worst = worst.max(d);
+        assert!(d < TOL, "{what} over {rows} rows: {d:e}");
+    }
+    eprintln!("2-D grids: worst relative difference {worst:e}");
+}
+
+#[test]
+fn per_thread_sums_run_past_65535_iterations() {
+    // llvmpipe ends a single shader loop after 65 535 iterations; the kernels whose threads
+    // loop over the rows (or a tensor) split such loops in chunks and must still add all.
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mut worst = 0.0f32;
+    let rows = 70_000;
+
+    // Bias gradient: 3 columns, each summed over 70 000 rows.
+    let w = 3;
+    let dout = values(rows * w, 7000, 1.0); // (N, 3)
+    let mut db = vec![0.0f32; w]; // (3)
+    for row in dout.chunks_exact(w) {
+        for (d, g) in db.iter_mut().zip(row) {
+            *d += g;
+        }
+    }
+    let g_dout = ctx.upload("dout", &dout).unwrap();
+    let g_db = ctx.zeros("db", w).unwrap();
+    let got = run(&ctx, &[&g_db], |r| {
+        r.bias_backward(Rows::dense(&g_dout, w), &g_db, 0, rows, w)
+            .unwrap()
+    });
+    assert_eq!(
+        got[0], db,
+        "the bias gradient adds every row, in the CPU's order"
+    );
+
+    // Embedding gradient: 70 000 rows over 3 tokens.
+    let (v, c) = (3, 2);
+    let tokens: Vec<u32> = (0..rows as u32).map(|r| r % 3).collect(); // (N)
+    let dx = values(rows * c, 7001, 1.0); // (N, C)
+    let mut dtable = vec![0.0; v * c]; // (V, C)
+    embedding_backward(&mut dtable, &dx, &tokens, 1.0, rows, c);
+    let (g_tok, g_dx, g_dt) = (
+        ctx.upload_u32("tokens", &tokens).unwrap(),
+        ctx.upload("dx", &dx).unwrap(),
+        ctx.zeros("dtable", v * c).unwrap(),
+    );
+    let got = run(&ctx, &[&g_dt], |r| {
+        r.embedding_backward(&g_tok, &g_dx, &g_dt, (rows, v, c), 1.0)
+            .unwrap()
+    });
+    assert_eq!(got[0], dtable, "the embedding gradient adds every row");
+
+    // Gradient norm: one tensor with more than 65 535 elements per thread.
+    let max_groups = ctx.limits().max_compute_workgroups_per_dimension as usize;
+    let n = 64 * 65_535 + 1000;
+    let g = values(n, 7002, 0.01); // (n)
+    let want = g.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>() as f32;
+    let (g_g, acc) = (ctx.upload("g", &g).unwrap(), ctx.zeros("norm²", 1).unwrap());
+    let got = run(&ctx, &[&acc], |r| {
+        r.grad_norm_squared(&[(&g_g, n)], &acc).unwrap()
+    });
+    let d = rel_diff(&[got[0][0].sqrt()], &[want.sqrt()]);
+    worst = worst.max(d);
+    assert!(
+        d < TOL,
+        "norm of {n} elements ({max_groups} groups per dimension): {d:e}"
+    );
+    eprintln!("long per-thread loops: worst relative difference {worst:e}");
+}

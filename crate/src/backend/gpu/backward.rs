@@ -214,7 +214,9 @@ struct BiasParams {
     stride: u32,
     b_offset: u32,
     d_col: u32,
-    _pad: [u32; 3],
+    r0: u32,
+    r1: u32,
+    _pad: u32,
 }
 
 #[repr(C)]
@@ -233,6 +235,9 @@ struct EmbeddingGradParams {
     v: u32,
     c: u32,
     scale: f32,
+    r0: u32,
+    r1: u32,
+    _pad: [u32; 2],
 }
 
 #[repr(C)]
@@ -253,7 +258,7 @@ struct NormParams {
     n: u32,
     accumulate: u32,
     max_norm: f32,
-    _pad: u32,
+    start: u32,
 }
 
 #[repr(C)]
@@ -269,6 +274,21 @@ struct AdamParams {
     beta2: f32,
     eps: f32,
     _pad: [u32; 3],
+}
+
+/// The most iterations one shader loop may run: llvmpipe (software Vulkan) ends a loop
+/// after 65 535, so a launch splits longer sums into dispatches of at most this many rows.
+const MAX_LOOP: usize = 32_768;
+
+/// [start, end) ranges of at most `step` covering 0..n; one empty range when n is 0.
+fn chunks(n: usize, step: usize) -> Vec<(usize, usize)> {
+    if n == 0 {
+        return vec![(0, 0)];
+    }
+    (0..n)
+        .step_by(step)
+        .map(|s| (s, (s + step).min(n)))
+        .collect()
 }
 
 fn with_mode(kernel: Kernel, mode: u32) -> PipelineKey {
@@ -324,20 +344,25 @@ impl Recorder {
     ) -> Result<()> {
         need(dout.buf, dout.extent(rows, width), "bias gradient input")?;
         need(db, db_offset + width, "bias gradient")?;
-        let p = BiasParams {
-            rows: u(rows, "rows")?,
-            n: u(width, "N")?,
-            stride: u(dout.stride, "stride")?,
-            b_offset: u(db_offset, "bias offset")?,
-            d_col: u(dout.col, "column offset")?,
-            _pad: [0; 3],
-        };
-        self.dispatch(
-            PipelineKey::plain(Kernel::BiasBackward),
-            bytemuck::bytes_of(&p),
-            &[&dout.buf.buffer, &db.buffer],
-            groups_for(width)?,
-        )
+        for (r0, r1) in chunks(rows, MAX_LOOP) {
+            let p = BiasParams {
+                rows: u(rows, "rows")?,
+                n: u(width, "N")?,
+                stride: u(dout.stride, "stride")?,
+                b_offset: u(db_offset, "bias offset")?,
+                d_col: u(dout.col, "column offset")?,
+                r0: u(r0, "first row")?,
+                r1: u(r1, "last row")?,
+                _pad: 0,
+            };
+            self.dispatch(
+                PipelineKey::plain(Kernel::BiasBackward),
+                bytemuck::bytes_of(&p),
+                &[&dout.buf.buffer, &db.buffer],
+                groups_for(width)?,
+            )?;
+        }
+        Ok(())
     }
 
     /// Backward of a `Linear` layer, `out (N, OUT) = inp (N, IN) · Wᵀ + b`: up to three
@@ -441,11 +466,13 @@ impl Recorder {
         need(dgamma, c, "layer norm weight gradient")?;
         need(dbeta, c, "layer norm bias gradient")?;
         let stats = self.ctx().zeros("layer norm statistics", 2 * rows)?; // (R, 2)
-        let p = FourU32 {
-            a: u(rows, "rows")?,
-            b: u(c, "C")?,
-            c: 0,
-            d: 0,
+        let params = |r0: usize, r1: usize| -> Result<FourU32> {
+            Ok(FourU32 {
+                a: u(rows, "rows")?,
+                b: u(c, "C")?,
+                c: u(r0, "first row")?,
+                d: u(r1, "last row")?,
+            })
         };
         let bufs = [
             &x.buffer,
@@ -458,16 +485,19 @@ impl Recorder {
         ];
         self.dispatch(
             with_mode(Kernel::LayerNormBackward, 0),
-            bytemuck::bytes_of(&p),
+            bytemuck::bytes_of(&params(0, rows)?),
             &bufs,
             u(rows, "rows")?,
         )?;
-        self.dispatch(
-            with_mode(Kernel::LayerNormBackward, 1),
-            bytemuck::bytes_of(&p),
-            &bufs,
-            groups_for(c)?,
-        )
+        for (r0, r1) in chunks(rows, MAX_LOOP) {
+            self.dispatch(
+                with_mode(Kernel::LayerNormBackward, 1),
+                bytemuck::bytes_of(&params(r0, r1)?),
+                &bufs,
+                groups_for(c)?,
+            )?;
+        }
+        Ok(())
     }
 
     /// `dtable (V, C) += dx[r] · scale` at the row of each token:
@@ -484,18 +514,24 @@ impl Recorder {
         need(tokens, rows, "tokens")?;
         need(dx, rows * c, "embedding output gradient")?;
         need(dtable, v * c, "embedding table gradient")?;
-        let p = EmbeddingGradParams {
-            rows: u(rows, "rows")?,
-            v: u(v, "V")?,
-            c: u(c, "C")?,
-            scale,
-        };
-        self.dispatch(
-            PipelineKey::plain(Kernel::EmbeddingBackward),
-            bytemuck::bytes_of(&p),
-            &[&tokens.buffer, &dx.buffer, &dtable.buffer],
-            groups_for(v * c)?,
-        )
+        for (r0, r1) in chunks(rows, MAX_LOOP) {
+            let p = EmbeddingGradParams {
+                rows: u(rows, "rows")?,
+                v: u(v, "V")?,
+                c: u(c, "C")?,
+                scale,
+                r0: u(r0, "first row")?,
+                r1: u(r1, "last row")?,
+                _pad: [0; 2],
+            };
+            self.dispatch(
+                PipelineKey::plain(Kernel::EmbeddingBackward),
+                bytemuck::bytes_of(&p),
+                &[&tokens.buffer, &dx.buffer, &dtable.buffer],
+                groups_for(v * c)?,
+            )?;
+        }
+        Ok(())
     }
 
     /// `dpos[pos0 + t] += Σ_b dx[b, t]`: `shaders/positions_backward.wgsl`, mirroring
@@ -587,20 +623,25 @@ impl Recorder {
         acc: &GpuBuffer,
     ) -> Result<()> {
         need(acc, 1, "norm accumulator")?;
-        for (i, &(g, n)) in grads.iter().enumerate() {
+        let mut first = true;
+        for &(g, n) in grads {
             need(g, n, "gradient")?;
-            let p = NormParams {
-                n: u(n, "N")?,
-                accumulate: (i > 0) as u32,
-                max_norm: 0.0,
-                _pad: 0,
-            };
-            self.dispatch(
-                with_mode(Kernel::GradNorm, 0),
-                bytemuck::bytes_of(&p),
-                &[&g.buffer, &acc.buffer],
-                1,
-            )?;
+            // Each of the 64 threads loops at most MAX_LOOP times per dispatch.
+            for (start, end) in chunks(n, 64 * MAX_LOOP) {
+                let p = NormParams {
+                    n: u(end, "N")?,
+                    accumulate: (!first) as u32,
+                    max_norm: 0.0,
+                    start: u(start, "first element")?,
+                };
+                first = false;
+                self.dispatch(
+                    with_mode(Kernel::GradNorm, 0),
+                    bytemuck::bytes_of(&p),
+                    &[&g.buffer, &acc.buffer],
+                    1,
+                )?;
+            }
         }
         Ok(())
     }
@@ -620,7 +661,7 @@ impl Recorder {
                 n: u(n, "N")?,
                 accumulate: 0,
                 max_norm,
-                _pad: 0,
+                start: 0,
             };
             self.dispatch(
                 with_mode(Kernel::GradNorm, 1),
