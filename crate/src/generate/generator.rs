@@ -326,10 +326,10 @@ impl<M: Deref<Target = Model>> Generator<M> {
             return Ok(None);
         }
         let clock = Stopwatch::start(None);
-        let seqs = self.sequences();
         let mut out = if self.opts.use_cache {
-            self.run_cached(&seqs).await?
+            self.run_cached().await?
         } else {
+            let seqs = self.sequences();
             self.run_full(&seqs).await?
         };
         if !self.opts.trace_attention {
@@ -494,12 +494,11 @@ impl<M: Deref<Target = Model>> Generator<M> {
 
     /// With the cache: prefill on the first step, one decode step per sequence after, on
     /// the CPU or with the keys and values resident on the GPU.
-    async fn run_cached(&mut self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+    async fn run_cached(&mut self) -> Result<Outputs> {
         let opts = self.pass_options();
         let model: &Model = &self.model;
         let cfg = &model.config;
         let s = self.src_len();
-        let b = seqs.len();
         match self.cache.as_mut() {
             None => {
                 let mut batch = Batch::single(&self.prompt)?;
@@ -535,10 +534,26 @@ impl<M: Deref<Target = Model>> Generator<M> {
                 Ok(out)
             }
             Some(cache) => {
-                let last: Vec<u32> = seqs.iter().map(|q| q[q.len() - 1]).collect(); // (B)
+                // The last token of each sequence (prompt + generated; per live
+                // hypothesis for beam search), without building the sequences.
+                let last_of = |tail: &[u32]| {
+                    *tail
+                        .last()
+                        .or(self.prompt.last())
+                        .expect("a prompt holds at least one token")
+                };
+                let last: Vec<u32> = match &self.beam {
+                    None => vec![last_of(&self.generated)],
+                    Some(beam) => beam.live().iter().map(|h| last_of(&h.tokens)).collect(),
+                }; // (B)
+                let b = last.len();
                 let (step, cache_len) = match cache {
                     Cache::Cpu(c) => {
-                        let step = model.decode_step(c, &last, &opts)?;
+                        let mut step = model.decode_step(c, &last, &opts)?;
+                        if !opts.trace_attention {
+                            // Nothing draws it: its memory serves the next step.
+                            c.recycle(std::mem::take(&mut step.attention));
+                        }
                         (step, c.len)
                     }
                     Cache::Gpu(c) => {

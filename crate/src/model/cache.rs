@@ -19,7 +19,7 @@ use super::attention::{attention_forward, qkv_slices, AttnRecord};
 use super::ffn::linear_forward;
 use super::forward::{
     attn_spec, embed_tokens, AttnSite, AttnTrace, Batch, ForwardOptions, HiddenTrace, Mode,
-    SublayerKind, Trace,
+    NormName, Pool, SublayerKind, Trace,
 };
 use super::mask::attention_mask;
 use super::plan::{layer_plan, NormKind, StackInput};
@@ -66,6 +66,47 @@ pub struct KvCache {
     /// The switches the cache was built with; every step must use the same ones.
     #[serde(skip)]
     opts: ForwardOptions,
+    /// What every decoding step reuses (not part of the cache's value).
+    #[serde(skip)]
+    scratch: Box<StepScratch>,
+}
+
+/// What stays the same from one decoding step to the next, kept so that a step asks the
+/// allocator for nothing once the cache has warmed up: the layer plan, the masks, the
+/// ALiBi slopes and the ablated heads of the cache's switches (fixed for its life), and
+/// the buffers the step computes in ([`Pool`]). A clone starts empty; two scratches
+/// always compare equal, so a cache's value is its keys, values and tokens alone.
+#[derive(Default)]
+struct StepScratch {
+    fixed: Option<StepFixed>,
+    pool: Pool,
+}
+
+struct StepFixed {
+    plan: super::plan::LayerPlan,
+    self_mask: super::mask::MaskSpec,
+    cross_mask: super::mask::MaskSpec,
+    slopes: Vec<f32>,
+    /// Per decoder layer, (H) ablated self-attention heads, then (H) cross-attention heads.
+    ablate: Vec<(Vec<bool>, Vec<bool>)>,
+}
+
+impl Clone for StepScratch {
+    fn clone(&self) -> Self {
+        StepScratch::default()
+    }
+}
+
+impl PartialEq for StepScratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for StepScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StepScratch")
+    }
 }
 
 impl KvCache {
@@ -92,6 +133,15 @@ impl KvCache {
             self.d_head(),
             head,
         )
+    }
+
+    /// Hand a step's attention traces back when the caller has no use for them, so that
+    /// the next step computes its scores and probabilities in their memory.
+    pub fn recycle(&mut self, traces: Vec<AttnTrace>) {
+        for t in traces {
+            self.scratch.pool.give(t.scores.data);
+            self.scratch.pool.give(t.probs.data);
+        }
     }
 
     /// Bytes of f32 keys and values held (self-attention and cross-attention).
@@ -211,6 +261,7 @@ impl Model {
             d_model: c,
             n_heads: self.config.n_heads,
             opts: cache_switches(opts),
+            scratch: Box::default(),
         };
         Ok((cache, trace))
     }
@@ -238,25 +289,53 @@ impl Model {
         for (row, &tok) in cache.tokens.iter_mut().zip(tokens) {
             row.push(tok);
         }
-        // The masks of the decoder's self-attention and of cross-attention; per sequence
-        // (len + 1) and (S): which keys are padding, when the mask is on. The cache keeps
-        // the self-attention's and adds the new token's entry.
-        let self_mask = attention_mask(&self.config, AttnSite::DecoderSelf, opts);
-        let cross_mask = attention_mask(&self.config, AttnSite::Cross, opts);
+        // What the cache's switches fix for its whole life, worked out at its first step:
+        // the masks of the decoder's self-attention and of cross-attention, the slopes,
+        // the ablated heads, the layer plan.
+        let mut scratch = std::mem::take(&mut *cache.scratch);
+        let fixed = match scratch.fixed.take() {
+            Some(f) => f,
+            None => StepFixed {
+                plan: layer_plan(cfg),
+                self_mask: attention_mask(cfg, AttnSite::DecoderSelf, opts),
+                cross_mask: attention_mask(cfg, AttnSite::Cross, opts),
+                slopes: alibi_slopes(h),
+                ablate: (0..decoder.layers.len())
+                    .map(|li| {
+                        (
+                            opts.ablated_heads(AttnSite::DecoderSelf, li, h),
+                            opts.ablated_heads(AttnSite::Cross, li, h),
+                        )
+                    })
+                    .collect(),
+            },
+        };
+        let StepFixed {
+            plan,
+            self_mask,
+            cross_mask,
+            slopes,
+            ablate,
+        } = &fixed;
+        // Per sequence (S): which source positions are padding keys (beam search reorders
+        // the sequences, so this follows the cache's rows).
+        let src_pad: Option<Vec<Vec<bool>>> = cache
+            .src_tokens
+            .iter()
+            .map(|r| cross_mask.key_padding(r, pad_id))
+            .collect();
+        // Per sequence (len + 1): which keys are padding, when the mask is on; the cache
+        // keeps them and adds the new token's entry.
         if let Some(pads) = cache.key_pad.as_mut() {
             for (row, &tok) in pads.iter_mut().zip(tokens) {
                 row.push(tok == pad_id);
             }
         }
         let key_pad = cache.key_pad.as_deref();
-        let src_pad: Option<Vec<Vec<bool>>> = cache
-            .src_tokens
-            .iter()
-            .map(|r| cross_mask.key_padding(r, pad_id))
-            .collect();
 
         let mut run = super::forward::Run::new(self, opts, false);
-        let mut x = vec![0.0f32; b * c]; // (B, 1, C)
+        run.pool = std::mem::take(&mut scratch.pool);
+        let mut x = run.pool.take(b * c); // (B, 1, C)
         embed_tokens(&mut x, self, StackInput::Tokens, tokens, pos, b, 1);
         let mut hidden = vec![];
         if opts.trace_hidden {
@@ -266,34 +345,33 @@ impl Model {
             });
         }
         let mut attention = vec![];
-        let slopes = alibi_slopes(h);
-        let plan = layer_plan(cfg);
         let sp = plan
             .stack(AttnSite::DecoderSelf)
             .ok_or_else(|| Error::Input("this model has no decoder to cache".into()))?;
         for (li, layer) in decoder.layers.iter().enumerate() {
             let kv = &mut cache.layers[li];
+            let (ablate_self, ablate_cross) = &ablate[li];
             for sub in &sp.sublayers {
-                let norm = sub.norm.as_ref().map(|n| {
-                    (
-                        &layer.norms[n.slot],
-                        format!("decoder.layers.{li}.{}", n.name),
-                    )
-                });
+                let name = sub.norm.as_ref().map(|n| NormName("decoder", li, &n.name));
+                let norm = sub
+                    .norm
+                    .as_ref()
+                    .zip(name.as_ref())
+                    .map(|(n, name)| (&layer.norms[n.slot], name as &dyn std::fmt::Display));
                 run.sublayer(&mut x, sub, norm, &mut |run, inp, rec| match sub.kind {
                     SublayerKind::SelfAttention => {
-                        let ablate = run.opts.ablated_heads(AttnSite::DecoderSelf, li, h);
                         let spec = attn_spec(
                             &run.model.config,
                             &layer.self_attn,
                             AttnSite::DecoderSelf,
-                            &self_mask,
+                            self_mask,
                             run.opts.scale,
                             pos,
-                            &slopes,
-                            &ablate,
+                            slopes,
+                            ablate_self,
                         );
-                        let (mut q, mut k_new, v_new) = project_row(&layer.self_attn, inp, b, c);
+                        let [mut q, mut k_new, v_new] =
+                            project_row(&mut run.pool, &layer.self_attn, inp, b, c);
                         if spec.rope {
                             rope_forward(&mut q, pos, b, 1, h, c / h);
                             rope_forward(&mut k_new, pos, b, 1, h, c / h);
@@ -302,52 +380,53 @@ impl Model {
                             kv.k[seq].extend_from_slice(&k_new[seq * c..(seq + 1) * c]);
                             kv.v[seq].extend_from_slice(&v_new[seq * c..(seq + 1) * c]);
                         }
-                        let (out, tr) = attend(
+                        let out = attend(
+                            &mut run.pool,
                             &layer.self_attn,
                             &q,
                             &kv.k,
                             &kv.v,
                             key_pad,
                             &spec,
-                            AttnSite::DecoderSelf,
-                            li,
-                            b,
-                            c,
+                            (AttnSite::DecoderSelf, li),
+                            (b, c),
+                            &mut attention,
                         );
-                        attention.push(tr);
+                        for buf in [q, k_new, v_new] {
+                            run.pool.give(buf);
+                        }
                         Ok(out)
                     }
                     SublayerKind::CrossAttention => {
                         let cross = layer.cross_attn.as_ref().ok_or_else(|| {
                             Error::Input("cross-attention without its parameters".into())
                         })?;
-                        let ablate = run.opts.ablated_heads(AttnSite::Cross, li, h);
                         let spec = attn_spec(
                             &run.model.config,
                             cross,
                             AttnSite::Cross,
-                            &cross_mask,
+                            cross_mask,
                             run.opts.scale,
                             pos,
-                            &slopes,
-                            &ablate,
+                            slopes,
+                            ablate_cross,
                         );
                         let ([wq, _, _], [bq, _, _]) = qkv_slices(cross, c);
-                        let mut q = vec![0.0f32; b * c]; // (B, C)
+                        let mut q = run.pool.take(b * c); // (B, C)
                         linear_forward(&mut q, inp, wq, Some(bq), b, c, c);
-                        let (out, tr) = attend(
+                        let out = attend(
+                            &mut run.pool,
                             cross,
                             &q,
                             &kv.cross_k,
                             &kv.cross_v,
                             src_pad.as_deref(),
                             &spec,
-                            AttnSite::Cross,
-                            li,
-                            b,
-                            c,
+                            (AttnSite::Cross, li),
+                            (b, c),
+                            &mut attention,
                         );
-                        attention.push(tr);
+                        run.pool.give(q);
                         Ok(out)
                     }
                     SublayerKind::Ffn => run.ffn(inp, layer, rec),
@@ -361,17 +440,23 @@ impl Model {
             }
         }
         if let Some(fnorm) = decoder.final_norm.as_ref().filter(|_| sp.final_norm) {
-            let mut out = vec![0.0f32; x.len()]; // (B, 1, C)
-            run.norm(&mut out, &x, fnorm, "decoder.norm", NormKind::LayerNorm);
-            x = out;
+            let mut out = run.pool.take(x.len()); // (B, 1, C)
+            let rec = run.norm(&mut out, &x, fnorm, &"decoder.norm", NormKind::LayerNorm);
+            run.pool.give(rec.mean);
+            run.pool.give(rec.rstd);
+            run.pool.give(std::mem::replace(&mut x, out));
         }
         run.head(&x, b, 1);
+        run.pool.give(x);
         cache.len += 1;
         let v = cfg.vocab_size;
         let logits = Tensor {
             shape: vec![b, v],
             data: std::mem::take(&mut run.trace.logits.data),
         };
+        scratch.pool = std::mem::take(&mut run.pool);
+        scratch.fixed = Some(fixed);
+        *cache.scratch = scratch;
         Ok(StepOutput {
             position: pos,
             logits,
@@ -429,43 +514,43 @@ impl Model {
     }
 }
 
-/// q, k, v (each (B, C)) of one new row per sequence.
+/// q, k, v (each (B, C)) of one new row per sequence, in buffers from `pool`.
 fn project_row(
+    pool: &mut Pool,
     params: &AttentionParams,
     inp: &[f32],
     b: usize,
     c: usize,
-) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-    let ([wq, wk, wv], [bq, bk, bv]) = qkv_slices(params, c);
-    let mut q = vec![0.0f32; b * c]; // (B, C)
-    let mut k = vec![0.0f32; b * c]; // (B, C)
-    let mut v = vec![0.0f32; b * c]; // (B, C)
-    linear_forward(&mut q, inp, wq, Some(bq), b, c, c);
-    linear_forward(&mut k, inp, wk, Some(bk), b, c, c);
-    linear_forward(&mut v, inp, wv, Some(bv), b, c, c);
-    (q, k, v)
+) -> [Vec<f32>; 3] {
+    let (w, bias) = qkv_slices(params, c);
+    std::array::from_fn(|i| {
+        let mut out = pool.take(b * c); // (B, C)
+        linear_forward(&mut out, inp, w[i], Some(bias[i]), b, c, c);
+        out
+    })
 }
 
 /// One query row per sequence `q (B, C)` over the cached `k[seq]`, `v[seq]` (S, C): the
-/// attention output after W_O (B, C) and its trace (B, H, 1, S).
+/// attention output after W_O (B, C), in a buffer from `pool`; its scores and
+/// probabilities (B, H, 1, S) are pushed onto `traces`, labelled `site` and `layer`.
 #[allow(clippy::too_many_arguments)]
 fn attend(
+    pool: &mut Pool,
     params: &AttentionParams,
     q: &[f32],
     k: &[Vec<f32>],
     v: &[Vec<f32>],
     key_pad: Option<&[Vec<bool>]>,
     spec: &super::attention::AttnSpec,
-    site: AttnSite,
-    layer: usize,
-    b: usize,
-    c: usize,
-) -> (Vec<f32>, AttnTrace) {
+    (site, layer): (AttnSite, usize),
+    (b, c): (usize, usize),
+    traces: &mut Vec<AttnTrace>,
+) -> Vec<f32> {
     let h = spec.n_heads;
     let s = k[0].len() / c;
-    let mut z = vec![0.0f32; b * c]; // (B, 1, C)
-    let mut scores = vec![0.0f32; b * h * s]; // (B, H, 1, S)
-    let mut probs = vec![0.0f32; b * h * s]; // (B, H, 1, S)
+    let mut z = pool.take(b * c); // (B, 1, C)
+    let mut scores = pool.take(b * h * s); // (B, H, 1, S)
+    let mut probs = pool.take(b * h * s); // (B, H, 1, S)
     for seq in 0..b {
         attention_forward(
             &mut z[seq * c..(seq + 1) * c],
@@ -481,7 +566,7 @@ fn attend(
             s,
         );
     }
-    let mut out = vec![0.0f32; b * c]; // (B, 1, C)
+    let mut out = pool.take(b * c); // (B, 1, C)
     linear_forward(
         &mut out,
         &z,
@@ -491,8 +576,9 @@ fn attend(
         c,
         c,
     );
+    pool.give(z);
     let shape = vec![b, h, 1, s];
-    let trace = AttnTrace {
+    traces.push(AttnTrace {
         site,
         layer,
         scores: Tensor {
@@ -500,8 +586,8 @@ fn attend(
             data: scores,
         },
         probs: Tensor { shape, data: probs },
-    };
-    (out, trace)
+    });
+    out
 }
 
 /// The switches a cache is bound to: everything in `opts` but what is only recorded.

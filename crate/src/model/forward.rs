@@ -55,6 +55,41 @@ struct Memory<'a> {
     tokens: &'a [u32],
 }
 
+/// Buffers a pass hands back when it is done with them, so the next one of the pass (or,
+/// kept in the KV cache, of the next decoding step) reuses their memory instead of asking
+/// the allocator: a decoding step's dozens of small vectors cost more than its products.
+/// Taken and given back in a fixed order, each slot settles at the largest size it is
+/// asked for, after which a step allocates nothing for them.
+#[derive(Default)]
+pub(crate) struct Pool(Vec<Vec<f32>>);
+
+impl Pool {
+    /// A zeroed buffer of `n` floats.
+    pub(crate) fn take(&mut self, n: usize) -> Vec<f32> {
+        let mut v = self.0.pop().unwrap_or_default();
+        v.clear();
+        v.resize(n, 0.0);
+        v
+    }
+
+    /// Keep `v`'s memory for a later [`Pool::take`].
+    pub(crate) fn give(&mut self, v: Vec<f32>) {
+        if v.capacity() > 0 {
+            self.0.push(v);
+        }
+    }
+}
+
+/// A norm's parameter name, `{stack}.layers.{layer}.{slot}`, written out only when a
+/// BatchNorm in train mode names its running-statistic update.
+pub(crate) struct NormName<'a>(pub &'a str, pub usize, pub &'a str);
+
+impl std::fmt::Display for NormName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.layers.{}.{}", self.0, self.1, self.2)
+    }
+}
+
 /// State of one forward pass (also driven step by step by the KV cache).
 pub(crate) struct Run<'m> {
     pub(crate) model: &'m Model,
@@ -65,6 +100,8 @@ pub(crate) struct Run<'m> {
     train: bool,
     keep: bool,
     pub(crate) trace: Trace,
+    /// Scratch buffers (see [`Pool`]); only a pass that keeps nothing gives any back.
+    pub(crate) pool: Pool,
 }
 
 impl Model {
@@ -182,6 +219,7 @@ impl<'m> Run<'m> {
                 hidden: vec![],
                 running_stats: vec![],
             },
+            pool: Pool::default(),
         }
     }
 
@@ -229,7 +267,7 @@ impl<'m> Run<'m> {
         out: &mut [f32],
         inp: &[f32],
         p: &NormParams,
-        name: &str,
+        name: &dyn std::fmt::Display,
         kind: NormKind,
     ) -> NormRecord {
         let c = self.cfg().d_model;
@@ -237,8 +275,8 @@ impl<'m> Run<'m> {
         let (w, bias) = (&p.weight.data, &p.bias.data);
         let mut rec = NormRecord::default();
         if kind == NormKind::LayerNorm {
-            rec.mean = vec![0.0; rows]; // (R)
-            rec.rstd = vec![0.0; rows]; // (R)
+            rec.mean = self.pool.take(rows); // (R)
+            rec.rstd = self.pool.take(rows); // (R)
             layernorm_forward(out, &mut rec.mean, &mut rec.rstd, inp, w, bias, rows, c);
         } else {
             let (rm, rv) = match (&p.running_mean, &p.running_var) {
@@ -290,7 +328,7 @@ impl<'m> Run<'m> {
         &mut self,
         x: &mut Vec<f32>,
         sub: &SublayerPlan,
-        norm: Option<(&NormParams, String)>,
+        norm: Option<(&NormParams, &dyn std::fmt::Display)>,
         f: &mut SublayerFn<'_, 'm>,
     ) -> Result<SublayerRecord> {
         let norm = norm.zip(sub.norm.as_ref());
@@ -309,11 +347,13 @@ impl<'m> Run<'m> {
         };
         let mut y = match &norm {
             Some(((p, name), step)) if step.placement == Placement::Before => {
-                let mut nx = vec![0.0f32; x.len()]; // (B, T, C)
+                let mut nx = self.pool.take(x.len()); // (B, T, C)
                 rec.norm = Some(self.norm(&mut nx, x, p, name, step.kind));
                 let y = f(self, &nx, &mut rec)?; // (B, T, C)
                 if self.keep {
                     rec.sub_input = nx;
+                } else {
+                    self.pool.give(nx);
                 }
                 y
             }
@@ -334,11 +374,18 @@ impl<'m> Run<'m> {
         match &norm {
             Some(((p, name), step)) if step.placement == Placement::After => {
                 rec.norm = Some(self.norm(x, &y, p, name, step.kind));
+                self.pool.give(y);
             }
-            _ => *x = y,
+            _ => {
+                let before = std::mem::replace(x, y);
+                self.pool.give(before);
+            }
         }
         if self.keep {
             rec.output = x.clone();
+        } else if let Some(n) = rec.norm.take() {
+            self.pool.give(n.mean);
+            self.pool.give(n.rstd);
         }
         Ok(rec)
     }
@@ -385,12 +432,15 @@ impl<'m> Run<'m> {
         for (li, layer) in stack.layers.iter().enumerate() {
             let mut subs = vec![];
             for sub in &sp.sublayers {
-                let norm = sub.norm.as_ref().map(|n| {
-                    (
-                        &layer.norms[n.slot],
-                        format!("{prefix}.layers.{li}.{}", n.name),
-                    )
-                });
+                let name = sub
+                    .norm
+                    .as_ref()
+                    .map(|n| NormName(prefix, li, n.name.as_str()));
+                let norm = sub
+                    .norm
+                    .as_ref()
+                    .zip(name.as_ref())
+                    .map(|(n, name)| (&layer.norms[n.slot], name as &dyn std::fmt::Display));
                 subs.push(
                     self.sublayer(&mut x, sub, norm, &mut |run, inp, r| match sub.kind {
                         SublayerKind::SelfAttention => run.attention(
@@ -460,7 +510,7 @@ impl<'m> Run<'m> {
                 &mut out,
                 &x,
                 fnorm,
-                &format!("{prefix}.norm"),
+                &format_args!("{prefix}.norm"),
                 NormKind::LayerNorm,
             ));
             x = out;
@@ -551,8 +601,11 @@ impl<'m> Run<'m> {
         let (c, f, act) = (cfg.d_model, cfg.d_ff, cfg.activation);
         let n = inp.len() / c;
         let drop = self.dropout(n * f); // (N, F)
-        let mut saved = FfnRecord::default();
-        let mut out = vec![0.0f32; n * c]; // (N, C)
+        let mut saved = FfnRecord {
+            pre: self.pool.take(0),
+            hidden: self.pool.take(0),
+        };
+        let mut out = self.pool.take(n * c); // (N, C)
         ffn_forward(
             &mut out,
             &mut saved,
@@ -570,6 +623,9 @@ impl<'m> Run<'m> {
         if self.keep {
             rec.ffn = Some(saved);
             rec.ffn_dropout = drop;
+        } else {
+            self.pool.give(saved.pre);
+            self.pool.give(saved.hidden);
         }
         Ok(out)
     }
