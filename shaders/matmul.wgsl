@@ -1,8 +1,13 @@
-// matmul.wgsl — a PyTorch `Linear` on the GPU: C = A · Wᵀ + b.
+// matmul.wgsl — a PyTorch `Linear` on the GPU: C = A · Wᵀ + b, optionally followed by
+// the activation or the residual sum that comes next in the model:
+//   C = act(A · Wᵀ + b)          (ACT: the FFN's first layer)
+//   C = (A · Wᵀ + b) + R         (HAS_RESIDUAL: a sublayer's last product plus its input)
 //
 // Mirrors `model::ffn::linear_forward` (and `tensor::matmul_nt`), which every projection
 // of the model uses: the Q/K/V projection, the attention output, both FFN layers, the LM
-// head and the classifier.
+// head and the classifier; with ACT, `linear_forward` then `activation_forward`
+// (activation.wgsl's functions, the same expressions); with HAS_RESIDUAL, the sum of
+// `Run::sublayer`. One dispatch instead of two, the same numbers.
 //
 // Bindings (all f32 unless said otherwise; offsets and strides are in elements):
 //   0 p     uniform Params
@@ -10,6 +15,7 @@
 //   2 w     (N, K) starting at p.w_offset                            — the weight, row-major
 //   3 bias  (N) starting at p.b_offset; read only when HAS_BIAS
 //   4 c     (M rows, row stride p.c_stride) starting at p.c_offset   — the output, written
+//   5 res   laid out as c; read only when HAS_RESIDUAL                — the residual
 //
 // The strides let one kernel read a column block or every T-th row without a copy:
 // the K/V half of `in_proj_weight` is `w_offset = C·C`, a classifier reading position 0
@@ -42,8 +48,11 @@ struct Params {
     _pad2: u32,
 }
 
-// Pipeline-creation constant: false for a `Linear` without bias (e.g. a tied LM head).
+// Pipeline-creation constants: HAS_BIAS (false for a `Linear` without bias, e.g. a tied
+// LM head); ACT (0 none, 1 ReLU, 2 GELU); HAS_RESIDUAL.
 override HAS_BIAS: bool = true;
+override ACT: u32 = 0u;
+override HAS_RESIDUAL: bool = false;
 
 const TILE: u32 = 16u;
 
@@ -52,6 +61,26 @@ const TILE: u32 = 16u;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c: array<f32>;
+@group(0) @binding(5) var<storage, read> res: array<f32>;
+
+// activation.wgsl's GELU: 0.5 · x · (1 + erf(x / √2)), erf by Abramowitz–Stegun 7.1.26.
+fn erf_approx(v: f32) -> f32 {
+    let a1 = 0.254829592;
+    let a2 = -0.284496736;
+    let a3 = 1.421413741;
+    let a4 = -1.453152027;
+    let a5 = 1.061405429;
+    let pp = 0.3275911;
+    let z = abs(v);
+    let t = 1.0 / (1.0 + pp * z);
+    let poly = ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t;
+    let y = 1.0 - poly * exp(-z * z);
+    return sign(v) * y;
+}
+
+fn gelu(v: f32) -> f32 {
+    return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
+}
 
 // tile_a[row][k]: 16 rows of A; tile_w[col][k]: 16 rows of W (= 16 columns of Wᵀ).
 var<workgroup> tile_a: array<array<f32, TILE>, TILE>;
@@ -96,6 +125,15 @@ fn main(
         if (HAS_BIAS) {
             acc = acc + bias[p.b_offset + col];
         }
-        c[p.c_offset + row * p.c_stride + col] = acc;
+        if (ACT == 1u) {
+            acc = max(acc, 0.0);
+        } else if (ACT == 2u) {
+            acc = gelu(acc);
+        }
+        let at = p.c_offset + row * p.c_stride + col;
+        if (HAS_RESIDUAL) {
+            acc = acc + res[at];
+        }
+        c[at] = acc;
     }
 }

@@ -9,8 +9,8 @@ mod support;
 
 use support::{gpu_or_skip, max_diff, values};
 use tplay::backend::gpu::{
-    rope_table, AttnDims, CopyArgs, GpuBuffer, GpuContext, MatmulArgs, Recorder, Rows, ScoreArgs,
-    SeqRows, ValueArgs, MASKED,
+    rope_table, AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, GpuBuffer, GpuContext, MatmulArgs,
+    Recorder, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED,
 };
 use tplay::config::{Activation, PosEncoding, Score};
 use tplay::model::attention::{attention_forward, AttnSpec, Relative};
@@ -179,6 +179,85 @@ fn activation_matches_relu_and_exact_gelu_including_large_and_tiny_inputs() {
         }
     }
     eprintln!("activation_matches_relu_and_exact_gelu_including_large_and_tiny_inputs: worst difference {worst:e}");
+}
+
+/// matmul.wgsl with its epilogue: the activation (`linear_forward` then
+/// `activation_forward`, as the FFN's first layer) and the residual (`linear_forward`
+/// plus the sublayer's input), each in the product's one dispatch, on shapes that are
+/// and are not multiples of the tile, with and without bias.
+#[test]
+fn matmul_with_activation_or_residual_matches_linear_forward_then_the_same_step() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private context: the shared one counts the dispatches of tests running in parallel.
+    let ctx = pollster::block_on(GpuContext::request()).unwrap();
+    let mut worst = 0.0f32;
+    for &(m, k, n) in &[
+        (1, 64, 256),
+        (1, 256, 64),
+        (5, 7, 3),
+        (17, 33, 40),
+        (32, 16, 16),
+    ] {
+        for with_bias in [true, false] {
+            let a = values(m * k, 40 + m as u64, 0.5); // (M, K)
+            let w = values(n * k, 41 + n as u64, 0.25); // (N, K)
+            let b = values(n, 42, 1.0); // (N)
+            let res = values(m * n, 43, 2.0); // (M, N)
+            let mut lin = vec![0.0; m * n]; // (M, N)
+            linear_forward(&mut lin, &a, &w, with_bias.then_some(&b[..]), m, k, n);
+            let ga = ctx.upload("a", &a).unwrap();
+            let gw = ctx.upload("w", &w).unwrap();
+            let gb = ctx.upload("b", &b).unwrap();
+            let gres = ctx.upload("residual", &res).unwrap();
+            // Outputs 0..3: ReLU, GELU, residual; 4 holds the residual itself.
+            let outs: Vec<GpuBuffer> = (0..4)
+                .map(|_| ctx.zeros("out", m * n).unwrap())
+                .chain([ctx.upload("out", &res).unwrap()])
+                .collect();
+            let args = |i: usize| MatmulArgs {
+                a: Rows::dense(&ga, k),
+                w: &gw,
+                w_offset: 0,
+                bias: with_bias.then_some(&gb),
+                b_offset: 0,
+                out: Rows::dense(&outs[i], n),
+                m,
+                k,
+                n,
+            };
+            let mut cases: Vec<(String, Epilogue, Vec<f32>)> = vec![];
+            for act in [Activation::Relu, Activation::Gelu] {
+                let mut want = vec![0.0; m * n];
+                activation_forward(&mut want, &lin, act);
+                cases.push((format!("{act:?}"), Epilogue::Activation(act), want));
+            }
+            let summed: Vec<f32> = lin.iter().zip(&res).map(|(y, x)| y + x).collect();
+            cases.push(("residual".into(), Epilogue::Residual(&gres), summed));
+            for (i, (what, then, want)) in cases.into_iter().enumerate() {
+                let before = ctx.stats();
+                let got = run_and_read(&ctx, &outs[i], |r| r.matmul_then(&args(i), then).unwrap());
+                assert_eq!(
+                    ctx.stats().since(&before).dispatches,
+                    1,
+                    "{what}: one dispatch"
+                );
+                let d = max_diff(&got, &want);
+                worst = worst.max(d);
+                assert!(
+                    d < TOL,
+                    "({m}, {k}, {n}) bias={with_bias} {what}: max diff {d}"
+                );
+            }
+            // The residual must be another buffer than the output.
+            let mut rec = ctx.recorder().unwrap();
+            assert!(rec
+                .matmul_then(&args(4), Epilogue::Residual(&outs[4]))
+                .is_err());
+        }
+    }
+    eprintln!("matmul_with_activation_or_residual_matches_linear_forward_then_the_same_step: worst difference {worst:e}");
 }
 
 #[test]
@@ -747,6 +826,150 @@ fn attention_values_match_with_relative_values_and_ablated_heads() {
     eprintln!(
         "attention_values_match_with_relative_values_and_ablated_heads: worst difference {worst:e}"
     );
+}
+
+/// The one-dispatch attention of a decoding step (attention_decode.wgsl) against
+/// `attention_forward` with T = 1: scores, probabilities and the heads' outputs, over a cache
+/// with unfilled (NaN) rows after each sequence's keys, for every score function, mask,
+/// ALiBi, padding keys (sequence 1 fully masked) and ablated heads, and rows longer than
+/// the kernel's 64 threads.
+#[test]
+fn fused_decode_attention_matches_the_cpu_for_one_query_row() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    // A private context: the shared one counts the dispatches of tests running in parallel.
+    let ctx = pollster::block_on(GpuContext::request()).unwrap();
+    let mut cases: Vec<AttnCase> = attention_cases()
+        .into_iter()
+        .filter(|c| c.t == 1 && c.rel.is_none() && !(c.alibi && c.score == Score::Additive))
+        .collect();
+    let long = (2, 2, 4, 1, 150, 149);
+    let mut seed = 9000;
+    for mask in masks(long) {
+        for (score, scale, alibi) in [
+            (Score::ScaledDot, true, false),
+            (Score::ScaledDot, true, true),
+            (Score::Additive, true, false),
+        ] {
+            seed += 10;
+            cases.push(AttnCase::new(
+                long,
+                score,
+                scale,
+                mask.clone(),
+                None,
+                alibi,
+                seed % 20 == 0,
+                seed,
+            ));
+        }
+    }
+    let mut worst = 0.0f32;
+    let (mut ablated, mut fully_masked) = (0, 0);
+    for case in &cases {
+        let c = case.h * case.d;
+        let extra = 3;
+        let (kv, toks) = cache_layout(case, extra);
+        let dims = AttnDims {
+            kv_rows: case.s + extra,
+            ..case.dims()
+        };
+        let q = ctx.upload("q", &case.q).unwrap();
+        let gkv = ctx.upload("kv cache", &kv).unwrap();
+        let gt = ctx.upload_u32("cached tokens", &toks).unwrap();
+        let slopes = ctx.upload("slopes", &case.slopes).unwrap();
+        let add_v = ctx.upload("add_v", &case.add_v).unwrap();
+        let scores = ctx.zeros("scores", case.scores.len()).unwrap();
+        let probs = ctx.zeros("probs", case.probs.len()).unwrap();
+        let z = ctx.zeros("z", case.z.len()).unwrap();
+        let cells = case
+            .mask
+            .cell_table()
+            .map(|(table, n)| (ctx.upload_u32("cells", &table).unwrap(), n));
+        let divisor = if case.score == Score::ScaledDot && case.scale {
+            (case.d as f32).sqrt()
+        } else {
+            1.0
+        };
+        let before = ctx.stats();
+        let mut rec = ctx.recorder().unwrap();
+        rec.attention_decode(&DecodeAttnArgs {
+            q: Rows::dense(&q, c),
+            k: Rows {
+                buf: &gkv,
+                stride: 2 * c,
+                col: 0,
+            },
+            v: Rows {
+                buf: &gkv,
+                stride: 2 * c,
+                col: c,
+            },
+            key_tokens: &gt,
+            alibi_slopes: case.alibi.then_some(&slopes),
+            additive_v: (case.score == Score::Additive).then_some(&add_v),
+            divisor,
+            mask: &case.mask,
+            cells: cells.as_ref().map(|(b, n)| (b, *n)),
+            pad_id: 0,
+            ablate: &case.ablate,
+            scores: &scores,
+            probs: &probs,
+            out: &z,
+            dims,
+        })
+        .unwrap();
+        let s_slot = rec.read_all(&scores).unwrap();
+        let p_slot = rec.read_all(&probs).unwrap();
+        let z_slot = rec.read_all(&z).unwrap();
+        let back = pollster::block_on(rec.finish()).unwrap();
+        assert_eq!(ctx.stats().since(&before).dispatches, 1, "{}", case.name);
+        let got_s: Vec<f32> = back
+            .f32(s_slot)
+            .iter()
+            .map(|&v| if v == MASKED { f32::NEG_INFINITY } else { v })
+            .collect();
+        let got_p = back.f32(p_slot);
+        let ds = max_diff(&got_s, &case.scores);
+        let dp = max_diff(got_p, &case.probs);
+        let dz = max_diff(back.f32(z_slot), &case.z);
+        assert!(
+            ds < 1e-4 && dp < TOL && dz < TOL,
+            "{}: scores {ds}, probs {dp}, z {dz}",
+            case.name
+        );
+        worst = worst.max(dp).max(dz);
+        if case.ablate.iter().any(|&a| a) {
+            ablated += 1;
+            assert!(
+                back.f32(z_slot)
+                    .chunks(c)
+                    .all(|row| row[..case.d].iter().all(|&v| v == 0.0)),
+                "{}: head 0 is ablated",
+                case.name
+            );
+        }
+        for (row_g, row_w) in got_p.chunks(case.s).zip(case.probs.chunks(case.s)) {
+            if row_w.iter().all(|&p| p == 0.0) {
+                fully_masked += 1;
+                assert!(
+                    row_g.iter().all(|&p| p == 0.0),
+                    "{}: a masked row",
+                    case.name
+                );
+            }
+        }
+    }
+    assert!(
+        ablated > 0 && fully_masked > 0,
+        "the cases include ablated heads and masked rows"
+    );
+    assert!(
+        cases.iter().any(|c| c.s > 64),
+        "the cases include rows past 64 keys"
+    );
+    eprintln!("fused_decode_attention_matches_the_cpu_for_one_query_row: {} cases, worst difference {worst:e}", cases.len());
 }
 
 /// A KV cache layout of the case's keys and values: each sequence's S rows followed by

@@ -30,7 +30,8 @@ pub use backward::{AdamArgs, CrossEntropyArgs, GemmArgs, LinearBackwardArgs, LrR
 pub use cache::GpuKvCache;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
 pub use kernels::{
-    AttnDims, CopyArgs, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED,
+    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows,
+    ValueArgs, MASKED,
 };
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
 pub use optim::GpuAdam;

@@ -35,6 +35,8 @@ pub enum Kernel {
     Softmax,
     /// `shaders/attention_values.wgsl`: probability-weighted values, heads merged.
     AttentionValues,
+    /// `shaders/attention_decode.wgsl`: scores, softmax and values of one query row.
+    AttentionDecode,
     /// `shaders/copy_rows.wgsl`: rows of 32-bit values between buffers (the KV cache's
     /// append and beam reorder).
     CopyRows,
@@ -88,7 +90,7 @@ enum Bind {
 use Bind::{Read, ReadWrite, Uniform};
 
 impl Kernel {
-    pub const ALL: [Kernel; 28] = [
+    pub const ALL: [Kernel; 29] = [
         Kernel::Matmul,
         Kernel::Activation,
         Kernel::Add,
@@ -99,6 +101,7 @@ impl Kernel {
         Kernel::AttentionScores,
         Kernel::Softmax,
         Kernel::AttentionValues,
+        Kernel::AttentionDecode,
         Kernel::CopyRows,
         Kernel::MatmulBackward,
         Kernel::BiasBackward,
@@ -131,6 +134,7 @@ impl Kernel {
             Kernel::AttentionScores => "attention_scores",
             Kernel::Softmax => "softmax",
             Kernel::AttentionValues => "attention_values",
+            Kernel::AttentionDecode => "attention_decode",
             Kernel::CopyRows => "copy_rows",
             Kernel::MatmulBackward => "matmul_backward",
             Kernel::BiasBackward => "bias_backward",
@@ -165,6 +169,7 @@ impl Kernel {
             Kernel::AttentionScores => include_str!("../../../../shaders/attention_scores.wgsl"),
             Kernel::Softmax => include_str!("../../../../shaders/softmax.wgsl"),
             Kernel::AttentionValues => include_str!("../../../../shaders/attention_values.wgsl"),
+            Kernel::AttentionDecode => include_str!("../../../../shaders/attention_decode.wgsl"),
             Kernel::CopyRows => include_str!("../../../../shaders/copy_rows.wgsl"),
             Kernel::MatmulBackward => include_str!("../../../../shaders/matmul_backward.wgsl"),
             Kernel::BiasBackward => include_str!("../../../../shaders/bias_backward.wgsl"),
@@ -203,7 +208,7 @@ impl Kernel {
     /// The bindings of `@group(0)`, in binding order (they match the shader headers).
     fn binds(self) -> &'static [Bind] {
         match self {
-            Kernel::Matmul => &[Uniform, Read, Read, Read, ReadWrite],
+            Kernel::Matmul => &[Uniform, Read, Read, Read, ReadWrite, Read],
             Kernel::Activation => &[Uniform, ReadWrite],
             Kernel::Add => &[Uniform, Read, ReadWrite],
             Kernel::LayerNorm => &[Uniform, Read, Read, Read, ReadWrite],
@@ -215,6 +220,9 @@ impl Kernel {
             }
             Kernel::Softmax => &[Uniform, Read, ReadWrite],
             Kernel::AttentionValues => &[Uniform, Read, Read, Read, Read, ReadWrite],
+            Kernel::AttentionDecode => &[
+                Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+            ],
             Kernel::CopyRows => &[Uniform, Read, Read, ReadWrite],
             Kernel::MatmulBackward => &[Uniform, Read, Read, ReadWrite],
             Kernel::BiasBackward => &[Uniform, Read, ReadWrite],
@@ -617,6 +625,74 @@ pub struct ValueArgs<'a> {
     pub dims: AttnDims,
 }
 
+/// What [`Recorder::matmul_then`] does to each output element after the bias.
+#[derive(Clone, Copy, Debug)]
+pub enum Epilogue<'a> {
+    None,
+    /// The FFN's non-linearity.
+    Activation(Activation),
+    /// Add the element of this buffer at the output's place (a residual connection).
+    Residual(&'a GpuBuffer),
+}
+
+/// Arguments of [`Recorder::attention_decode`]: one query row per sequence (T = 1).
+#[derive(Clone, Copy, Debug)]
+pub struct DecodeAttnArgs<'a> {
+    /// (B) query rows; head h at columns `col + h·D ..`.
+    pub q: Rows<'a>,
+    /// (B·R) key rows (R = `dims.kv_rows`); head h at columns `col + h·D ..`.
+    pub k: Rows<'a>,
+    /// (B·R) value rows, in the same buffer and with the same stride as `k`.
+    pub v: Rows<'a>,
+    /// (B, R) u32: the token behind each key.
+    pub key_tokens: &'a GpuBuffer,
+    /// (H) ALiBi slopes.
+    pub alibi_slopes: Option<&'a GpuBuffer>,
+    /// (H, D) `additive_v`: present for additive scoring, absent for dot products.
+    pub additive_v: Option<&'a GpuBuffer>,
+    /// Divisor of dot-product scores: √D for `scaled_dot` with scaling on, else 1.
+    pub divisor: f32,
+    pub mask: &'a MaskSpec,
+    /// (N, N) u32 painted cells and N (`MaskSpec::cell_table`), or `None`.
+    pub cells: Option<(&'a GpuBuffer, usize)>,
+    pub pad_id: u32,
+    /// (H): true for an ablated head (at most 64 heads).
+    pub ablate: &'a [bool],
+    /// (B, H, 1, S), written; masked entries hold `MASKED`.
+    pub scores: &'a GpuBuffer,
+    /// (B, H, 1, S), written.
+    pub probs: &'a GpuBuffer,
+    /// (B, C) with C = H·D, written.
+    pub out: &'a GpuBuffer,
+    /// `t_len` must be 1.
+    pub dims: AttnDims,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct DecodeAttnParams {
+    batch: u32,
+    n_heads: u32,
+    s_len: u32,
+    d_head: u32,
+    q_stride: u32,
+    q_col: u32,
+    kv_stride: u32,
+    k_col: u32,
+    v_col: u32,
+    pos0: u32,
+    rule: u32,
+    padding: u32,
+    pad_id: u32,
+    divisor: f32,
+    kv_rows: u32,
+    rule_arg: u32,
+    cell_n: u32,
+    ablate_lo: u32,
+    ablate_hi: u32,
+    _pad: u32,
+}
+
 /// Rows of a buffer laid out sequence by sequence: row t of sequence b starts at element
 /// `(b · seq_rows + first + t) · stride + col`.
 #[derive(Clone, Copy, Debug)]
@@ -664,6 +740,13 @@ impl Recorder {
     /// `out (M, N) = a (M, K) · w (N, K)ᵀ + bias`: `shaders/matmul.wgsl`, mirroring
     /// `model::ffn::linear_forward`.
     pub fn matmul(&mut self, x: &MatmulArgs) -> Result<()> {
+        self.matmul_then(x, Epilogue::None)
+    }
+
+    /// [`Recorder::matmul`] followed, in the same dispatch, by `then`: the activation
+    /// (`linear_forward` then `activation_forward`) or the residual sum (`out += res`,
+    /// `res` laid out as `out`), as `Run::sublayer` and `Run::ffn` compute them.
+    pub fn matmul_then(&mut self, x: &MatmulArgs, then: Epilogue) -> Result<()> {
         need(x.a.buf, x.a.extent(x.m, x.k), "matmul input")?;
         need(x.w, x.w_offset + x.n * x.k, "matmul weight")?;
         if let Some(b) = x.bias {
@@ -682,17 +765,36 @@ impl Recorder {
             c_stride: u(x.out.stride, "out stride")?,
             _pad: [0; 3],
         };
+        let (act, res) = match then {
+            Epilogue::None => (0, None),
+            Epilogue::Activation(Activation::Relu) => (1, None),
+            Epilogue::Activation(Activation::Gelu) => (2, None),
+            Epilogue::Residual(r) => {
+                need(r, x.out.extent(x.m, x.n), "matmul residual")?;
+                if r.buffer == x.out.buf.buffer {
+                    return Err(Error::Gpu(
+                        "matmul's residual must be another buffer than its output".into(),
+                    ));
+                }
+                (0, Some(r))
+            }
+        };
         let key = PipelineKey {
             kernel: Kernel::Matmul,
-            constants: vec![("HAS_BIAS", x.bias.is_some() as u32)],
+            constants: vec![
+                ("HAS_BIAS", x.bias.is_some() as u32),
+                ("ACT", act),
+                ("HAS_RESIDUAL", res.is_some() as u32),
+            ],
         };
         let dummy = self.ctx().dummy().clone();
         let bias = x.bias.map(|b| &b.buffer).unwrap_or(&dummy);
+        let res = res.map(|b| &b.buffer).unwrap_or(&dummy);
         let grid = (u(x.n.div_ceil(16), "N")?, u(x.m.div_ceil(16), "M")?);
         self.dispatch_2d(
             key,
             bytemuck::bytes_of(&p),
-            &[&x.a.buf.buffer, &x.w.buffer, bias, &x.out.buf.buffer],
+            &[&x.a.buf.buffer, &x.w.buffer, bias, &x.out.buf.buffer, res],
             grid,
         )
     }
@@ -1039,6 +1141,112 @@ impl Recorder {
                 &x.out.buffer,
             ],
             groups_for(n)?,
+        )
+    }
+
+    /// Attention of one query row per sequence in one dispatch — scores, masked softmax,
+    /// `z (B, C) = Σ_j probs · v`, ablated heads zero: `shaders/attention_decode.wgsl`,
+    /// mirroring `model::attention::attention_forward` with T = 1 and writing what
+    /// [`Recorder::attention_scores`], [`Recorder::softmax`] and
+    /// [`Recorder::attention_values`] write together.
+    pub fn attention_decode(&mut self, x: &DecodeAttnArgs) -> Result<()> {
+        let d = x.dims;
+        let c = d.n_heads * d.d_head;
+        if d.t_len != 1 {
+            return Err(Error::Gpu(format!(
+                "attention_decode takes one query row per sequence, not {}",
+                d.t_len
+            )));
+        }
+        if x.k.buf.buffer != x.v.buf.buffer || x.k.stride != x.v.stride {
+            return Err(Error::Gpu(
+                "attention_decode reads keys and values from one buffer with one stride".into(),
+            ));
+        }
+        if x.alibi_slopes.is_some() && x.additive_v.is_some() {
+            return Err(Error::Gpu(
+                "attention_decode has one table: ALiBi with additive scores takes the \
+                 three-kernel path"
+                    .into(),
+            ));
+        }
+        d.check_rows()?;
+        need(x.q.buf, x.q.extent(d.batch, c), "queries")?;
+        need(x.k.buf, x.k.extent(d.key_rows(), c), "keys")?;
+        need(x.v.buf, x.v.extent(d.key_rows(), c), "values")?;
+        need(x.key_tokens, d.key_rows(), "key tokens")?;
+        if let Some(s) = x.alibi_slopes {
+            need(s, d.n_heads, "ALiBi slopes")?;
+        }
+        if let Some(a) = x.additive_v {
+            need(a, c, "additive_v")?;
+        }
+        if let Some((cells, side)) = x.cells {
+            need(cells, side * side, "painted mask cells")?;
+        }
+        if x.ablate.len() != d.n_heads || d.n_heads > 64 {
+            return Err(Error::Gpu(format!(
+                "attention_decode: {} ablation flags for {} heads (at most 64)",
+                x.ablate.len(),
+                d.n_heads
+            )));
+        }
+        let bits = x
+            .ablate
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (h, &a)| m | ((a as u64) << h));
+        need(x.scores, d.batch * d.n_heads * d.s_len, "scores")?;
+        need(x.probs, d.batch * d.n_heads * d.s_len, "probabilities")?;
+        need(x.out, d.batch * c, "attention output")?;
+        let (rule, rule_arg) = x.mask.gpu_rule();
+        let p = DecodeAttnParams {
+            batch: u(d.batch, "B")?,
+            n_heads: u(d.n_heads, "H")?,
+            s_len: u(d.s_len, "S")?,
+            d_head: u(d.d_head, "D")?,
+            q_stride: u(x.q.stride, "q stride")?,
+            q_col: u(x.q.col, "q col")?,
+            kv_stride: u(x.k.stride, "kv stride")?,
+            k_col: u(x.k.col, "k col")?,
+            v_col: u(x.v.col, "v col")?,
+            pos0: u(d.pos0, "pos0")?,
+            rule,
+            padding: x.mask.padding as u32,
+            pad_id: x.pad_id,
+            divisor: x.divisor,
+            kv_rows: u(d.kv_rows, "R")?,
+            rule_arg,
+            cell_n: u(x.cells.map_or(0, |(_, side)| side), "N")?,
+            ablate_lo: bits as u32,
+            ablate_hi: (bits >> 32) as u32,
+            _pad: 0,
+        };
+        let key = PipelineKey {
+            kernel: Kernel::AttentionDecode,
+            constants: vec![
+                ("SCORE", x.additive_v.is_some() as u32),
+                ("HAS_ALIBI", x.alibi_slopes.is_some() as u32),
+            ],
+        };
+        let dummy = self.ctx().dummy().clone();
+        let or_dummy = |b: Option<&GpuBuffer>| b.map(|b| b.buffer.clone()).unwrap_or(dummy.clone());
+        let table = or_dummy(x.alibi_slopes.or(x.additive_v));
+        let cells = or_dummy(x.cells.map(|(c, _)| c));
+        self.dispatch(
+            key,
+            bytemuck::bytes_of(&p),
+            &[
+                &x.q.buf.buffer,
+                &x.k.buf.buffer,
+                &x.key_tokens.buffer,
+                &table,
+                &cells,
+                &x.scores.buffer,
+                &x.probs.buffer,
+                &x.out.buffer,
+            ],
+            u(d.batch * d.n_heads, "B·H")?,
         )
     }
 

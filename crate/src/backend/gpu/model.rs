@@ -12,7 +12,10 @@ use std::sync::Arc;
 
 use super::attention_backward::{dropout_key, BatchNormTrainArgs, DropoutArgs};
 use super::context::{GpuBuffer, GpuContext, ReadSlot, Readback, Recorder};
-use super::kernels::{AttnDims, CopyArgs, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs, MASKED};
+use super::kernels::{
+    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs,
+    MASKED,
+};
 use crate::config::{ModelConfig, Norm, PosEncoding, Score};
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
@@ -173,6 +176,9 @@ struct Pass<'a> {
     /// Train mode: each BatchNorm's updated running statistics, read back for the trace:
     /// (parameter name, running_mean slot, running_var slot, C).
     running: Vec<(String, ReadSlot, ReadSlot, usize)>,
+    /// The running sublayer's input when its residual is on: the sublayer's last matrix
+    /// product adds it as it writes (`Epilogue::Residual`), one dispatch instead of two.
+    residual: Option<GpuBuffer>,
 }
 
 /// The one ChaCha8 stream a train-mode pass draws every dropout mask from, in the CPU's
@@ -347,6 +353,7 @@ impl GpuModel {
             train,
             drop,
             running: vec![],
+            residual: None,
         };
         let tokens = ctx.upload_u32("tokens", &batch.tokens)?; // (B, T)
         let src_buf = match &batch.src_tokens {
@@ -429,6 +436,7 @@ impl GpuModel {
             train: false,
             drop: None,
             running: vec![],
+            residual: None,
         };
         let plan = layer_plan(&w.config);
         let memory: GpuBuffer;
@@ -924,6 +932,9 @@ impl Pass<'_> {
         let norm = norm
             .map(|(p, name)| (*p, name.as_str()))
             .zip(sub.norm.as_ref());
+        // y = f(·) + x: added by f's last product when it takes the residual (not in a pass
+        // that draws dropout, whose mask applies to f(·) before the sum).
+        self.residual = (sub.residual && self.drop.is_none()).then(|| x.clone());
         match norm {
             Some((p, step)) if step.placement == Placement::Before => {
                 self.norm(p, step.kind, x, &sc.h, n)?;
@@ -933,7 +944,7 @@ impl Pass<'_> {
             _ => f(self, x, sc)?,
         }
         self.drop(&sc.y, n * c)?; // train mode: y = dropout(f(·))
-        if sub.residual {
+        if self.residual.take().is_some() || (sub.residual && self.drop.is_some()) {
             self.rec.add(&sc.y, x, n * c)?; // y = f(·) + x
         }
         match norm {
@@ -1189,6 +1200,51 @@ impl Pass<'_> {
         } else {
             (None, None)
         };
+        let additive_v = if cfg.score == Score::Additive {
+            a.additive_v.as_ref()
+        } else {
+            None
+        };
+        // One query row, no dropout on the probabilities, at most one table, keys and
+        // values side by side in one buffer (the KV cache, or the cross-attention memory):
+        // the three kernels below in one dispatch.
+        let fused = dims.t_len == 1
+            && self.drop.is_none()
+            && dims.n_heads <= 64
+            && rel_k.is_none()
+            && rel_v.is_none()
+            && !(alibi.is_some() && additive_v.is_some())
+            && k.buf.buffer == v.buf.buffer
+            && k.stride == v.stride;
+        if fused {
+            let ablated = self.opts.ablated_heads(site, layer, dims.n_heads); // (H)
+            self.rec.attention_decode(&DecodeAttnArgs {
+                q,
+                k,
+                v,
+                key_tokens,
+                alibi_slopes: alibi,
+                additive_v,
+                divisor,
+                mask,
+                cells,
+                pad_id: self.w.pad_id,
+                ablate: &ablated,
+                scores,
+                probs,
+                out: z,
+                dims,
+            })?;
+            self.read_trace(site, layer, dims, scores, probs)?;
+            let n = dims.batch;
+            return self.last_matmul(&MatmulArgs::linear(
+                z,
+                &a.out_proj_weight,
+                Some(&a.out_proj_bias),
+                out,
+                (n, c, c),
+            ));
+        }
         self.rec.attention_scores(&ScoreArgs {
             q,
             k,
@@ -1196,11 +1252,7 @@ impl Pass<'_> {
             rel_k,
             rel_max: k_rel,
             alibi_slopes: alibi,
-            additive_v: if cfg.score == Score::Additive {
-                a.additive_v.as_ref()
-            } else {
-                None
-            },
+            additive_v,
             divisor,
             mask,
             cells,
@@ -1210,18 +1262,7 @@ impl Pass<'_> {
         })?;
         let rows = dims.batch * dims.n_heads * dims.t_len;
         self.rec.softmax(scores, probs, rows, dims.s_len)?;
-        if self.opts.trace_attention {
-            let shape = [dims.batch, dims.n_heads, dims.t_len, dims.s_len];
-            let s_slot = self.rec.read(scores, 0, rows * dims.s_len)?;
-            let p_slot = self.rec.read(probs, 0, rows * dims.s_len)?;
-            self.attention.push(PlannedAttention {
-                site,
-                layer,
-                shape,
-                scores: s_slot,
-                probs: p_slot,
-            });
-        }
+        self.read_trace(site, layer, dims, scores, probs)?;
         // Train mode: the values are weighted by dropout(p); the trace keeps p.
         let dropped;
         let weights = if self.drop.is_some() {
@@ -1258,7 +1299,7 @@ impl Pass<'_> {
         })?;
         // out = z · W_Oᵀ + b_O
         let n = dims.batch * dims.t_len;
-        self.rec.matmul(&MatmulArgs::linear(
+        self.last_matmul(&MatmulArgs::linear(
             z,
             &a.out_proj_weight,
             Some(&a.out_proj_bias),
@@ -1267,20 +1308,57 @@ impl Pass<'_> {
         ))
     }
 
+    /// With `trace_attention`: read an attention's scores and probabilities back.
+    fn read_trace(
+        &mut self,
+        site: AttnSite,
+        layer: usize,
+        dims: AttnDims,
+        scores: &GpuBuffer,
+        probs: &GpuBuffer,
+    ) -> Result<()> {
+        if self.opts.trace_attention {
+            let rows = dims.batch * dims.n_heads * dims.t_len;
+            let shape = [dims.batch, dims.n_heads, dims.t_len, dims.s_len];
+            let s_slot = self.rec.read(scores, 0, rows * dims.s_len)?;
+            let p_slot = self.rec.read(probs, 0, rows * dims.s_len)?;
+            self.attention.push(PlannedAttention {
+                site,
+                layer,
+                shape,
+                scores: s_slot,
+                probs: p_slot,
+            });
+        }
+        Ok(())
+    }
+
+    /// A sublayer's last product, which also adds the sublayer's residual when it has one
+    /// (see [`Pass::residual`]).
+    fn last_matmul(&mut self, x: &MatmulArgs) -> Result<()> {
+        match self.residual.take() {
+            Some(res) => self.rec.matmul_then(x, Epilogue::Residual(&res)),
+            None => self.rec.matmul(x),
+        }
+    }
+
     /// The FFN sublayer: `sc.y = act(inp · W₁ᵀ + b₁) · W₂ᵀ + b₂` over N rows.
     fn ffn(&mut self, l: &GpuLayer, inp: &GpuBuffer, sc: &Scratch, n: usize) -> Result<()> {
         let cfg = self.cfg().clone();
         let (c, f) = (cfg.d_model, cfg.d_ff);
-        self.rec.matmul(&MatmulArgs::linear(
-            inp,
-            &l.linear1_weight,
-            Some(&l.linear1_bias),
-            &sc.f,
-            (n, c, f),
-        ))?;
-        self.rec.activation(&sc.f, n * f, cfg.activation)?;
+        // h = act(inp · W₁ᵀ + b₁), the activation in the product's dispatch.
+        self.rec.matmul_then(
+            &MatmulArgs::linear(
+                inp,
+                &l.linear1_weight,
+                Some(&l.linear1_bias),
+                &sc.f,
+                (n, c, f),
+            ),
+            Epilogue::Activation(cfg.activation),
+        )?;
         self.drop(&sc.f, n * f)?; // train mode: dropout on the hidden units
-        self.rec.matmul(&MatmulArgs::linear(
+        self.last_matmul(&MatmulArgs::linear(
             &sc.f,
             &l.linear2_weight,
             Some(&l.linear2_bias),
