@@ -33,13 +33,13 @@ pub fn linear_backward(
     );
     if let Some(dinp) = dinp {
         // forward: out = inp · weightᵀ  →  dinp += dout · weight
-        let di = input_gradient(dout, weight, n, c_in, c_out); // (N, IN)
+        let di = matmul_nn(dout, weight, n, c_out, c_in); // (N, IN)
         for (a, b) in dinp.iter_mut().zip(&di) {
             *a += b;
         }
     }
     // forward: out[n, o] = Σ_i inp[n, i] · weight[o, i]  →  dweight += doutᵀ · inp
-    let dw = weight_gradient(dout, inp, n, c_in, c_out); // (OUT, IN)
+    let dw = matmul_tn(dout, inp, n, c_out, c_in); // (OUT, IN)
     for (a, b) in dweight.iter_mut().zip(&dw) {
         *a += b;
     }
@@ -48,106 +48,6 @@ pub fn linear_backward(
         for row in dout.chunks_exact(c_out) {
             for (a, b) in db.iter_mut().zip(row) {
                 *a += b;
-            }
-        }
-    }
-}
-
-/// `dout (N, OUT) · weight (OUT, IN)`, the input gradient of a `Linear` (N, IN).
-/// Natively the packed product (matrixmultiply); in wasm the forward pass's product
-/// ([`rowwise::input_gradient`]), as matrixmultiply has no simd128 kernel there and runs
-/// at about half that product's speed on these shapes (`cargo xtask bench engine`).
-fn input_gradient(dout: &[f32], weight: &[f32], n: usize, c_in: usize, c_out: usize) -> Vec<f32> {
-    if cfg!(target_arch = "wasm32") {
-        rowwise::input_gradient(dout, weight, n, c_in, c_out)
-    } else {
-        matmul_nn(dout, weight, n, c_out, c_in)
-    }
-}
-
-/// `doutᵀ (OUT, N) · inp (N, IN)`, the weight gradient of a `Linear` (OUT, IN); the
-/// product chosen as in [`input_gradient`].
-fn weight_gradient(dout: &[f32], inp: &[f32], n: usize, c_in: usize, c_out: usize) -> Vec<f32> {
-    if cfg!(target_arch = "wasm32") {
-        rowwise::weight_gradient(dout, inp, n, c_in, c_out)
-    } else {
-        matmul_tn(dout, inp, n, c_out, c_in)
-    }
-}
-
-/// The two gradients through `crate::matmul::matmul_nt_into` (rows of a times rows of
-/// w), after transposing the operands into that layout; the transposes cost
-/// O(N·(IN + OUT)) against the product's O(N·IN·OUT).
-mod rowwise {
-    use crate::matmul::matmul_nt_into;
-
-    /// (R, C) row-major → (C, R) row-major.
-    fn transpose(x: &[f32], r: usize, c: usize) -> Vec<f32> {
-        let mut t = vec![0.0f32; r * c];
-        for (i, row) in x.chunks_exact(c).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                t[j * r + i] = v;
-            }
-        }
-        t
-    }
-
-    /// `dout (N, OUT) · weight (OUT, IN)` = dout · (weightᵀ)ᵀ.
-    pub fn input_gradient(
-        dout: &[f32],
-        weight: &[f32],
-        n: usize,
-        c_in: usize,
-        c_out: usize,
-    ) -> Vec<f32> {
-        let wt = transpose(weight, c_out, c_in); // (IN, OUT)
-        let mut di = vec![0.0f32; n * c_in]; // (N, IN)
-        matmul_nt_into(&mut di, dout, &wt, n, c_out, c_in);
-        di
-    }
-
-    /// `doutᵀ (OUT, N) · inp (N, IN)` = doutᵀ · (inpᵀ)ᵀ.
-    pub fn weight_gradient(
-        dout: &[f32],
-        inp: &[f32],
-        n: usize,
-        c_in: usize,
-        c_out: usize,
-    ) -> Vec<f32> {
-        let dt = transpose(dout, n, c_out); // (OUT, N)
-        let it = transpose(inp, n, c_in); // (IN, N)
-        let mut dw = vec![0.0f32; c_out * c_in]; // (OUT, IN)
-        matmul_nt_into(&mut dw, &dt, &it, c_out, n, c_in);
-        dw
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use crate::tensor::{matmul_nn, matmul_tn};
-
-        fn ramp(n: usize, s: f32) -> Vec<f32> {
-            (0..n).map(|i| ((i as f32) * s).sin()).collect()
-        }
-
-        #[test]
-        fn rowwise_gradients_agree_with_the_packed_products() {
-            for &(n, c_in, c_out) in &[(1, 1, 1), (3, 5, 7), (64, 32, 96), (130, 17, 9)] {
-                let dout = ramp(n * c_out, 0.31);
-                let inp = ramp(n * c_in, 0.17);
-                let w = ramp(c_out * c_in, 0.23);
-                let close = |a: &[f32], b: &[f32]| {
-                    a.iter()
-                        .zip(b)
-                        .all(|(x, y)| (x - y).abs() <= 1e-5 * (1.0 + y.abs()))
-                };
-                assert!(close(
-                    &super::input_gradient(&dout, &w, n, c_in, c_out),
-                    &matmul_nn(&dout, &w, n, c_out, c_in)
-                ));
-                assert!(close(
-                    &super::weight_gradient(&dout, &inp, n, c_in, c_out),
-                    &matmul_tn(&dout, &inp, n, c_out, c_in)
-                ));
             }
         }
     }
