@@ -1258,8 +1258,9 @@ fn kernels_reach_every_element_and_row_past_one_grid_dimension() {
 
 #[test]
 fn per_thread_sums_run_past_65535_iterations() {
-    // llvmpipe ends a single shader loop after 65 535 iterations; the kernels whose threads
-    // loop over the rows (or a tensor) split such loops in chunks and must still add all.
+    // llvmpipe ends a thread's loops after 65 535 iterations in all; the kernels whose
+    // threads loop over the rows (or a tensor) split such sums into several dispatches and
+    // must still add everything.
     let Some(ctx) = gpu_or_skip() else { return };
     let mut worst = 0.0f32;
     let rows = 70_000;
@@ -1300,6 +1301,35 @@ fn per_thread_sums_run_past_65535_iterations() {
             .unwrap()
     });
     assert_eq!(got[0], dtable, "the embedding gradient adds every row");
+
+    // A weight gradient dW (OUT, IN) += doutᵀ · inp over 70 000 rows: K = 70 000.
+    let (c_in, c_out) = (2, 3);
+    let dout = values(rows * c_out, 7003, 1.0); // (N, OUT)
+    let inp = values(rows * c_in, 7004, 1.0); // (N, IN)
+    let w = values(c_out * c_in, 7005, 1.0); // (OUT, IN)
+    let mut dw = vec![0.0; c_out * c_in]; // (OUT, IN)
+    linear_backward(None, &mut dw, None, &dout, &inp, &w, rows, c_in, c_out);
+    let (g_dout, g_inp, g_w, g_dw) = (
+        ctx.upload("dout", &dout).unwrap(),
+        ctx.upload("inp", &inp).unwrap(),
+        ctx.upload("w", &w).unwrap(),
+        ctx.zeros("dw", c_out * c_in).unwrap(),
+    );
+    let got = run(&ctx, &[&g_dw], |r| {
+        r.linear_backward(&LinearBackwardArgs::dense(
+            &g_dout,
+            &g_inp,
+            &g_w,
+            None,
+            &g_dw,
+            None,
+            (rows, c_in, c_out),
+        ))
+        .unwrap()
+    });
+    let d = rel_diff(&got[0], &dw);
+    worst = worst.max(d);
+    assert!(d < TOL, "dW over {rows} rows: {d:e}");
 
     // Gradient norm: one tensor with more than 65 535 elements per thread.
     let max_groups = ctx.limits().max_compute_workgroups_per_dimension as usize;

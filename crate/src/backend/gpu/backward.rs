@@ -276,8 +276,10 @@ struct AdamParams {
     _pad: [u32; 3],
 }
 
-/// The most iterations one shader loop may run: llvmpipe (software Vulkan) ends a loop
-/// after 65 535, so a launch splits longer sums into dispatches of at most this many rows.
+/// The most iterations a thread's loops may run: llvmpipe (software Vulkan) counts every
+/// loop iteration of one invocation, across all its loops, and after 65 535 ends every loop
+/// it is in or enters. A launch splits longer sums into dispatches of at most this many
+/// rows, each adding to the last in order.
 const MAX_LOOP: usize = 32_768;
 
 /// [start, end) ranges of at most `step` covering 0..n; one empty range when n is 0.
@@ -301,35 +303,42 @@ fn with_mode(kernel: Kernel, mode: u32) -> PipelineKey {
 impl Recorder {
     /// `c (M, N) (+)= a (M, K) · b (K, N)` through strides: `shaders/matmul_backward.wgsl`,
     /// mirroring `tensor::gemm` (`matmul_nn`, `matmul_tn`).
+    ///
+    /// A long K (the rows of a weight gradient's `doutᵀ · inp`) is split into dispatches of
+    /// at most [`MAX_LOOP`] products per output, each adding to the last: llvmpipe stops a
+    /// thread after 65 535 loop iterations in all.
     pub fn gemm(&mut self, x: &GemmArgs) -> Result<()> {
         need(x.a.buf, x.a.extent(x.m, x.k), "gemm left operand")?;
         need(x.b.buf, x.b.extent(x.k, x.n), "gemm right operand")?;
         need(x.c.buf, x.c.extent(x.m, x.n), "gemm output")?;
-        let p = GemmParams {
-            m: u(x.m, "M")?,
-            n: u(x.n, "N")?,
-            k: u(x.k, "K")?,
-            a_offset: u(x.a.offset, "a offset")?,
-            a_row: u(x.a.row, "a row stride")?,
-            a_col: u(x.a.col, "a column stride")?,
-            b_offset: u(x.b.offset, "b offset")?,
-            b_row: u(x.b.row, "b row stride")?,
-            b_col: u(x.b.col, "b column stride")?,
-            c_offset: u(x.c.col, "c offset")?,
-            c_stride: u(x.c.stride, "c stride")?,
-            _pad: 0,
-        };
-        let key = PipelineKey {
-            kernel: Kernel::MatmulBackward,
-            constants: vec![("ACCUMULATE", x.accumulate as u32)],
-        };
         let grid = (u(x.n.div_ceil(16), "N")?, u(x.m.div_ceil(16), "M")?);
-        self.dispatch_2d(
-            key,
-            bytemuck::bytes_of(&p),
-            &[&x.a.buf.buffer, &x.b.buf.buffer, &x.c.buf.buffer],
-            grid,
-        )
+        for (k0, k1) in chunks(x.k, MAX_LOOP) {
+            let p = GemmParams {
+                m: u(x.m, "M")?,
+                n: u(x.n, "N")?,
+                k: u(k1 - k0, "K")?,
+                a_offset: u(x.a.offset + k0 * x.a.col, "a offset")?,
+                a_row: u(x.a.row, "a row stride")?,
+                a_col: u(x.a.col, "a column stride")?,
+                b_offset: u(x.b.offset + k0 * x.b.row, "b offset")?,
+                b_row: u(x.b.row, "b row stride")?,
+                b_col: u(x.b.col, "b column stride")?,
+                c_offset: u(x.c.col, "c offset")?,
+                c_stride: u(x.c.stride, "c stride")?,
+                _pad: 0,
+            };
+            let key = PipelineKey {
+                kernel: Kernel::MatmulBackward,
+                constants: vec![("ACCUMULATE", (x.accumulate || k0 > 0) as u32)],
+            };
+            self.dispatch_2d(
+                key,
+                bytemuck::bytes_of(&p),
+                &[&x.a.buf.buffer, &x.b.buf.buffer, &x.c.buf.buffer],
+                grid,
+            )?;
+        }
+        Ok(())
     }
 
     /// `db[n] += Σ_r dout[r, n]` over `rows` rows of `width` (from column `dout.col`): `shaders/bias_backward.wgsl`,
