@@ -71,10 +71,19 @@ fn allocations_per_step() -> (f64, f64) {
     )
 }
 
+/// The machine's load averages (1, 5, 15 minutes), as /proc/loadavg gives them.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn main() {
     let quick = std::env::var("TPLAY_BENCH_QUICK").is_ok_and(|v| v == "1");
+    let load_before = load();
     let (allocs, bytes) = allocations_per_step();
     let report = bench::report(quick).expect("the bench runs");
+    let load_after = load();
     if std::env::var("TPLAY_BENCH_JSON").is_ok_and(|v| v == "1") {
         let mut v = serde_json::to_value(&report).expect("serialisable");
         v["allocs_per_step"] = allocs.into();
@@ -95,4 +104,12 @@ fn main() {
         None => println!("{}", bench::render(&[("native", &report)])),
     }
     println!("heap allocations per decoding step: {allocs:.1} ({bytes:.0} bytes)");
+    println!(
+        "load average (1, 5, 15 min) before the native run: {load_before}; after: {load_after}"
+    );
+    println!(
+        "clocks: native figures use the thread's CPU time (other programs do not count); the \
+         browser's are wall-clock time (performance.now), so on a loaded machine the wasm \
+         figures and the ratios understate wasm"
+    );
 }

@@ -109,7 +109,12 @@ pub fn decode(model: &Model, runs: usize) -> Result<Timed> {
     })
 }
 
-/// Milliseconds of one untraced forward pass over `len` tokens (median of `runs`).
+/// Passes per timed batch of [`prefill_ms`]: a browser's clock without cross-origin
+/// isolation ticks in 0.1 ms steps, so one pass is timed as a batch's share.
+const PREFILL_BATCH: usize = 10;
+
+/// Milliseconds of one untraced forward pass over `len` tokens (median over `runs`
+/// batches of [`PREFILL_BATCH`] passes, each batch's time divided by its passes).
 pub fn prefill_ms(model: &Model, len: usize, runs: usize) -> Result<Timed> {
     let batch = Batch::single(&prompt(model, len))?;
     let opts = ForwardOptions {
@@ -122,9 +127,11 @@ pub fn prefill_ms(model: &Model, len: usize, runs: usize) -> Result<Timed> {
     let mut phases = vec![];
     for _ in 0..runs {
         let t0 = profile::now_ms();
-        model.forward(&batch, &opts)?;
-        times.push(profile::now_ms() - t0);
-        phases.push((profile::take(), 1));
+        for _ in 0..PREFILL_BATCH {
+            model.forward(&batch, &opts)?;
+        }
+        times.push((profile::now_ms() - t0) / PREFILL_BATCH as f64);
+        phases.push((profile::take(), PREFILL_BATCH));
     }
     Ok(Timed {
         value: median(times),
@@ -278,23 +285,28 @@ pub struct ContextCost {
     pub uncached_ms: f64,
 }
 
-/// Milliseconds of the generation step that runs at context `n` (median of `runs`).
+/// Milliseconds of the generation step that runs at context `n`: `runs` generators are
+/// prefilled with n − 1 tokens (untimed), then their next steps are timed back to back
+/// and the total divided by `runs` (one step may be shorter than a browser clock's tick).
 fn step_at(model: &Model, use_cache: bool, n: usize, runs: usize) -> Result<f64> {
-    let mut times = vec![];
-    for _ in 0..runs.max(1) {
-        let mut gen = Generator::new(
-            model,
-            Backend::Cpu,
-            prompt(model, n - 1),
-            None,
-            greedy(2, use_cache),
-        )?;
+    let mut gens = (0..runs.max(1))
+        .map(|_| {
+            let mut gen = Generator::new(
+                model,
+                Backend::Cpu,
+                prompt(model, n - 1),
+                None,
+                greedy(2, use_cache),
+            )?;
+            pollster_free::block_on(gen.step())?;
+            Ok(gen)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let t0 = profile::now_ms();
+    for gen in &mut gens {
         pollster_free::block_on(gen.step())?;
-        let t0 = profile::now_ms();
-        pollster_free::block_on(gen.step())?;
-        times.push(profile::now_ms() - t0);
     }
-    Ok(median(times))
+    Ok((profile::now_ms() - t0) / gens.len() as f64)
 }
 
 /// The sweep of [`CONTEXTS`] on the decode model with room for them.
@@ -305,7 +317,7 @@ pub fn context_costs(runs: usize) -> Result<Vec<ContextCost>> {
         .map(|&n| {
             Ok(ContextCost {
                 context: n,
-                cached_ms: step_at(&model, true, n, runs)?,
+                cached_ms: step_at(&model, true, n, 8 * runs)?,
                 uncached_ms: step_at(&model, false, n, runs.div_ceil(4))?,
             })
         })
@@ -385,6 +397,23 @@ pub struct BrowserFigures {
     pub adapter: Option<String>,
     pub adapter_note: String,
     pub gpu: Vec<GpuStepRow>,
+    /// The machine's load averages (1, 5, 15 minutes) before and after the browser run.
+    #[serde(default)]
+    pub load: Option<String>,
+    /// The bench build as compiled ("none") and through each `wasm-opt` level.
+    #[serde(default)]
+    pub opt: Vec<OptVariant>,
+}
+
+/// One `wasm-opt` level of the bench build: its size and the worker's decoding on it
+/// (64 steps per message).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OptVariant {
+    pub name: String,
+    pub bytes: u64,
+    pub gzip_bytes: u64,
+    pub tokens_per_s: f64,
+    pub engine_ms_per_token: f64,
 }
 
 /// The recipes the training figure runs.
@@ -395,7 +424,7 @@ pub fn report(quick: bool) -> Result<Report> {
     let (runs, steps) = if quick { (2, 3) } else { (7, 20) };
     let model = decode_model(128);
     let decode_tokens_per_s = decode(&model, runs)?;
-    let prefill_64_ms = prefill_ms(&model, 64, runs * 4)?;
+    let prefill_64_ms = prefill_ms(&model, 64, runs)?;
     let matmul = matmul_peak();
     let peak_gflops = matmul
         .iter()
@@ -547,9 +576,11 @@ pub fn render(reports: &[(&str, &Report)]) -> String {
         let Some(b) = &r.browser else { continue };
         let _ = writeln!(
             o,
-            "\nEngine-only decoding in {name} ({}), tokens/s, against {} decoding here \
-             ({native:.0} tokens/s):\n",
-            b.user_agent, reports[0].0
+            "\nEngine-only decoding in {name} ({}; load average {}), tokens/s, against {} \
+             decoding here ({native:.0} tokens/s):\n",
+            b.user_agent,
+            b.load.as_deref().unwrap_or("not recorded"),
+            reports[0].0
         );
         let _ = writeln!(
             o,
@@ -590,6 +621,30 @@ pub fn render(reports: &[(&str, &Report)]) -> String {
                     d.engine_ms_per_token,
                     d.tokens_per_s / native,
                     d.tokens_per_s / main
+                );
+            }
+        }
+        if !b.opt.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nThe bench build through wasm-opt (worker, 64 steps per message; the page \
+                 ships -Oz):\n"
+            );
+            let _ = writeln!(
+                o,
+                "| {:<9} | {:>10} | {:>10} | {:>10} | {:>16} |",
+                "wasm-opt", "bytes", "gzip -9", "tokens/s", "engine ms/token"
+            );
+            let _ = writeln!(
+                o,
+                "|{:-<11}|{:-<12}|{:-<12}|{:-<12}|{:-<18}|",
+                "", "", "", "", ""
+            );
+            for v in &b.opt {
+                let _ = writeln!(
+                    o,
+                    "| {:<9} | {:>10} | {:>10} | {:>10.0} | {:>16.4} |",
+                    v.name, v.bytes, v.gzip_bytes, v.tokens_per_s, v.engine_ms_per_token
                 );
             }
         }

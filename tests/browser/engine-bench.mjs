@@ -14,6 +14,9 @@
 // - the same through a worker running the same bench build (one message per step, and
 //   `generateSteps` of 16 and 64 steps per message), so the two differ only by the worker;
 // - the same through the page's own worker (EngineClient, the shipped build: wasm-opt -Oz);
+// - the bench build passed through wasm-opt at each level in TPLAY_BENCH_OPT
+//   ("Oz=<pkg dir>,O3=<pkg dir>", from `cargo xtask bench engine`): the worker's decoding
+//   at 64 steps per message on each, beside the wasm's size (raw and gzip -9);
 // - WebGPU: dispatches, submissions and readbacks per decode step for every shipped model
 //   that generates. Headless Chromium's adapter is SwiftShader, a software fallback: its
 //   times mean nothing; the counts are what the GPU path submits on any adapter.
@@ -21,8 +24,10 @@
 // The native bench (crate/benches/engine.rs) reads the report and prints it beside its
 // own figures from the same run, with the ratio.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { launch, open, serve } from './harness.mjs';
 
 const [pkg, out] = process.argv.slice(2);
@@ -61,20 +66,38 @@ onmessage = async ({ data: { id, method, args } }) => {
 
 const types = { '.js': 'text/javascript', '.wasm': 'application/wasm' };
 
+// The wasm-opt variants: name → package folder, served under /bench-opt-<name>/.
+const variants = (process.env.TPLAY_BENCH_OPT ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((kv) => {
+    const [name, dir] = kv.split('=');
+    return { name, dir };
+  });
+const pkgs = { 'bench-pkg': pkg, ...Object.fromEntries(variants.map((v) => [`bench-opt-${v.name}`, v.dir])) };
+const sizes = (dir) => {
+  const wasm = readFileSync(join(dir, 'tplay_bg.wasm'));
+  return { bytes: statSync(join(dir, 'tplay_bg.wasm')).size, gzip_bytes: gzipSync(wasm, { level: 9 }).length };
+};
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const loadBefore = load();
 const server = await serve();
 // No service worker: page.route must see the /bench-pkg/ requests.
 const browser = await launch({ webgpu: true, serviceWorkers: 'block' });
 let report;
 try {
-  await browser.context.route('**/bench-pkg/**', (route) => {
-    const name = new URL(route.request().url()).pathname.split('/bench-pkg/')[1];
-    if (name === 'worker.js') return route.fulfill({ body: WORKER, contentType: 'text/javascript' });
-    const ext = name.slice(name.lastIndexOf('.'));
-    return route.fulfill({ body: readFileSync(join(pkg, name)), contentType: types[ext] ?? 'application/octet-stream' });
-  });
+  for (const [prefix, dir] of Object.entries(pkgs)) {
+    await browser.context.route(`**/${prefix}/**`, (route) => {
+      const name = new URL(route.request().url()).pathname.split(`/${prefix}/`)[1];
+      if (name === 'worker.js') return route.fulfill({ body: WORKER, contentType: 'text/javascript' });
+      const ext = name.slice(name.lastIndexOf('.'));
+      return route.fulfill({ body: readFileSync(join(dir, name)), contentType: types[ext] ?? 'application/octet-stream' });
+    });
+  }
   const { page } = await open(browser.context, server.url, 'play=0');
   report = await page.evaluate(
-    async ({ quick, RUNS }) => {
+    async ({ quick, RUNS, optNames }) => {
       const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
       const base = new URL('bench-pkg/', location.href);
       const mod = await import(new URL('tplay.js', base).href);
@@ -149,34 +172,44 @@ try {
         );
       }
 
-      // A worker on the same build.
-      const w = new Worker(new URL('worker.js', base), { type: 'module' });
-      let next = 1;
-      const waiting = new Map();
-      w.onmessage = ({ data }) => {
-        const p = waiting.get(data.id);
-        waiting.delete(data.id);
-        if (data.error) p.reject(new Error(data.error));
-        else p.resolve(data.r);
-      };
-      const rpc = (method, ...args) =>
-        new Promise((resolve, reject) => {
-          const id = next++;
-          waiting.set(id, { resolve, reject });
-          w.postMessage({ id, method, args });
-        });
-      await rpc('init', bytes);
-      const worker = {};
-      for (const per of [1, 16, 64]) {
-        worker[per] = await decode(
-          info.bos,
-          (r) => rpc('generate_start', r),
-          () => rpc('generate_step'),
-          (n) => rpc('generate_steps', { n }),
-          per,
-        );
+      // A worker on a bench build (`dir`: its folder under the page), decoding at each
+      // of `pers` steps per message.
+      async function inWorker(dir, pers) {
+        const w = new Worker(new URL(`../${dir}/worker.js`, base), { type: 'module' });
+        let next = 1;
+        const waiting = new Map();
+        w.onmessage = ({ data }) => {
+          const p = waiting.get(data.id);
+          waiting.delete(data.id);
+          if (data.error) p.reject(new Error(data.error));
+          else p.resolve(data.r);
+        };
+        const rpc = (method, ...args) =>
+          new Promise((resolve, reject) => {
+            const id = next++;
+            waiting.set(id, { resolve, reject });
+            w.postMessage({ id, method, args });
+          });
+        await rpc('init', bytes);
+        const out = {};
+        for (const per of pers) {
+          out[per] = await decode(
+            info.bos,
+            (r) => rpc('generate_start', r),
+            () => rpc('generate_step'),
+            (n) => rpc('generate_steps', { n }),
+            per,
+          );
+        }
+        w.terminate();
+        return out;
       }
-      w.terminate();
+      // The same build, then each wasm-opt level of it: a fresh module starts in V8's
+      // baseline tier, so each level first decodes at 1 and 16 steps per message (as the
+      // build above does) and the 64-step figure is taken once the optimising tier runs.
+      const worker = await inWorker('bench-pkg', [1, 16, 64]);
+      const opt = {};
+      for (const name of optNames) opt[name] = (await inWorker(`bench-opt-${name}`, [1, 16, 64]))[64];
 
       // The page's own worker (the shipped build), CPU backend.
       const { EngineClient } = await import('./playground.js');
@@ -242,12 +275,22 @@ try {
           worker,
           shipped,
           adapter: b.adapter ?? null,
-          adapter_note: b.backend === 'webgpu' ? 'software adapter (SwiftShader): a correctness target, its times mean nothing' : b.reason,
+          adapter_note:
+            b.backend !== 'webgpu'
+              ? b.reason
+              : /swiftshader|llvmpipe|lavapipe|software|fallback|cpu/i.test(JSON.stringify(b.adapter ?? ''))
+                ? 'software adapter: a correctness target, its times mean nothing; the counts hold on any adapter'
+                : 'hardware adapter',
           gpu,
+          opt,
         },
       };
     },
-    { quick, RUNS },
+    { quick, RUNS, optNames: variants.map((v) => v.name) },
+  );
+  report.browser.load = `${loadBefore} before, ${load()} after`;
+  report.browser.opt = [{ name: 'none', ...sizes(pkg), ...report.browser.worker[64] }].concat(
+    variants.map((v) => ({ name: v.name, ...sizes(v.dir), ...report.browser.opt[v.name] })),
   );
   await page.close();
 } finally {
@@ -258,12 +301,13 @@ try {
 writeFileSync(out, JSON.stringify(report));
 const f = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const br = report.browser;
-console.log(`Chromium (${report.build}), ${br.user_agent}`);
+console.log(`Chromium (${report.build}), ${br.user_agent}; load average (1, 5, 15 min) ${br.load}`);
 console.log(`  decode, main thread, 1 step per call:       ${f(br.main[1].tokens_per_s)} tokens/s`);
 console.log(`  decode, main thread, 64 steps per call:     ${f(br.main[64].tokens_per_s)} tokens/s`);
 for (const per of [1, 16, 64]) console.log(`  decode, bench worker, ${String(per).padStart(2)} steps per message: ${f(br.worker[per].tokens_per_s)} tokens/s (engine ${f(br.worker[per].engine_ms_per_token, 4)} ms/token)`);
 for (const per of [1, 16, 64]) console.log(`  decode, page worker,  ${String(per).padStart(2)} steps per message: ${f(br.shipped[per].tokens_per_s)} tokens/s (engine ${f(br.shipped[per].engine_ms_per_token, 4)} ms/token)`);
-const same = [br.worker[1], br.worker[16], br.worker[64], br.shipped[1], br.shipped[16], br.shipped[64], br.main[64]].every(
+for (const o of br.opt) console.log(`  wasm-opt ${o.name.padEnd(4)} ${o.bytes} bytes (${o.gzip_bytes} gzip): bench worker, 64 steps per message ${f(o.tokens_per_s)} tokens/s`);
+const same = [...br.opt, br.worker[1], br.worker[16], br.worker[64], br.shipped[1], br.shipped[16], br.shipped[64], br.main[64]].every(
   (x) => JSON.stringify(x.tokens) === JSON.stringify(br.main[1].tokens),
 );
 console.log(`  the same tokens on every path: ${same}`);

@@ -9,18 +9,25 @@
 //! ratio, and engine-only decoding on the main thread and through a worker (several
 //! steps per message), and WebGPU's dispatches per decode step for every shipped model.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
+//! `--profile` (with `engine` or `all`) compiles the per-phase timers into both builds of
+//! the engine benchmark (crate/src/profile.rs) and prints each figure's breakdown.
 
 use crate::util::{cargo, sh, Result};
 
 pub fn run(args: &[String]) -> Result<()> {
-    let which = args.first().map(String::as_str).unwrap_or("all");
+    let profile = args.iter().any(|a| a == "--profile");
+    let which = args
+        .iter()
+        .map(String::as_str)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or("all");
     if !matches!(which, "all" | "native" | "browser" | "engine") {
         return Err(format!(
-            "unknown bench '{which}' (known: native, browser, engine)"
+            "unknown bench '{which}' (known: native, browser, engine; flag: --profile)"
         ));
     }
     if which == "engine" || which == "all" {
-        engine()?;
+        engine(profile)?;
         if which == "engine" {
             return Ok(());
         }
@@ -38,15 +45,24 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 /// The engine benchmark in headless Chromium (the page, for its worker, and the bench
-/// build of the core), then natively with the browser's report beside it.
-fn engine() -> Result<()> {
-    let pkg = crate::build::bench_wasm()?;
+/// build of the core), then natively with the browser's report beside it. The bench
+/// build is also passed through `wasm-opt -Oz` (what the page ships) and `-O3`, so the
+/// browser runner can time the worker's decoding on each and print their sizes.
+fn engine(profile: bool) -> Result<()> {
+    let features = if profile { "bench,profile" } else { "bench" };
+    let pkg = crate::build::bench_wasm(features)?;
+    let mut variants = vec![];
+    for level in ["Oz", "O3"] {
+        let dir = crate::build::wasm_opt_copy(&pkg, level)?;
+        variants.push(format!("{level}={}", dir.display()));
+    }
     crate::build::build_all()?;
     let out = crate::util::root().join("target/bench-wasm.json");
     sh(std::process::Command::new("node")
         .arg("tests/browser/engine-bench.mjs")
         .arg(&pkg)
         .arg(&out)
+        .env("TPLAY_BENCH_OPT", variants.join(","))
         .env("TPLAY_DIST", crate::build::dist())
         .env("TPLAY_CHROMIUM", crate::build::chromium()?))?;
     sh(cargo()
@@ -57,7 +73,7 @@ fn engine() -> Result<()> {
             "--bench",
             "engine",
             "--features",
-            "bench",
+            features,
         ])
         .env("TPLAY_BENCH_WASM_JSON", &out))
 }

@@ -262,11 +262,41 @@ fn wasm_package(features: &[&str], pkg: &Path, bindgen_args: &[&str]) -> Result<
 
 /// The engine benchmark's wasm build (`--features bench`, simd128) into `target/bench-pkg`,
 /// for tests/browser/engine-bench.mjs under node. Not run through wasm-opt: `-Oz` trades
-/// speed for size, and this build measures speed. Returns the package folder.
-pub fn bench_wasm() -> Result<PathBuf> {
+/// speed for size, and this build measures speed (`wasm_opt_copy` makes the variants the
+/// bench compares). `features`: "bench", or "bench,profile" for the per-phase timers.
+/// Returns the package folder.
+pub fn bench_wasm(features: &str) -> Result<PathBuf> {
     let pkg = root().join("target/bench-pkg");
-    wasm_package(&["--features", "bench"], &pkg, &[])?;
+    wasm_package(&["--features", features], &pkg, &[])?;
     Ok(pkg)
+}
+
+/// A copy of the package `pkg` beside it (`<pkg>-<level>`) with its wasm passed through
+/// `wasm-opt -<level>` (e.g. "Oz", "O3"). Returns the copy's folder.
+pub fn wasm_opt_copy(pkg: &Path, level: &str) -> Result<PathBuf> {
+    npm_install()?;
+    let name = pkg
+        .file_name()
+        .ok_or_else(|| format!("{} has no folder name", pkg.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let dir = pkg.with_file_name(format!("{name}-{level}"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in std::fs::read_dir(pkg).map_err(|e| format!("{}: {e}", pkg.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name()))
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
+    let bg = dir.join("tplay_bg.wasm");
+    sh(Command::new(root().join("www/node_modules/.bin/wasm-opt"))
+        .arg(format!("-{level}"))
+        .arg("--enable-simd")
+        .arg(&bg)
+        .arg("-o")
+        .arg(&bg))?;
+    Ok(dir)
 }
 
 #[cfg(test)]
