@@ -17,6 +17,10 @@
 // (`dq_i += α·ds·k'_j`, `dk'_j = α·ds·q_i`; additive `g = ds·w·(1 − θ²)`, `dw += ds·θ`;
 // `dk_j += dk'_j`, `drel_k[r] += dk'_j`), undoing attention_scores.wgsl.
 //
+// llvmpipe ends an invocation's loops after 65 535 iterations in all (docs/gpu-training.md),
+// so the launch function splits the shared tables' sums over sequences into dispatches of
+// at most 32 768 iterations per thread (b0 .. b_end), each adding to the last.
+//
 // Every output element is summed by one thread in a fixed order (no atomics): the
 // relative table's gradient, shared by every head and query, is deterministic.
 //
@@ -53,8 +57,8 @@ struct Params {
     pos0: u32,
     rel_max: u32,
     alpha: f32,     // 1/√D for scaled_dot with scaling on, else 1 (a product, as the CPU)
-    _pad0: u32,
-    _pad1: u32,
+    b0: u32,        // OUTPUT 2, 3: the sequences b0 .. b_end this dispatch sums over
+    b_end: u32,
 }
 
 override OUTPUT: u32 = 0u;
@@ -169,7 +173,7 @@ fn main(
         let d = e % p.d_head;
         let off = i32(r) - i32(p.rel_max); // j − i for the interior rows
         var acc = 0.0;
-        for (var b = 0u; b < p.batch; b = b + 1u) {
+        for (var b = p.b0; b < p.b_end; b = b + 1u) {
             for (var h = 0u; h < p.n_heads; h = h + 1u) {
                 for (var t = 0u; t < p.t_len; t = t + 1u) {
                     let i = i32(p.pos0 + t);
@@ -205,7 +209,7 @@ fn main(
         let h = e / p.d_head;
         let d = e % p.d_head;
         var acc = 0.0;
-        for (var b = 0u; b < p.batch; b = b + 1u) {
+        for (var b = p.b0; b < p.b_end; b = b + 1u) {
             for (var t = 0u; t < p.t_len; t = t + 1u) {
                 let qd = q_at(b, t, h, d);
                 for (var j = 0u; j < p.s_len; j = j + 1u) {

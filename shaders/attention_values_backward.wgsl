@@ -14,6 +14,10 @@
 // (`dp̃_j = dz_i · v_j (+ dz_i · rel_v[r])`, `dv_j += p̃_ij · dz_i`,
 // `drel_v[r] += p̃_ij · dz_i`, `dp = dp̃ · m`).
 //
+// llvmpipe ends an invocation's loops after 65 535 iterations in all (docs/gpu-training.md),
+// so the launch function splits the shared tables' sums over sequences into dispatches of
+// at most 32 768 iterations per thread (b0 .. b_end), each adding to the last.
+//
 // Every output element is summed by one thread in a fixed order (no atomics), so the
 // relative table's gradient, shared by every head and query, is deterministic.
 //
@@ -52,9 +56,9 @@ struct Params {
     out_col: u32,
     pos0: u32,
     rel_max: u32,
+    b0: u32,        // OUTPUT 2: the sequences b0 .. b_end this dispatch sums over
+    b_end: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 override OUTPUT: u32 = 0u;
@@ -160,7 +164,7 @@ fn main(
         let kk = i32(p.rel_max);
         let off = i32(r) - kk; // j − i for the interior rows
         var acc = 0.0;
-        for (var b = 0u; b < p.batch; b = b + 1u) {
+        for (var b = p.b0; b < p.b_end; b = b + 1u) {
             for (var h = 0u; h < p.n_heads; h = h + 1u) {
                 if (ablate[h] != 0u) {
                     continue;

@@ -606,6 +606,36 @@ fn attention_backward_is_deterministic_bit_for_bit() {
     assert_eq!(a.dkv, b.dkv);
 }
 
+#[test]
+fn shared_table_gradients_sum_past_the_llvmpipe_loop_limit() {
+    // One thread of drel_k / drel_v sums over B·H·T·(the keys at its distance), one of
+    // dadditive_v over B·T·S: with 30 sequences of 48 positions, 2 heads and K = 0 (every
+    // key on table row 0) that is 138 240 and 69 120 iterations, past the 65 535 after which
+    // llvmpipe ends a shader's loops; the launches split the sums over sequences.
+    let Some(ctx) = gpu_or_skip() else { return };
+    let mask = MaskSpec::new(MaskRule::None, &[], true);
+    let shape = (30, 2, 2, 48, 48, 0);
+    let case = Case::new(
+        shape,
+        (Score::Additive, true),
+        &mask,
+        Some(0),
+        false,
+        true,
+        false,
+        91,
+    );
+    let g = gpu_attention_backward(&ctx, &case);
+    let mut worst = Worst::default();
+    let name = &case.name;
+    worst.see("dq", rel(&g.dq, &case.dq), name);
+    worst.see("dk | dv", rel(&g.dkv, &case.dkv), name);
+    worst.see("drel_k", rel(&g.drel_k, &case.drel_k), name);
+    worst.see("drel_v", rel(&g.drel_v, &case.drel_v), name);
+    worst.see("dadditive_v", rel(&g.dadd, &case.dadd), name);
+    worst.print("long sums");
+}
+
 // ---------------------------------------------------------------------------------------
 // RoPE backward
 // ---------------------------------------------------------------------------------------

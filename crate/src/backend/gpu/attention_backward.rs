@@ -41,7 +41,9 @@ struct ValueGradParams {
     out_col: u32,
     pos0: u32,
     rel_max: u32,
-    _pad: [u32; 3],
+    b0: u32,
+    b_end: u32,
+    _pad: u32,
 }
 
 #[repr(C)]
@@ -61,7 +63,8 @@ struct ScoreGradParams {
     pos0: u32,
     rel_max: u32,
     alpha: f32,
-    _pad: [u32; 2],
+    b0: u32,
+    b_end: u32,
 }
 
 #[repr(C)]
@@ -224,6 +227,20 @@ pub struct DropoutArgs<'a> {
     pub x: Option<&'a GpuBuffer>,
 }
 
+/// Iterations one thread may run in one dispatch: llvmpipe ends every loop of an invocation
+/// after 65 535 in all (docs/gpu-training.md), so long sums are split into dispatches.
+const MAX_THREAD_ITERATIONS: usize = 32_768;
+
+/// The sequence ranges `b0 .. b_end` of the dispatches that sum a shared table's gradient
+/// over B sequences, when one sequence costs `per_seq` iterations per thread.
+fn seq_chunks(batch: usize, per_seq: usize) -> Vec<(usize, usize)> {
+    let step = (MAX_THREAD_ITERATIONS / per_seq.max(1)).max(1);
+    (0..batch)
+        .step_by(step)
+        .map(|b0| (b0, (b0 + step).min(batch)))
+        .collect()
+}
+
 fn check_train_dims(d: &AttnDims) -> Result<()> {
     if d.kv_rows != d.s_len {
         return Err(Error::Gpu(format!(
@@ -309,47 +326,58 @@ impl Recorder {
             (1, Some(x.dv), d.batch * d.s_len * c),
             (2, x.drel_v.map(|g| Rows::dense(g, d.d_head)), table),
         ];
+        // The table's sum walks H · T · (up to S) scores per sequence.
+        let per_seq = d.n_heads * d.t_len * (d.s_len + 1);
         for (output, out, n) in outputs {
             let Some(out) = out else { continue };
-            let p = ValueGradParams {
-                batch: u(d.batch, "B")?,
-                n_heads: u(d.n_heads, "H")?,
-                t_len: u(d.t_len, "T")?,
-                s_len: u(d.s_len, "S")?,
-                d_head: u(d.d_head, "D")?,
-                dz_stride: u(x.dz.stride, "dz stride")?,
-                dz_col: u(x.dz.col, "dz col")?,
-                v_stride: u(x.v.stride, "v stride")?,
-                v_col: u(x.v.col, "v col")?,
-                out_stride: u(out.stride, "out stride")?,
-                out_col: u(out.col, "out col")?,
-                pos0: u(d.pos0, "pos0")?,
-                rel_max: u(x.rel_max, "K")?,
-                _pad: [0; 3],
+            let chunks = if output == 2 {
+                seq_chunks(d.batch, per_seq)
+            } else {
+                vec![(0, d.batch)]
             };
-            let key = PipelineKey {
-                kernel: Kernel::AttentionValuesBackward,
-                constants: vec![
-                    ("OUTPUT", output),
-                    ("HAS_DROP", x.dropout.is_some() as u32),
-                    ("HAS_REL", x.rel_v.is_some() as u32),
-                ],
-            };
-            self.dispatch(
-                key,
-                bytemuck::bytes_of(&p),
-                &[
-                    &x.dz.buf.buffer,
-                    &x.probs.buffer,
-                    drop,
-                    &x.v.buf.buffer,
-                    rel_v,
-                    &x.scores.buffer,
-                    &x.ablate.buffer,
-                    &out.buf.buffer,
-                ],
-                groups_for(n)?,
-            )?;
+            for (b0, b_end) in chunks {
+                let p = ValueGradParams {
+                    batch: u(d.batch, "B")?,
+                    n_heads: u(d.n_heads, "H")?,
+                    t_len: u(d.t_len, "T")?,
+                    s_len: u(d.s_len, "S")?,
+                    d_head: u(d.d_head, "D")?,
+                    dz_stride: u(x.dz.stride, "dz stride")?,
+                    dz_col: u(x.dz.col, "dz col")?,
+                    v_stride: u(x.v.stride, "v stride")?,
+                    v_col: u(x.v.col, "v col")?,
+                    out_stride: u(out.stride, "out stride")?,
+                    out_col: u(out.col, "out col")?,
+                    pos0: u(d.pos0, "pos0")?,
+                    rel_max: u(x.rel_max, "K")?,
+                    b0: u(b0, "b0")?,
+                    b_end: u(b_end, "b_end")?,
+                    _pad: 0,
+                };
+                let key = PipelineKey {
+                    kernel: Kernel::AttentionValuesBackward,
+                    constants: vec![
+                        ("OUTPUT", output),
+                        ("HAS_DROP", x.dropout.is_some() as u32),
+                        ("HAS_REL", x.rel_v.is_some() as u32),
+                    ],
+                };
+                self.dispatch(
+                    key,
+                    bytemuck::bytes_of(&p),
+                    &[
+                        &x.dz.buf.buffer,
+                        &x.probs.buffer,
+                        drop,
+                        &x.v.buf.buffer,
+                        rel_v,
+                        &x.scores.buffer,
+                        &x.ablate.buffer,
+                        &out.buf.buffer,
+                    ],
+                    groups_for(n)?,
+                )?;
+            }
         }
         Ok(())
     }
@@ -405,46 +433,55 @@ impl Recorder {
             (2, x.drel_k.map(|g| Rows::dense(g, d.d_head)), table),
             (3, x.dadditive_v.map(|g| Rows::dense(g, d.d_head)), c),
         ];
+        // The tables' sums walk H · T · (up to S) (rel_k) or T · S (w) scores per sequence.
         for (output, out, n) in outputs {
             let Some(out) = out else { continue };
-            let p = ScoreGradParams {
-                batch: u(d.batch, "B")?,
-                n_heads: u(d.n_heads, "H")?,
-                t_len: u(d.t_len, "T")?,
-                s_len: u(d.s_len, "S")?,
-                d_head: u(d.d_head, "D")?,
-                q_stride: u(x.q.stride, "q stride")?,
-                q_col: u(x.q.col, "q col")?,
-                k_stride: u(x.k.stride, "k stride")?,
-                k_col: u(x.k.col, "k col")?,
-                out_stride: u(out.stride, "out stride")?,
-                out_col: u(out.col, "out col")?,
-                pos0: u(d.pos0, "pos0")?,
-                rel_max: u(x.rel_max, "K")?,
-                alpha: x.alpha,
-                _pad: [0; 2],
+            let chunks = match output {
+                2 => seq_chunks(d.batch, d.n_heads * d.t_len * (d.s_len + 1)),
+                3 => seq_chunks(d.batch, d.t_len * (d.s_len + 1)),
+                _ => vec![(0, d.batch)],
             };
-            let key = PipelineKey {
-                kernel: Kernel::AttentionScoresBackward,
-                constants: vec![
-                    ("OUTPUT", output),
-                    ("SCORE", x.additive_v.is_some() as u32),
-                    ("HAS_REL", x.rel_k.is_some() as u32),
-                ],
-            };
-            self.dispatch(
-                key,
-                bytemuck::bytes_of(&p),
-                &[
-                    &x.dscores.buffer,
-                    &x.q.buf.buffer,
-                    &x.k.buf.buffer,
-                    rel_k,
-                    add_v,
-                    &out.buf.buffer,
-                ],
-                groups_for(n)?,
-            )?;
+            for (b0, b_end) in chunks {
+                let p = ScoreGradParams {
+                    batch: u(d.batch, "B")?,
+                    n_heads: u(d.n_heads, "H")?,
+                    t_len: u(d.t_len, "T")?,
+                    s_len: u(d.s_len, "S")?,
+                    d_head: u(d.d_head, "D")?,
+                    q_stride: u(x.q.stride, "q stride")?,
+                    q_col: u(x.q.col, "q col")?,
+                    k_stride: u(x.k.stride, "k stride")?,
+                    k_col: u(x.k.col, "k col")?,
+                    out_stride: u(out.stride, "out stride")?,
+                    out_col: u(out.col, "out col")?,
+                    pos0: u(d.pos0, "pos0")?,
+                    rel_max: u(x.rel_max, "K")?,
+                    alpha: x.alpha,
+                    b0: u(b0, "b0")?,
+                    b_end: u(b_end, "b_end")?,
+                };
+                let key = PipelineKey {
+                    kernel: Kernel::AttentionScoresBackward,
+                    constants: vec![
+                        ("OUTPUT", output),
+                        ("SCORE", x.additive_v.is_some() as u32),
+                        ("HAS_REL", x.rel_k.is_some() as u32),
+                    ],
+                };
+                self.dispatch(
+                    key,
+                    bytemuck::bytes_of(&p),
+                    &[
+                        &x.dscores.buffer,
+                        &x.q.buf.buffer,
+                        &x.k.buf.buffer,
+                        rel_k,
+                        add_v,
+                        &out.buf.buffer,
+                    ],
+                    groups_for(n)?,
+                )?;
+            }
         }
         Ok(())
     }
