@@ -356,12 +356,17 @@ export class TransformerPlayground extends LocalizedElement {
   /**
    * A redraw asked for while an input (a click, a key, a change) waits for its frame
    * waits until that frame has reached the screen: the click paints its own answer (the
-   * switch it flipped) at once, and the views it sets off follow in a later frame. Any
-   * other redraw runs as soon as the change is made, as usual.
+   * switch it flipped) at once, and the views it sets off follow in a later frame. During
+   * playback at full speed the redraws wait for the next frame. Any other redraw runs as
+   * soon as the change is made, as usual.
    */
   protected override scheduleUpdate(): void | Promise<unknown> {
-    if (!this.inputPending) return super.scheduleUpdate();
-    return afterNextPaint().then(() => super.scheduleUpdate());
+    if (this.inputPending) return afterNextPaint().then(() => super.scheduleUpdate());
+    // Playback at full speed: tokens land faster than a screen shows frames, so each frame
+    // draws every view once, with the latest token.
+    const s = this.store;
+    if (s?.gen.playing && s.st.speed === 0) return nextFrame().then(() => super.scheduleUpdate());
+    return super.scheduleUpdate();
   }
 
   /** An input arrived and the frame after it has not been drawn yet. */
@@ -711,6 +716,17 @@ function afterNextPaint(): Promise<void> {
         ok();
       }, 0),
     );
+  });
+}
+
+/** Settles at the next animation frame (or after 100 ms where the page draws none). */
+function nextFrame(): Promise<void> {
+  return new Promise((ok) => {
+    const timer = setTimeout(ok, 100);
+    requestAnimationFrame(() => {
+      clearTimeout(timer);
+      ok();
+    });
   });
 }
 
