@@ -54,9 +54,12 @@ async function drawSvg(page, svg) {
 describe('pictures and links', () => {
   test('every_view_exports_an_svg_that_parses_draws_and_captions_the_model_and_settings', async () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0&causal=0&text=the%20dog');
-    // The lab loads its code when it first comes into sight.
-    await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.scrollIntoView());
-    await page.waitForFunction(() => customElements.get('tp-lab') !== undefined);
+    // The lab loads its code when it first comes into sight. Views above it still grow as
+    // they draw (a frame after the page's first), so keep scrolling to it as a reader would.
+    await page.waitForFunction(() => {
+      document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.scrollIntoView();
+      return customElements.get('tp-lab') !== undefined;
+    });
     const { names, title } = await page.evaluate(async () => {
       const { VIEWS } = await import('./playground.js');
       const el = document.querySelector('transformer-playground');
