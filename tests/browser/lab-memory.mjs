@@ -58,7 +58,7 @@ export async function trainingMemory(page, { warmup, steps }) {
 }
 
 /** Bytes of every object a heap snapshot of the page holds (the sum of self sizes). */
-async function liveBytes(cdp) {
+export async function liveBytes(cdp) {
   const chunks = [];
   const take = (e) => chunks.push(e.chunk);
   cdp.on('HeapProfiler.addHeapSnapshotChunk', take);

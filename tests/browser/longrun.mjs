@@ -1,11 +1,13 @@
 // The long form of the memory test, for `cargo xtask bench` (it prints numbers and asserts
 // nothing): 10,000 generated tokens in the page, starting again whenever a run stops (the
-// context limit or the token limit), with wasm linear memory and the page's JS heap (after
-// a forced garbage collection) measured after a 500-token warm-up and at the end. Once with
+// context limit or the token limit), with wasm linear memory and the page's JS heap (the
+// live objects of a heap snapshot after a forced garbage collection, V8's usedSize beside
+// it: lab-memory.mjs) measured after a 500-token warm-up and at the end. Once with
 // only the generation view drawn, once with every view. TPLAY_LONGRUN_TOKENS overrides the
 // count.
 
-import { dist, launch, open, serve } from './harness.mjs';
+import { launch, open, serve } from './harness.mjs';
+import { liveBytes } from './lab-memory.mjs';
 
 const TOKENS = Number(process.env.TPLAY_LONGRUN_TOKENS ?? 10000);
 const WARMUP = 500;
@@ -16,7 +18,8 @@ async function run(context, url, views) {
   const cdp = await page.context().newCDPSession(page);
   const heap = async () => {
     await cdp.send('HeapProfiler.collectGarbage');
-    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    const used = (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    return { live: await liveBytes(cdp), used };
   };
   const wasm = () => page.evaluate(async () => (await document.querySelector('transformer-playground').memoryUse()).wasm_bytes);
   const generate = (n) =>
@@ -37,7 +40,7 @@ async function run(context, url, views) {
   const pct = (a, b) => `${(((b - a) / a) * 100).toFixed(1)}%`;
   console.log(
     `${views || 'every view'}: ${made} tokens after a ${WARMUP}-token warm-up in ${((t1 - t0) / 1000).toFixed(0)} s — ` +
-      `wasm memory ${w0} → ${w1} bytes (${pct(w0, w1)}), page JS heap ${h0} → ${h1} bytes (${pct(h0, h1)})`,
+      `wasm memory ${w0} → ${w1} bytes (${pct(w0, w1)}), page JS heap (live objects) ${h0.live} → ${h1.live} bytes (${pct(h0.live, h1.live)}; V8 usedSize ${h0.used} → ${h1.used})`,
   );
   await page.close();
 }
