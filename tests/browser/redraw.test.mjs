@@ -156,6 +156,14 @@ describe('redrawing only what changed', () => {
       return el.done && !el.playing;
     });
     await drawn(page);
+    // Playback draws once per frame: the generation view shows the last token in the frame
+    // after the run ends (it fails here if it never does).
+    await page
+      .waitForFunction(() => {
+        const el = document.querySelector('transformer-playground');
+        return el.shadowRoot.querySelector('tp-generation').shadowRoot.querySelector('[data-generated]')?.dataset.generated === el.generated.join(',');
+      }, null, { timeout: 10_000 })
+      .catch(() => {});
     const shown = await page.evaluate(() => {
       const el = document.querySelector('transformer-playground');
       const g = el.shadowRoot.querySelector('tp-generation').shadowRoot.querySelector('[data-generated]');
