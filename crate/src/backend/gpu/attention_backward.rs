@@ -500,27 +500,16 @@ impl Recorder {
         d_head: usize,
         pos0: usize,
     ) -> Result<()> {
-        if !d_head.is_multiple_of(2) {
-            return Err(Error::Gpu(format!("rope needs an even D, got {d_head}")));
-        }
-        need(dx.buf, dx.extent(rows, n_heads * d_head), "rope gradient")?;
-        let last = if rows == 0 { 0 } else { pos0 + t_len };
-        need(rot, last * d_head, "rope table")?;
-        let p = RopeParams {
-            rows: u(rows, "rows")?,
-            t_len: u(t_len.max(1), "T")?,
-            stride: u(dx.stride, "stride")?,
-            col: u(dx.col, "col")?,
-            n_heads: u(n_heads, "H")?,
-            d_head: u(d_head, "D")?,
-            pos0: u(pos0, "pos0")?,
-            _pad: 0,
-        };
-        self.dispatch(
-            PipelineKey::plain(Kernel::RopeBackward),
-            bytemuck::bytes_of(&p),
-            &[&rot.buffer, &dx.buf.buffer],
-            groups_for(rows * n_heads * d_head / 2)?,
+        self.rope_pass(
+            Kernel::RopeBackward,
+            "rope gradient",
+            rot,
+            dx,
+            rows,
+            t_len,
+            n_heads,
+            d_head,
+            pos0,
         )
     }
 

@@ -966,10 +966,38 @@ impl Recorder {
         d_head: usize,
         pos0: usize,
     ) -> Result<()> {
+        self.rope_pass(
+            Kernel::Rope,
+            "rope input",
+            rot,
+            x,
+            rows,
+            t_len,
+            n_heads,
+            d_head,
+            pos0,
+        )
+    }
+
+    /// One rotation pass over `x` in place (`Kernel::Rope` forward, `Kernel::RopeBackward`
+    /// by −angle): the two kernels share their bindings, parameters and grid.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rope_pass(
+        &mut self,
+        kernel: Kernel,
+        what: &str,
+        rot: &GpuBuffer,
+        x: Rows,
+        rows: usize,
+        t_len: usize,
+        n_heads: usize,
+        d_head: usize,
+        pos0: usize,
+    ) -> Result<()> {
         if !d_head.is_multiple_of(2) {
             return Err(Error::Gpu(format!("rope needs an even D, got {d_head}")));
         }
-        need(x.buf, x.extent(rows, n_heads * d_head), "rope input")?;
+        need(x.buf, x.extent(rows, n_heads * d_head), what)?;
         let last = if rows == 0 { 0 } else { pos0 + t_len };
         need(rot, last * d_head, "rope table")?;
         let p = RopeParams {
@@ -983,7 +1011,7 @@ impl Recorder {
             _pad: 0,
         };
         self.dispatch(
-            PipelineKey::plain(Kernel::Rope),
+            PipelineKey::plain(kernel),
             bytemuck::bytes_of(&p),
             &[&rot.buffer, &x.buf.buffer],
             groups_for(rows * n_heads * d_head / 2)?,
