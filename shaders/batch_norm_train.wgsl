@@ -88,7 +88,16 @@ fn main(
     for (var r = l; r < p.rows; r = r + WG) {
         part = part + x[r * p.c + i];
     }
-    let mean = sum_all(l, part) / n;
+    let mean0 = sum_all(l, part) / n;
+    // One correction pass: the mean of the deviations from the f32 mean, which the CPU's
+    // f64 sum has no need of. It brings the mean to within rounding of the exact one, so
+    // that Σ (x − μ) over the rows, which the backward's dx relies on being 0, is as small
+    // in f32 as on the CPU.
+    part = 0.0;
+    for (var r = l; r < p.rows; r = r + WG) {
+        part = part + (x[r * p.c + i] - mean0);
+    }
+    let mean = mean0 + sum_all(l, part) / n;
 
     part = 0.0;
     for (var r = l; r < p.rows; r = r + WG) {

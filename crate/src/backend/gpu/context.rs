@@ -330,6 +330,25 @@ impl GpuContext {
         }))
     }
 
+    /// Overwrite the start of `buf` with `data` (u32) before the next submission runs:
+    /// a resident buffer refilled each step instead of a new upload.
+    pub fn write_u32(&self, buf: &GpuBuffer, data: &[u32]) -> Result<()> {
+        self.check_alive()?;
+        if data.len() > buf.len {
+            return Err(Error::Gpu(format!(
+                "a write of {} elements into a buffer of {}",
+                data.len(),
+                buf.len
+            )));
+        }
+        if !data.is_empty() {
+            self.inner
+                .queue
+                .write_buffer(&buf.buffer, 0, bytemuck::cast_slice(data));
+        }
+        Ok(())
+    }
+
     /// A zeroed storage buffer of `len` elements for kernel outputs.
     pub fn zeros(&self, what: &str, len: usize) -> Result<GpuBuffer> {
         self.check_buffer_size(what, len)?;
@@ -447,6 +466,14 @@ enum Op {
         src: wgpu::Buffer,
         offset: usize,
         dst: usize,
+        len: usize,
+    },
+    /// Set every byte of `buf` to zero (an encoder command, not a dispatch).
+    Clear { buf: wgpu::Buffer, len: usize },
+    /// Copy `len` elements from the start of `src` to the start of `dst`.
+    Copy {
+        src: wgpu::Buffer,
+        dst: wgpu::Buffer,
         len: usize,
     },
 }
@@ -567,6 +594,43 @@ impl Recorder {
         });
         self.read_len += len;
         Ok(slot)
+    }
+
+    /// Zero the first `len` elements of `buf` at this point of the sequence (a buffer
+    /// command between dispatches: gradients that kernels add to start from zero).
+    pub fn clear(&mut self, buf: &GpuBuffer, len: usize) -> Result<()> {
+        if len > buf.len {
+            return Err(Error::Gpu(format!(
+                "clear of {len} elements of a buffer of {} elements",
+                buf.len
+            )));
+        }
+        if len > 0 {
+            self.ops.push(Op::Clear {
+                buf: buf.buffer.clone(),
+                len,
+            });
+        }
+        Ok(())
+    }
+
+    /// Copy the first `len` elements of `src` to the start of `dst` at this point of the
+    /// sequence (a buffer command, not a dispatch). `src` and `dst` are different buffers.
+    pub fn copy(&mut self, src: &GpuBuffer, dst: &GpuBuffer, len: usize) -> Result<()> {
+        if len > src.len || len > dst.len {
+            return Err(Error::Gpu(format!(
+                "copy of {len} elements from a buffer of {} to one of {}",
+                src.len, dst.len
+            )));
+        }
+        if len > 0 {
+            self.ops.push(Op::Copy {
+                src: src.buffer.clone(),
+                dst: dst.buffer.clone(),
+                len,
+            });
+        }
+        Ok(())
     }
 
     /// Ask for the whole of `buf`.
@@ -722,6 +786,10 @@ fn encode_and_submit(ctx: &GpuContext, ops: Vec<Op>, staging: Option<&wgpu::Buff
                         Some((len * 4) as u64),
                     );
                 }
+            }
+            Op::Clear { buf, len } => encoder.clear_buffer(&buf, 0, Some((len * 4) as u64)),
+            Op::Copy { src, dst, len } => {
+                encoder.copy_buffer_to_buffer(&src, 0, &dst, 0, Some((len * 4) as u64))
             }
         }
     }
