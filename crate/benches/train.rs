@@ -7,15 +7,23 @@
 //! 3. Extrapolation: the shipped grammar models (one per position encoding, trained on
 //!    sequences of 64 characters) scored at 1×, 2× and 4× that length.
 //!
+//! 4. Training steps per second on the CPU and on the GPU ([`GpuTrainer`]: the whole step
+//!    in one submission), with the GPU's dispatches, submissions and readbacks per step,
+//!    for the reverse and grammar recipes and a larger preset.
+//!
 //! Environment: `TPLAY_BENCH_TRAIN=speed` prints table 1 only; `=extrapolation` table 3
-//! only. Table 3 needs the checkpoints in `models/`.
+//! only; `=gpu` table 4 only. Table 3 needs the checkpoints in `models/`.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
+use tplay::backend::gpu::{GpuContext, GpuTrainer};
 use tplay::explain::extrapolation as extrap;
+use tplay::model::{ForwardOptions, Mode};
+use tplay::train::optim::Adam;
 use tplay::train::recipes::{recipes, Recipe, GRAMMAR_TRAIN_LEN};
+use tplay::train::step::train_step;
 use tplay::train::{evaluate, Trainer};
 
 fn trainer_for<'t>(r: &Recipe, task: &'t dyn tplay::tasks::Task) -> Trainer<'t> {
@@ -187,13 +195,139 @@ fn extrapolation() {
     println!();
 }
 
+/// Steps per second of `steps` calls of `step` after `warm` untimed ones.
+fn rate(warm: usize, steps: usize, mut step: impl FnMut(u64)) -> f64 {
+    for k in 0..warm {
+        step(k as u64);
+    }
+    let start = Instant::now();
+    for k in 0..steps {
+        step((warm + k) as u64);
+    }
+    steps as f64 / start.elapsed().as_secs_f64()
+}
+
+fn gpu_speed() {
+    println!("## Training steps per second: CPU vs GPU (whole step on the GPU, release build)");
+    println!();
+    let ctx = match pollster::block_on(GpuContext::request()) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            println!("(no GPU: {e})");
+            println!();
+            return;
+        }
+    };
+    let software = ctx.adapter_name().contains("Cpu")
+        || ["llvmpipe", "lavapipe", "SwiftShader"]
+            .iter()
+            .any(|n| ctx.adapter_name().contains(n));
+    println!(
+        "GPU: {}{}",
+        ctx.adapter_name(),
+        if software {
+            " — software adapter: speed means nothing"
+        } else {
+            ""
+        }
+    );
+    println!();
+    println!(
+        "| {:<34} | {:>9} | {:>8} | {:>11} | {:>11} | {:>10} | {:>11} | {:>9} |",
+        "model",
+        "params",
+        "B × T",
+        "CPU steps/s",
+        "GPU steps/s",
+        "dispatches",
+        "submissions",
+        "readbacks"
+    );
+    println!(
+        "|{:-<36}|{:-<11}|{:-<10}|{:-<13}|{:-<13}|{:-<12}|{:-<13}|{:-<11}|",
+        "", "", "", "", "", "", "", ""
+    );
+    let all = recipes();
+    let reverse = all.iter().find(|r| r.file == "reverse.safetensors");
+    let grammar = all.iter().find(|r| r.run.task == "grammar");
+    let mut rows: Vec<(String, Recipe, usize)> = vec![];
+    if let Some(r) = reverse {
+        rows.push(("reverse (recipe)".into(), r.clone(), 10));
+    }
+    if let Some(r) = grammar {
+        rows.push((
+            format!("{} (recipe)", r.file.trim_end_matches(".safetensors")),
+            r.clone(),
+            5,
+        ));
+        let mut big = r.clone();
+        big.run.d_model = Some(128);
+        big.run.heads = Some(4);
+        big.run.layers = Some(4);
+        big.run.d_ff = Some(512);
+        big.run.batch = 32;
+        rows.push(("grammar, C 128, 4 layers, 4 heads".into(), big, 2));
+    }
+    for (name, r, steps) in rows {
+        let task = r.run.task().expect("recipes are valid");
+        let mut tr = trainer_for(&r, task.as_ref());
+        let (smoothing, clip) = (tr.opts.label_smoothing, tr.opts.clip);
+        let batches: Vec<_> = (0..steps + 1).map(|_| tr.next_batch()).collect();
+        let lr = tr.lr();
+        let opts = |k: u64| ForwardOptions {
+            mode: Mode::Train { seed: k },
+            ..ForwardOptions::default()
+        };
+        let (b, t) = (batches[0].b, batches[0].t);
+        let (mut model, mut adam) = (tr.model.clone(), Adam::new(&tr.model, tr.opts.adam));
+        let cpu = rate(1, steps, |k| {
+            let tb = &batches[k as usize % batches.len()];
+            train_step(&mut model, &mut adam, tb, &opts(k), smoothing, lr, clip)
+                .expect("a step runs");
+        });
+        let adam = Adam::new(&tr.model, tr.opts.adam);
+        let (gpu, counts) = match GpuTrainer::new(&ctx, &tr.model, &adam) {
+            Ok(mut g) => {
+                let rate = rate(1, steps, |k| {
+                    let tb = &batches[k as usize % batches.len()];
+                    pollster::block_on(g.step(tb, &opts(k), smoothing, lr, clip))
+                        .expect("a GPU step runs");
+                });
+                (format!("{rate:.2}"), Some(g.counts()))
+            }
+            Err(e) => (format!("({e})"), None),
+        };
+        let c = |f: fn(&tplay::backend::gpu::StepCounts) -> usize| {
+            counts
+                .as_ref()
+                .map_or("-".to_string(), |x| f(x).to_string())
+        };
+        println!(
+            "| {:<34} | {:>9} | {:>8} | {:>11.2} | {:>11} | {:>10} | {:>11} | {:>9} |",
+            name,
+            tr.model.param_count(),
+            format!("{b} × {t}"),
+            cpu,
+            gpu,
+            c(|x| x.dispatches),
+            c(|x| x.submissions),
+            c(|x| x.readbacks)
+        );
+    }
+    println!();
+    println!("(per step; the CPU runs one thread; the first step of each side is not timed)");
+    println!();
+}
+
 fn main() {
     let which = std::env::var("TPLAY_BENCH_TRAIN").unwrap_or_default();
     match which.as_str() {
         "speed" => speed(),
         "extrapolation" => extrapolation(),
+        "gpu" => gpu_speed(),
         _ => {
             speed();
+            gpu_speed();
             extrapolation();
             time_to_threshold();
         }
