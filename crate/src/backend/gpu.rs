@@ -22,6 +22,7 @@ mod context;
 pub mod kernels;
 mod model;
 mod optim;
+pub mod train;
 
 pub use attention_backward::{
     dropout_key, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs, ScoreGradArgs, ValueGradArgs,
@@ -35,3 +36,4 @@ pub use kernels::{
 };
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
 pub use optim::GpuAdam;
+pub use train::{GpuTrainer, StepCounts};
