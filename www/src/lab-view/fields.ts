@@ -359,7 +359,7 @@ export const FIELDS: readonly FieldDef[] = [
       return msg('runs on');
     },
     get help() {
-      return msg('Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The numbers are the same either way; the run says where it ran and why.');
+      return msg('Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.');
     },
     group: 'training',
     control: {
