@@ -8,6 +8,8 @@ mod support;
 use pollster::block_on;
 use support::gpu_or_skip;
 use tplay::backend::gpu::GpuContext;
+use tplay::backend::Backend;
+use tplay::engine::Engine;
 use tplay::protocol::{RunBackend, RunSettings, TrainBackendChoice, TrainChunkRequest, TrainPoint};
 use tplay::train::Session;
 use tplay::Error;
@@ -197,4 +199,48 @@ fn the_settings_choose_the_backend_and_say_why_not_the_gpu() {
     v.as_object_mut().unwrap().remove("backend");
     let old: RunSettings = serde_json::from_value(v).unwrap();
     assert_eq!(old.backend, TrainBackendChoice::Auto);
+}
+
+#[test]
+fn the_engine_starts_a_run_where_its_settings_say_and_its_test_hook_loses_the_runs_gpu() {
+    if gpu_or_skip().is_none() {
+        return;
+    }
+    let ctx = block_on(GpuContext::request()).unwrap();
+    let mut engine = Engine::new();
+    // An engine on the GPU lends its device to an auto run.
+    engine.use_backend(Backend::Gpu(ctx));
+    let cpu = block_on(engine.train_start(&settings(TrainBackendChoice::Cpu))).unwrap();
+    assert_eq!(cpu.backend, RunBackend::CpuChosen);
+    let started = block_on(engine.train_start(&settings(TrainBackendChoice::Auto))).unwrap();
+    assert!(matches!(started.backend, RunBackend::Webgpu { .. }));
+    let first = block_on(engine.train_chunk(&chunk(3))).unwrap();
+    assert_eq!(first.points.len(), 3);
+    // The export copies the weights back first: it is the run's model at step 3.
+    let before = block_on(engine.train_export()).unwrap();
+    let state_then = block_on(engine.train_export_state()).unwrap();
+    assert!(engine.test_only_lose_gpu());
+    let next = block_on(engine.train_chunk(&chunk(3))).unwrap();
+    assert!(
+        matches!(
+            next.backend,
+            RunBackend::CpuLost {
+                step: 4,
+                from: 3,
+                ..
+            }
+        ),
+        "{:?}",
+        next.backend
+    );
+    assert_eq!(
+        next.points.iter().map(|p| p.step).collect::<Vec<_>>(),
+        [4, 5, 6]
+    );
+    // The CPU went on from those weights: a CPU run resumed from them takes the same steps.
+    let mut resumed = Engine::new();
+    block_on(resumed.train_resume(&settings(TrainBackendChoice::Cpu), &before, &state_then))
+        .unwrap();
+    let want = block_on(resumed.train_chunk(&chunk(3))).unwrap();
+    assert_eq!(numbers(&next.points), numbers(&want.points));
 }
