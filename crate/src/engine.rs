@@ -45,7 +45,7 @@ use crate::protocol::{
     MaskView, ModelInfo, NoamRequest, ParallelRequest, PermutationResult, Positions,
     PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest, RunSettings,
     SamplingRequest, ScoreScalingRequest, ScoringRequest, StrategyName, Switches, Tokenized,
-    TrainChunk, TrainChunkRequest, TrainStarted, U32Array,
+    TrainBackendChoice, TrainChunk, TrainChunkRequest, TrainStarted, U32Array,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -154,14 +154,33 @@ impl Engine {
         RunSettings::defaults(&req.task)
     }
 
-    /// Start a training run (a fresh model from the settings' seed); any earlier run of
-    /// this engine is dropped. Bad settings are refused by field, and nothing changes.
-    pub fn train_start(&mut self, settings: &RunSettings) -> Result<TrainStarted> {
+    /// Start a training run (a fresh model from the settings' seed) on the backend its
+    /// settings choose (`Session::place`); any earlier run of this engine is dropped. Bad
+    /// settings are refused by field, and nothing changes.
+    pub async fn train_start(&mut self, settings: &RunSettings) -> Result<TrainStarted> {
         let session = Session::new(settings.clone())?;
+        self.begin_run(session).await
+    }
+
+    /// The device a run may train on: the engine's own when it runs on one, else a new one.
+    async fn training_gpu(&self) -> Result<GpuContext> {
+        match &self.backend {
+            Backend::Gpu(ctx) => Ok(ctx.clone()),
+            Backend::Cpu => GpuContext::request().await,
+        }
+    }
+
+    async fn begin_run(&mut self, mut session: Session) -> Result<TrainStarted> {
+        let gpu = match session.settings().backend {
+            TrainBackendChoice::Cpu => Err(Error::Gpu("not asked for".into())),
+            _ => self.training_gpu().await,
+        };
+        session.place(gpu)?;
         let out = TrainStarted {
             info: model_info(session.model()),
             settings: session.settings().clone(),
             command: session.spec().args(),
+            backend: session.backend().clone(),
         };
         self.session = Some(session);
         Ok(out)
@@ -174,38 +193,39 @@ impl Engine {
     }
 
     /// The next chunk of the run's steps. A failed step (a diverged loss) ends the run:
-    /// later chunks are refused with the same reason; its last weights can still be exported.
-    pub fn train_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
-        self.session()?.step_chunk(req)
+    /// later chunks are refused with the same reason; its last weights can still be
+    /// exported. A GPU failure is not one: the run goes on on the CPU and says so.
+    pub async fn train_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
+        self.session()?.step_chunk(req).await
     }
 
     /// The run's state besides its weights (`Session::state`); with `train_export` taken
     /// right before or after it, `train_resume` continues the run exactly.
-    pub fn train_export_state(&mut self) -> Result<Vec<u8>> {
-        self.session()?.state()
+    pub async fn train_export_state(&mut self) -> Result<Vec<u8>> {
+        let s = self.session()?;
+        s.sync_weights().await;
+        s.state()
     }
 
-    /// Continue a saved run (its settings, weights and state); any earlier run of this
-    /// engine is dropped. Bytes that do not fit are refused with the reason.
-    pub fn train_resume(
+    /// Continue a saved run (its settings, weights and state) on the backend its settings
+    /// choose; any earlier run of this engine is dropped. Bytes that do not fit are
+    /// refused with the reason.
+    pub async fn train_resume(
         &mut self,
         settings: &RunSettings,
         checkpoint: &[u8],
         state: &[u8],
     ) -> Result<TrainStarted> {
         let session = Session::resume(settings.clone(), checkpoint, state)?;
-        let out = TrainStarted {
-            info: model_info(session.model()),
-            settings: session.settings().clone(),
-            command: session.spec().args(),
-        };
-        self.session = Some(session);
-        Ok(out)
+        self.begin_run(session).await
     }
 
-    /// The run's model as it is now, as checkpoint bytes (DESIGN.md §3).
-    pub fn train_export(&mut self) -> Result<Vec<u8>> {
-        self.session()?.checkpoint()
+    /// The run's model as it is now (copied back from the GPU first), as checkpoint bytes
+    /// (DESIGN.md §3).
+    pub async fn train_export(&mut self) -> Result<Vec<u8>> {
+        let s = self.session()?;
+        s.sync_weights().await;
+        s.checkpoint()
     }
 
     /// The loaded model's layer plan (`model::plan::layer_plan`): the stacks, sublayers,
@@ -440,15 +460,20 @@ impl Engine {
         BackendName::of(&self.backend)
     }
 
-    /// Test-only: destroy the GPU device now, as a driver reset would (true when there
-    /// was one); the next GPU call fails and the engine carries on on the CPU.
+    /// Test-only: destroy the GPU device now (the engine's, and the training run's), as a
+    /// driver reset would (true when there was one); the next GPU call fails and the
+    /// engine (or the run) carries on on the CPU.
     pub fn test_only_lose_gpu(&self) -> bool {
+        let run = self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.test_only_lose_gpu());
         match &self.backend {
             Backend::Gpu(ctx) => {
                 ctx.device().destroy();
                 true
             }
-            Backend::Cpu => false,
+            Backend::Cpu => run,
         }
     }
 

@@ -602,6 +602,51 @@ pub struct RunSettings {
     pub clip: f32,
     /// Held-out loss and the task's metric every this many steps (0: only at the end).
     pub eval_every: u64,
+    /// Where the steps run (absent in older links and saved runs: `auto`).
+    #[serde(default)]
+    pub backend: TrainBackendChoice,
+}
+
+/// Where a run's steps run: `auto` takes WebGPU when the browser has a device and the GPU
+/// trainer takes the model, else the CPU; `webgpu` insists (a run that cannot start there
+/// is refused with the reason); `cpu` never asks for a GPU. Not part of the run's numbers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TrainBackendChoice {
+    #[default]
+    Auto,
+    Webgpu,
+    Cpu,
+}
+
+/// Where a run's steps run now, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunBackend {
+    /// On the GPU (`adapter`: the device's description).
+    Webgpu { adapter: String },
+    /// On the CPU because the settings ask for it.
+    CpuChosen,
+    /// On the CPU: no GPU device could be had (`detail`: why).
+    CpuNoGpu { detail: String },
+    /// On the CPU: the GPU trainer does not take this model (`detail`: what it cannot train).
+    CpuRefused { detail: String },
+    /// On the CPU since the GPU failed taking step `step` (`detail`: how); the CPU went on
+    /// from step `from`, the last one whose weights had been copied back.
+    CpuLost {
+        step: u64,
+        from: u64,
+        detail: String,
+    },
+}
+
+impl RunBackend {
+    pub fn name(&self) -> BackendName {
+        match self {
+            RunBackend::Webgpu { .. } => BackendName::Webgpu,
+            _ => BackendName::Cpu,
+        }
+    }
 }
 
 /// `runDefaults`: the settings a task starts from, with a line about every field.
@@ -677,6 +722,8 @@ pub struct TrainChunk {
     /// Steps per second of compute so far.
     pub steps_per_s: f64,
     pub elapsed_ms: f64,
+    /// Where the run's steps run after this chunk (the CPU after a GPU failure).
+    pub backend: RunBackend,
 }
 
 /// A training run started: the model it trains.
@@ -687,6 +734,8 @@ pub struct TrainStarted {
     pub settings: RunSettings,
     /// The `tplay train` flags of the same run.
     pub command: Vec<String>,
+    /// Where the run's steps run, and why.
+    pub backend: RunBackend,
 }
 
 /// `blockProbe`: every block's live tensors (FFN, norms, residual stream, dropout masks)
@@ -800,7 +849,9 @@ pub fn typescript() -> String {
         PermutationRequest::decl(&cfg),
         PermutationResult::decl(&cfg),
         LrSettings::decl(&cfg),
+        TrainBackendChoice::decl(&cfg),
         RunSettings::decl(&cfg),
+        RunBackend::decl(&cfg),
         RunDefaultsRequest::decl(&cfg),
         RunDefaults::decl(&cfg),
         EvalPoint::decl(&cfg),

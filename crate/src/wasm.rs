@@ -75,51 +75,52 @@ impl Engine {
         to_js(&self.0.run_defaults(&req).map_err(js_err)?)
     }
 
-    /// `RunSettings` → `TrainStarted`.
+    /// `RunSettings` → `TrainStarted` (on the backend the settings choose).
     #[wasm_bindgen(unchecked_return_type = "TrainStarted")]
-    pub fn train_start(
+    pub async fn train_start(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "RunSettings")] req: JsValue,
     ) -> JsResult<JsValue> {
         let req: RunSettings = from_js("train", req)?;
-        to_js(&self.0.train_start(&req).map_err(js_err)?)
+        to_js(&self.0.train_start(&req).await.map_err(js_err)?)
     }
 
     /// `TrainChunkRequest` → `TrainChunk`.
     #[wasm_bindgen(unchecked_return_type = "TrainChunk")]
-    pub fn train_chunk(
+    pub async fn train_chunk(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "TrainChunkRequest")] req: JsValue,
     ) -> JsResult<JsValue> {
         let req: TrainChunkRequest = from_js("train chunk", req)?;
-        to_js(&self.0.train_chunk(&req).map_err(js_err)?)
+        to_js(&self.0.train_chunk(&req).await.map_err(js_err)?)
     }
 
     /// The training run's state besides its weights (optimiser moments, data position).
-    pub fn train_export_state(&mut self) -> JsResult<Vec<u8>> {
-        self.0.train_export_state().map_err(js_err)
+    pub async fn train_export_state(&mut self) -> JsResult<Vec<u8>> {
+        self.0.train_export_state().await.map_err(js_err)
     }
 
     /// Continue a saved run: `RunSettings`, its checkpoint and state bytes → `TrainStarted`.
     #[wasm_bindgen(unchecked_return_type = "TrainStarted")]
-    pub fn train_resume(
+    pub async fn train_resume(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "RunSettings")] settings: JsValue,
-        checkpoint: &[u8],
-        state: &[u8],
+        checkpoint: Vec<u8>,
+        state: Vec<u8>,
     ) -> JsResult<JsValue> {
         let settings: RunSettings = from_js("train", settings)?;
         to_js(
             &self
                 .0
-                .train_resume(&settings, checkpoint, state)
+                .train_resume(&settings, &checkpoint, &state)
+                .await
                 .map_err(js_err)?,
         )
     }
 
-    /// The training run's model now, as checkpoint bytes.
-    pub fn train_export(&mut self) -> JsResult<Vec<u8>> {
-        self.0.train_export().map_err(js_err)
+    /// The training run's model now (copied back from the GPU first), as checkpoint bytes.
+    pub async fn train_export(&mut self) -> JsResult<Vec<u8>> {
+        self.0.train_export().await.map_err(js_err)
     }
 
     /// `TokenizeRequest` → `Tokenized`.

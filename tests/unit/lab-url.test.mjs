@@ -56,6 +56,7 @@ const VALID = {
   ),
   clip: dec(0, 1000),
   eval_every: int(0, 1_000_000),
+  backend: fc.constantFrom('auto', 'webgpu', 'cpu'),
 };
 
 test('every_run_setting_has_a_generator_here', () => {
@@ -105,4 +106,17 @@ test('a_link_writes_only_what_differs_from_the_defaults', () => {
   const base = { task: 'reverse', arch: null, d_model: 32, n_heads: 4, n_layers: 2, d_ff: 64, activation: 'gelu', pos_encoding: 'sinusoidal', norm: 'pre_ln', final_norm: true, residual: true, scale_embeddings: true, score: 'scaled_dot', share_qk: false, dropout: 0, label_smoothing: 0, batch: 32, steps: 3000, seed: 1, len: null, adam_beta1: 0.9, adam_beta2: 0.98, adam_eps: 1e-9, lr: { kind: 'noam', factor: 1, warmup: 200 }, clip: 1, eval_every: 500 };
   assert.equal(formatRunQuery({ ...base, residual: false, n_layers: 6 }, base), 'task=reverse&n_layers=6&residual=0');
   assert.equal(formatRunQuery({ ...base, lr: { kind: 'noam', factor: 1, warmup: 4000 } }, base), 'task=reverse&lr=noam%3A1%3A4000');
+});
+
+test('links_from_before_the_backend_setting_still_load_and_settings_without_it_write_no_backend', () => {
+  const old = 'task=reverse&n_layers=6&residual=0';
+  const p = parseRunQuery(old);
+  assert.deepEqual(p.notes, []);
+  assert.deepEqual(p.settings, { task: 'reverse', n_layers: 6, residual: false });
+  // A run saved before the setting existed has none: its link leaves it out.
+  const saved = { task: 'reverse', n_layers: 6 };
+  assert.equal(formatRunQuery(saved), 'task=reverse&n_layers=6');
+  assert.equal(formatRunQuery({ ...saved, backend: 'cpu' }, { ...saved, backend: 'auto' }), 'task=reverse&backend=cpu');
+  assert.deepEqual(parseRunQuery('backend=webgpu').settings, { backend: 'webgpu' });
+  assert.equal(parseRunQuery('backend=gpu').notes.length, 1);
 });

@@ -12,12 +12,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::backend::gpu::{GpuContext, GpuTrainer};
 use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
 use crate::model::{Model, ModelParams, ParamKind};
 use crate::protocol::{
-    EvalPoint, LrSettings, RunDefaults, RunSettings, TrainChunk, TrainChunkRequest, TrainPoint,
+    EvalPoint, LrSettings, RunBackend, RunDefaults, RunSettings, TrainBackendChoice, TrainChunk,
+    TrainChunkRequest, TrainPoint,
 };
 use crate::tasks::{build, TaskOptions, TASKS};
 use crate::tensor::Tensor;
@@ -25,7 +27,7 @@ use crate::tensor::Tensor;
 use super::eval::evaluate;
 use super::recipes::recipes;
 use super::run::{arch_name, RunSpec};
-use super::step::LossGrads;
+use super::step::{LossGrads, StepStats};
 use super::trainer::{Trainer, TrainerState};
 
 /// Held-out examples of a periodic evaluation and of the final one, and their seed: the
@@ -264,6 +266,7 @@ impl RunSettings {
             },
             clip: spec.clip,
             eval_every,
+            backend: TrainBackendChoice::Auto,
         })
     }
 
@@ -389,28 +392,224 @@ pub const FIELD_NOTES: &[(&str, &str)] = &[
 ];
 
 /// A training run taken a chunk at a time.
+///
+/// On the GPU ([`Session::place`]) the weights stay on the device across steps and chunks;
+/// the session's CPU copy (`trainer`'s model and optimiser) is brought up to date at the
+/// end of every chunk and before every evaluation, and a chunk reports its points only
+/// once their weights are copied back. Any GPU failure puts the run back on that copy (the
+/// last step copied back, the data generator where it stood then) and the CPU takes the
+/// steps from there, the same steps: nothing reported is lost, the curve goes on.
 pub struct Session {
+    /// The run's data generator and step count; its model and optimiser are the run's on
+    /// the CPU, and the last copy back while the run trains on the GPU.
     trainer: Trainer<'static>,
     settings: RunSettings,
     spec: RunSpec,
     /// Compute time so far (pauses between chunks excluded).
     elapsed_ms: f64,
+    gpu: Option<OnGpu>,
+    backend: RunBackend,
+    /// Test-only: the GPU fails as it is about to take this step.
+    fail_gpu_at: Option<u64>,
+}
+
+/// A run's steps on a GPU device.
+struct OnGpu {
+    ctx: GpuContext,
+    trainer: GpuTrainer,
+    /// The step and data position of the session's CPU copy (its last copy back).
+    synced_step: u64,
+    synced_data: u128,
+}
+
+/// A core error's own sentence, without its kind ("GPU backend: …").
+fn sentence(e: &Error) -> String {
+    match e {
+        Error::Config(m)
+        | Error::Checkpoint(m)
+        | Error::Input(m)
+        | Error::Gpu(m)
+        | Error::Other(m) => m.clone(),
+    }
 }
 
 impl Session {
-    /// A fresh model for the settings, initialised from their seed.
+    /// A fresh model for the settings, initialised from their seed, trained on the CPU
+    /// until [`Session::place`] moves it.
     pub fn new(settings: RunSettings) -> Result<Session> {
         let spec = settings.to_spec()?;
         let task = spec.task()?;
         let cfg = spec.model_config(task.as_ref())?;
         let opts = spec.train_options()?;
         let trainer = Trainer::owning(task, cfg, opts)?;
+        let backend = match settings.backend {
+            TrainBackendChoice::Cpu => RunBackend::CpuChosen,
+            _ => RunBackend::CpuNoGpu {
+                detail: "no GPU device was offered to the run".into(),
+            },
+        };
         Ok(Session {
             trainer,
             settings,
             spec,
             elapsed_ms: 0.0,
+            gpu: None,
+            backend,
+            fail_gpu_at: None,
         })
+    }
+
+    /// Where the run's steps go, as its settings choose: `gpu` is a device (or why there is
+    /// none), asked for only when the settings may use one. `auto` takes the device when
+    /// the GPU trainer takes the model, else stays on the CPU saying why; `webgpu` refuses
+    /// the run with the reason instead; `cpu` stays on the CPU.
+    pub fn place(&mut self, gpu: Result<GpuContext>) -> Result<()> {
+        let choice = self.settings.backend;
+        if choice == TrainBackendChoice::Cpu {
+            self.gpu = None;
+            self.backend = RunBackend::CpuChosen;
+            return Ok(());
+        }
+        let insist = choice == TrainBackendChoice::Webgpu;
+        let ctx = match gpu {
+            Ok(ctx) => ctx,
+            Err(e) if insist => {
+                return Err(field_err(
+                    "backend",
+                    format!(
+                        "WebGPU was asked for but there is no GPU device: {}",
+                        sentence(&e)
+                    ),
+                ))
+            }
+            Err(e) => {
+                self.backend = RunBackend::CpuNoGpu {
+                    detail: sentence(&e),
+                };
+                return Ok(());
+            }
+        };
+        if !insist && ctx.is_software() {
+            // A software adapter trains correctly but far slower than the CPU path (the
+            // bench measures both): `auto` keeps to the CPU; `webgpu` still uses it.
+            self.backend = RunBackend::CpuRefused {
+                detail: format!(
+                    "the WebGPU adapter ({}) is a software one, slower than the CPU; choose webgpu to train on it anyway",
+                    ctx.adapter_name()
+                ),
+            };
+            return Ok(());
+        }
+        match GpuTrainer::new(&ctx, &self.trainer.model, self.trainer.adam()) {
+            Ok(trainer) => {
+                self.backend = RunBackend::Webgpu {
+                    adapter: ctx.adapter_name().to_string(),
+                };
+                self.gpu = Some(OnGpu {
+                    ctx,
+                    trainer,
+                    synced_step: self.trainer.step,
+                    synced_data: self.trainer.data_position(),
+                });
+                Ok(())
+            }
+            Err(e) if insist => Err(field_err(
+                "backend",
+                format!(
+                    "WebGPU was asked for but it cannot train this model: {}",
+                    sentence(&e)
+                ),
+            )),
+            Err(e) => {
+                self.backend = RunBackend::CpuRefused {
+                    detail: sentence(&e),
+                };
+                Ok(())
+            }
+        }
+    }
+
+    /// Where the steps run now, and why.
+    pub fn backend(&self) -> &RunBackend {
+        &self.backend
+    }
+
+    /// Test-only: the GPU fails (as a lost device would) when it is about to take `step`.
+    #[doc(hidden)]
+    pub fn test_only_fail_gpu_at(&mut self, step: u64) {
+        self.fail_gpu_at = Some(step);
+    }
+
+    /// Test-only: destroy the run's GPU device now, as a driver reset would (true when the
+    /// run had one); its next GPU call fails and the run goes on on the CPU.
+    pub fn test_only_lose_gpu(&self) -> bool {
+        match &self.gpu {
+            Some(g) => {
+                g.ctx.device().destroy();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Bring the CPU copy up to the GPU's weights (nothing to do on the CPU or when it is
+    /// up to date). `Err` only from the GPU; the copy is unchanged then.
+    async fn copy_back(&mut self) -> Result<()> {
+        let Some(g) = self.gpu.as_mut() else {
+            return Ok(());
+        };
+        if g.synced_step == self.trainer.step {
+            return Ok(());
+        }
+        let mut model = self.trainer.model.clone();
+        let adam = g.trainer.download(&mut model).await?;
+        self.trainer.set_weights(model, adam);
+        g.synced_step = self.trainer.step;
+        g.synced_data = self.trainer.data_position();
+        Ok(())
+    }
+
+    /// The GPU failed taking step `step` (or copying back after it): the run goes on on the
+    /// CPU from its last copy back. Returns the steps given up (taken on the GPU since).
+    fn fall_back(&mut self, step: u64, e: &Error) -> u64 {
+        let Some(g) = self.gpu.take() else {
+            return 0;
+        };
+        let lost = self.trainer.step - g.synced_step;
+        self.trainer.rewind(g.synced_step, g.synced_data);
+        self.backend = RunBackend::CpuLost {
+            step,
+            from: g.synced_step,
+            detail: sentence(e),
+        };
+        lost
+    }
+
+    /// Copy the GPU's weights back so that [`Session::checkpoint`] and [`Session::state`]
+    /// are the run's now. A GPU failure moves the run to the CPU (from its last copy back,
+    /// which between chunks is the run's last step).
+    pub async fn sync_weights(&mut self) {
+        let step = self.trainer.step;
+        if let Err(e) = self.copy_back().await {
+            self.fall_back(step, &e);
+        }
+    }
+
+    /// One step on the GPU: its statistics (`Err`: the GPU failed), not yet counted.
+    async fn gpu_step(&mut self) -> Result<StepStats> {
+        let (tb, fwd, lr) = self.trainer.next_step_inputs(false);
+        let next = self.trainer.step + 1;
+        let smoothing = self.trainer.opts.label_smoothing;
+        let clip = self.trainer.opts.clip;
+        let Some(g) = self.gpu.as_mut() else {
+            return Err(Error::Gpu("the run has no GPU".into()));
+        };
+        if self.fail_gpu_at == Some(next) {
+            return Err(Error::Gpu(
+                "the GPU device was lost (a test-only failure)".into(),
+            ));
+        }
+        g.trainer.step(&tb, &fwd, smoothing, lr, clip).await
     }
 
     pub fn settings(&self) -> &RunSettings {
@@ -561,8 +760,11 @@ impl Session {
 
     /// Train up to `max_steps` steps (at least one, unless the run is done), stopping
     /// early once `budget_ms` of compute have passed. A point per step; evaluations every
-    /// `eval_every` steps and after the last step.
-    pub fn step_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
+    /// `eval_every` steps and after the last step. On the GPU the weights are copied back
+    /// before each evaluation and at the end of the chunk, and only steps whose weights are
+    /// on the CPU are reported; a GPU failure gives up the steps taken since the last copy
+    /// back and the CPU takes them again (the same batches, the same dropout masks).
+    pub async fn step_chunk(&mut self, req: &TrainChunkRequest) -> Result<TrainChunk> {
         if !(req.budget_ms >= 0.0 && req.budget_ms.is_finite()) || req.max_steps == 0 {
             return Err(Error::Input(format!(
                 "train chunk: needs at least one step and a time budget of 0 ms or more, got {} steps, {} ms",
@@ -570,20 +772,87 @@ impl Session {
             )));
         }
         let clock = Stopwatch::start(None);
-        let mut points = vec![];
+        // Steps whose weights the CPU copy holds, and steps taken on the GPU since.
+        let mut points: Vec<TrainPoint> = vec![];
+        let mut pending: Vec<TrainPoint> = vec![];
         let every = self.settings.eval_every;
-        while !self.is_done() && points.len() < req.max_steps as usize {
-            let mut p = self.one_step()?;
+        let max = req.max_steps as usize;
+        let mut out_of_time = false;
+        loop {
+            if self.is_done() || points.len() + pending.len() >= max || out_of_time {
+                if pending.is_empty() {
+                    break;
+                }
+                let step = self.trainer.step;
+                match self.copy_back().await {
+                    Ok(()) => {
+                        points.append(&mut pending);
+                        break;
+                    }
+                    Err(e) => {
+                        self.fall_back(step, &e);
+                        pending.clear();
+                        // The CPU takes at least one step of those given up.
+                        out_of_time = false;
+                        continue;
+                    }
+                }
+            }
+            let mut p = if self.gpu.is_some() {
+                let next = self.trainer.step + 1;
+                let stats = match self.gpu_step().await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.fall_back(next, &e);
+                        pending.clear();
+                        continue;
+                    }
+                };
+                if let Err(e) = self.trainer.count_step(stats) {
+                    // A diverged run stops where its weights were last copied back.
+                    if let Some(g) = &self.gpu {
+                        self.trainer.rewind(g.synced_step, g.synced_data);
+                    }
+                    return Err(e);
+                }
+                TrainPoint {
+                    step: next,
+                    loss: stats.loss,
+                    lr: stats.lr,
+                    grad_norm: stats.grad_norm,
+                    elapsed_ms: 0.0,
+                    eval: None,
+                    // The GPU step reports the loss and the global norm only.
+                    residual_norms: vec![],
+                    grad_norms: vec![],
+                }
+            } else {
+                self.one_step()?
+            };
             let step = self.trainer.step;
-            if self.is_done() {
-                p.eval = Some(self.evaluate(FINAL_EVAL_EXAMPLES)?);
-            } else if every > 0 && step.is_multiple_of(every) {
-                p.eval = Some(self.evaluate(EVAL_EXAMPLES)?);
+            let last = self.is_done();
+            if last || (every > 0 && step.is_multiple_of(every)) {
+                // Evaluation reads the CPU copy: bring it up to this step first.
+                if let Err(e) = self.copy_back().await {
+                    self.fall_back(step, &e);
+                    pending.clear();
+                    continue;
+                }
+                points.append(&mut pending);
+                let n = if last {
+                    FINAL_EVAL_EXAMPLES
+                } else {
+                    EVAL_EXAMPLES
+                };
+                p.eval = Some(self.evaluate(n)?);
             }
             p.elapsed_ms = self.elapsed_ms + clock.elapsed_ms();
-            points.push(p);
+            match &self.gpu {
+                Some(g) if g.synced_step != step => pending.push(p),
+                _ => points.push(p),
+            }
             if clock.elapsed_ms() >= req.budget_ms {
-                break;
+                out_of_time = true;
             }
         }
         self.elapsed_ms += clock.elapsed_ms();
@@ -598,6 +867,7 @@ impl Session {
                 0.0
             },
             elapsed_ms: self.elapsed_ms,
+            backend: self.backend.clone(),
         })
     }
 }
@@ -655,6 +925,7 @@ fn layer_grad_norms(grads: &ModelParams<Tensor>) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pollster::block_on;
 
     fn small(task: &str) -> RunSettings {
         let mut s = RunSettings::defaults(task).unwrap().settings;
@@ -679,12 +950,11 @@ mod tests {
         let mut session = Session::new(s).unwrap();
         let mut got = vec![];
         while !session.is_done() {
-            let c = session
-                .step_chunk(&TrainChunkRequest {
-                    max_steps: 4,
-                    budget_ms: 1e9,
-                })
-                .unwrap();
+            let c = block_on(session.step_chunk(&TrainChunkRequest {
+                max_steps: 4,
+                budget_ms: 1e9,
+            }))
+            .unwrap();
             got.extend(c.points);
         }
         assert_eq!(got.iter().map(|p| p.loss).collect::<Vec<_>>(), want);
@@ -718,21 +988,19 @@ mod tests {
             budget_ms: 1e9,
         };
         let mut straight = Session::new(s.clone()).unwrap();
-        let want: Vec<f32> = straight
-            .step_chunk(&chunk(8))
+        let want: Vec<f32> = block_on(straight.step_chunk(&chunk(8)))
             .unwrap()
             .points
             .iter()
             .map(|p| p.loss)
             .collect();
         let mut first = Session::new(s.clone()).unwrap();
-        first.step_chunk(&chunk(3)).unwrap();
+        block_on(first.step_chunk(&chunk(3))).unwrap();
         let (ckpt, state) = (first.checkpoint().unwrap(), first.state().unwrap());
         drop(first);
         let mut resumed = Session::resume(s.clone(), &ckpt, &state).unwrap();
         assert_eq!(resumed.step(), 3);
-        let got: Vec<f32> = resumed
-            .step_chunk(&chunk(8))
+        let got: Vec<f32> = block_on(resumed.step_chunk(&chunk(8)))
             .unwrap()
             .points
             .iter()
@@ -818,12 +1086,11 @@ mod tests {
         s.lr = LrSettings::Constant { value: 0.003 };
         s.adam_beta1 = 0.5;
         let mut session = Session::new(s).unwrap();
-        let c = session
-            .step_chunk(&TrainChunkRequest {
-                max_steps: 3,
-                budget_ms: 1e9,
-            })
-            .unwrap();
+        let c = block_on(session.step_chunk(&TrainChunkRequest {
+            max_steps: 3,
+            budget_ms: 1e9,
+        }))
+        .unwrap();
         assert!(c.points.iter().all(|p| p.lr == 0.003));
         assert_eq!(session.trainer.opts.adam.beta1, 0.5);
         let args = session.spec().args().join(" ");

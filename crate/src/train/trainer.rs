@@ -219,6 +219,59 @@ impl<'t> Trainer<'t> {
         )
     }
 
+    /// The next step's inputs: its batch, its forward options (train mode, the dropout
+    /// seed drawn after the batch) and its learning rate. The data generator moves on, as
+    /// it does in [`Trainer::train_step_with`], which takes the step from these.
+    pub fn next_step_inputs(&mut self, trace_hidden: bool) -> (TrainBatch, ForwardOptions, f32) {
+        let tb = self.next_batch();
+        let lr = self.lr();
+        let fwd = ForwardOptions {
+            mode: Mode::Train {
+                seed: self.data_rng.random(),
+            },
+            trace_hidden,
+            ..ForwardOptions::default()
+        };
+        (tb, fwd, lr)
+    }
+
+    /// Count a step taken elsewhere (on the GPU) from [`Trainer::next_step_inputs`]: `Err`
+    /// when its loss is not finite, as [`Trainer::train_step_with`] says it.
+    pub fn count_step(&mut self, stats: StepStats) -> Result<StepStats> {
+        self.step += 1;
+        if !stats.loss.is_finite() {
+            return Err(Error::Other(format!(
+                "training diverged at step {}: the loss is {}; lower --lr-factor or raise --warmup",
+                self.step, stats.loss
+            )));
+        }
+        Ok(stats)
+    }
+
+    /// The optimiser as it stands.
+    pub fn adam(&self) -> &Adam {
+        &self.adam
+    }
+
+    /// Where the data generator stands in its stream.
+    pub fn data_position(&self) -> u128 {
+        self.data_rng.get_word_pos()
+    }
+
+    /// Weights and optimiser state from elsewhere (copied back from the GPU).
+    pub fn set_weights(&mut self, model: Model, adam: Adam) {
+        self.model = model;
+        self.adam = adam;
+    }
+
+    /// Count `step` steps taken and put the data generator at `data_position`: with the
+    /// weights of that step, the next step is the one the run took then.
+    pub fn rewind(&mut self, step: u64, data_position: u128) {
+        self.step = step;
+        self.data_rng = ChaCha8Rng::seed_from_u64(self.opts.seed ^ DATA_SALT);
+        self.data_rng.set_word_pos(data_position);
+    }
+
     /// One training step in train mode (dropout on, BatchNorm on batch statistics).
     pub fn train_step(&mut self) -> Result<StepStats> {
         self.train_step_with(false, &mut |_| {})
@@ -232,15 +285,7 @@ impl<'t> Trainer<'t> {
         trace_hidden: bool,
         observe: &mut dyn FnMut(&LossGrads),
     ) -> Result<StepStats> {
-        let tb = self.next_batch();
-        let lr = self.lr();
-        let fwd = ForwardOptions {
-            mode: Mode::Train {
-                seed: self.data_rng.random(),
-            },
-            trace_hidden,
-            ..ForwardOptions::default()
-        };
+        let (tb, fwd, lr) = self.next_step_inputs(trace_hidden);
         let stats = train_step_observed(
             &mut self.model,
             &mut self.adam,
@@ -251,14 +296,7 @@ impl<'t> Trainer<'t> {
             self.opts.clip,
             observe,
         )?;
-        self.step += 1;
-        if !stats.loss.is_finite() {
-            return Err(Error::Other(format!(
-                "training diverged at step {}: the loss is {}; lower --lr-factor or raise --warmup",
-                self.step, stats.loss
-            )));
-        }
-        Ok(stats)
+        self.count_step(stats)
     }
 }
 

@@ -14,7 +14,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { archName, notForTask, taskDescription } from '../i18n/terms';
 import type { ModelInfo } from '../engine/protocol';
-import type { RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
+import type { RunBackend, RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
 import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
 import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, tidy, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
 import { runColor, shade, type Theme } from '../lab-view/colors';
@@ -147,6 +147,39 @@ export function noamLr(step: number, dModel: number, warmup: number, factor: num
   const s = Math.max(1, step);
   const w = Math.max(1, warmup);
   return factor * dModel ** -0.5 * Math.min(s ** -0.5, s * w ** -1.5);
+}
+
+/** Where a run's steps run, in a few words: "WebGPU", or "CPU: why". */
+export function backendText(b: RunBackend | null): string {
+  if (!b) return '–';
+  switch (b.kind) {
+    case 'webgpu':
+      return 'WebGPU';
+    case 'cpu_chosen':
+      return msg('CPU: chosen in the settings');
+    case 'cpu_no_gpu':
+      return msg('CPU: WebGPU not available');
+    case 'cpu_refused':
+      return msg(str`CPU: ${b.detail}`);
+    case 'cpu_lost':
+      return /lost/i.test(b.detail) ? msg(str`CPU: the GPU device was lost at step ${b.step}`) : msg(str`CPU: the GPU failed at step ${b.step}`);
+  }
+}
+
+/** The longer story of a run's backend (the cell's title): the adapter, or what happened. */
+function backendDetail(b: RunBackend | null): string {
+  if (!b) return '';
+  switch (b.kind) {
+    case 'webgpu':
+      return b.adapter;
+    case 'cpu_chosen':
+      return '';
+    case 'cpu_no_gpu':
+    case 'cpu_refused':
+      return b.detail;
+    case 'cpu_lost':
+      return msg(str`${b.detail}; the run went on on the CPU from step ${b.from}, the last step copied back from the GPU`);
+  }
 }
 
 /** A value of a setting in words, for the "in use" summary. */
@@ -873,13 +906,15 @@ export class TpLab extends LocalizedElement {
     const t = `${this.theme}:${this.themeKey}`;
     const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || msg('metric'));
     const empty = msg('Train a run to see its curves here.');
+    // Runs with steps but no per-layer curves took them on WebGPU, whose step reports the loss, the rate and the global norm only.
+    const perLayerEmpty = runs.some((r) => r.log.length) ? msg('The per-layer norms are measured on the CPU: steps taken on WebGPU have none.') : empty;
     return html`<div class="plots">
       <tp-lab-plot data-plot="loss" heading=${msg('Loss: training (solid) and held-out (dashed)')} .yLabel=${msg('cross-entropy, nats')} .lines=${l.loss} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
       <tp-lab-plot data-plot="metric" heading=${msg(str`Held-out ${metric}`)} .yLabel=${msg('percent')} .lines=${l.metric} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
       <tp-lab-plot data-plot="lr" heading=${msg('Learning rate: used (solid), planned (dotted), now (dot)')} .yLabel=${msg('learning rate')} .lines=${l.lr} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
       <tp-lab-plot data-plot="grad" heading=${msg('Gradient norm before clipping (log scale)')} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.grad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="residual" heading=${msg('Residual stream after each layer (lighter: earlier layer)')} .yLabel=${msg('mean ‖x‖₂ per token')} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="layer-grad" heading=${msg("Gradient of each layer's weights (log scale; lighter: earlier layer)")} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
+      <tp-lab-plot data-plot="residual" heading=${msg('Residual stream after each layer (lighter: earlier layer)')} .yLabel=${msg('mean ‖x‖₂ per token')} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${perLayerEmpty}></tp-lab-plot>
+      <tp-lab-plot data-plot="layer-grad" heading=${msg("Gradient of each layer's weights (log scale; lighter: earlier layer)")} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${perLayerEmpty}></tp-lab-plot>
     </div>`;
   }
 
@@ -904,6 +939,7 @@ export class TpLab extends LocalizedElement {
             <th scope="col" class="num">${msg('held-out metric')}</th>
             <th scope="col" class="num">${msg('time')}</th>
             <th scope="col" class="num">${msg('steps/s')}</th>
+            <th scope="col">${msg('runs on')}</th>
             <th scope="col">${msg('actions')}</th>
           </tr>
         </thead>
@@ -951,6 +987,7 @@ export class TpLab extends LocalizedElement {
               <td class="num">${ev ? `${(100 * ev.metric).toFixed(1)} % ${METRIC_WORDS[ev.metric_name] ?? ev.metric_name}` : '–'}</td>
               <td class="num">${seconds(r.elapsed_ms)}</td>
               <td class="num">${r.steps_per_s ? r.steps_per_s.toFixed(1) : '–'}</td>
+              <td data-backend=${r.backend?.kind ?? ''} title=${backendDetail(r.backend)}>${backendText(r.backend)}</td>
               <td>
                 <div class="row-actions">
                   <button @click=${() => void this.host!.hideRun(r.id, !r.hidden)} aria-pressed=${r.hidden ? 'true' : 'false'}>${r.hidden ? msg('show') : msg('hide')}</button>
@@ -1034,6 +1071,9 @@ export class TpLab extends LocalizedElement {
         <button data-action="step" @click=${() => this.act('stepOnce')} ?disabled=${!live}>${msg('Step once')}</button>
         <button data-action="stop" @click=${() => this.act('stop')} ?disabled=${!live}>${msg('Stop')}</button>
         <span class="muted small">${sel ? html`${msg('acting on')} <strong>${sel.name}</strong>` : nothing}</span>
+        ${sel && sel.backend && (status === 'running' || status === 'paused')
+          ? html`<span class="muted small" data-live-backend=${sel.backend.kind} title=${backendDetail(sel.backend)}>${msg(str`runs on: ${backendText(sel.backend)}`)}</span>`
+          : nothing}
         <button data-action="link" @click=${() => void this.copyLink()} ?disabled=${!this.form || !this.defaults}>${msg('Copy a link to these settings')}</button>
         <span class="grow"></span>
         <label class="dropzone"

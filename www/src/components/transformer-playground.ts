@@ -249,6 +249,10 @@ export class TransformerPlayground extends LocalizedElement {
   testOnlyCrashRun(id: string): Promise<void> {
     return this.needLab().testOnlyCrash(id);
   }
+  /** Test-only: destroy the GPU device a running run trains on, to prove the run goes on on the CPU and says so (true when it had one). */
+  testOnlyLoseRunGpu(id: string): Promise<boolean> {
+    return this.needLab().testOnlyLoseGpu(id);
+  }
   /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
   get customModel(): string {
     return this.store?.customModel ?? '';

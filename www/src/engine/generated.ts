@@ -596,6 +596,8 @@ row_diff: Float32Array, row_identical: Array<boolean>, };
 
 export type LrSettings = { "kind": "noam", factor: number, warmup: number, } | { "kind": "constant", value: number, };
 
+export type TrainBackendChoice = "auto" | "webgpu" | "cpu";
+
 export type RunSettings = { task: string, arch: Arch | null, d_model: number, n_heads: number, 
 /**
  * Layers (each stack of an encoder-decoder).
@@ -608,7 +610,13 @@ clip: number,
 /**
  * Held-out loss and the task's metric every this many steps (0: only at the end).
  */
-eval_every: number, };
+eval_every: number, 
+/**
+ * Where the steps run (absent in older links and saved runs: `auto`).
+ */
+backend: TrainBackendChoice, };
+
+export type RunBackend = { "kind": "webgpu", adapter: string, } | { "kind": "cpu_chosen" } | { "kind": "cpu_no_gpu", detail: string, } | { "kind": "cpu_refused", detail: string, } | { "kind": "cpu_lost", step: number, from: number, detail: string, };
 
 export type RunDefaultsRequest = { task: string, };
 
@@ -685,7 +693,11 @@ done: boolean,
 /**
  * Steps per second of compute so far.
  */
-steps_per_s: number, elapsed_ms: number, };
+steps_per_s: number, elapsed_ms: number, 
+/**
+ * Where the run's steps run after this chunk (the CPU after a GPU failure).
+ */
+backend: RunBackend, };
 
 export type TrainStarted = { info: ModelInfo, 
 /**
@@ -695,7 +707,11 @@ settings: RunSettings,
 /**
  * The `tplay train` flags of the same run.
  */
-command: Array<string>, };
+command: Array<string>, 
+/**
+ * Where the run's steps run, and why.
+ */
+backend: RunBackend, };
 
 export type FfnProbe = { layer: number, 
 /**

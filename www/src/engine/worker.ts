@@ -230,9 +230,13 @@ const handlers: Handlers = {
   runDefaults: (eng, req) => eng.run_defaults(req),
   trainStart: (eng, req) => eng.train_start(req),
   trainChunk: (eng, req) => eng.train_chunk(req),
+  // The weights copied back from the GPU first, when the run trains there.
   trainExport: (eng) => eng.train_export(),
-  // Both in one turn of the worker, so no chunk of steps falls between them.
-  trainSnapshot: (eng) => ({ checkpoint: eng.train_export(), state: eng.train_export_state() }),
+  // Both in one request (the worker takes one at a time), so no chunk of steps falls between them.
+  async trainSnapshot(eng) {
+    const checkpoint = await eng.train_export();
+    return { checkpoint, state: await eng.train_export_state() };
+  },
   trainResume: (eng, { settings, checkpoint, state }) => eng.train_resume(settings, checkpoint, state),
   layerPlan: (eng) => eng.layer_plan(),
   tokenize: (eng, { text }) => eng.tokenize(text),

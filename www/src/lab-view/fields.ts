@@ -34,7 +34,8 @@ export type FieldKey =
   | 'lr.warmup'
   | 'lr.value'
   | 'clip'
-  | 'eval_every';
+  | 'eval_every'
+  | 'backend';
 
 export type Group = 'task' | 'shape' | 'design' | 'training' | 'optimiser';
 
@@ -351,6 +352,24 @@ export const FIELDS: readonly FieldDef[] = [
     },
     group: 'training',
     control: { kind: 'number', min: 1, max: 100000, step: 1, integer: true },
+  },
+  {
+    key: 'backend',
+    get label() {
+      return msg('runs on');
+    },
+    get help() {
+      return msg('Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.');
+    },
+    group: 'training',
+    control: {
+      kind: 'select',
+      options: [
+        named('auto', () => msg('auto (WebGPU if it can)')),
+        named('webgpu', () => msg('WebGPU')),
+        named('cpu', () => msg('CPU')),
+      ],
+    },
   },
   {
     key: 'clip',

@@ -36,6 +36,7 @@ export interface LabelledSettings {
   lr?: { kind: 'noam'; factor: number; warmup: number } | { kind: 'constant'; value: number };
   clip?: number;
   eval_every?: number;
+  backend?: string;
 }
 
 /**
@@ -97,6 +98,13 @@ const SCORE: Record<string, string> = {
   },
 };
 const ACT: Record<string, string> = { relu: 'ReLU', gelu: 'GELU' };
+const BACKEND: Record<string, string> = {
+  get auto() {
+    return msg('backend auto');
+  },
+  webgpu: 'WebGPU',
+  cpu: 'CPU',
+};
 
 const word = (table: Record<string, string>, v: string) => table[v] ?? v;
 
@@ -139,6 +147,7 @@ export const LABEL_FIELDS: readonly { key: string; words: (s: LabelledSettings) 
   { key: 'clip', words: (s) => (s.clip === undefined ? undefined : s.clip > 0 ? msg(str`clip ${num(s.clip)}`) : msg('no clipping')) },
   { key: 'eval_every', words: (s) => (s.eval_every === undefined ? undefined : msg(str`eval every ${num(s.eval_every)}`)) },
   { key: 'seed', words: (s) => (s.seed === undefined ? undefined : msg(str`seed ${num(s.seed)}`)) },
+  { key: 'backend', words: (s) => (s.backend === undefined ? undefined : word(BACKEND, s.backend)) },
 ];
 
 /** The keys of the fields on which these runs differ (among the runs the field applies to). */

@@ -3,7 +3,7 @@
 // built from the columns each time it is read, so embedders and JSON see the documented
 // shape while the page keeps one compact copy.
 
-import type { RunSettings, TrainPoint } from '../engine/protocol';
+import type { RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
 import { PointLog, type StoredPoints } from './points';
 import type { RunRecord, RunStatus } from './types';
 
@@ -27,6 +27,7 @@ export class Run implements RunRecord {
   hidden: boolean;
   checkpoint_step: number | null;
   command: string[];
+  backend: RunBackend | null;
   readonly log: PointLog;
 
   constructor(f: Fields, log = new PointLog()) {
@@ -41,6 +42,7 @@ export class Run implements RunRecord {
     this.hidden = f.hidden;
     this.checkpoint_step = f.checkpoint_step;
     this.command = f.command;
+    this.backend = f.backend;
     this.log = log;
   }
 
@@ -50,8 +52,8 @@ export class Run implements RunRecord {
   }
 
   private fields(): Fields {
-    const { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command } = this;
-    return { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command };
+    const { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend } = this;
+    return { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend };
   }
 
   /** The documented RunRecord shape, for JSON. */
@@ -91,8 +93,18 @@ export class Run implements RunRecord {
         hidden: !!r.hidden,
         checkpoint_step: typeof r.checkpoint_step === 'number' ? r.checkpoint_step : null,
         command: Array.isArray(r.command) ? r.command.filter((c): c is string => typeof c === 'string') : [],
+        backend: backendOf(r.backend),
       },
       log,
     );
   }
+}
+
+const BACKEND_KINDS = ['webgpu', 'cpu_chosen', 'cpu_no_gpu', 'cpu_refused', 'cpu_lost'];
+
+/** A stored run's backend, or null when it has none (saved before it was kept) or it is not one. */
+function backendOf(v: unknown): RunBackend | null {
+  const b = v as { kind?: unknown } | null | undefined;
+  if (!b || typeof b !== 'object' || typeof b.kind !== 'string' || !BACKEND_KINDS.includes(b.kind)) return null;
+  return b as RunBackend;
 }

@@ -259,6 +259,7 @@ export class LabRegistry {
         hidden: false,
         checkpoint_step: null,
         command: started.command,
+        backend: started.backend,
       });
       this.records.push(rec);
       await this.attach(rec, handle, client);
@@ -321,6 +322,7 @@ export class LabRegistry {
       r.status = paused ? 'paused' : 'running';
       r.error = null;
       r.command = started.command;
+      r.backend = started.backend;
       await this.attach(r, handle, client);
     } catch (e) {
       client?.terminate();
@@ -353,6 +355,7 @@ export class LabRegistry {
       for (const p of c.points) l.rec.log.push(p);
       l.rec.steps_per_s = c.steps_per_s;
       l.rec.elapsed_ms = c.elapsed_ms;
+      l.rec.backend = c.backend;
       this.emit(l, c.points);
       if (c.done) {
         await this.finish(l, 'done');
@@ -524,6 +527,16 @@ export class LabRegistry {
     } catch {
       // The trap answers with the engine's death; the crash handler marks the run.
     }
+  }
+
+  /**
+   * Test-only: destroy the GPU device of a running run's engine, as a driver reset would
+   * (true when the run had one); the run goes on on the CPU from the last step it copied back.
+   */
+  async testOnlyLoseGpu(id: string): Promise<boolean> {
+    const l = this.live.get(id);
+    if (!l?.client) throw new Error(`run '${id}' has no running engine`);
+    return l.client.call('testOnlyLoseGpu', {});
   }
 
   /** Close every run's engine (the element left the page); what was saved stays. */

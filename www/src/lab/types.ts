@@ -1,7 +1,7 @@
 // The lab's records: a run as the page keeps it (settings, curves, status), and what a
 // finished run reports. The numbers themselves come from the core (`TrainPoint`).
 
-import type { RunSettings, TrainPoint } from '../engine/protocol';
+import type { RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
 import type { PointLog } from './points';
 
 export type RunStatus = 'running' | 'paused' | 'stopped' | 'done' | 'failed';
@@ -30,6 +30,8 @@ export interface RunRecord {
   checkpoint_step: number | null;
   /** The `tplay train` flags of the same run. */
   command: string[];
+  /** Where its steps run (or ran last), and why; null for a run saved before this was kept. */
+  backend: RunBackend | null;
 }
 
 /** What a run ended with. */

@@ -16,6 +16,7 @@ const ENUMS: Record<string, readonly string[]> = {
   pos_encoding: ['none', 'sinusoidal', 'learned', 'relative', 'rope', 'alibi'],
   norm: ['post_ln', 'pre_ln', 'batch_norm', 'none'],
   score: ['scaled_dot', 'dot', 'additive'],
+  backend: ['auto', 'webgpu', 'cpu'],
 };
 const TASKS = ['copy', 'reverse', 'sort', 'add', 'grammar', 'translate', 'sentiment', 'tagging', 'zh-grammar', 'zh-numerals', 'zh-sentiment'];
 /** Whole-number fields and their ranges. */
@@ -68,6 +69,7 @@ export const RUN_KEYS = [
   'lr',
   'clip',
   'eval_every',
+  'backend',
 ] as const;
 
 /** Untrusted text, quoted for a note: bounded, control characters dropped. */
@@ -149,6 +151,8 @@ export function formatRunQuery(s: RunSettings, base?: RunSettings): string {
   const parts: string[] = [];
   for (const key of RUN_KEYS) {
     const v = (s as unknown as Record<string, unknown>)[key];
+    // Settings saved before a field existed do not have it (`backend`): the link leaves it out.
+    if (v === undefined) continue;
     const b = base ? (base as unknown as Record<string, unknown>)[key] : undefined;
     const text = formatValue(key, v);
     if (key !== 'task' && base && text === formatValue(key, b)) continue;

@@ -244,6 +244,12 @@ impl GpuContext {
         &self.inner.adapter_name
     }
 
+    /// Whether the adapter is a software one (lavapipe/llvmpipe natively, SwiftShader or
+    /// another fallback adapter in a browser): a correctness target, not a fast one.
+    pub fn is_software(&self) -> bool {
+        is_software_adapter(&self.inner.adapter_name)
+    }
+
     pub fn device(&self) -> &wgpu::Device {
         &self.inner.device
     }
@@ -851,4 +857,14 @@ impl<T> Future for OneShot<T> {
             }
         }
     }
+}
+
+/// [`GpuContext::is_software`] from an adapter name as [`request_device`] writes it
+/// ("name (Backend, DeviceType)"; a browser's fallback adapter reports the type `Cpu`).
+pub fn is_software_adapter(name: &str) -> bool {
+    let n = name.to_lowercase();
+    n.ends_with(", cpu)")
+        || ["swiftshader", "llvmpipe", "lavapipe", "software"]
+            .iter()
+            .any(|s| n.contains(s))
 }

@@ -1,0 +1,136 @@
+// The lab's runs on WebGPU in headless Chromium (SwiftShader's adapter):
+// - a small reverse run with backend=webgpu trains on the GPU, says "WebGPU" in the run
+//   table, and its loss curve is a CPU run's of the same settings and seed (1e-4 relative
+//   per step; the held-out evaluations too);
+// - a run whose GPU device is destroyed mid-run goes on on the CPU from the last step
+//   copied back: every step once, in order, the CPU run's numbers, and the run says
+//   "CPU: the GPU device was lost at step N" in the table;
+// - backend=cpu never asks for the GPU, and says so.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve, shot } from './harness.mjs';
+
+/** A GPU step's loss against the CPU's, relative. */
+const TOL = 1e-4;
+const SETTINGS = { task: 'reverse', steps: 16, batch: 4, eval_every: 8, seed: 3, dropout: 0.1 };
+/** Long enough that the first chunk (about 50 ms of steps) does not finish it. */
+const LONG = { ...SETTINGS, steps: 300, eval_every: 100 };
+
+let server;
+let browser;
+let page;
+let errors;
+
+/** Train in the page and wait for the end; the run as JSON and its summary. */
+function trainInPage(settings) {
+  return page.evaluate(async (settings) => {
+    const el = document.querySelector('transformer-playground');
+    const h = el.train(settings);
+    const summary = await h.done;
+    return { id: h.id, summary, run: JSON.parse(JSON.stringify(el.runs.find((r) => r.id === h.id))) };
+  }, settings);
+}
+
+/** What the run's row says in the "runs on" column. */
+async function backendCell(id) {
+  const cell = page.locator(`tp-lab tr[data-run="${id}"] td[data-backend]`);
+  await cell.waitFor();
+  return { text: (await cell.innerText()).trim(), kind: await cell.getAttribute('data-backend'), title: await cell.getAttribute('title') };
+}
+
+/** The largest relative loss difference of two curves (a diagnostic beside the assertion). */
+function worst(got, want) {
+  return Math.max(...want.map((w, i) => Math.abs(got[i].loss - w.loss) / Math.abs(w.loss)));
+}
+
+function assertSameCurve(got, want) {
+  assert.deepEqual(
+    got.map((p) => p.step),
+    want.map((p) => p.step),
+  );
+  for (let i = 0; i < want.length; i++) {
+    const [g, w] = [got[i], want[i]];
+    assert.ok(Math.abs(g.loss - w.loss) <= TOL * Math.abs(w.loss), `step ${w.step}: ${g.loss} vs ${w.loss}`);
+    assert.equal(g.eval === null, w.eval === null, `step ${w.step}: evaluated on one backend only`);
+    if (w.eval) assert.ok(Math.abs(g.eval.loss - w.eval.loss) <= TOL * Math.abs(w.eval.loss), `step ${w.step} held-out: ${g.eval.loss} vs ${w.eval.loss}`);
+  }
+}
+
+describe('lab runs on WebGPU', () => {
+  let cpu;
+  before(async () => {
+    server = await serve();
+    browser = await launch({ webgpu: true });
+    ({ page, errors } = await open(browser.context, server.url, 'play=0&views=lab'));
+    await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      await el.runsRestored;
+      for (const r of [...el.runs]) await el.deleteRun(r.id);
+    });
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null, null, { timeout: 60000 });
+    cpu = await trainInPage({ ...SETTINGS, backend: 'cpu' });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('a_cpu_run_says_it_runs_on_the_cpu_by_choice', async () => {
+    assert.equal(cpu.summary.status, 'done');
+    assert.equal(cpu.run.backend.kind, 'cpu_chosen');
+    const cell = await backendCell(cpu.id);
+    assert.equal(cell.kind, 'cpu_chosen');
+    assert.match(cell.text, /^CPU/);
+  });
+
+  test('a_webgpu_run_has_the_cpu_runs_loss_curve_and_says_webgpu', async (t) => {
+    const gpu = await trainInPage({ ...SETTINGS, backend: 'webgpu' });
+    assert.equal(gpu.summary.status, 'done', gpu.run.error ?? '');
+    assert.equal(gpu.run.backend.kind, 'webgpu');
+    assert.equal(gpu.run.points.length, SETTINGS.steps);
+    assertSameCurve(gpu.run.points, cpu.run.points);
+    t.diagnostic(`${SETTINGS.steps} steps on ${gpu.run.backend.adapter}: largest relative loss difference ${worst(gpu.run.points, cpu.run.points)}`);
+    const cell = await backendCell(gpu.id);
+    assert.equal(cell.text, 'WebGPU');
+    assert.ok(cell.title, 'the cell names the adapter');
+    await shot(page, 'lab-gpu-run');
+  });
+
+  test('a_device_lost_mid_run_goes_on_on_the_cpu_from_the_last_copy_back_and_says_so', async (t) => {
+    const want = await trainInPage({ ...LONG, backend: 'cpu' });
+    assert.equal(want.summary.status, 'done');
+    const got = await page.evaluate(async (settings) => {
+      const el = document.querySelector('transformer-playground');
+      const h = el.train(settings);
+      await h.started;
+      // After the first chunk, between chunks: pause, destroy the device, resume.
+      const paused = await new Promise((ok) => h.addEventListener('progress', () => ok(h.pause()), { once: true }));
+      await paused;
+      const run = () => el.runs.find((r) => r.id === h.id);
+      const at = run().points.length;
+      const kind = run().backend.kind;
+      const lost = await el.testOnlyLoseRunGpu(h.id);
+      await h.resume();
+      const summary = await h.done;
+      return { id: h.id, at, kind, lost, summary, run: JSON.parse(JSON.stringify(run())) };
+    }, { ...LONG, backend: 'webgpu' });
+    assert.equal(got.kind, 'webgpu', 'the run trained on the GPU before the loss');
+    assert.equal(got.lost, true, 'the test hook found the run’s device');
+    assert.ok(got.at >= 1 && got.at < LONG.steps, `paused after ${got.at} steps`);
+    assert.equal(got.summary.status, 'done', got.run.error ?? '');
+    const b = got.run.backend;
+    assert.equal(b.kind, 'cpu_lost');
+    assert.equal(b.step, got.at + 1, 'the first step after the pause failed on the GPU');
+    assert.equal(b.from, got.at, 'the CPU went on from the last step reported');
+    // Every step once, in order; the numbers of a CPU run of the same settings.
+    assertSameCurve(got.run.points, want.run.points);
+    t.diagnostic(`lost after step ${got.at} of ${LONG.steps}: largest relative loss difference ${worst(got.run.points, want.run.points)}`);
+    const cell = await backendCell(got.id);
+    assert.equal(cell.kind, 'cpu_lost');
+    assert.equal(cell.text, `CPU: the GPU device was lost at step ${got.at + 1}`);
+    assert.match(cell.title, new RegExp(`from step ${got.at}\\b`));
+    await shot(page, 'lab-gpu-lost');
+    assert.deepEqual(errors, []);
+  });
+});
