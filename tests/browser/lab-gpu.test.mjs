@@ -13,9 +13,13 @@ import { launch, open, serve, shot } from './harness.mjs';
 
 /** A GPU step's loss against the CPU's, relative. */
 const TOL = 1e-4;
-const SETTINGS = { task: 'reverse', steps: 16, batch: 4, eval_every: 8, seed: 3, dropout: 0.1 };
-/** Long enough that the first chunk (about 50 ms of steps) does not finish it. */
-const LONG = { ...SETTINGS, steps: 300, eval_every: 100 };
+const SETTINGS = { task: 'reverse', steps: 50, batch: 4, eval_every: 25, seed: 3, dropout: 0.1 };
+/**
+ * Long enough that the first chunk (about 50 ms of steps) does not finish it; short enough
+ * that float rounding, which two backends round differently and training amplifies step
+ * by step, stays inside TOL (over 300 steps it reached 1.05e-4 at step 244).
+ */
+const LONG = { ...SETTINGS, steps: 60, eval_every: 20 };
 
 let server;
 let browser;
