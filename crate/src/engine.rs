@@ -41,11 +41,11 @@ use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
     AttnView, BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, Dense,
     EmbeddingScaleRequest, F32Array, F64Array, ForwardRequest, ForwardResult, GenerateStartRequest,
-    GenerateStarted, GenerateStep, GenerateSteps, GenerateStepsRequest, GpuWork, HiddenView,
-    MaskView, ModelInfo, NoamRequest, ParallelRequest, PermutationResult, Positions,
-    PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest, RunSettings,
-    SamplingRequest, ScoreScalingRequest, ScoringRequest, StrategyName, Switches, Tokenized,
-    TrainBackendChoice, TrainChunk, TrainChunkRequest, TrainStarted, U32Array,
+    GenerateStarted, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest,
+    GpuWork, HiddenView, MaskView, ModelInfo, NoamRequest, ParallelRequest, PermutationResult,
+    Positions, PositionsRequest, RelativeTable, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
+    RunSettings, SamplingRequest, ScoreScalingRequest, ScoringRequest, StrategyName, Switches,
+    Tokenized, TrainBackendChoice, TrainChunk, TrainChunkRequest, TrainStarted, U32Array,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 use crate::train::session::Session;
@@ -659,6 +659,20 @@ impl Engine {
         })
     }
 
+    /// One generation step in the form the page receives it: the full record for a
+    /// traced generation (the views draw its attention), the compact one
+    /// ([`GenerateStepCompact`]: typed arrays, no object per number) for a generation
+    /// started with `trace: false`. The same step as [`Engine::generate_step`].
+    pub async fn generate_step_reply(&mut self) -> Result<StepReply> {
+        let traced = self.running()?.options().trace_attention;
+        let step = self.generate_step().await?;
+        Ok(if traced {
+            StepReply::Full(step)
+        } else {
+            StepReply::Compact(step.into())
+        })
+    }
+
     /// Up to `req.n` generation steps in one call (fewer when the generation stops):
     /// the same steps, tokens and random stream as `n` calls of `generate_step`, sent
     /// back as flat arrays with only the last step in full.
@@ -763,6 +777,15 @@ impl Engine {
         };
         Ok((step, fallback))
     }
+}
+
+/// What `generateStep` answers: [`GenerateStep`] for a traced generation,
+/// [`GenerateStepCompact`] for one started with `trace: false`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum StepReply {
+    Full(GenerateStep),
+    Compact(GenerateStepCompact),
 }
 
 /// What the page is told about a loaded checkpoint.
@@ -1293,6 +1316,72 @@ mod tests {
             assert_eq!(last.generated, block_on(g.run_to_end()).unwrap().tokens);
             assert!(matches!(block_on(e.generate_step()), Err(Error::Input(_))));
         }
+    }
+
+    #[test]
+    fn an_untraced_step_answers_compactly_with_the_full_steps_numbers() {
+        for (arch, strategy) in [
+            (Arch::DecoderOnly, StrategyName::Sample),
+            (Arch::DecoderOnly, StrategyName::Beam),
+            (Arch::EncoderDecoder, StrategyName::Greedy),
+        ] {
+            let src = (arch == Arch::EncoderDecoder).then(|| vec![4, 5, 6]);
+            let req = |trace| GenerateStartRequest {
+                prompt: vec![1, 4],
+                src: src.clone(),
+                switches: switches(),
+                sampling: sampling(strategy),
+                max_new_tokens: 4,
+                trace: Some(trace),
+                use_cache: None,
+            };
+            let what = format!("{arch:?} {strategy:?}");
+            // The full record of an untraced generation, step by step, beside the reply.
+            let (mut full, mut reply) = (engine(arch), engine(arch));
+            full.generate_start(&req(false)).unwrap();
+            reply.generate_start(&req(false)).unwrap();
+            for _ in 0..4 {
+                let want = block_on(full.generate_step()).unwrap();
+                let StepReply::Compact(got) = block_on(reply.generate_step_reply()).unwrap() else {
+                    panic!("{what}: an untraced generation answers compactly");
+                };
+                let (s, w) = (&got.step, &want.step);
+                assert_eq!(
+                    (s.index, s.fed, s.token),
+                    (w.index, w.fed, w.token),
+                    "{what}"
+                );
+                assert_eq!(s.text, w.text, "{what}");
+                assert_eq!(s.logits.0, w.logits, "{what}");
+                let ids: Vec<u32> = w.candidates.iter().map(|c| c.id).collect();
+                let probs: Vec<f32> = w.candidates.iter().map(|c| c.prob).collect();
+                let drawn: Vec<f32> = w.candidates.iter().map(|c| c.sample_prob).collect();
+                assert_eq!(s.candidate_ids.0, ids, "{what}");
+                assert_eq!(s.candidate_probs.0, probs, "{what}");
+                assert_eq!(s.candidate_sample_probs.0, drawn, "{what}");
+                assert!(!ids.is_empty(), "{what}");
+                assert_eq!(
+                    (s.cache_len, s.multiply_adds, s.flops),
+                    (w.cache_len, w.multiply_adds, w.flops),
+                    "{what}"
+                );
+                assert_eq!((s.stop, &s.beam), (w.stop, &w.beam), "{what}");
+                assert_eq!(got.generated.0, want.generated, "{what}");
+                assert_eq!((got.done, got.backend), (want.done, want.backend), "{what}");
+            }
+            // A traced generation keeps the full record, attention included.
+            let mut traced = engine(arch);
+            traced.generate_start(&req(true)).unwrap();
+            match block_on(traced.generate_step_reply()).unwrap() {
+                StepReply::Full(s) => assert!(!s.step.attention.is_empty(), "{what}"),
+                StepReply::Compact(_) => panic!("{what}: a traced generation answers in full"),
+            }
+        }
+        let mut idle = engine(Arch::DecoderOnly);
+        assert!(matches!(
+            block_on(idle.generate_step_reply()),
+            Err(Error::Input(_))
+        ));
     }
 
     #[test]

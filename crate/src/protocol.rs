@@ -402,6 +402,86 @@ pub struct GenerateStep {
     pub fallback: Option<String>,
 }
 
+/// `generateStep` of a generation started with `trace: false`: the same step as a
+/// [`GenerateStep`], its arrays as typed arrays and its candidates as three of them, so
+/// that one step per call costs a few values across the wasm boundary rather than an
+/// object per number (the step record of a small model takes longer to convert to JS
+/// objects than to compute). Read `step.token`, `step.wall_ms`, `done` as on a
+/// `GenerateStep`; the traced form (with the attention the views draw) stays that.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct GenerateStepCompact {
+    pub step: CompactStep,
+    /// Generated ids so far (beam search: the best hypothesis).
+    pub generated: U32Array,
+    pub done: bool,
+    pub backend: BackendName,
+    /// Set when this step had to fall back to the CPU.
+    pub fallback: Option<String>,
+}
+
+/// A generation step (`crate::generate::Step`) without its attention, in typed arrays.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct CompactStep {
+    /// 0 for the first step.
+    pub index: usize,
+    /// Tokens run through the model in this step.
+    pub fed: usize,
+    /// The chosen token (`null` for beam search, whose choice is the `beam` state).
+    pub token: Option<u32>,
+    /// `token` as text.
+    pub text: Option<String>,
+    /// (V) the logits the choice was made from.
+    pub logits: F32Array,
+    /// (K) the most probable next tokens, most probable first (`Candidate.id`).
+    pub candidate_ids: U32Array,
+    /// (K) their probabilities, softmax over the whole vocabulary (`Candidate.prob`).
+    pub candidate_probs: F32Array,
+    /// (K) the probabilities the strategy drew from (`Candidate.sample_prob`).
+    pub candidate_sample_probs: F32Array,
+    /// S: positions in the KV cache after this step.
+    pub cache_len: usize,
+    /// Wall-clock time of the step, milliseconds.
+    pub wall_ms: f64,
+    /// Multiply-adds of the step's matrix products.
+    pub multiply_adds: u64,
+    /// 2 × `multiply_adds`.
+    pub flops: u64,
+    /// Set on the last step.
+    pub stop: Option<crate::generate::StopReason>,
+    /// Beam search only.
+    pub beam: Option<crate::generate::BeamStep>,
+}
+
+impl From<GenerateStep> for GenerateStepCompact {
+    fn from(g: GenerateStep) -> GenerateStepCompact {
+        let s = g.step;
+        GenerateStepCompact {
+            step: CompactStep {
+                index: s.index,
+                fed: s.fed,
+                token: s.token,
+                text: s.text,
+                logits: F32Array(s.logits),
+                candidate_ids: U32Array(s.candidates.iter().map(|c| c.id).collect()),
+                candidate_probs: F32Array(s.candidates.iter().map(|c| c.prob).collect()),
+                candidate_sample_probs: F32Array(
+                    s.candidates.iter().map(|c| c.sample_prob).collect(),
+                ),
+                cache_len: s.cache_len,
+                wall_ms: s.wall_ms,
+                multiply_adds: s.multiply_adds,
+                flops: s.flops,
+                stop: s.stop,
+                beam: s.beam,
+            },
+            generated: U32Array(g.generated),
+            done: g.done,
+            backend: g.backend,
+            fallback: g.fallback,
+        }
+    }
+}
+
 /// `generateSteps`: up to `n` steps of the running generation in one message, for a
 /// reader that wants the tokens fast rather than every step's numbers (a generation
 /// started with `trace: false`).
@@ -832,6 +912,8 @@ pub fn typescript() -> String {
         StopReason::decl(&cfg),
         Step::decl(&cfg),
         GenerateStep::decl(&cfg),
+        CompactStep::decl(&cfg),
+        GenerateStepCompact::decl(&cfg),
         GenerateStepsRequest::decl(&cfg),
         GpuWork::decl(&cfg),
         GenerateSteps::decl(&cfg),

@@ -40,7 +40,7 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 const PROTOCOL_TYPES: &str = r#"
 import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, CouplingRequest,
   DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
-  GenerateStartRequest, GenerateStarted, GenerateStep, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
+  GenerateStartRequest, GenerateStarted, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
   ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison } from '../src/engine/generated';
@@ -342,10 +342,14 @@ impl Engine {
         to_js(&self.0.generate_start(&req).map_err(js_err)?)
     }
 
-    /// The next `GenerateStep`.
-    #[wasm_bindgen(unchecked_return_type = "GenerateStep")]
+    /// The next step: a `GenerateStep` when the generation traces its attention (the
+    /// default), a `GenerateStepCompact` (typed arrays) when it was started with
+    /// `trace: false`.
+    #[wasm_bindgen(unchecked_return_type = "GenerateStep | GenerateStepCompact")]
     pub async fn generate_step(&mut self) -> JsResult<JsValue> {
-        to_js(&self.0.generate_step().await.map_err(js_err)?)
+        let r = self.0.generate_step_reply().await.map_err(js_err)?;
+        let _t = crate::profile::scope(crate::profile::Phase::Serialise);
+        to_js(&r)
     }
 
     /// `GenerateStepsRequest` → `GenerateSteps`: several steps in one call.

@@ -10,7 +10,8 @@
 // - the whole engine report (`benchReport`) on the page's main thread: decode, the
 //   64-token forward pass, the matrix-product peak and training as a fraction of it;
 // - engine-only decoding (`Engine.generate_start` + steps, nothing traced) on the main
-//   thread, one step per call and all steps in one `generate_steps` call;
+//   thread, one step per call (an untraced `generate_step` answers a compact
+//   `GenerateStepCompact` of typed arrays) and all steps in one `generate_steps` call;
 // - the same through a worker running the same bench build (one message per step, and
 //   `generateSteps` of 16 and 64 steps per message), so the two differ only by the worker;
 // - the same through the page's own worker (EngineClient, the shipped build: wasm-opt -Oz);

@@ -19,7 +19,7 @@
 //! position j, so one cached decoding step is the same computation with T = 1 and
 //! `q_offset` = number of cached keys.
 //!
-//! Scores and exponentials are f32, as in PyTorch; the two sums over keys (the softmax
+//! Scores and exponentials (libm's `expf`) are f32, as in PyTorch; the two sums over keys (the softmax
 //! normaliser, the weighted sum of values) accumulate in f64, so that permuting the keys
 //! leaves them as they were (to f32 rounding) and an order-blind model stays order-blind
 //! bit for bit. Each query row is computed on its own, in an order that does not depend on
@@ -32,6 +32,7 @@ use crate::model::AttentionParams;
 use super::ffn::linear_forward;
 use super::mask::{is_masked, MaskSpec};
 use super::position::{alibi_bias, relative_index, rope_forward};
+use crate::lanes::{exp_lanes, LANES};
 use crate::matmul::dot_rows_into;
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
@@ -182,7 +183,9 @@ pub fn attention_forward(
                     };
                 }
             }
-            for (j, sc) in srow.iter_mut().enumerate() {
+            // Keys past `seen` are hidden by the causal mask (never looked at above).
+            srow[seen..].fill(f32::NEG_INFINITY);
+            for (j, sc) in srow[..seen].iter_mut().enumerate() {
                 if is_masked(spec.mask, q_pos, j, key_pad.is_some_and(|p| p[j])) {
                     *sc = f32::NEG_INFINITY;
                     continue;
@@ -234,7 +237,8 @@ pub fn attention_forward(
 
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
 /// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
-/// subtracted first; the exponentials (f32) are summed in f64, in four partial sums (entry j
+/// subtracted first; the exponentials are libm's `expf` in f32 (`lanes::exp_lanes`, eight
+/// at a time; a masked entry's is exactly 0), summed in f64, in four partial sums (entry j
 /// goes to partial j mod 4), so that masked entries past a row's last key add exact zeros
 /// and reordering the keys leaves the normaliser as it was (to f32 rounding).
 /// Backward: inside `train::backward::attention::attention_backward` (`ds_j = p_j · (dp_j − Σ_k p_k dp_k)`).
@@ -244,11 +248,27 @@ pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
         out.fill(0.0);
         return;
     }
+    const _: () = assert!(LANES % 4 == 0, "a lane's partial sum is its index mod 4");
     let mut part = [0.0f64; 4];
-    for (j, (o, &x)) in out.iter_mut().zip(inp).enumerate() {
-        let e = (x - max).exp();
+    let mut oc = out.chunks_exact_mut(LANES);
+    let mut ic = inp.chunks_exact(LANES);
+    for (o, x) in (&mut oc).zip(&mut ic) {
+        let e = exp_lanes(std::array::from_fn(|l| x[l] - max));
+        for l in 0..LANES {
+            o[l] = e[l];
+            part[l % 4] += e[l] as f64; // LANES is a multiple of 4: entry j → partial j mod 4
+        }
+    }
+    let done = inp.len() - ic.remainder().len();
+    for (j, (o, &x)) in oc
+        .into_remainder()
+        .iter_mut()
+        .zip(ic.remainder())
+        .enumerate()
+    {
+        let e = libm::expf(x - max);
         *o = e;
-        part[j % 4] += e as f64;
+        part[(done + j) % 4] += e as f64;
     }
     let sum = (part[0] + part[2]) + (part[1] + part[3]);
     for o in out.iter_mut() {

@@ -3,6 +3,7 @@
 //! Every row is transformed on its own: a position's output never depends on another's.
 
 use crate::config::Activation;
+use crate::lanes::{erf_lanes, LANES};
 use crate::matmul::matmul_nt_into;
 
 /// A PyTorch `Linear`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`, with
@@ -46,11 +47,22 @@ pub fn relu_forward(out: &mut [f32], inp: &[f32]) {
 
 /// Exact GELU `out = 0.5 · x · (1 + erf(x / √2))`, element by element, in f32 as PyTorch
 /// computes it (erf from libm's `erff`, within an ulp or so), matching `F.gelu` within 1e-6.
+/// The erf is `lanes::erf_lanes`: libm's `erff` bit for bit, eight elements at a time.
 /// Backward: `train::backward::ffn::gelu_backward`.
 pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
     assert_eq!(out.len(), inp.len(), "gelu_forward: lengths differ");
-    for (o, &x) in out.iter_mut().zip(inp) {
-        *o = 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
+    let gelu = |x: f32, e: f32| 0.5 * x * (1.0 + e);
+    let mut oc = out.chunks_exact_mut(LANES);
+    let mut ic = inp.chunks_exact(LANES);
+    for (o, x) in (&mut oc).zip(&mut ic) {
+        let x: [f32; LANES] = std::array::from_fn(|l| x[l]);
+        let e = erf_lanes(x.map(|x| x * std::f32::consts::FRAC_1_SQRT_2));
+        for l in 0..LANES {
+            o[l] = gelu(x[l], e[l]);
+        }
+    }
+    for (o, &x) in oc.into_remainder().iter_mut().zip(ic.remainder()) {
+        *o = gelu(x, libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
     }
 }
 
@@ -125,6 +137,18 @@ mod tests {
         gelu_forward(&mut out, &xs);
         for ((o, w), x) in out.iter().zip(want).zip(xs) {
             assert!((*o as f64 - w).abs() < 1e-6, "gelu({x}) = {o}, want {w}");
+        }
+    }
+
+    #[test]
+    fn gelu_is_the_scalar_erf_form_bit_for_bit() {
+        // Every element, the remainder past the last group of eight included.
+        let ys: Vec<f32> = (0..1003).map(|i| (i as f32 - 501.0) * 0.013).collect();
+        let mut out = vec![0.0f32; ys.len()];
+        gelu_forward(&mut out, &ys);
+        for (o, &x) in out.iter().zip(&ys) {
+            let want = 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
+            assert_eq!(o.to_bits(), want.to_bits(), "gelu({x})");
         }
     }
 

@@ -427,6 +427,74 @@ generated: Array<number>, done: boolean, backend: BackendName,
  */
 fallback: string | null, };
 
+export type CompactStep = { 
+/**
+ * 0 for the first step.
+ */
+index: number, 
+/**
+ * Tokens run through the model in this step.
+ */
+fed: number, 
+/**
+ * The chosen token (`null` for beam search, whose choice is the `beam` state).
+ */
+token: number | null, 
+/**
+ * `token` as text.
+ */
+text: string | null, 
+/**
+ * (V) the logits the choice was made from.
+ */
+logits: Float32Array, 
+/**
+ * (K) the most probable next tokens, most probable first (`Candidate.id`).
+ */
+candidate_ids: Uint32Array, 
+/**
+ * (K) their probabilities, softmax over the whole vocabulary (`Candidate.prob`).
+ */
+candidate_probs: Float32Array, 
+/**
+ * (K) the probabilities the strategy drew from (`Candidate.sample_prob`).
+ */
+candidate_sample_probs: Float32Array, 
+/**
+ * S: positions in the KV cache after this step.
+ */
+cache_len: number, 
+/**
+ * Wall-clock time of the step, milliseconds.
+ */
+wall_ms: number, 
+/**
+ * Multiply-adds of the step's matrix products.
+ */
+multiply_adds: number, 
+/**
+ * 2 × `multiply_adds`.
+ */
+flops: number, 
+/**
+ * Set on the last step.
+ */
+stop: StopReason | null, 
+/**
+ * Beam search only.
+ */
+beam: BeamStep | null, };
+
+export type GenerateStepCompact = { step: CompactStep, 
+/**
+ * Generated ids so far (beam search: the best hypothesis).
+ */
+generated: Uint32Array, done: boolean, backend: BackendName, 
+/**
+ * Set when this step had to fall back to the CPU.
+ */
+fallback: string | null, };
+
 export type GenerateStepsRequest = { 
 /**
  * At most this many steps (≥ 1); fewer when the generation stops first.

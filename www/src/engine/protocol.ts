@@ -28,6 +28,7 @@ import type {
   GenerateStartRequest,
   GenerateStarted,
   GenerateStep,
+  GenerateStepCompact,
   GenerateSteps,
   GenerateStepsRequest,
   LayerPlan,
@@ -174,7 +175,12 @@ export interface Api {
   setBackend: { req: { backend: BackendName }; res: BackendInfo };
   forward: { req: ForwardRequest; res: ForwardResult };
   generateStart: { req: GenerateStartRequest; res: GenerateStarted };
-  generateStep: { req: Record<string, never>; res: GenerateStep };
+  /**
+   * The next step: the full record (`GenerateStep`, with the attention the views draw) for a
+   * traced generation, the compact one (`GenerateStepCompact`: typed arrays) for a generation
+   * started with `trace: false`. Both have `step.index`, `step.token`, `step.wall_ms`, `done`.
+   */
+  generateStep: { req: Record<string, never>; res: GenerateStep | GenerateStepCompact };
   /** Several steps in one message (for a generation started with `trace: false`). */
   generateSteps: { req: GenerateStepsRequest; res: GenerateSteps };
   cost: { req: CostRequest; res: CostReport };

@@ -139,7 +139,10 @@ export class GenerationRunner {
     const t = performance.now();
     let step: GenerateStep;
     try {
-      step = await this.host.engine().call('generateStep', {});
+      const r = await this.host.engine().call('generateStep', {});
+      // The page's generations are traced (it draws their attention): the full record.
+      if (!('attention' in r.step)) throw new Error('the engine answered a traced generation with a compact step');
+      step = r as GenerateStep;
     } catch (e) {
       if (run === this.run) {
         this.playing = false;
