@@ -266,6 +266,99 @@ pub fn dot_rows_into(
     unsafe { dot_rows_impl(out, a, ai, w, w0, stride, k) }
 }
 
+/// [`dot_rows_into`] for two rows of `a` at once (at `ai0` and `ai1`) against the same N
+/// rows of `w`: `out0[j] = a[ai0 ..]·w_j`, `out1[j] = a[ai1 ..]·w_j`, each element summed
+/// exactly as [`dot_rows_into`] (and [`matmul_nt_into`]) sums it; each row of `w` is read
+/// once for both (attention: two query rows of a head against its keys).
+///
+/// Panics when the outputs differ in length or a row runs past the end of `a` or `w`.
+#[allow(clippy::too_many_arguments)]
+pub fn dot_rows2_into(
+    out0: &mut [f32],
+    out1: &mut [f32],
+    a: &[f32],
+    ai0: usize,
+    ai1: usize,
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    let n = out0.len();
+    assert_eq!(out1.len(), n, "dot_rows2: the outputs differ in length");
+    assert!(
+        ai0.max(ai1) + k <= a.len(),
+        "dot_rows2: a row of a is out of bounds"
+    );
+    if n > 0 {
+        assert!(
+            w0 + (n - 1) * stride + k <= w.len(),
+            "dot_rows2: a row of w is out of bounds"
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (checked just above); bounds are checked above.
+            unsafe { dot_rows2_avx(out0, out1, a, [ai0, ai1], w, w0, stride, k) };
+            return;
+        }
+    }
+    // SAFETY: bounds are checked above.
+    unsafe { dot_rows2_impl(out0, out1, a, [ai0, ai1], w, w0, stride, k) }
+}
+
+/// # Safety
+/// `a[ai[r] .. ai[r] + k]` and every `w[w0 + j·stride ..][.. k]`, j < out0.len(), are in
+/// bounds, and `out1` is as long as `out0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn dot_rows2_impl(
+    out0: &mut [f32],
+    out1: &mut [f32],
+    a: &[f32],
+    ai: [usize; R],
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    let n = out0.len();
+    let mut j = 0;
+    while j + C <= n {
+        // SAFETY: the caller's contract.
+        let v =
+            unsafe { dots::<R, C>(a, ai, w, std::array::from_fn(|c| w0 + (j + c) * stride), k) };
+        out0[j..j + C].copy_from_slice(&v[0]);
+        out1[j..j + C].copy_from_slice(&v[1]);
+        j += C;
+    }
+    while j < n {
+        // SAFETY: the caller's contract.
+        let v = unsafe { dots::<R, 1>(a, ai, w, [w0 + j * stride], k) };
+        out0[j] = v[0][0];
+        out1[j] = v[1][0];
+        j += 1;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn dot_rows2_avx(
+    out0: &mut [f32],
+    out1: &mut [f32],
+    a: &[f32],
+    ai: [usize; R],
+    w: &[f32],
+    w0: usize,
+    stride: usize,
+    k: usize,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { dot_rows2_impl(out0, out1, a, ai, w, w0, stride, k) }
+}
+
 /// # Safety
 /// `a[ai .. ai + k]` and every `w[w0 + j·stride ..][.. k]`, j < out.len(), are in bounds.
 #[inline(always)]
@@ -368,10 +461,22 @@ mod tests {
             matmul_nt_into(&mut want, &a[3..3 + k], &gathered, 1, k, n);
             let mut got = vec![0.0; n];
             dot_rows_into(&mut got, &a, 3, &w, col, stride, k);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "({n}, {k}, {stride}, {col})");
+            // Two rows at once: row 3 as above, beside row 0, each bit for bit.
+            let mut want0 = vec![0.0; n];
+            matmul_nt_into(&mut want0, &a[..k], &gathered, 1, k, n);
+            let (mut got0, mut got3) = (vec![0.0; n], vec![0.0; n]);
+            dot_rows2_into(&mut got0, &mut got3, &a, 0, 3, &w, col, stride, k);
             assert_eq!(
-                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                "({n}, {k}, {stride}, {col})"
+                bits(&got3),
+                bits(&want),
+                "two rows ({n}, {k}, {stride}, {col})"
+            );
+            assert_eq!(
+                bits(&got0),
+                bits(&want0),
+                "two rows ({n}, {k}, {stride}, {col})"
             );
         }
     }

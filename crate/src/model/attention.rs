@@ -33,7 +33,7 @@ use super::ffn::linear_forward;
 use super::mask::{is_masked, MaskSpec};
 use super::position::{alibi_bias, relative_index, rope_forward};
 use crate::lanes::{exp_lanes, LANES};
-use crate::matmul::dot_rows_into;
+use crate::matmul::{dot_rows2_into, dot_rows_into};
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
 #[derive(Clone, Copy, Debug)]
@@ -139,24 +139,56 @@ pub fn attention_forward(
     let plain = additive_v.is_none() && spec.relative.is_none();
     let mut kprime = if plain { vec![] } else { vec![0.0f32; d] }; // (D) k_j (+ rel_k)
     let mut zacc = vec![0.0f64; d]; // (D) z_i accumulated in f64
+                                    // Under the causal mask keys past the query are never looked at (they are −∞ below);
+                                    // a cached step (T = 1, S = q_pos + 1) computes the same dots.
+    let seen_by = |i: usize| {
+        if spec.mask.is_causal() {
+            s.min(spec.q_offset + i + 1)
+        } else {
+            s
+        }
+    };
     for h in 0..nh {
         let col = h * d; // head h: columns h·D..(h+1)·D of every row
+        if plain {
+            // s_ij = q_i·k_j for every query row of head h (Q_h·K_hᵀ), two rows at a time;
+            // each dot summed as `matmul` sums it, whatever T and S are.
+            let head = &mut scores[h * t * s..(h + 1) * t * s]; // (T, S)
+            let mut i = 0;
+            while i < t {
+                let (qi, seen) = (i * c + col, seen_by(i));
+                if i + 1 == t {
+                    dot_rows_into(&mut head[i * s..i * s + seen], q, qi, k, col, c, d);
+                    break;
+                }
+                let seen1 = seen_by(i + 1);
+                let both = seen.min(seen1);
+                let (r0, r1) = head[i * s..(i + 2) * s].split_at_mut(s);
+                dot_rows2_into(
+                    &mut r0[..both],
+                    &mut r1[..both],
+                    q,
+                    qi,
+                    qi + c,
+                    k,
+                    col,
+                    c,
+                    d,
+                );
+                let rest = col + both * c; // key row `both` of head h
+                dot_rows_into(&mut r0[both..seen], q, qi, k, rest, c, d);
+                dot_rows_into(&mut r1[both..seen1], q, qi + c, k, rest, c, d);
+                i += 2;
+            }
+        }
         for i in 0..t {
             let q_pos = spec.q_offset + i;
             let qi = i * c + col; // q_i of head h: q[qi .. qi + D]
             let row = (h * t + i) * s..(h * t + i + 1) * s;
             let srow = &mut scores[row.clone()]; // (S)
-                                                 // Under the causal mask keys past the query are never looked at (they are −∞
-                                                 // below); a cached step (T = 1, S = q_pos + 1) computes the same dots.
-            let seen = if spec.mask.is_causal() {
-                s.min(q_pos + 1)
-            } else {
-                s
-            };
-            // s_ij = q_i·k'_j (each dot summed as `matmul` sums it, whatever S is)
-            if plain {
-                dot_rows_into(&mut srow[..seen], q, qi, k, col, c, d);
-            } else {
+            let seen = seen_by(i);
+            // s_ij = q_i·k'_j (plain dots: above)
+            if !plain {
                 for (j, sc) in srow[..seen].iter_mut().enumerate() {
                     kprime.copy_from_slice(&k[j * c + col..j * c + col + d]);
                     if let Some(rel) = &spec.relative {
