@@ -141,8 +141,9 @@ pub fn attention_forward(
     let mut zacc = vec![0.0f64; d]; // (D) z_i accumulated in f64
                                     // Under the causal mask keys past the query are never looked at (they are −∞ below);
                                     // a cached step (T = 1, S = q_pos + 1) computes the same dots.
+    let causal = spec.mask.is_causal();
     let seen_by = |i: usize| {
-        if spec.mask.is_causal() {
+        if causal {
             s.min(spec.q_offset + i + 1)
         } else {
             s
@@ -218,7 +219,9 @@ pub fn attention_forward(
             // Keys past `seen` are hidden by the causal mask (never looked at above).
             srow[seen..].fill(f32::NEG_INFINITY);
             for (j, sc) in srow[..seen].iter_mut().enumerate() {
-                if is_masked(spec.mask, q_pos, j, key_pad.is_some_and(|p| p[j])) {
+                let pad = key_pad.is_some_and(|p| p[j]);
+                // The causal rule hides no key before `seen`: only padding can.
+                if (causal && pad) || (!causal && is_masked(spec.mask, q_pos, j, pad)) {
                     *sc = f32::NEG_INFINITY;
                     continue;
                 }
@@ -237,6 +240,39 @@ pub fn attention_forward(
             let zi = &mut z[i * c + col..i * c + col + d]; // (D)
             zi.fill(0.0);
             if spec.ablated(h) {
+                continue;
+            }
+            if spec.relative.is_none() {
+                // The same sums, ZL dimensions at a time with their accumulators in
+                // registers: each dimension still adds p_ij·v_j[d] over j = 0, 1, … in
+                // order from 0, skipping p = 0 (every key at or past `seen` has p = 0).
+                for (g, zg) in zi.chunks_mut(ZL).enumerate() {
+                    let base = col + g * ZL;
+                    let mut acc = [0.0f64; ZL];
+                    for j in 0..seen {
+                        let mut p = probs[row.start + j];
+                        if let Some(m) = dropout {
+                            p *= m[row.start + j];
+                        }
+                        if p == 0.0 {
+                            continue;
+                        }
+                        let p = p as f64;
+                        let vj = &v[j * c + base..j * c + base + zg.len()];
+                        if let Ok(vj) = <&[f32; ZL]>::try_from(vj) {
+                            for (a, &x) in acc.iter_mut().zip(vj) {
+                                *a += p * x as f64;
+                            }
+                        } else {
+                            for (a, &x) in acc.iter_mut().zip(vj) {
+                                *a += p * x as f64;
+                            }
+                        }
+                    }
+                    for (zv, a) in zg.iter_mut().zip(&acc) {
+                        *zv = *a as f32;
+                    }
+                }
                 continue;
             }
             zacc.fill(0.0);
@@ -266,6 +302,9 @@ pub fn attention_forward(
         }
     }
 }
+
+/// Dimensions of z accumulated together (f64 accumulators held in registers).
+const ZL: usize = 8;
 
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
 /// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
@@ -612,6 +651,42 @@ mod tests {
         let want = 2.0 * 0.75f32.tanh() - 0.75f32.tanh();
         assert!((o.scores[0] - want).abs() < 1e-6);
         assert_eq!(o.z, vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn values_summed_a_group_of_dimensions_at_a_time_equal_the_key_by_key_sum_bit_for_bit() {
+        // Zero relative tables send z through the key-by-key loop (k + 0 and p·0 change
+        // no bit); without them z is summed ZL dimensions at a time. D = 12: one full group
+        // and a partial one; causal, with dropout zeroing some keys.
+        let (t, s, h, d) = (5, 5, 2, 12);
+        let c = h * d;
+        let (q, k, v) = (ramp(t * c, 0.3), ramp(s * c, 0.7), ramp(s * c, 1.1));
+        let drop: Vec<f32> = (0..h * t * s)
+            .map(|i| if i % 3 == 0 { 0.0 } else { 1.25 })
+            .collect();
+        let causal = MaskSpec::new(MaskRule::Causal, &[], true);
+        let zeros = vec![0.0f32; 3 * d];
+        let base = AttnSpec {
+            mask: &causal,
+            ..spec(h, d)
+        };
+        let rel = AttnSpec {
+            relative: Some(Relative {
+                rel_k: &zeros,
+                rel_v: &zeros,
+                max_distance: 1,
+            }),
+            ..base
+        };
+        let pad = [false, false, true, false, false];
+        for drop in [None, Some(&drop[..])] {
+            let a = run(&base, &q, &k, &v, Some(&pad), drop, t, s);
+            let b = run(&rel, &q, &k, &v, Some(&pad), drop, t, s);
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.probs), bits(&b.probs));
+            assert_eq!(bits(&a.z), bits(&b.z));
+            assert!(a.z.iter().any(|&x| x != 0.0));
+        }
     }
 
     #[test]
