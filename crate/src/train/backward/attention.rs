@@ -70,6 +70,7 @@ pub fn attention_backward(
     let plain = spec.score != Score::Additive && spec.relative.is_none();
     let mut kprime = vec![0.0f32; d]; // (D) k_j (+ rel_k)
     let mut dkprime = vec![0.0f32; d]; // (D)
+    let causal = spec.mask.is_causal();
     for h in 0..nh {
         // forward: an ablated head's z is zero, so nothing flows back into it
         if spec.ablate.get(h).copied().unwrap_or(false) {
@@ -81,10 +82,14 @@ pub fn attention_backward(
             let row = (h * t + i) * s;
             let dzi = &dz[i * c + col..i * c + col + d]; // (D)
 
+            // Under the causal rule keys past the query are masked (p = 0, no gradient):
+            // their dp is 0 and the loops below stop before them.
+            let seen = if causal { s.min(q_pos + 1) } else { s };
             // forward: z_i = Σ_j p̃_ij · (v_j + rel_v[r]),  p̃ = p · dropout
             // dp̃_j = dz_i · v_j (+ dz_i · rel_v[r])
-            dot_rows_into(&mut dp, dz, i * c + col, v, col, c, d);
-            for j in 0..s {
+            dot_rows_into(&mut dp[..seen], dz, i * c + col, v, col, c, d);
+            dp[seen..].fill(0.0);
+            for j in 0..seen {
                 if scores[row + j] == f32::NEG_INFINITY {
                     dp[j] = 0.0;
                     continue; // masked: p = 0, no gradient either way
@@ -118,7 +123,7 @@ pub fn attention_backward(
             dot_rows_into(&mut dot, p, 0, &dp, 0, s, s);
             let dot = dot[0];
             let qi = &q[i * c + col..i * c + col + d]; // (D)
-            for j in 0..s {
+            for j in 0..seen {
                 if scores[row + j] == f32::NEG_INFINITY {
                     continue;
                 }
