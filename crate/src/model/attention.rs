@@ -319,15 +319,18 @@ pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
         out.fill(0.0);
         return;
     }
-    const _: () = assert!(LANES % 4 == 0, "a lane's partial sum is its index mod 4");
+    const _: () = assert!(
+        LANES.is_multiple_of(4),
+        "a lane's partial sum is its index mod 4"
+    );
     let mut part = [0.0f64; 4];
     let mut oc = out.chunks_exact_mut(LANES);
     let mut ic = inp.chunks_exact(LANES);
     for (o, x) in (&mut oc).zip(&mut ic) {
         let e = exp_lanes(std::array::from_fn(|l| x[l] - max));
-        for l in 0..LANES {
-            o[l] = e[l];
-            part[l % 4] += e[l] as f64; // LANES is a multiple of 4: entry j → partial j mod 4
+        o.copy_from_slice(&e);
+        for (l, &e) in e.iter().enumerate() {
+            part[l % 4] += e as f64; // LANES is a multiple of 4: entry j → partial j mod 4
         }
     }
     let done = inp.len() - ic.remainder().len();
