@@ -8,6 +8,7 @@
 //    binary) on the same settings: reverse and the grammar ALiBi recipe. The grammar
 //    recipe takes minutes, so its page time to the threshold is extrapolated from the
 //    steps/s measured both ways and the recipe's step count, and printed as such;
+//    With TPLAY_LAB_GRAMMAR_FULL=1 the whole grammar recipe is also run both ways and timed.
 // 3. memory over 5,000 training steps (TPLAY_LAB_MEMORY_STEPS) after a 500-step warm-up:
 //    the run's worker's wasm memory, the page engine's and the page's JS heap.
 
@@ -136,6 +137,35 @@ try {
   );
   console.log(`native binary: ${tplayBin()}`);
   console.log();
+  if (process.env.TPLAY_LAB_GRAMMAR_FULL === '1') {
+    // The whole grammar recipe both ways, measured rather than extrapolated (minutes).
+    const full = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const t0 = performance.now();
+      const h = el.train({ task: 'grammar', eval_every: 0 });
+      const s = await h.done;
+      const wall = (performance.now() - t0) / 1000;
+      const run = el.runs.find((r) => r.id === h.id);
+      const last = run.points[run.points.length - 1];
+      await el.deleteRun(h.id);
+      const { threshold } = await el.runDefaults('grammar');
+      return { wall, steps: s.step, metric: last.eval?.metric ?? null, threshold, command: run.command };
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'tplay-lab-bench-'));
+    try {
+      const t0 = Date.now();
+      const out = JSON.parse(execFileSync(tplayBin(), ['train', ...full.command, '--out', join(dir, 'm.safetensors')], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString());
+      const nativeWall = (Date.now() - t0) / 1000;
+      console.log(
+        `grammar (ALiBi recipe), the whole run measured: ${full.steps} steps in ${f(full.wall)} s in the page (final metric ${f(full.metric, 3)}, threshold ${full.threshold}) ` +
+          `against ${f(out.seconds)} s of training natively (${f(nativeWall)} s with start-up and the final evaluation; metric ${f(out.eval?.accuracy ?? NaN, 3)}): ` +
+          `${f(full.wall / nativeWall, 2)}× (target within 2×)`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    console.log();
+  }
   // Memory over a long run (the short form is lab-reliability.test.mjs's).
   const mem = await trainingMemory(page, { warmup: 500, steps: MEMORY_STEPS });
   console.log(`lab memory, the reverse recipe with the lab drawing (long form): ${describeMemory(mem)}`);
