@@ -19,8 +19,14 @@
 //   7 dbeta  (C) f32, added to
 //
 // Dispatch: one workgroup of 64 threads per feature, features on a 2-D grid of workgroups
-// (i = wg.x + wg.y · num_workgroups.x). Thread l handles rows l, l + 64, …; the four sums
-// (dn, dn·n, dy, n·dy) are one tree reduction of vec4 in workgroup memory (64 · 16 bytes).
+// (i = wg.x + wg.y · num_workgroups.x). The four sums (dn, dn·n, dy, n·dy) are taken by
+// thread 0 row by row in the CPU's order, dβ and dγ continuing from their old values as the
+// CPU's `+=` does: the sums are then the CPU's to the bit. That matters because the dx
+// formula subtracts nearly equal terms and multiplies by rstd, which is large when a
+// feature's batch variance is small: a sum rounded in another order moved dx by more than
+// 1e-5 there. Past SERIAL_ROWS rows (llvmpipe ends every loop of an invocation after 65,535
+// iterations) thread l sums rows l, l + 64, … and a tree reduction of vec4 in workgroup
+// memory adds the parts. The dx rows are spread over the 64 threads either way.
 
 struct Params {
     rows: u32,
@@ -40,6 +46,8 @@ const WG: u32 = 64u;
 @group(0) @binding(6) var<storage, read_write> dgamma: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dbeta: array<f32>;
 
+const SERIAL_ROWS: u32 = 32768u;
+
 var<workgroup> red: array<vec4<f32>, WG>;
 
 @compute @workgroup_size(64, 1, 1)
@@ -58,20 +66,40 @@ fn main(
     let rstd = stats[2u * p.c + i];
     let w = gamma[i];
 
-    // (Σ dn, Σ dn·n, Σ dy, Σ n·dy) over this thread's rows.
-    var part = vec4<f32>(0.0);
-    for (var r = l; r < p.rows; r = r + WG) {
-        let e = r * p.c + i;
-        let n = (x[e] - mean) * rstd;
-        let g = dy[e];
-        let dn = w * g;
-        part = part + vec4<f32>(dn, dn * n, g, n * g);
-    }
-    red[l] = part;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-        if (l < s) {
-            red[l] = red[l] + red[l + s];
+    if (p.rows <= SERIAL_ROWS) {
+        // (Σ dn, Σ dn·n, dβ + Σ dy, dγ + Σ n·dy), row by row as the CPU adds them.
+        if (l == 0u) {
+            var acc = vec4<f32>(0.0, 0.0, dbeta[i], dgamma[i]);
+            for (var r = 0u; r < p.rows; r = r + 1u) {
+                let e = r * p.c + i;
+                let n = (x[e] - mean) * rstd;
+                let g = dy[e];
+                let dn = w * g;
+                acc = acc + vec4<f32>(dn, dn * n, g, n * g);
+            }
+            red[0] = acc;
+        }
+        workgroupBarrier();
+    } else {
+        // (Σ dn, Σ dn·n, Σ dy, Σ n·dy) over this thread's rows, then over the threads.
+        var part = vec4<f32>(0.0);
+        for (var r = l; r < p.rows; r = r + WG) {
+            let e = r * p.c + i;
+            let n = (x[e] - mean) * rstd;
+            let g = dy[e];
+            let dn = w * g;
+            part = part + vec4<f32>(dn, dn * n, g, n * g);
+        }
+        red[l] = part;
+        workgroupBarrier();
+        for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+            if (l < s) {
+                red[l] = red[l] + red[l + s];
+            }
+            workgroupBarrier();
+        }
+        if (l == 0u) {
+            red[0] = red[0] + vec4<f32>(0.0, 0.0, dbeta[i], dgamma[i]);
         }
         workgroupBarrier();
     }
@@ -87,7 +115,7 @@ fn main(
         dx[e] = dx[e] + (dn - dn_mean - n * dn_n_mean) * rstd;
     }
     if (l == 0u) {
-        dbeta[i] = dbeta[i] + sums.z;
-        dgamma[i] = dgamma[i] + sums.w;
+        dbeta[i] = sums.z;
+        dgamma[i] = sums.w;
     }
 }

@@ -7,8 +7,8 @@
 //   running_var_i  ← (1 − 0.1) · running_var_i  + 0.1 · σ²_i · R / (R − 1).
 //
 // Mirrors `model::norm::batchnorm_train_forward` and `batchnorm_running_update`. The CPU
-// accumulates the statistics in f64; WGSL has no f64, so here they are f32 sums (two
-// passes: the mean, then the squared deviations from it, as the CPU does).
+// accumulates the statistics in f64; WGSL has no f64, so here they are f32 sums (the mean,
+// a correction of it, then the squared deviations from it, as the CPU does).
 //
 // Bindings:
 //   0 p      uniform Params (rows R, width C, and the update's factors computed on the
@@ -88,20 +88,24 @@ fn main(
     for (var r = l; r < p.rows; r = r + WG) {
         part = part + x[r * p.c + i];
     }
-    let mean0 = sum_all(l, part) / n;
-    // One correction pass: the mean of the deviations from the f32 mean, which the CPU's
-    // f64 sum has no need of. It brings the mean to within rounding of the exact one, so
-    // that Σ (x − μ) over the rows, which the backward's dx relies on being 0, is as small
-    // in f32 as on the CPU.
+    // The mean as two f32 parts, hi + lo: hi the f32 sum's mean, lo the mean of the
+    // deviations from it. The CPU takes the deviations x − μ from its f64 mean; here they
+    // are (x − hi) − lo, where x − hi is exact for rows near the mean, so each deviation
+    // is rounded about once, as the CPU's is. A deviation from a rounded f32 mean would
+    // carry that rounding (ulp(μ), large against σ when a feature's batch variance is
+    // small) into every output, and rstd would magnify it. Σ (x − μ) over the rows, which
+    // the backward's dx relies on being 0, is then as small in f32 as on the CPU.
+    let hi = sum_all(l, part) / n;
     part = 0.0;
     for (var r = l; r < p.rows; r = r + WG) {
-        part = part + (x[r * p.c + i] - mean0);
+        part = part + (x[r * p.c + i] - hi);
     }
-    let mean = mean0 + sum_all(l, part) / n;
+    let lo = sum_all(l, part) / n;
+    let mean = hi + lo;
 
     part = 0.0;
     for (var r = l; r < p.rows; r = r + WG) {
-        let dev = x[r * p.c + i] - mean;
+        let dev = (x[r * p.c + i] - hi) - lo;
         part = part + dev * dev;
     }
     let var_b = sum_all(l, part) / n;
@@ -109,7 +113,7 @@ fn main(
 
     for (var r = l; r < p.rows; r = r + WG) {
         let e = r * p.c + i;
-        y[e] = (x[e] - mean) * rstd * gamma[i] + beta[i];
+        y[e] = ((x[e] - hi) - lo) * rstd * gamma[i] + beta[i];
     }
     if (l == 0u) {
         stats[i] = mean;
