@@ -34,19 +34,12 @@ pub struct LossGrads {
     pub trace: Trace,
 }
 
-/// Cross-entropy (label smoothing `smoothing`) of the model on a batch and its gradient.
-/// LM heads are scored on every target that is not `<pad>`; classifiers on every label.
-pub fn loss_and_grads(
-    model: &Model,
-    tb: &TrainBatch,
-    opts: &ForwardOptions,
-    smoothing: f32,
-) -> Result<LossGrads> {
-    let batch = to_batch(tb);
-    let (trace, acts) = model.forward_recorded(&batch, opts)?;
-    let mut grads = zero_grads(model);
-    let (loss, count) = if let Some(class_logits) = &trace.class_logits {
-        let n = model.config.num_classes;
+/// The loss's side of a batch, checked against the model before any work: a classifier
+/// gets one label per example below `num_classes`, an LM head one target per position
+/// inside the vocabulary. The CPU step and the GPU step (`backend::gpu::train`) both ask.
+pub fn check_targets(cfg: &crate::config::ModelConfig, tb: &TrainBatch) -> Result<()> {
+    if cfg.is_classifier() {
+        let n = cfg.num_classes;
         if tb.labels.len() != tb.b {
             return Err(Error::Input(format!(
                 "a classifier batch needs one label per example: {} labels for {} examples",
@@ -59,6 +52,38 @@ pub fn loss_and_grads(
                 "label {bad} is outside the model's {n} classes"
             )));
         }
+    } else {
+        let v = cfg.vocab_size;
+        let rows = tb.b * tb.t;
+        if tb.targets.len() != rows {
+            return Err(Error::Input(format!(
+                "an LM batch needs one target per position: {} targets for {rows} positions",
+                tb.targets.len()
+            )));
+        }
+        if let Some(&bad) = tb.targets.iter().find(|&&y| y as usize >= v) {
+            return Err(Error::Input(format!(
+                "target id {bad} is outside the vocabulary of {v} tokens"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Cross-entropy (label smoothing `smoothing`) of the model on a batch and its gradient.
+/// LM heads are scored on every target that is not `<pad>`; classifiers on every label.
+pub fn loss_and_grads(
+    model: &Model,
+    tb: &TrainBatch,
+    opts: &ForwardOptions,
+    smoothing: f32,
+) -> Result<LossGrads> {
+    check_targets(&model.config, tb)?;
+    let batch = to_batch(tb);
+    let (trace, acts) = model.forward_recorded(&batch, opts)?;
+    let mut grads = zero_grads(model);
+    let (loss, count) = if let Some(class_logits) = &trace.class_logits {
+        let n = model.config.num_classes;
         let mut probs = vec![0.0f32; tb.b * n]; // (B, N)
         let (loss, count) = cross_entropy_forward(
             &mut probs,
@@ -94,17 +119,6 @@ pub fn loss_and_grads(
     } else {
         let v = model.config.vocab_size;
         let rows = tb.b * tb.t;
-        if tb.targets.len() != rows {
-            return Err(Error::Input(format!(
-                "an LM batch needs one target per position: {} targets for {rows} positions",
-                tb.targets.len()
-            )));
-        }
-        if let Some(&bad) = tb.targets.iter().find(|&&y| y as usize >= v) {
-            return Err(Error::Input(format!(
-                "target id {bad} is outside the vocabulary of {v} tokens"
-            )));
-        }
         let pad = model.tokenizer.spec.pad;
         let mut probs = vec![0.0f32; rows * v]; // (B·T, V)
         let (loss, count) = cross_entropy_forward(

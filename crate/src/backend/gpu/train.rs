@@ -443,36 +443,7 @@ impl GpuTrainer {
                 ));
             }
         }
-        if self.plan.head == HeadKind::Classifier {
-            let n = cfg.num_classes;
-            if tb.labels.len() != tb.b {
-                return Err(Error::Input(format!(
-                    "a classifier batch needs one label per example: {} labels for {} examples",
-                    tb.labels.len(),
-                    tb.b
-                )));
-            }
-            if let Some(&bad) = tb.labels.iter().find(|&&l| l as usize >= n) {
-                return Err(Error::Input(format!(
-                    "label {bad} is outside the model's {n} classes"
-                )));
-            }
-        } else {
-            let v = cfg.vocab_size;
-            let rows = tb.b * tb.t;
-            if tb.targets.len() != rows {
-                return Err(Error::Input(format!(
-                    "an LM batch needs one target per position: {} targets for {rows} positions",
-                    tb.targets.len()
-                )));
-            }
-            if let Some(&bad) = tb.targets.iter().find(|&&y| y as usize >= v) {
-                return Err(Error::Input(format!(
-                    "target id {bad} is outside the vocabulary of {v} tokens"
-                )));
-            }
-        }
-        Ok(())
+        crate::train::step::check_targets(cfg, tb)
     }
 
     /// Buffers for this batch's shape: the ones there are when they are large enough,
@@ -731,6 +702,20 @@ impl Step<'_> {
         }
     }
 
+    /// The encoder's output, for a stack whose cross-attention reads it (else none).
+    fn memory(&self, sp: &StackPlan) -> Result<Option<GpuBuffer>> {
+        if !sp.reads_memory {
+            return Ok(None);
+        }
+        let ei = self
+            .plan
+            .stacks
+            .iter()
+            .position(|p| p.site == AttnSite::EncoderSelf)
+            .ok_or_else(|| missing("the encoder"))?;
+        Ok(Some(self.acts.stacks[ei].out().clone()))
+    }
+
     // ---------------------------------------------------------------- forward
 
     fn forward(&mut self) -> Result<()> {
@@ -766,17 +751,7 @@ impl Step<'_> {
             None => None,
         };
         let cross_mask = attention_mask(cfg, AttnSite::Cross, self.opts);
-        let memory = if sp.reads_memory {
-            let ei = self
-                .plan
-                .stacks
-                .iter()
-                .position(|p| p.site == AttnSite::EncoderSelf)
-                .ok_or_else(|| missing("the encoder"))?;
-            Some(acts.stacks[ei].out().clone())
-        } else {
-            None
-        };
+        let memory = self.memory(sp)?;
         let mut x = sa.x0.clone();
         for (li, layer) in params.layers.iter().enumerate() {
             for (k, sub) in sp.sublayers.iter().enumerate() {
@@ -1275,17 +1250,7 @@ impl Step<'_> {
                 .layer_norm_backward(x, &p.weight, &d, &next, &g.weight, &g.bias, n, c)?;
             d = next;
         }
-        let memory = if sp.reads_memory {
-            let ei = self
-                .plan
-                .stacks
-                .iter()
-                .position(|p| p.site == AttnSite::EncoderSelf)
-                .ok_or_else(|| missing("the encoder"))?;
-            Some(acts.stacks[ei].out().clone())
-        } else {
-            None
-        };
+        let memory = self.memory(sp)?;
         let nsub = sp.sublayers.len();
         for li in (0..params.layers.len()).rev() {
             let (layer, glayer) = (&params.layers[li], &grads.layers[li]);
