@@ -697,6 +697,8 @@ fn batch_norm_train_forward_statistics_running_update_and_backward_match_the_cpu
         (64, 16, true),
         (130, 7, true),
         (17, 33, true),
+        // Past batch_norm_backward.wgsl's SERIAL_ROWS: its sums take the tree instead.
+        (33_000, 2, true),
     ] {
         let name = format!("R={rows} C={c} update={update}");
         // Features with an offset and different spreads, so μ and σ² matter.
