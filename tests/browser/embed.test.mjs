@@ -97,6 +97,15 @@ describe('embedding', () => {
   test('a_plain_link_opens_the_page_on_a_view_with_its_settings', async () => {
     const { p, errors } = await page();
     await p.goto(`${base}example.html`);
+    // Click only once the post has stopped moving: the framed widget generates and grows, and
+    // the widgets above the link draw; a click during a layout shift can land beside the link.
+    await p.waitForFunction(() => ['unmasked', 'lesson'].every((id) => document.getElementById(id)?.lastForward), undefined, { timeout: 60000 });
+    const inner = p.frame({ url: /embed\.html/ });
+    await inner.waitForFunction(() => {
+      const el = document.querySelector('transformer-playground');
+      const h = Math.ceil(document.documentElement.getBoundingClientRect().height);
+      return el?.done && Math.abs(window.frameElement.getBoundingClientRect().height - h) <= 1;
+    }, undefined, { timeout: 60000 });
     await Promise.all([p.waitForURL(/index\.html#/), p.click('#linked')]);
     await p.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward);
     const r = await p.evaluate(() => {
