@@ -3,8 +3,9 @@
 // - not one CSP violation in the page or the embed (and a control proving the policy bites);
 // - an engine that traps, or a worker that dies, is restarted with the same model and
 //   settings, the page says so, and generation carries on to the same tokens;
-// - script-injection payloads in the link, the input, a tokenizer's tokens and the model
-//   list are shown as text, never run, and the page says what it ignored;
+// - script-injection payloads in the link, the input, a tokenizer's tokens, the model
+//   list, a checkpoint's file name and a run's name are shown as text, never run, and the
+//   page says what it ignored;
 // - a GPU device destroyed mid-generation hands over to the CPU with the CPU's tokens, and
 //   a browser without navigator.gpu at all runs on the CPU and says why;
 // - 1,000 generated tokens keep wasm memory and the page's JS heap flat after warm-up.
@@ -259,6 +260,52 @@ describe('hostile text is text', () => {
     await assertNoViolations(page);
     assert.deepEqual(errors, []);
     await direct.close();
+  });
+
+  test('a_checkpoint_file_and_a_run_named_in_markup_are_drawn_as_text', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&views=lab');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null);
+    const real = readFileSync(join(dist, 'models/reverse.safetensors'));
+    // File names cannot hold "/", so these payloads close no tags; they would still run as markup.
+    const badName = `${PAYLOADS[0]}.safetensors`;
+    const goodName = `x"><img data-pwn src=x onerror="${PWN}">.safetensors`;
+    const pick = (name, buffer) => page.locator('tp-lab input[data-import]').setInputFiles({ name, mimeType: 'application/octet-stream', buffer });
+    // A file that is not a checkpoint: the loader's message names it, as text.
+    await pick(badName, real.subarray(0, 100));
+    const alert = page.locator('tp-lab [data-error]');
+    await alert.waitFor();
+    assert.ok((await alert.textContent()).trim().startsWith(`${badName} was not loaded: `), await alert.textContent());
+    // A real one: it becomes the page's model, and the lab names it as text.
+    await pick(goodName, real);
+    await page.locator('tp-lab [data-used]').waitFor();
+    assert.ok((await page.locator('tp-lab [data-used]').textContent()).includes(goodName));
+    // A run renamed to markup: its row in the run table, then the page's model when used.
+    const runName = PAYLOADS[3];
+    const id = await el(
+      page,
+      async (name) => {
+        const e = document.querySelector('transformer-playground');
+        const h = e.train({ task: 'reverse', steps: 4, eval_every: 2 });
+        await h.done;
+        await e.renameRun(h.id, name);
+        return h.id;
+      },
+      runName,
+    );
+    const row = page.locator(`tp-lab tr[data-run="${id}"]`);
+    await page.waitForFunction(
+      ([id, name]) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab').shadowRoot.querySelector(`tr[data-run="${id}"]`)?.textContent.includes(name),
+      [id, runName],
+    );
+    await row.locator('button[data-use]').click();
+    await page.waitForFunction((name) => document.querySelector('transformer-playground').customModel === name, runName);
+    await page.locator('tp-lab [data-used]', { hasText: runName }).waitFor();
+    await page.waitForTimeout(500);
+    await noPwn(page);
+    await shot(page, 'hostile-names');
+    await assertNoViolations(page);
+    assert.deepEqual(errors, []);
+    await page.close();
   });
 });
 
