@@ -2,9 +2,10 @@
 // nothing): 10,000 generated tokens in the page, starting again whenever a run stops (the
 // context limit or the token limit), with wasm linear memory and the page's JS heap (the
 // live objects of a heap snapshot after a forced garbage collection, V8's usedSize beside
-// it: lab-memory.mjs) measured after a 500-token warm-up and at the end. Once with
-// only the generation view drawn, once with every view. TPLAY_LONGRUN_TOKENS overrides the
-// count.
+// it: lab-memory.mjs) measured after a 500-token warm-up and at the end, and the speed
+// over the first and the last tenth. Once with only the generation view drawn, once with
+// every view. TPLAY_LONGRUN_TOKENS overrides the count; TPLAY_LONGRUN_VIEWS=every runs only
+// the second.
 
 import { launch, open, serve } from './harness.mjs';
 import { liveBytes } from './lab-memory.mjs';
@@ -26,20 +27,27 @@ async function run(context, url, views) {
     page.evaluate(async (n) => {
       const e = document.querySelector('transformer-playground');
       let total = 0;
+      // (tokens so far, ms) after each run, to see whether tokens get slower as the page ages.
+      const marks = [[0, performance.now()]];
       while (total < n) {
         await e.store.gen.start(true);
         if (e.generated.length === 0) throw new Error(e.genNote || e.error || 'no tokens');
         total += e.generated.length;
+        marks.push([total, performance.now()]);
       }
-      return total;
+      return { total, marks };
     }, n);
   await generate(WARMUP);
   const [w0, h0, t0] = [await wasm(), await heap(), Date.now()];
-  const made = await generate(TOKENS);
+  const { total: made, marks } = await generate(TOKENS);
   const [w1, h1, t1] = [await wasm(), await heap(), Date.now()];
   const pct = (a, b) => `${(((b - a) / a) * 100).toFixed(1)}%`;
+  // Tokens per second over the first and the last tenth of the run.
+  const rate = (from, to) => ((to[0] - from[0]) / ((to[1] - from[1]) / 1000)).toFixed(1);
+  const tenth = Math.max(1, Math.round(marks.length / 10));
   console.log(
-    `${views || 'every view'}: ${made} tokens after a ${WARMUP}-token warm-up in ${((t1 - t0) / 1000).toFixed(0)} s — ` +
+    `${views || 'every view'}: ${made} tokens after a ${WARMUP}-token warm-up in ${((t1 - t0) / 1000).toFixed(0)} s ` +
+      `(${rate(marks[0], marks[tenth])} tokens/s over the first tenth, ${rate(marks[marks.length - 1 - tenth], marks[marks.length - 1])} over the last) — ` +
       `wasm memory ${w0} → ${w1} bytes (${pct(w0, w1)}), page JS heap (live objects) ${h0.live} → ${h1.live} bytes (${pct(h0.live, h1.live)}; V8 usedSize ${h0.used} → ${h1.used})`,
   );
   await page.close();
@@ -48,7 +56,7 @@ async function run(context, url, views) {
 const server = await serve();
 const browser = await launch();
 try {
-  await run(browser.context, server.url, 'generation');
+  if (process.env.TPLAY_LONGRUN_VIEWS !== 'every') await run(browser.context, server.url, 'generation');
   await run(browser.context, server.url, '');
 } finally {
   await browser.close();
