@@ -4,17 +4,19 @@
 // live objects of a heap snapshot after a forced garbage collection, V8's usedSize beside
 // it: lab-memory.mjs) measured after a 500-token warm-up and at the end, and the speed
 // over the first and the last tenth. Once with only the generation view drawn, once with
-// every view. TPLAY_LONGRUN_TOKENS overrides the count; TPLAY_LONGRUN_VIEWS=every runs only
-// the second.
+// every view. TPLAY_LONGRUN_TOKENS, TPLAY_LONGRUN_WARMUP and TPLAY_LONGRUN_MAX (tokens per
+// run, 200) override the counts; TPLAY_LONGRUN_VIEWS=every runs only the second.
 
 import { launch, open, serve } from './harness.mjs';
 import { liveBytes } from './lab-memory.mjs';
 
 const TOKENS = Number(process.env.TPLAY_LONGRUN_TOKENS ?? 10000);
-const WARMUP = 500;
+const WARMUP = Number(process.env.TPLAY_LONGRUN_WARMUP ?? 500);
+/** Tokens per run before it starts again (the page's `max`; the context limit stops it sooner). */
+const MAX = Number(process.env.TPLAY_LONGRUN_MAX ?? 200);
 
 async function run(context, url, views) {
-  const hash = `backend=cpu&speed=0&max=200&play=0${views ? `&views=${views}` : ''}`;
+  const hash = `backend=cpu&speed=0&max=${MAX}&play=0${views ? `&views=${views}` : ''}`;
   const { page } = await open(context, url, hash);
   const cdp = await page.context().newCDPSession(page);
   const heap = async () => {
