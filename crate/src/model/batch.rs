@@ -2,8 +2,9 @@
 //! sequences of an encoder-decoder model) and the checks a batch and the run-time
 //! switches pass before anything is computed.
 
-use super::{AttnSite, HeadRef, Model};
-use crate::config::{Arch, PosEncoding};
+use super::mask::check_masks;
+use super::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
+use crate::config::{Arch, Norm, PosEncoding};
 use crate::error::{Error, Result};
 
 /// B sequences of equal length T, right-padded with the tokenizer's pad id, and for an
@@ -104,6 +105,29 @@ impl Batch {
 }
 
 impl Model {
+    /// Every rule a forward pass's input obeys, written once: the batch
+    /// ([`Model::check_batch`]), the ablated heads, the masks, and BatchNorm in train
+    /// mode (a variance needs two rows). The CPU pass, the GPU pass and the GPU trainer
+    /// ask it before computing anything.
+    pub fn check_pass(&self, batch: &Batch, opts: &ForwardOptions) -> Result<()> {
+        self.check_batch(batch)?;
+        self.check_ablation(&opts.ablate)?;
+        check_masks(&self.config, &opts.masks)?;
+        let train = matches!(opts.mode, Mode::Train { .. });
+        if train && self.config.norm == Norm::BatchNorm {
+            let rows = batch.batch * batch.len; // B·T
+            let src_rows = batch.batch * batch.src_len; // B·S
+            if rows < 2 || (batch.src_tokens.is_some() && src_rows < 2) {
+                return Err(Error::Input(
+                    "BatchNorm in train mode needs at least two positions in the batch \
+                     to compute a variance"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Check a batch against this model: shapes, token ids, source presence, length.
     pub fn check_batch(&self, batch: &Batch) -> Result<()> {
         let cfg = &self.config;

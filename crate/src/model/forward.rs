@@ -28,7 +28,7 @@ use rand_chacha::ChaCha8Rng;
 use super::attention::{mha_forward, AttnRecord, AttnSpec, Relative};
 use super::embedding::{embedding_forward, embedding_scale};
 use super::ffn::{ffn_forward, linear_forward, FfnRecord};
-use super::mask::{attention_mask, check_masks, MaskSpec};
+use super::mask::{attention_mask, MaskSpec};
 use super::norm::{
     batchnorm_eval_forward, batchnorm_running_update, batchnorm_train_forward, layernorm_forward,
 };
@@ -132,22 +132,8 @@ impl Model {
         opts: &ForwardOptions,
         keep: bool,
     ) -> Result<(Trace, Option<Activations>)> {
-        self.check_batch(batch)?;
-        self.check_ablation(&opts.ablate)?;
-        check_masks(&self.config, &opts.masks)?;
+        self.check_pass(batch, opts)?;
         let cfg = &self.config;
-        let train = matches!(opts.mode, Mode::Train { .. });
-        if train && cfg.norm == Norm::BatchNorm {
-            let rows = batch.batch * batch.len; // B·T
-            let src_rows = batch.batch * batch.src_len; // B·S
-            if rows < 2 || (batch.src_tokens.is_some() && src_rows < 2) {
-                return Err(Error::Input(
-                    "BatchNorm in train mode needs at least two positions in the batch \
-                     to compute a variance"
-                        .into(),
-                ));
-            }
-        }
         let mut run = Run::new(self, opts, keep);
         let (b, t) = (batch.batch, batch.len);
 

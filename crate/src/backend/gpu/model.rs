@@ -314,24 +314,10 @@ impl GpuModel {
                 "this model is not the one uploaded to the GPU (the configs differ)".into(),
             ));
         }
-        model.check_batch(batch)?;
-        model.check_ablation(&opts.ablate)?;
-        crate::model::mask::check_masks(&model.config, &opts.masks)?;
+        model.check_pass(batch, opts)?;
         let w = &*self.weights;
         let cfg = &w.config;
         let (b, t) = (batch.batch, batch.len);
-        let train_mode = matches!(opts.mode, Mode::Train { .. });
-        if train_mode && cfg.norm == Norm::BatchNorm {
-            // As `Model::forward`: a variance needs two rows.
-            let src_rows = batch.batch * batch.src_len;
-            if b * t < 2 || (batch.src_tokens.is_some() && src_rows < 2) {
-                return Err(Error::Input(
-                    "BatchNorm in train mode needs at least two positions in the batch \
-                     to compute a variance"
-                        .into(),
-                ));
-            }
-        }
         let ctx = &self.ctx;
         let (train, drop) = match opts.mode {
             Mode::Train { seed } => (

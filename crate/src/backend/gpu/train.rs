@@ -423,25 +423,13 @@ impl GpuTrainer {
     fn check(&self, tb: &TrainBatch, opts: &ForwardOptions) -> Result<()> {
         let batch: Batch = to_batch(tb);
         let m = &self.shell;
-        m.check_batch(&batch)?;
-        m.check_ablation(&opts.ablate)?;
-        crate::model::mask::check_masks(&m.config, &opts.masks)?;
+        m.check_pass(&batch, opts)?;
         let cfg = &m.config;
-        let train = matches!(opts.mode, Mode::Train { .. });
-        if cfg.norm == Norm::BatchNorm {
-            if !train {
-                return Err(config_error(
-                    "a BatchNorm model's step in eval mode (running statistics) — \
-                     train it in train mode or on the CPU",
-                ));
-            }
-            if tb.b * tb.t < 2 || (cfg.arch == Arch::EncoderDecoder && tb.b * tb.s < 2) {
-                return Err(Error::Input(
-                    "BatchNorm in train mode needs at least two positions in the batch \
-                     to compute a variance"
-                        .into(),
-                ));
-            }
+        if cfg.norm == Norm::BatchNorm && !matches!(opts.mode, Mode::Train { .. }) {
+            return Err(config_error(
+                "a BatchNorm model's step in eval mode (running statistics) — \
+                 train it in train mode or on the CPU",
+            ));
         }
         crate::train::step::check_targets(cfg, tb)
     }
