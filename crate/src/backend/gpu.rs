@@ -5,8 +5,9 @@
 //!   round trips counted ([`GpuStats`]).
 //! - [`Recorder`]: kernel launches recorded into one command encoder, submitted once, read
 //!   back once. One launch function per kernel ([`kernels`]), each mirroring a CPU op.
-//! - [`GpuModel`]: a model's weights resident on the device and the whole forward pass
-//!   (`GpuContext::forward` keeps the last model uploaded).
+//! - [`GpuModel`]: a model's weights resident on the device and the whole forward pass,
+//!   recorded by the one walk of the layer plan (`pass`) that the trainer runs too.
+//! - [`PositionTables`]: the sinusoidal, RoPE and ALiBi tables the kernels read.
 //! - [`GpuKvCache`]: generation's keys and values resident on the device
 //!   (`GpuModel::prefill`, then one `decode_step` per token: one submission each).
 
@@ -15,6 +16,7 @@
 // `Send + Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
+mod activations;
 mod attention_backward;
 mod backward;
 mod cache;
@@ -22,6 +24,9 @@ mod context;
 pub mod kernels;
 mod model;
 mod optim;
+mod pass;
+mod positions;
+mod trace;
 pub mod train;
 
 pub use attention_backward::{
@@ -34,6 +39,7 @@ pub use kernels::{
     AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows,
     ValueArgs, MASKED,
 };
-pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
+pub use model::{check_fits, GpuModel, GpuWeights};
 pub use optim::GpuAdam;
+pub use positions::{rope_table, PositionTables};
 pub use train::{GpuTrainer, StepCounts};

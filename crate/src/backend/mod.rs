@@ -2,8 +2,12 @@
 //!
 //! ```text
 //! let backend = Backend::from_name("gpu").await?;   // or Backend::Cpu
-//! let trace = backend.forward(&model, &batch, &opts).await?;
+//! let placed = backend.place(&model)?;               // the weights uploaded once
+//! let trace = placed.forward(&model, &batch, &opts).await?;
 //! ```
+//!
+//! Whoever owns a model keeps its [`Placed`] copy (the page's engine keeps one per loaded
+//! model and backend); nothing is cached inside the device.
 //!
 //! Both compute `Model::forward` (docs/model.md); the GPU one is tested against the CPU
 //! one (crate/tests/gpu_*.rs). A GPU failure is an `Error::Gpu` value: the caller can
@@ -17,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::model::forward::Batch;
 use crate::model::{ForwardOptions, Model, Trace};
 
-pub use gpu::GpuContext;
+pub use gpu::{GpuContext, GpuModel};
 
 /// Where a forward pass runs.
 #[derive(Clone, Debug)]
@@ -54,9 +58,54 @@ impl Backend {
         }
     }
 
-    /// `Model::forward` on this backend. On the GPU the model's weights are uploaded once
-    /// and reused while the model is unchanged; one pass is one submission and one
-    /// readback.
+    /// `model` placed on this backend: on the GPU its weights uploaded once, to run pass
+    /// after pass ([`Placed::forward`], the KV cache). Fails with `Error::Gpu` when the
+    /// device cannot hold it.
+    pub fn place(&self, model: &Model) -> Result<Placed> {
+        match self {
+            Backend::Cpu => Ok(Placed::Cpu),
+            Backend::Gpu(ctx) => Ok(Placed::Gpu(GpuModel::upload(ctx, model)?)),
+        }
+    }
+
+    /// `Model::forward` on this backend, once: on the GPU the weights are uploaded for
+    /// this pass alone. A model that runs again and again is placed first
+    /// ([`Backend::place`]).
+    pub async fn forward(
+        &self,
+        model: &Model,
+        batch: &Batch,
+        opts: &ForwardOptions,
+    ) -> Result<Trace> {
+        self.place(model)?.forward(model, batch, opts).await
+    }
+}
+
+/// A model placed on a backend: the CPU, or its weights resident on a GPU.
+#[derive(Clone)]
+pub enum Placed {
+    Cpu,
+    Gpu(GpuModel),
+}
+
+impl Placed {
+    /// The backend the model is placed on.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Placed::Cpu => Backend::Cpu,
+            Placed::Gpu(gm) => Backend::Gpu(gm.context().clone()),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Placed::Cpu => "cpu",
+            Placed::Gpu(_) => "gpu",
+        }
+    }
+
+    /// `Model::forward` of the placed model: one submission and one readback on the GPU.
+    /// `model` must be the model that was placed (the GPU refuses another config).
     pub async fn forward(
         &self,
         model: &Model,
@@ -64,8 +113,14 @@ impl Backend {
         opts: &ForwardOptions,
     ) -> Result<Trace> {
         match self {
-            Backend::Cpu => cpu::forward(model, batch, opts).await,
-            Backend::Gpu(ctx) => ctx.forward(model, batch, opts).await,
+            Placed::Cpu => cpu::forward(model, batch, opts).await,
+            Placed::Gpu(gm) => gm.forward(model, batch, opts).await,
         }
+    }
+}
+
+impl std::fmt::Debug for Placed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

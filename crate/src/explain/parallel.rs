@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::generate::clock::{ClockFn, Stopwatch};
@@ -166,7 +166,7 @@ fn quiet(opts: &ForwardOptions) -> ForwardOptions {
 /// extending it greedily): the milliseconds from the start to the end of each step.
 async fn cached_run(
     model: &Model,
-    backend: &Backend,
+    placed: &Placed,
     seq: &mut Vec<u32>,
     length: usize,
     opts: &ForwardOptions,
@@ -181,13 +181,13 @@ async fn cached_run(
         Cpu(crate::model::cache::KvCache),
         Gpu(Box<crate::backend::gpu::GpuKvCache>),
     }
-    let (mut cache, trace) = match backend {
-        Backend::Cpu => {
+    let (mut cache, trace) = match placed {
+        Placed::Cpu => {
             let (c, t) = model.prefill(&first, opts)?;
             (Cache::Cpu(c), t)
         }
-        Backend::Gpu(ctx) => {
-            let (c, t) = ctx.prefill(model, &first, opts, Some(length)).await?;
+        Placed::Gpu(gm) => {
+            let (c, t) = gm.prefill(model, &first, opts, Some(length)).await?;
             (Cache::Gpu(Box::new(c)), t)
         }
     };
@@ -212,7 +212,7 @@ async fn cached_run(
 /// the start to the end of each step.
 async fn uncached_run(
     model: &Model,
-    backend: &Backend,
+    placed: &Placed,
     seq: &[u32],
     opts: &ForwardOptions,
     clock: Option<ClockFn>,
@@ -223,7 +223,7 @@ async fn uncached_run(
     let sw = Stopwatch::start(clock);
     for i in 0..seq.len() {
         let batch = Batch::single(&seq[..=i])?; // (1, i + 1)
-        let trace = backend.forward(model, &batch, opts).await?;
+        let trace = placed.forward(model, &batch, opts).await?;
         next_token(&trace.logits.data[i * v..(i + 1) * v], eos)?;
         times.push(sw.elapsed_ms());
     }
@@ -283,15 +283,17 @@ pub async fn parallel_vs_serial(
         )));
     }
     let opts = quiet(opts);
+    // The weights placed once, so every timed pass measures the pass alone.
+    let placed = &backend.place(model)?;
     let mut seq = prompt.to_vec();
     // A warm-up of each kind, untimed but for an estimate: it also extends the prompt to
     // N tokens. Each measurement below averages enough runs back to back to span
     // `SPAN_MS`, and the median over `repeats` such averages is kept.
     // (The first cached run also pays for first-time allocations: the estimate is the
     // second's.)
-    cached_run(model, backend, &mut seq, length, &opts, clock).await?;
-    let c0 = cached_run(model, backend, &mut seq, length, &opts, clock).await?;
-    let u0 = uncached_run(model, backend, &seq, &opts, clock).await?;
+    cached_run(model, placed, &mut seq, length, &opts, clock).await?;
+    let c0 = cached_run(model, placed, &mut seq, length, &opts, clock).await?;
+    let u0 = uncached_run(model, placed, &seq, &opts, clock).await?;
     let (kc, ku) = (runs_to_span(c0[length - 1]), runs_to_span(u0[length - 1]));
     let mut cached = vec![vec![]; length];
     let mut uncached = vec![vec![]; length];
@@ -301,18 +303,18 @@ pub async fn parallel_vs_serial(
     for &n in &lengths {
         let batch = Batch::single(&seq[..n])?; // (1, n)
         let sw = Stopwatch::start(clock);
-        backend.forward(model, &batch, &opts).await?;
+        placed.forward(model, &batch, &opts).await?;
         forward_runs.push(runs_to_span(sw.elapsed_ms()));
     }
     for _ in 0..repeats {
         let mut c = vec![0.0; length];
         for _ in 0..kc {
-            let t = cached_run(model, backend, &mut seq, length, &opts, clock).await?;
+            let t = cached_run(model, placed, &mut seq, length, &opts, clock).await?;
             c.iter_mut().zip(&t).for_each(|(a, b)| *a += b / kc as f64);
         }
         let mut u = vec![0.0; length];
         for _ in 0..ku {
-            let t = uncached_run(model, backend, &seq, &opts, clock).await?;
+            let t = uncached_run(model, placed, &seq, &opts, clock).await?;
             u.iter_mut().zip(&t).for_each(|(a, b)| *a += b / ku as f64);
         }
         for i in 0..length {
@@ -324,7 +326,7 @@ pub async fn parallel_vs_serial(
             let inner = forward_runs[k];
             let sw = Stopwatch::start(clock);
             for _ in 0..inner {
-                backend.forward(model, &batch, &opts).await?;
+                placed.forward(model, &batch, &opts).await?;
             }
             forward[k].push(sw.elapsed_ms() / inner as f64);
         }

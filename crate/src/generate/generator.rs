@@ -32,7 +32,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::gpu::GpuKvCache;
-use crate::backend::Backend;
+use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::generate::beam::{BeamSearch, Ending};
@@ -106,6 +106,9 @@ struct Outputs {
 pub struct Generator<M: Deref<Target = Model>> {
     model: M,
     backend: Backend,
+    /// The model on `backend`: given ([`Generator::on`]), or placed by the first pass
+    /// that needs it.
+    placed: Option<Placed>,
     opts: GenerateOptions,
     prompt: Vec<u32>,
     src: Option<Vec<u32>>,
@@ -249,6 +252,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             rng: ChaCha8Rng::seed_from_u64(opts.seed),
             model,
             backend,
+            placed: None,
             prompt,
             src,
             budget,
@@ -375,6 +379,32 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }))
     }
 
+    /// [`Generator::new`] on a model already placed on its backend (its weights resident
+    /// on the GPU): the generation uploads nothing.
+    pub fn on(
+        model: M,
+        placed: Placed,
+        prompt: Vec<u32>,
+        src: Option<Vec<u32>>,
+        opts: GenerateOptions,
+    ) -> Result<Self> {
+        let mut g = Generator::new(model, placed.backend(), prompt, src, opts)?;
+        g.placed = Some(placed);
+        Ok(g)
+    }
+
+    /// The model on this generation's backend, placed there the first time.
+    fn placed(&mut self) -> Result<Placed> {
+        match &self.placed {
+            Some(p) => Ok(p.clone()),
+            None => {
+                let p = self.backend.place(&self.model)?;
+                self.placed = Some(p.clone());
+                Ok(p)
+            }
+        }
+    }
+
     /// Carry this generation on on `backend` from where it stands — what the page does
     /// when the GPU fails mid-generation. A step that failed changed nothing, so the next
     /// [`Generator::step`] redoes it there. The KV cache is rebuilt on `backend` the way a
@@ -384,6 +414,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
     /// from the start with the same seed.
     pub async fn resume_on(&mut self, backend: Backend) -> Result<()> {
         self.backend = backend;
+        self.placed = None;
         self.cache = None;
         if !self.opts.use_cache || self.steps == 0 || self.stop.is_some() {
             return Ok(()); // the next step prefills (or recomputes) on `backend` anyway
@@ -395,6 +426,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             trace_attention: false,
             ..self.pass_options()
         };
+        let placed = self.placed()?;
         let model: &Model = &self.model;
         let p = self.prompt.len();
         let mut batch = Batch::single(&self.prompt)?; // (1, P)
@@ -402,14 +434,14 @@ impl<M: Deref<Target = Model>> Generator<M> {
             batch = batch.with_source(vec![src.clone()])?; // (1, S)
         }
         let rows = vec![0; seqs.len()];
-        let mut cache = match &self.backend {
-            Backend::Cpu => {
+        let mut cache = match &placed {
+            Placed::Cpu => {
                 let (mut c, _) = model.prefill(&batch, &opts)?;
                 select_sequences(&mut c, &rows);
                 Cache::Cpu(c)
             }
-            Backend::Gpu(ctx) => {
-                let (mut c, _) = ctx
+            Placed::Gpu(gm) => {
+                let (mut c, _) = gm
                     .prefill(model, &batch, &opts, Some(p + self.budget))
                     .await?;
                 c.select(&rows)?;
@@ -496,6 +528,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
     /// the CPU or with the keys and values resident on the GPU.
     async fn run_cached(&mut self) -> Result<Outputs> {
         let opts = self.pass_options();
+        let placed = self.placed()?;
         let model: &Model = &self.model;
         let cfg = &model.config;
         let s = self.src_len();
@@ -506,16 +539,16 @@ impl<M: Deref<Target = Model>> Generator<M> {
                     batch = batch.with_source(vec![src.clone()])?;
                 }
                 let p = self.prompt.len();
-                let (cache, trace) = match &self.backend {
-                    Backend::Cpu => {
+                let (cache, trace) = match &placed {
+                    Placed::Cpu => {
                         let (cache, trace) = model.prefill(&batch, &opts)?;
                         (Cache::Cpu(cache), trace)
                     }
-                    Backend::Gpu(ctx) => {
+                    Placed::Gpu(gm) => {
                         // Room for every position this run can feed.
                         let capacity = p + self.budget;
                         let (cache, trace) =
-                            ctx.prefill(model, &batch, &opts, Some(capacity)).await?;
+                            gm.prefill(model, &batch, &opts, Some(capacity)).await?;
                         (Cache::Gpu(Box::new(cache)), trace)
                     }
                 };
@@ -579,7 +612,8 @@ impl<M: Deref<Target = Model>> Generator<M> {
     }
 
     /// Without the cache: the whole of every sequence through the backend's forward pass.
-    async fn run_full(&self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+    async fn run_full(&mut self, seqs: &[Vec<u32>]) -> Result<Outputs> {
+        let placed = self.placed()?;
         let model: &Model = &self.model;
         let cfg = &model.config;
         let (b, t, s) = (seqs.len(), seqs[0].len(), self.src_len());
@@ -587,10 +621,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
         if let Some(src) = &self.src {
             batch = batch.with_source(vec![src.clone(); b])?; // (B, S)
         }
-        let trace = self
-            .backend
-            .forward(model, &batch, &self.pass_options())
-            .await?;
+        let trace = placed.forward(model, &batch, &self.pass_options()).await?;
         let v = cfg.vocab_size;
         let logits = (0..b)
             .map(|i| {

@@ -35,7 +35,7 @@ use super::norm::{
 use super::plan::{layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerPlan};
 use super::position::{alibi_slopes, learned_positions_forward, sinusoidal_forward};
 use super::{AttentionParams, HeadParams, LayerParams, Model, NormParams, StackParams};
-use crate::config::{ModelConfig, Norm, PosEncoding};
+use crate::config::{ModelConfig, PosEncoding};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -726,6 +726,7 @@ pub fn attn_spec<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Norm;
     use crate::model::test_support::{input_error, model};
 
     #[test]

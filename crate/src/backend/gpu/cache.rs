@@ -25,13 +25,14 @@
 //! step): the caller carries on with the CPU, from the tokens it has.
 
 use super::context::{GpuBuffer, GpuContext, Recorder};
-use super::kernels::{CopyArgs, SeqRows};
-use super::model::{rope_table, CacheRun, GpuModel};
+use super::model::GpuModel;
+use super::pass::CacheRun;
+use super::positions::PositionTables;
+use super::{CopyArgs, SeqRows};
 use crate::config::PosEncoding;
 use crate::error::{Error, Result};
 use crate::model::cache::{cache_switches, check_step_input, StepOutput};
 use crate::model::forward::Batch;
-use crate::model::position::sinusoidal_table;
 use crate::model::{ForwardOptions, Model, Trace};
 use crate::tensor::Tensor;
 
@@ -111,10 +112,8 @@ pub struct GpuKvCache {
     tokens: Vec<Vec<u32>>,
     /// Per sequence, the source tokens (S); empty without an encoder.
     src_tokens: Vec<Vec<u32>>,
-    /// (P, C) sinusoidal positions when P > max_len.
-    pos_table: Option<GpuBuffer>,
-    /// (P, D/2, 2) RoPE angles when P > max_len.
-    rope_table: Option<GpuBuffer>,
+    /// Position tables covering the P positions.
+    tables: PositionTables,
     /// Why the cache can no longer be used (a step that did not finish).
     broken: Option<String>,
 }
@@ -147,15 +146,9 @@ impl GpuModel {
         capacity: Option<usize>,
     ) -> Result<(GpuKvCache, Trace)> {
         model.check_cacheable(opts, batch.len)?;
+        self.check_model(model)?;
+        model.check_pass(batch, opts)?;
         let cfg = self.config().clone();
-        if model.config != cfg {
-            return Err(Error::Gpu(
-                "this model is not the one uploaded to the GPU (the configs differ)".into(),
-            ));
-        }
-        model.check_batch(batch)?;
-        model.check_ablation(&opts.ablate)?;
-        crate::model::mask::check_masks(&model.config, &opts.masks)?;
         let (b, t) = (batch.batch, batch.len);
         let p = capacity.unwrap_or(cfg.max_len.max(t));
         if p < t {
@@ -171,7 +164,7 @@ impl GpuModel {
             )));
         }
         let ctx = self.context().clone();
-        let (c, d) = (cfg.d_model, cfg.d_head());
+        let c = cfg.d_model;
         let src_len = batch.src_tokens.as_ref().map(|_| batch.src_len);
         let shape = Shape {
             layers: cfg.decoder_layers(),
@@ -185,20 +178,7 @@ impl GpuModel {
             // (B, S)
         }
         // Positions past max_len (sinusoidal and RoPE go on; learned ones stop there).
-        let pos_table = match cfg.pos_encoding {
-            PosEncoding::Sinusoidal if p > cfg.max_len => {
-                let mut table = vec![0.0f32; p * c]; // (P, C)
-                sinusoidal_table(&mut table, 0, p, c);
-                Some(ctx.upload("sinusoidal table", &table)?)
-            }
-            _ => None,
-        };
-        let rope_table = match cfg.pos_encoding {
-            PosEncoding::Rope if p > cfg.max_len => {
-                Some(ctx.upload("rope table", &rope_table(p, d))?) // (P, D/2, 2)
-            }
-            _ => None,
-        };
+        let tables = self.weights().tables().covering(&ctx, &cfg, p)?;
         let tokens = ctx.upload_u32("tokens", &batch.tokens)?; // (B, T)
         let run = CacheRun {
             self_kv: &bufs.self_kv,
@@ -209,10 +189,9 @@ impl GpuModel {
             encode: true,
             capacity: p,
             pos0: 0,
-            pos_table: pos_table.as_ref(),
-            rope_table: rope_table.as_ref(),
         };
-        let (readback, plan) = self.record_cached(ctx.recorder()?, &tokens, (b, t), opts, &run)?;
+        let (readback, plan) =
+            self.record_cached(ctx.recorder()?, &tokens, (b, t), opts, (&run, &tables))?;
         let trace = plan.build(&readback.await?);
         let cache = GpuKvCache {
             model: self.clone(),
@@ -229,8 +208,7 @@ impl GpuModel {
                 .as_ref()
                 .map(|s| s.chunks_exact(batch.src_len).map(<[u32]>::to_vec).collect())
                 .unwrap_or_default(),
-            pos_table,
-            rope_table,
+            tables,
             broken: None,
         };
         Ok((cache, trace))
@@ -238,7 +216,7 @@ impl GpuModel {
 }
 
 impl GpuContext {
-    /// [`GpuModel::prefill`] on the resident copy of `model` (uploaded if needed).
+    /// [`GpuModel::prefill`] with `model`'s weights uploaded for this cache alone.
     pub async fn prefill(
         &self,
         model: &Model,
@@ -246,8 +224,9 @@ impl GpuContext {
         opts: &ForwardOptions,
         capacity: Option<usize>,
     ) -> Result<(GpuKvCache, Trace)> {
-        let gm = self.resident(model)?;
-        gm.prefill(model, batch, opts, capacity).await
+        GpuModel::upload(self, model)?
+            .prefill(model, batch, opts, capacity)
+            .await
     }
 }
 
@@ -358,12 +337,10 @@ impl GpuKvCache {
             encode: false,
             capacity: p,
             pos0: pos,
-            pos_table: self.pos_table.as_ref(),
-            rope_table: self.rope_table.as_ref(),
         };
-        let recorded = self
-            .model
-            .record_cached(rec, &new_tokens, (b, 1), opts, &run);
+        let recorded =
+            self.model
+                .record_cached(rec, &new_tokens, (b, 1), opts, (&run, &self.tables));
         let (readback, plan) = match recorded {
             Ok(r) => r,
             Err(e) => {

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::kernels::{kernel_needs, Kernel, PipelineKey};
-use super::model::GpuWeights;
 use crate::error::{Error, Result};
 
 /// Counters of GPU round trips since the context was made, so benchmarks and tests can
@@ -64,8 +63,6 @@ struct Inner {
     pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
     /// 16 zero bytes bound where a kernel's optional input is switched off.
     dummy: wgpu::Buffer,
-    /// The last model uploaded through [`GpuContext::forward`], by content fingerprint.
-    model_cache: Mutex<Option<(u64, Arc<GpuWeights>)>>,
 }
 
 /// A WebGPU device ready to run the model's kernels. Cheap to clone (shared inside).
@@ -227,7 +224,6 @@ impl GpuContext {
                 modules: Mutex::new(HashMap::new()),
                 pipelines: Mutex::new(HashMap::new()),
                 dummy,
-                model_cache: Mutex::new(None),
             }),
         })
     }
@@ -266,10 +262,6 @@ impl GpuContext {
             readbacks: c.readbacks.load(Ordering::Relaxed),
             dispatches: c.dispatches.load(Ordering::Relaxed),
         }
-    }
-
-    pub(super) fn model_cache(&self) -> &Mutex<Option<(u64, Arc<GpuWeights>)>> {
-        &self.inner.model_cache
     }
 
     /// `Err` once the device is gone: every later call fails the same way.
