@@ -11,7 +11,8 @@
 //!
 //! [`layer_plan`] is the only place that turns a config into this structure. The CPU forward
 //! pass (`forward.rs`, `Run::stack`), the CPU KV-cache step (`cache.rs`), the GPU pass
-//! (`backend/gpu/model.rs`), the backward pass (`train/backward/model.rs`) and the page's
+//! (`backend/gpu/pass.rs`, for inference, the KV cache and training alike), the backward
+//! passes (`train/backward/model.rs`, `backend/gpu/train/backward.rs`) and the page's
 //! architecture diagram (`www/src/components/tp-architecture.ts`, through
 //! `Engine::layer_plan`) all walk it. A new sublayer kind is a [`SublayerKind`] variant
 //! placed by [`layer_plan`], plus its function on each backend; a new norm placement is a
