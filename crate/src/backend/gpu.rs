@@ -18,6 +18,7 @@
 mod attention_backward;
 mod backward;
 mod cache;
+mod catalogue;
 mod context;
 pub mod kernels;
 mod model;
@@ -29,10 +30,11 @@ pub use attention_backward::{
 };
 pub use backward::{AdamArgs, CrossEntropyArgs, GemmArgs, LinearBackwardArgs, LrRule, Strided};
 pub use cache::GpuKvCache;
+pub use catalogue::Kernel;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
 pub use kernels::{
-    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows,
-    ValueArgs, MASKED,
+    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs,
+    MASKED,
 };
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
 pub use optim::GpuAdam;

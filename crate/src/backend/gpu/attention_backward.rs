@@ -12,8 +12,9 @@ use bytemuck::{Pod, Zeroable};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::catalogue::{Kernel, PipelineKey};
 use super::context::{GpuBuffer, Recorder};
-use super::kernels::{groups_for, need, u, AttnDims, Kernel, PipelineKey, Rows};
+use super::kernels::{groups_for, need, u, AttnDims, Rows};
 use crate::error::{Error, Result};
 use crate::model::norm::BN_MOMENTUM;
 

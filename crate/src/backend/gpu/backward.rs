@@ -7,8 +7,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::catalogue::{Kernel, PipelineKey};
 use super::context::{GpuBuffer, Recorder};
-use super::kernels::{groups_for, need, u, Kernel, PipelineKey, Rows};
+use super::kernels::{groups_for, need, u, Rows};
 use crate::config::Activation;
 use crate::error::{Error, Result};
 use crate::train::optim::AdamConfig;
