@@ -4,7 +4,8 @@
 //! - [`GpuContext`]: a device with its limits checked, errors captured (never a panic) and
 //!   round trips counted ([`GpuStats`]).
 //! - [`Recorder`]: kernel launches recorded into one command encoder, submitted once, read
-//!   back once. One launch function per kernel ([`kernels`]), each mirroring a CPU op.
+//!   back once. One launch function per kernel ([`kernels`], one file per op family,
+//!   forward beside backward), each mirroring a CPU op.
 //! - [`GpuModel`]: a model's weights resident on the device and the whole forward pass
 //!   (`GpuContext::forward` keeps the last model uploaded).
 //! - [`GpuKvCache`]: generation's keys and values resident on the device
@@ -15,8 +16,6 @@
 // `Send + Sync`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
-mod attention_backward;
-mod backward;
 mod cache;
 mod catalogue;
 mod context;
@@ -25,17 +24,18 @@ mod model;
 mod optim;
 pub mod train;
 
-pub use attention_backward::{
-    dropout_key, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs, ScoreGradArgs, ValueGradArgs,
-};
-pub use backward::{AdamArgs, CrossEntropyArgs, GemmArgs, LinearBackwardArgs, LrRule, Strided};
 pub use cache::GpuKvCache;
 pub use catalogue::Kernel;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
 pub use kernels::{
-    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, MatmulArgs, Rows, ScoreArgs, SeqRows, ValueArgs,
-    MASKED,
+    dropout_key, AdamArgs, AttnDims, BatchNormGradArgs, BatchNormTrainArgs, CopyArgs,
+    CrossEntropyArgs, DecodeAttnArgs, DropoutArgs, Epilogue, GemmArgs, LinearBackwardArgs, LrRule,
+    MatmulArgs, Rows, ScoreArgs, ScoreGradArgs, SeqRows, Strided, ValueArgs, ValueGradArgs, MASKED,
 };
 pub use model::{check_fits, model_fingerprint, rope_table, GpuModel, GpuWeights};
 pub use optim::GpuAdam;
 pub use train::{GpuTrainer, StepCounts};
+
+// model.rs and train.rs name the train-mode launch arguments by these two paths.
+use kernels as attention_backward;
+use kernels as backward;
