@@ -4,7 +4,8 @@
 //! - [`GpuContext`]: a device with its limits checked, errors captured (never a panic) and
 //!   round trips counted ([`GpuStats`]).
 //! - [`Recorder`]: kernel launches recorded into one command encoder, submitted once, read
-//!   back once. One launch function per kernel ([`kernels`]), each mirroring a CPU op.
+//!   back once. One launch function per kernel ([`kernels`], one file per op family,
+//!   forward beside backward), each mirroring a CPU op; [`Kernel`] is their catalogue.
 //! - [`GpuModel`]: a model's weights resident on the device and the whole forward pass,
 //!   recorded by the one walk of the layer plan (`pass`) that the trainer runs too.
 //! - [`PositionTables`]: the sinusoidal, RoPE and ALiBi tables the kernels read.
@@ -17,9 +18,8 @@
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
 mod activations;
-mod attention_backward;
-mod backward;
 mod cache;
+mod catalogue;
 mod context;
 pub mod kernels;
 mod model;
@@ -29,15 +29,13 @@ mod positions;
 mod trace;
 pub mod train;
 
-pub use attention_backward::{
-    dropout_key, BatchNormGradArgs, BatchNormTrainArgs, DropoutArgs, ScoreGradArgs, ValueGradArgs,
-};
-pub use backward::{AdamArgs, CrossEntropyArgs, GemmArgs, LinearBackwardArgs, LrRule, Strided};
 pub use cache::GpuKvCache;
+pub use catalogue::Kernel;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
 pub use kernels::{
-    AttnDims, CopyArgs, DecodeAttnArgs, Epilogue, Kernel, MatmulArgs, Rows, ScoreArgs, SeqRows,
-    ValueArgs, MASKED,
+    dropout_key, AdamArgs, AttnDims, BatchNormGradArgs, BatchNormTrainArgs, CopyArgs,
+    CrossEntropyArgs, DecodeAttnArgs, DropoutArgs, Epilogue, GemmArgs, LinearBackwardArgs, LrRule,
+    MatmulArgs, Rows, ScoreArgs, ScoreGradArgs, SeqRows, Strided, ValueArgs, ValueGradArgs, MASKED,
 };
 pub use model::{check_fits, GpuModel, GpuWeights};
 pub use optim::GpuAdam;

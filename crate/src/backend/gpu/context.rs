@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::kernels::{kernel_needs, Kernel, PipelineKey};
+use super::catalogue::{kernel_needs, Kernel, PipelineKey};
 use crate::error::{Error, Result};
 
 /// Counters of GPU round trips since the context was made, so benchmarks and tests can

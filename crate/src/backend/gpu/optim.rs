@@ -7,8 +7,7 @@
 //! from (the checkpoint export, or the CPU taking over from the last synchronised step).
 
 use super::context::{GpuBuffer, GpuContext, Recorder};
-use super::kernels::{CopyArgs, SeqRows};
-use super::{AdamArgs, LrRule};
+use super::kernels::{AdamArgs, CopyArgs, LrRule, SeqRows};
 use crate::error::{Error, Result};
 use crate::model::{Model, ParamKind};
 use crate::train::optim::{Adam, AdamConfig};
