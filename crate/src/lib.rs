@@ -17,6 +17,7 @@ pub mod profile;
 pub mod protocol;
 pub mod tensor;
 pub mod tokenizer;
+pub mod wire;
 
 pub use config::ModelConfig;
 pub use error::{Error, Result};

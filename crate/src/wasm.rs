@@ -12,16 +12,23 @@ use crate::engine;
 use crate::error::Error;
 use crate::explain::blocks::{CouplingRequest, DropoutRequest};
 use crate::protocol::{
-    BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest, ForwardRequest,
-    GenerateStartRequest, GenerateStepsRequest, NoamRequest, ParallelRequest, PositionsRequest,
-    RopeDemoRequest, RunDefaultsRequest, RunSettings, ScoreScalingRequest, ScoringRequest,
-    TrainChunkRequest,
+    BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest,
+    EngineError, ForwardRequest, GenerateStartRequest, GenerateStepsRequest, ModelInputRequest,
+    NoamRequest, ParallelRequest, PositionsRequest, RopeDemoRequest, RunDefaultsRequest,
+    RunSettings, ScoreScalingRequest, ScoringRequest, TrainChunkRequest,
 };
 
-type JsResult<T> = std::result::Result<T, JsError>;
+type JsResult<T> = std::result::Result<T, JsValue>;
 
-fn js_err(e: Error) -> JsError {
-    JsError::new(&e.to_string())
+/// A core error as the page receives it: a JS `Error` whose `message` is the core's
+/// sentence, with the error's `kind` beside it (`protocol::EngineError`).
+fn js_err(e: Error) -> JsValue {
+    let EngineError { kind, message } = EngineError::from(&e);
+    let err = js_sys::Error::new(&message);
+    let kind = serde_wasm_bindgen::to_value(&kind).unwrap_or(JsValue::NULL);
+    // Setting a property of a fresh Error object cannot fail; if it did, the message stays.
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("kind"), &kind);
+    err.into()
 }
 
 fn from_js<T: DeserializeOwned>(what: &str, v: JsValue) -> JsResult<T> {
@@ -31,7 +38,11 @@ fn from_js<T: DeserializeOwned>(what: &str, v: JsValue) -> JsResult<T> {
 
 fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError::new(&format!("cannot convert a result for the page: {e}")))
+        .map_err(|e| {
+            js_err(Error::Other(format!(
+                "cannot convert a result for the page: {e}"
+            )))
+        })
 }
 
 // The generated protocol types (crate/src/protocol.rs → www/src/engine/generated.ts) name
@@ -40,7 +51,7 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 const PROTOCOL_TYPES: &str = r#"
 import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, CouplingRequest,
   DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
-  GenerateStartRequest, GenerateStarted, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
+  BackendStatus, GenerateStartRequest, GenerateStarted, ModelInput, ModelInputRequest, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
   ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison } from '../src/engine/generated';
@@ -166,6 +177,48 @@ impl Engine {
         self.0.use_gpu().await.map_err(js_err)
     }
 
+    /// Choose the backend (`"cpu"` or `"webgpu"`; `adapter`: the browser's description of
+    /// its GPU, when it has one) → `BackendStatus`. The GPU is kept only while its test
+    /// pass agrees with the CPU; what went wrong is the status, never an error.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub async fn select_backend(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "BackendName")] want: JsValue,
+        adapter: Option<String>,
+    ) -> JsResult<JsValue> {
+        let want: BackendName = from_js("backend", want)?;
+        to_js(&self.0.select_backend(want, adapter).await)
+    }
+
+    /// Measure the GPU against the CPU again, on the model loaded now → `BackendStatus`.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub async fn recheck_backend(&mut self) -> JsResult<JsValue> {
+        to_js(&self.0.recheck_backend(None).await)
+    }
+
+    /// TEST ONLY: the same check with every GPU logit replaced by NaN, as a broken kernel
+    /// would return — the browser tests use it to see the page catch such a GPU.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub async fn test_only_recheck_with_nan_gpu_logits(&mut self) -> JsResult<JsValue> {
+        to_js(&self.0.recheck_backend(Some(nan_logits)).await)
+    }
+
+    /// Where the passes run now and why (after a GPU failure: the CPU) → `BackendStatus`.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub fn backend_status(&self) -> JsResult<JsValue> {
+        to_js(self.0.backend_status())
+    }
+
+    /// `ModelInputRequest` → `ModelInput`: the page's text rows as the model reads them.
+    #[wasm_bindgen(unchecked_return_type = "ModelInput")]
+    pub fn model_input(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ModelInputRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: ModelInputRequest = from_js("model input", req)?;
+        to_js(&self.0.model_input(&req).map_err(js_err)?)
+    }
+
     /// Test-only: trap on purpose (a panic, which aborts the wasm instance) so the browser
     /// tests can prove the page restarts a dead engine. The page sends it only from its
     /// test hook (`testOnlyCrashEngine`); nothing a user types or links reaches it.
@@ -178,19 +231,6 @@ impl Engine {
     /// on the CPU backend. The page sends it only from its test hook (`testOnlyLoseGpu`).
     pub fn test_only_lose_gpu(&self) -> bool {
         self.0.test_only_lose_gpu()
-    }
-
-    /// GPU-vs-CPU `Parity` of the loaded model on this device.
-    #[wasm_bindgen(unchecked_return_type = "Parity")]
-    pub async fn parity(&mut self) -> JsResult<JsValue> {
-        to_js(&self.0.parity(None).await.map_err(js_err)?)
-    }
-
-    /// TEST ONLY: the same check with every GPU logit replaced by NaN, as a broken kernel
-    /// would return — the browser tests use it to see the page catch such a GPU.
-    #[wasm_bindgen(unchecked_return_type = "Parity")]
-    pub async fn test_only_parity_with_nan_gpu_logits(&mut self) -> JsResult<JsValue> {
-        to_js(&self.0.parity(Some(nan_logits)).await.map_err(js_err)?)
     }
 
     /// `ForwardRequest` → `ForwardResult`.

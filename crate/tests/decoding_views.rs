@@ -30,7 +30,7 @@ fn engine(file: &str) -> (Engine, u32) {
 
 fn switches() -> Switches {
     Switches {
-        causal: true,
+        causal: Some(true),
         padding_mask: true,
         scale: true,
         ablate: vec![],

@@ -318,7 +318,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
         prompt: vec![m.tokenizer.spec.bos, 6],
         src: None,
         switches: Switches {
-            causal: true,
+            causal: Some(true),
             padding_mask: true,
             scale: true,
             ablate: vec![],
@@ -394,7 +394,7 @@ fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and
         prompt: vec![m.tokenizer.spec.bos, 6, 7],
         src: None,
         switches: Switches {
-            causal: true,
+            causal: Some(true),
             padding_mask: true,
             scale: true,
             ablate: vec![],

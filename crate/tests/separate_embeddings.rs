@@ -180,7 +180,7 @@ fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
         batch: vec![vec![1, 5, 8, 6]],
         src: Some(vec![vec![9, 4, 7, 5]]),
         switches: Switches {
-            causal: true,
+            causal: Some(true),
             padding_mask: true,
             scale: true,
             ablate: vec![],

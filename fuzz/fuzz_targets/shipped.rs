@@ -61,7 +61,7 @@ pub fn with_engine<R>(i: u8, f: impl FnOnce(&mut Engine, &Model) -> R) -> R {
 /// engine unchecked, which must refuse an out-of-range one itself.
 #[derive(Arbitrary, Debug)]
 pub struct ArbSwitches {
-    causal: bool,
+    causal: Option<bool>,
     padding_mask: bool,
     scale: bool,
     ablate: Vec<(u8, u8, u8)>,

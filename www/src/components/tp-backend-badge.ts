@@ -47,8 +47,8 @@ export class TpBackendBadge extends LocalizedElement {
     if (!i) return html`<div class="badge" role="status">${msg('starting the engine…')}</div>`;
     return html`<div class="badge" role="status" data-backend=${i.backend}>
       <span class="name ${i.backend}">${i.backend === 'webgpu' ? 'WebGPU' : 'CPU'}</span>
-      <span class="reason">${backendReason(i.reason)}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}${msg('.')}</span>
-      ${i.detail ? html`<details class="small"><summary>${msg('why')}</summary><span class="muted">${backendDetail(i.detail)}</span></details>` : nothing}
+      <span class="reason">${backendReason(i.status)}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}${msg('.')}</span>
+      ${i.detail ? html`<details class="small"><summary>${msg('why')}</summary><span class="muted">${backendDetail(i.status) ?? i.detail}</span></details>` : nothing}
       ${i.parity !== null
         ? html`<span class="muted" data-parity=${i.parity}>${msg('largest GPU−CPU logit difference on this device:')} <b class="mono">${fmt(i.parity)}</b>${Number.isFinite(i.parity)
             ? nothing

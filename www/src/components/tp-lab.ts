@@ -13,6 +13,7 @@ import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { archName, notForTask, taskDescription } from '../i18n/terms';
+import { backendReason } from '../i18n/engine-text';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunBackend, RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
 import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
@@ -163,6 +164,9 @@ export function backendText(b: RunBackend | null): string {
       return msg(str`CPU: ${b.detail}`);
     case 'cpu_lost':
       return /lost/i.test(b.detail) ? msg(str`CPU: the GPU device was lost at step ${b.step}`) : msg(str`CPU: the GPU failed at step ${b.step}`);
+    default:
+      // The statuses of the playground's engine (a run's steps never take these).
+      return backendReason(b);
   }
 }
 
@@ -179,6 +183,8 @@ function backendDetail(b: RunBackend | null): string {
       return b.detail;
     case 'cpu_lost':
       return msg(str`${b.detail}; the run went on on the CPU from step ${b.from}, the last step copied back from the GPU`);
+    default:
+      return '';
   }
 }
 

@@ -83,6 +83,6 @@ export class EngineClient {
     else if (m.fatal) {
       this.pending.set(m.id, p);
       this.die(`the engine crashed (${m.error})`);
-    } else p.reject(new Error(m.error));
+    } else p.reject(Object.assign(new Error(m.error), { kind: m.kind }));
   }
 }

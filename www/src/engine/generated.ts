@@ -42,7 +42,12 @@ padding: boolean,
  */
 reasons: Dense, };
 
-export type Switches = { causal: boolean, padding_mask: boolean, scale: boolean, ablate: Array<HeadRef>, 
+export type Switches = { 
+/**
+ * The causal mask of the main stack's self-attention; absent: the model's rule
+ * (`ModelInfo::causal`: on for a decoder, off for an encoder-only model's encoder).
+ */
+causal?: boolean, padding_mask: boolean, scale: boolean, ablate: Array<HeadRef>, 
 /**
  * An explicit mask of the main stack's self-attention (the decoder's, or an
  * encoder-only model's encoder); when given it replaces `causal` there.
@@ -121,7 +126,12 @@ relative_max_distance: number,
  * The dropout probability the model was trained with (train mode uses it unless told
  * otherwise).
  */
-dropout: number, };
+dropout: number, 
+/**
+ * Whether the causal mask is on when a request's `Switches::causal` is absent (the
+ * model's rule: on for a decoder, off for an encoder-only model's encoder).
+ */
+causal_default: boolean, };
 
 export type Tokenized = { ids: Array<number>, tokens: Array<string>, 
 /**
@@ -684,7 +694,47 @@ eval_every: number,
  */
 backend: TrainBackendChoice, };
 
-export type RunBackend = { "kind": "webgpu", adapter: string, } | { "kind": "cpu_chosen" } | { "kind": "cpu_no_gpu", detail: string, } | { "kind": "cpu_refused", detail: string, } | { "kind": "cpu_lost", step: number, from: number, detail: string, };
+export type FailedPass = "forward" | "generate";
+
+export type BackendStatus = { "kind": "starting" } | { "kind": "cpu_chosen" } | { "kind": "webgpu", adapter: string, } | { "kind": "webgpu_checked", adapter: string, parity: number, } | { "kind": "cpu_no_gpu", detail: string, } | { "kind": "cpu_test_failed", adapter: string, detail: string, } | { "kind": "cpu_disagrees", adapter: string, max_abs_diff: number | null, } | { "kind": "cpu_refused", detail: string, } | { "kind": "cpu_fell_back", during: FailedPass, adapter: string, detail: string, } | { "kind": "cpu_lost", step: number, from: number, detail: string, };
+
+export type ErrorKind = "config" | "checkpoint" | "input" | "gpu" | "other";
+
+export type EngineError = { kind: ErrorKind, message: string, };
+
+export type ModelInputRequest = { rows: Array<Array<number>>, generated: Array<number>, };
+
+export type ModelInput = { 
+/**
+ * Target-side ids per sequence: a `ForwardRequest`'s `batch`.
+ */
+batch: Array<Array<number>>, 
+/**
+ * Source ids per sequence (encoder-decoder only): a `ForwardRequest`'s `src`.
+ */
+src: Array<Array<number>> | null, 
+/**
+ * Where a fresh generation starts: decoder ids, `<bos>` first (a
+ * `GenerateStartRequest`'s `prompt`); absent for a model that does not generate.
+ */
+prompt: Array<number> | null, 
+/**
+ * The source a generation reads (encoder-decoder only).
+ */
+prompt_src: Array<number> | null, 
+/**
+ * The page's input is the source rows of a forward result (encoder-decoder).
+ */
+input_is_source: boolean, 
+/**
+ * Ids of row 0 that are input; the rest were generated (decoder-only). Absent: the
+ * rows are all input.
+ */
+prompt_len: number | null, 
+/**
+ * Row 0 without the generated tokens, as one sequence: what the block views probe.
+ */
+sequence: SequenceInput, };
 
 export type RunDefaultsRequest = { task: string, };
 
@@ -765,7 +815,7 @@ steps_per_s: number, elapsed_ms: number,
 /**
  * Where the run's steps run after this chunk (the CPU after a GPU failure).
  */
-backend: RunBackend, };
+backend: BackendStatus, };
 
 export type TrainStarted = { info: ModelInfo, 
 /**
@@ -779,7 +829,7 @@ command: Array<string>,
 /**
  * Where the run's steps run, and why.
  */
-backend: RunBackend, };
+backend: BackendStatus, };
 
 export type FfnProbe = { layer: number, 
 /**

@@ -11,6 +11,10 @@
 // envelopes.
 import type {
   Arch,
+  BackendStatus,
+  ErrorKind,
+  ModelInput,
+  ModelInputRequest,
   BlockDiff,
   BlockDiffRequest,
   BlockProbe,
@@ -79,15 +83,20 @@ export interface ManifestEntry {
 
 export interface BackendInfo {
   backend: BackendName;
-  /** Why this backend runs, in plain words. */
+  /** Where the engine runs and why, as the core says it (the page words it by `kind`). */
+  status: BackendStatus;
+  /** Why this backend runs, in plain English words (from `status`). */
   reason: string;
-  /** The underlying error, when a backend failed. */
+  /** The underlying error, when a backend failed (from `status`). */
   detail: string | null;
   /** The WebGPU adapter's description when one was found. */
   adapter: string | null;
   /** max |logit_gpu − logit_cpu| on this device, when both ran (Infinity: NaN or ∞ logits). */
   parity: number | null;
 }
+
+/** A training run's backend is the same status. */
+export type RunBackend = BackendStatus;
 
 // The side studies' results (`crate::explain`) cross as the core serialises them; their
 // TypeScript is written here.
@@ -172,6 +181,8 @@ export interface Api {
   /** The loaded model's layer plan: what the architecture diagram draws. */
   layerPlan: { req: Record<string, never>; res: LayerPlan };
   tokenize: { req: TokenizeRequest; res: Tokenized };
+  /** The page's text rows and generated tokens as the loaded model reads them. */
+  modelInput: { req: ModelInputRequest; res: ModelInput };
   setBackend: { req: { backend: BackendName }; res: BackendInfo };
   forward: { req: ForwardRequest; res: ForwardResult };
   generateStart: { req: GenerateStartRequest; res: GenerateStarted };
@@ -237,7 +248,7 @@ export interface RequestMessage<K extends Op = Op> {
 /** `fatal`: the engine cannot answer any more requests (it trapped); the worker closes. */
 export type ResponseMessage =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: string; fatal?: boolean };
+  | { id: number; ok: false; error: string; kind?: ErrorKind; fatal?: boolean };
 
 /**
  * How far a slow step has got: `done` of `total` units (bytes for a download; null total

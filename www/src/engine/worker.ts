@@ -3,20 +3,51 @@
 // model; it moves bytes and typed arrays between the page and the Rust core.
 
 import init, { Engine } from '../../pkg/tplay.js';
-import type { Api, BackendInfo, BackendName, EventMessage, Op, Parity, RequestMessage, ResponseMessage } from './protocol';
+import type { Api, BackendInfo, BackendName, BackendStatus, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
 let engine: Engine | null = null;
 /** The wasm instance's exports (its linear memory, for `memoryUse`). */
 let wasm: { memory: WebAssembly.Memory } | null = null;
-let backend: BackendInfo = {
-  backend: 'cpu',
-  reason: 'starting on the CPU',
-  detail: null,
-  adapter: null,
-  parity: null,
-};
+let backend: BackendInfo = infoOf({ kind: 'starting' });
+
+/**
+ * The badge's record of the core's status: the reason and the detail in English words for
+ * the scripting API (`backendInfo`); the page words them in its language by `status.kind`.
+ */
+function infoOf(status: BackendStatus): BackendInfo {
+  const base = { status, detail: null, adapter: 'adapter' in status ? status.adapter : null, parity: null };
+  switch (status.kind) {
+    case 'starting':
+      return { ...base, backend: 'cpu', reason: 'starting on the CPU' };
+    case 'cpu_chosen':
+      return { ...base, backend: 'cpu', reason: 'the CPU was chosen', adapter: backend?.adapter ?? null, parity: backend?.parity ?? null };
+    case 'webgpu':
+      return { ...base, backend: 'webgpu', reason: 'running on WebGPU' };
+    case 'webgpu_checked':
+      return { ...base, backend: 'webgpu', reason: 'running on WebGPU', parity: status.parity };
+    case 'cpu_no_gpu':
+      return { ...base, backend: 'cpu', reason: 'WebGPU is unavailable in this browser — running on the CPU', detail: status.detail };
+    case 'cpu_test_failed':
+      return { ...base, backend: 'cpu', reason: 'WebGPU started but its test pass failed — running on the CPU', detail: status.detail };
+    case 'cpu_disagrees': {
+      const d = status.max_abs_diff;
+      return {
+        ...base,
+        backend: 'cpu',
+        reason: 'WebGPU gives logits that disagree with the CPU — running on the CPU',
+        detail: d !== undefined && d !== null ? `the largest GPU−CPU logit difference is ${d}` : 'the GPU returned NaN or infinite logits where the CPU did not',
+        parity: d ?? Infinity,
+      };
+    }
+    case 'cpu_fell_back':
+      return { ...base, backend: 'cpu', reason: 'the GPU failed — generation carries on on the CPU', detail: status.detail, parity: backend?.parity ?? null };
+    case 'cpu_refused':
+    case 'cpu_lost':
+      return { ...base, backend: 'cpu', reason: 'the GPU failed — generation carries on on the CPU', detail: status.detail };
+  }
+}
 
 async function ready(): Promise<Engine> {
   if (!engine) {
@@ -48,22 +79,22 @@ function emit(e: EventMessage): void {
   self.postMessage(e);
 }
 
-/** A GPU failure the core survived by moving to the CPU: tell the page. */
-function noteFallback(fallback: string | null): void {
+/** A GPU failure the core survived by moving to the CPU: tell the page what the core says. */
+function noteFallback(eng: Engine, fallback: string | null): void {
   if (!fallback) return;
-  backend = {
-    backend: 'cpu',
-    reason: 'the GPU failed — generation carries on on the CPU',
-    detail: fallback,
-    adapter: backend.adapter,
-    parity: backend.parity,
-  };
+  backend = infoOf(eng.backend_status());
   emit({ event: 'backend', info: backend });
 }
 
 function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** The kind of a core error (`EngineError`), when the core threw it. */
+function errorKind(e: unknown): ErrorKind | undefined {
+  const k = (e as { kind?: unknown } | null)?.kind;
+  return typeof k === 'string' ? (k as ErrorKind) : undefined;
 }
 
 /** The few WebGPU fields the badge shows (the DOM typings have no WebGPU yet). */
@@ -135,75 +166,22 @@ async function bytesOf(url: string): Promise<Uint8Array> {
 
 async function setBackend(want: BackendName): Promise<BackendInfo> {
   const eng = await ready();
-  if (want === 'cpu') {
-    eng.use_cpu();
-    backend = { backend: 'cpu', reason: 'the CPU was chosen', detail: null, adapter: backend.adapter, parity: backend.parity };
-    return backend;
-  }
   const nav = self.navigator as Navigator & { gpu?: unknown };
-  if (!nav.gpu) {
+  if (want === 'webgpu' && !nav.gpu) {
     eng.use_cpu();
-    backend = {
-      backend: 'cpu',
-      reason: 'WebGPU is unavailable in this browser — running on the CPU',
-      detail: 'this browser has no navigator.gpu',
-      adapter: null,
-      parity: null,
-    };
+    backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser has no navigator.gpu' });
     return backend;
   }
-  let adapter: string;
-  try {
-    adapter = (await eng.use_gpu()).trim().replace(/^\((.*)\)$/, '$1');
-    adapter = (await describeAdapter(nav.gpu as GpuLike)) ?? adapter;
-  } catch (e) {
-    eng.use_cpu();
-    backend = {
-      backend: 'cpu',
-      reason: 'WebGPU is unavailable in this browser — running on the CPU',
-      detail: describeError(e),
-      adapter: null,
-      parity: null,
-    };
-    return backend;
-  }
-  return checkParity(eng, adapter, () => eng.parity());
+  const adapter = want === 'webgpu' ? await describeAdapter(nav.gpu as GpuLike) : null;
+  backend = infoOf(await eng.select_backend(want, adapter ?? undefined));
+  return backend;
 }
 
-/**
- * One forward pass on both backends: the GPU runs only while it agrees with the CPU
- * reference. A NaN or a stray infinity in its logits is an infinite difference.
- */
-async function checkParity(eng: Engine, adapter: string | null, measure: () => Promise<Parity>): Promise<BackendInfo> {
-  let p: Parity;
-  try {
-    p = await measure();
-  } catch (e) {
-    eng.use_cpu();
-    backend = {
-      backend: 'cpu',
-      reason: 'WebGPU started but its test pass failed — running on the CPU',
-      detail: describeError(e),
-      adapter,
-      parity: null,
-    };
-    return backend;
-  }
-  if (p.agrees) {
-    backend = { backend: 'webgpu', reason: 'running on WebGPU', detail: null, adapter, parity: p.max_abs_diff };
-  } else {
-    eng.use_cpu();
-    backend = {
-      backend: 'cpu',
-      reason: 'WebGPU gives logits that disagree with the CPU — running on the CPU',
-      detail: Number.isFinite(p.max_abs_diff)
-        ? `the largest GPU−CPU logit difference is ${p.max_abs_diff}`
-        : 'the GPU returned NaN or infinite logits where the CPU did not',
-      adapter,
-      parity: p.max_abs_diff,
-    };
-  }
-  return backend;
+/** A new model: the core measures the GPU against the CPU again, on this model. */
+async function recheck(eng: Engine): Promise<void> {
+  if (backend.backend !== 'webgpu') return;
+  backend = infoOf(await eng.recheck_backend());
+  emit({ event: 'backend', info: backend });
 }
 
 /** How the worker answers each request: the core's typed results, passed on. */
@@ -214,17 +192,12 @@ const handlers: Handlers = {
     const resp = await fetch(url);
     if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
     const info = eng.load(await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1)));
-    if (backend.backend === 'webgpu') {
-      // A new model: measure the GPU against the CPU again, on this model.
-      emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
-    }
+    await recheck(eng);
     return info;
   },
   async loadBytes(eng, { bytes }) {
     const info = eng.load(bytes);
-    if (backend.backend === 'webgpu') {
-      emit({ event: 'backend', info: await checkParity(eng, backend.adapter, () => eng.parity()) });
-    }
+    await recheck(eng);
     return info;
   },
   runDefaults: (eng, req) => eng.run_defaults(req),
@@ -240,25 +213,26 @@ const handlers: Handlers = {
   trainResume: (eng, { settings, checkpoint, state }) => eng.train_resume(settings, checkpoint, state),
   layerPlan: (eng) => eng.layer_plan(),
   tokenize: (eng, { text }) => eng.tokenize(text),
+  modelInput: (eng, req) => eng.model_input(req),
   setBackend: (_eng, { backend: want }) => setBackend(want),
   async forward(eng, req) {
     const r = await eng.forward(req);
-    noteFallback(r.fallback);
+    noteFallback(eng, r.fallback);
     return r;
   },
   generateStart(eng, req) {
     const r = eng.generate_start(req);
-    noteFallback(r.fallback);
+    noteFallback(eng, r.fallback);
     return r;
   },
   async generateStep(eng) {
     const r = await eng.generate_step();
-    noteFallback(r.fallback);
+    noteFallback(eng, r.fallback);
     return r;
   },
   async generateSteps(eng, req) {
     const r = await eng.generate_steps(req);
-    noteFallback(r.fallback);
+    noteFallback(eng, r.fallback);
     return r;
   },
   cost: (eng, req) => eng.cost(req),
@@ -266,9 +240,9 @@ const handlers: Handlers = {
   async testOnlyNanGpuParity(eng) {
     // TEST ONLY: the parity check as if every GPU logit came back NaN.
     if (backend.backend !== 'webgpu') throw new Error('the NaN parity test needs the WebGPU backend');
-    const info = await checkParity(eng, backend.adapter, () => eng.test_only_parity_with_nan_gpu_logits());
-    emit({ event: 'backend', info });
-    return info;
+    backend = infoOf(await eng.test_only_recheck_with_nan_gpu_logits());
+    emit({ event: 'backend', info: backend });
+    return backend;
   },
   testOnlyLoseGpu: (eng) => eng.test_only_lose_gpu(),
   memoryUse() {
@@ -322,7 +296,7 @@ self.onmessage = (ev: MessageEvent<RequestMessage>) => {
       // A trap (a Rust panic, out of memory) leaves the wasm instance unusable: say so
       // and close, and the page starts a fresh worker.
       const fatal = e instanceof WebAssembly.RuntimeError;
-      msg = { id, ok: false, error: describeError(e), fatal };
+      msg = { id, ok: false, error: describeError(e), kind: errorKind(e), fatal };
       self.postMessage(msg);
       if (fatal) self.close();
     }

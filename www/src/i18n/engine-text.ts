@@ -1,8 +1,7 @@
 // What the engine says, in the page's language. The engine (the Rust core in a worker)
 // speaks English. Two kinds of its text are known here and translated:
 //
-// - the backend badge's reasons: a fixed set of sentences from ../engine/worker.ts, each
-//   mapped to its translation (an unknown one is shown as it came);
+// - the backend badge's reasons: the core's `BackendStatus`, worded here by its `kind`;
 // - the core's errors: each starts with the kind of the core's `Error` (crate/src/error.rs:
 //   `invalid config:`, `bad checkpoint:`, `bad input:`, `GPU backend:`). The kind is
 //   translated and the core's own sentence after it is shown as the core wrote it (it
@@ -10,36 +9,48 @@
 //   error text is shown as it came, inside the translated frame of where it happened.
 
 import { msg, str } from '@lit/localize';
+import type { BackendStatus } from '../engine/protocol';
 
-/** The badge's reason, translated when it is one of the worker's known sentences. */
-export function backendReason(reason: string): string {
-  switch (reason) {
-    case 'starting on the CPU':
+/** Why the engine runs where it does, in the page's language, by the core's status kind. */
+export function backendReason(status: BackendStatus): string {
+  switch (status.kind) {
+    case 'starting':
       return msg('starting on the CPU');
-    case 'the GPU failed — generation carries on on the CPU':
-      return msg('the GPU failed — generation carries on on the CPU');
-    case 'the CPU was chosen':
+    case 'cpu_chosen':
       return msg('the CPU was chosen');
-    case 'WebGPU is unavailable in this browser — running on the CPU':
-      return msg('WebGPU is unavailable in this browser — running on the CPU');
-    case 'WebGPU started but its test pass failed — running on the CPU':
-      return msg('WebGPU started but its test pass failed — running on the CPU');
-    case 'running on WebGPU':
+    case 'webgpu':
+    case 'webgpu_checked':
       return msg('running on WebGPU');
-    case 'WebGPU gives logits that disagree with the CPU — running on the CPU':
+    case 'cpu_no_gpu':
+      return msg('WebGPU is unavailable in this browser — running on the CPU');
+    case 'cpu_test_failed':
+      return msg('WebGPU started but its test pass failed — running on the CPU');
+    case 'cpu_disagrees':
       return msg('WebGPU gives logits that disagree with the CPU — running on the CPU');
-    default:
-      return reason;
+    case 'cpu_fell_back':
+    case 'cpu_refused':
+    case 'cpu_lost':
+      return msg('the GPU failed — generation carries on on the CPU');
   }
 }
 
-/** The badge's detail (why the GPU is not used), with known sentences translated. */
-export function backendDetail(detail: string): string {
-  if (detail === 'this browser has no navigator.gpu') return msg('this browser has no navigator.gpu');
-  if (detail === 'the GPU returned NaN or infinite logits where the CPU did not') return msg('the GPU returned NaN or infinite logits where the CPU did not');
-  const diff = /^the largest GPU−CPU logit difference is (\S+)$/.exec(detail);
-  if (diff) return msg(str`the largest GPU−CPU logit difference is ${diff[1]}`);
-  return errorText(detail);
+/** The badge's detail (why the GPU is not used), by the core's status kind; null: none. */
+export function backendDetail(status: BackendStatus): string | null {
+  switch (status.kind) {
+    case 'cpu_no_gpu':
+      return status.detail === 'this browser has no navigator.gpu' ? msg('this browser has no navigator.gpu') : errorText(status.detail);
+    case 'cpu_disagrees': {
+      const d = status.max_abs_diff;
+      return d !== undefined && d !== null ? msg(str`the largest GPU−CPU logit difference is ${d}`) : msg('the GPU returned NaN or infinite logits where the CPU did not');
+    }
+    case 'cpu_test_failed':
+    case 'cpu_fell_back':
+    case 'cpu_refused':
+    case 'cpu_lost':
+      return errorText(status.detail);
+    default:
+      return null;
+  }
 }
 
 /** An error's text with the core's kind translated (the rest as the core wrote it). */

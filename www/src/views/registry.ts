@@ -65,7 +65,7 @@ export const VIEWS = [
       .manifest=${s.manifest}
       .state=${s.st}
       .info=${s.info}
-      .causalDefault=${s.info?.arch !== 'encoder_only'}
+      .causalDefault=${s.info?.causal_default ?? true}
       .trainNote=${s.lastForward?.train_note ?? null}
       .draw=${s.draw}
       .locked=${s.st.lock}

@@ -1,0 +1,163 @@
+//! Training in the lab: a run's settings, where its steps run, and what each chunk of
+//! steps reports.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::forward::ModelInfo;
+use super::status::RunBackend;
+use crate::config::{Activation, Arch, Norm, PosEncoding, Score};
+
+/// How the learning rate moves: the Noam schedule (warmup, then 1/√step) or a constant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LrSettings {
+    /// `factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)`.
+    Noam {
+        factor: f32,
+        warmup: u64,
+    },
+    Constant {
+        value: f32,
+    },
+}
+
+/// Every switch of a training run in the lab (`train::session`). The enum fields use the
+/// checkpoint config's JSON names; `arch` and `len` null mean the task's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct RunSettings {
+    pub task: String,
+    pub arch: Option<Arch>,
+    pub d_model: usize,
+    pub n_heads: usize,
+    /// Layers (each stack of an encoder-decoder).
+    pub n_layers: usize,
+    pub d_ff: usize,
+    pub activation: Activation,
+    pub pos_encoding: PosEncoding,
+    pub norm: Norm,
+    pub final_norm: bool,
+    pub residual: bool,
+    pub scale_embeddings: bool,
+    pub score: Score,
+    pub share_qk: bool,
+    pub dropout: f32,
+    pub label_smoothing: f32,
+    pub batch: usize,
+    pub steps: u64,
+    pub seed: u64,
+    pub len: Option<usize>,
+    pub adam_beta1: f32,
+    pub adam_beta2: f32,
+    pub adam_eps: f32,
+    pub lr: LrSettings,
+    /// Global-norm clipping threshold; 0: no clipping.
+    pub clip: f32,
+    /// Held-out loss and the task's metric every this many steps (0: only at the end).
+    pub eval_every: u64,
+    /// Where the steps run (absent in older links and saved runs: `auto`).
+    #[serde(default)]
+    pub backend: TrainBackendChoice,
+}
+
+/// Where a run's steps run: `auto` takes WebGPU when the browser has a device and the GPU
+/// trainer takes the model, else the CPU; `webgpu` insists (a run that cannot start there
+/// is refused with the reason); `cpu` never asks for a GPU. Not part of the run's numbers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TrainBackendChoice {
+    #[default]
+    Auto,
+    Webgpu,
+    Cpu,
+}
+
+/// `runDefaults`: the settings a task starts from, with a line about every field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct RunDefaultsRequest {
+    pub task: String,
+}
+
+/// The shipped recipe of a task (or its nano preset), what each field does, and why a
+/// field does not apply to this task.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct RunDefaults {
+    pub settings: RunSettings,
+    /// The shipped model this recipe trains (its file under models/), if there is one.
+    pub recipe: Option<String>,
+    /// The held-out metric the shipped model reaches (its threshold), with the recipe.
+    pub threshold: Option<f64>,
+    /// What the task is, in one line.
+    pub description: String,
+    /// The task's metric (`exact_match`, `token_accuracy`, `class_accuracy`, `grammatical`).
+    pub metric_name: String,
+    /// Field name → what it does, in one line.
+    pub notes: std::collections::BTreeMap<String, String>,
+    /// Field name → why it does not apply to this task (the field must keep its default).
+    pub not_for_task: std::collections::BTreeMap<String, String>,
+}
+
+/// The held-out evaluation of a training point.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct EvalPoint {
+    /// Mean cross-entropy (no smoothing) on held-out examples.
+    pub loss: f64,
+    /// The task's metric, in [0, 1].
+    pub metric: f64,
+    pub metric_name: String,
+}
+
+/// One training step as the lab plots it.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct TrainPoint {
+    pub step: u64,
+    pub loss: f32,
+    /// The learning rate this step used.
+    pub lr: f32,
+    /// Global gradient norm before clipping.
+    pub grad_norm: f32,
+    /// Training time so far (the run's own compute, pauses excluded).
+    pub elapsed_ms: f64,
+    pub eval: Option<EvalPoint>,
+    /// Per layer (encoder layers first): mean ‖x‖ over positions of the residual stream
+    /// after the layer.
+    pub residual_norms: Vec<f32>,
+    /// Per layer (encoder layers first): ‖gradient‖ of that layer's parameters, before clipping.
+    pub grad_norms: Vec<f32>,
+}
+
+/// `trainChunk`: train up to `max_steps` more steps, stopping once `budget_ms` have passed
+/// (at least one step is taken).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
+pub struct TrainChunkRequest {
+    pub max_steps: u32,
+    pub budget_ms: f64,
+}
+
+/// What a chunk of training did.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct TrainChunk {
+    pub points: Vec<TrainPoint>,
+    /// Steps taken so far.
+    pub step: u64,
+    /// The run has taken all its steps (its final evaluation is on the last point).
+    pub done: bool,
+    /// Steps per second of compute so far.
+    pub steps_per_s: f64,
+    pub elapsed_ms: f64,
+    /// Where the run's steps run after this chunk (the CPU after a GPU failure).
+    pub backend: RunBackend,
+}
+
+/// A training run started: the model it trains.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct TrainStarted {
+    pub info: ModelInfo,
+    /// The settings in full (nulls resolved to the task's own values stay null).
+    pub settings: RunSettings,
+    /// The `tplay train` flags of the same run.
+    pub command: Vec<String>,
+    /// Where the run's steps run, and why.
+    pub backend: RunBackend,
+}
