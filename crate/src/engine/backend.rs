@@ -21,7 +21,7 @@ fn adapter_words(name: &str) -> String {
 impl Engine {
     /// Run on the CPU from now on.
     pub fn use_cpu(&mut self) {
-        self.backend = Backend::Cpu;
+        self.set_backend(Backend::Cpu);
     }
 
     /// Ask the platform for a GPU device and run on it from now on; returns the
@@ -29,13 +29,13 @@ impl Engine {
     pub async fn use_gpu(&mut self) -> Result<String> {
         let ctx = GpuContext::request().await?;
         let name = ctx.adapter_name().to_string();
-        self.backend = Backend::Gpu(ctx);
+        self.set_backend(Backend::Gpu(ctx));
         Ok(name)
     }
 
     /// Run on `backend` from now on (natively, tests hand in their own device).
     pub fn use_backend(&mut self, backend: Backend) {
-        self.backend = backend;
+        self.set_backend(backend);
     }
 
     /// What runs the next forward pass.
@@ -115,7 +115,7 @@ impl Engine {
 
     /// The GPU failed during `during` (`why`): the CPU runs from now on, and says so.
     pub(super) fn fell_back(&mut self, during: crate::protocol::FailedPass, why: &str) {
-        self.backend = Backend::Cpu;
+        self.set_backend(Backend::Cpu);
         self.status = BackendStatus::CpuFellBack {
             during,
             adapter: self.status.adapter().unwrap_or_default().to_string(),

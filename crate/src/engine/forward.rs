@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::explain::blocks::{mode_of, with_dropout, TrainMode};
@@ -69,7 +69,18 @@ impl Engine {
             r.train_note = train_note;
             return Ok(r);
         }
-        let (trace, fallback) = match backend.forward(m, &batch, &opts).await {
+        // The engine's model stays resident on its backend; a train-mode variant runs on
+        // the CPU.
+        let placed = if req.train.is_some() {
+            Ok(Placed::Cpu)
+        } else {
+            self.placed()
+        };
+        let run = match placed {
+            Ok(p) => p.forward(m, &batch, &opts).await,
+            Err(e) => Err(e),
+        };
+        let (trace, fallback) = match run {
             Ok(t) => (t, None),
             // A GPU failure (lost device, out of memory): the CPU takes over from here on.
             Err(Error::Gpu(why)) => (Backend::Cpu.forward(m, &batch, &opts).await?, Some(why)),

@@ -91,13 +91,18 @@ impl Engine {
             forward,
         };
         self.generation = None;
-        let gen = Generator::new(
-            m,
-            self.backend.clone(),
-            req.prompt.clone(),
-            req.src.clone(),
-            opts,
-        )?;
+        // The generation runs on the engine's resident copy of the model; a GPU that
+        // cannot take it fails the first step, which carries on on the CPU.
+        let gen = match self.placed() {
+            Ok(placed) => Generator::on(m, placed, req.prompt.clone(), req.src.clone(), opts)?,
+            Err(_) => Generator::new(
+                m,
+                self.backend.clone(),
+                req.prompt.clone(),
+                req.src.clone(),
+                opts,
+            )?,
+        };
         let recompute = gen.recompute_reason().map(str::to_string);
         self.generation = Some(Generation { gen });
         Ok(GenerateStarted {

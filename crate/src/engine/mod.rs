@@ -19,7 +19,7 @@ mod tests;
 
 use std::rc::Rc;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::model::forward::AttnSite;
@@ -46,6 +46,9 @@ impl BackendName {
 pub struct Engine {
     model: Option<Rc<Model>>,
     backend: Backend,
+    /// The loaded model on `backend` (its weights resident on the GPU), placed by the
+    /// first pass that needs it and dropped when the model or the backend changes.
+    placed: Option<Placed>,
     generation: Option<Generation>,
     /// Where the passes run and why (`select_backend`, and a GPU failure since).
     status: BackendStatus,
@@ -64,6 +67,7 @@ impl Engine {
         Engine {
             model: None,
             backend: Backend::Cpu,
+            placed: None,
             generation: None,
             status: BackendStatus::Starting,
             session: None,
@@ -81,8 +85,25 @@ impl Engine {
         let model = crate::checkpoint::load(bytes)?;
         let info = model_info(&model);
         self.model = Some(Rc::new(model));
+        self.placed = None;
         self.generation = None;
         Ok(info)
+    }
+
+    /// The loaded model on the running backend, placed there (uploaded) the first time.
+    fn placed(&mut self) -> Result<Placed> {
+        if let Some(p) = &self.placed {
+            return Ok(p.clone());
+        }
+        let p = self.backend.place(self.model()?)?;
+        self.placed = Some(p.clone());
+        Ok(p)
+    }
+
+    /// Run on `backend` from now on; the model is placed there at the next pass.
+    fn set_backend(&mut self, backend: Backend) {
+        self.backend = backend;
+        self.placed = None;
     }
 }
 
