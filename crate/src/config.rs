@@ -9,6 +9,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::limits::{
+    at_most, MAX_CLASSES, MAX_D_FF, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS, MAX_LEN, MAX_PARAMS,
+    MAX_RELATIVE_DISTANCE, MAX_VOCAB,
+};
 
 /// Which stacks the model has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -194,7 +198,7 @@ impl ModelConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, why: String| Err(Error::Config(format!("{field}: {why}")));
         // Sizes first: every field that decides an allocation, and the parameters they add up to.
-        crate::limits::check_config(self)?;
+        self.check_sizes()?;
         if self.vocab_size < 4 {
             return bad(
                 "vocab_size",
@@ -306,54 +310,110 @@ impl ModelConfig {
     }
 
     /// Total number of trained parameters (running stats excluded) of a model built with
-    /// `Model::init`, whose untied LM head has a bias (a checkpoint may omit it).
-    pub fn param_count(&self) -> usize {
-        let (c, f, v, d) = (self.d_model, self.d_ff, self.vocab_size, self.d_head());
-        let attn = 4 * c * c
-            + 4 * c
-            + match self.score {
-                Score::Additive => self.n_heads * d,
-                _ => 0,
-            }
-            + match self.pos_encoding {
-                PosEncoding::Relative => 2 * (2 * self.relative_max_distance + 1) * d,
-                _ => 0,
-            };
-        let cross = 4 * c * c
-            + 4 * c
-            + match self.score {
-                Score::Additive => self.n_heads * d,
-                _ => 0,
-            };
-        let ffn = c * f + f + f * c + c;
-        let norm = if self.norm == Norm::None { 0 } else { 2 * c };
-        let enc = self.encoder_layers() * (attn + ffn + 2 * norm);
-        let dec = self.decoder_layers()
-            * (attn
-                + ffn
-                + 2 * norm
-                + if self.arch == Arch::EncoderDecoder {
-                    cross + norm
-                } else {
-                    0
-                });
-        let stacks =
-            usize::from(self.encoder_layers() > 0) + usize::from(self.decoder_layers() > 0);
-        let final_norm = if self.final_norm { stacks * 2 * c } else { 0 };
-        let embed = v * c;
-        let pos = if self.pos_encoding == PosEncoding::Learned {
-            self.max_len * c
+    /// `Model::init`, whose untied LM head has a bias (a checkpoint may omit it). Counted in u64
+    /// arithmetic that saturates instead of overflowing, so it can be asked of any config, valid
+    /// or not: the size check asks it before anything else is checked.
+    pub fn param_count_u64(&self) -> u64 {
+        let u = |x: usize| x as u64;
+        let (c, f, v, h) = (
+            u(self.d_model),
+            u(self.d_ff),
+            u(self.vocab_size),
+            u(self.n_heads),
+        );
+        let d = c.checked_div(h).unwrap_or(0);
+        let add = |xs: &[u64]| xs.iter().fold(0u64, |a, &x| a.saturating_add(x));
+        let mul = |xs: &[u64]| xs.iter().fold(1u64, |a, &x| a.saturating_mul(x));
+        let additive = if self.score == Score::Additive {
+            mul(&[h, d])
         } else {
             0
         };
-        let head = if self.is_classifier() {
-            self.num_classes * c + self.num_classes
+        let projections = add(&[mul(&[4, c, c]), mul(&[4, c]), additive]);
+        let relative = if self.pos_encoding == PosEncoding::Relative {
+            mul(&[2, add(&[mul(&[2, u(self.relative_max_distance)]), 1]), d])
+        } else {
+            0
+        };
+        let attn = add(&[projections, relative]);
+        let ffn = add(&[mul(&[2, c, f]), f, c]);
+        let norm = if self.norm == Norm::None {
+            0
+        } else {
+            mul(&[2, c])
+        };
+        let enc = mul(&[u(self.encoder_layers()), add(&[attn, ffn, mul(&[2, norm])])]);
+        let cross = if self.arch == Arch::EncoderDecoder {
+            add(&[projections, norm])
+        } else {
+            0
+        };
+        let dec = mul(&[
+            u(self.decoder_layers()),
+            add(&[attn, ffn, mul(&[2, norm]), cross]),
+        ]);
+        let stacks =
+            u(usize::from(self.encoder_layers() > 0) + usize::from(self.decoder_layers() > 0));
+        let final_norm = if self.final_norm {
+            mul(&[stacks, 2, c])
+        } else {
+            0
+        };
+        let embed = mul(&[v, c]);
+        let pos = if self.pos_encoding == PosEncoding::Learned {
+            mul(&[u(self.max_len), c])
+        } else {
+            0
+        };
+        let nc = u(self.num_classes);
+        let head = if self.num_classes > 0 {
+            add(&[mul(&[nc, c]), nc])
         } else if self.tie_embeddings {
             v
         } else {
-            v * c + v
+            add(&[mul(&[v, c]), v])
         };
-        enc + dec + final_norm + embed + pos + head
+        add(&[enc, dec, final_norm, embed, pos, head])
+    }
+
+    /// [`Self::param_count_u64`] as a `usize`: a valid config stays under `MAX_PARAMS`, far
+    /// below `usize::MAX` on any target.
+    pub fn param_count(&self) -> usize {
+        usize::try_from(self.param_count_u64()).unwrap_or(usize::MAX)
+    }
+
+    /// Every size field against the budget (`crate::limits`), then the parameter count they
+    /// add up to, before anything is allocated for them.
+    fn check_sizes(&self) -> Result<()> {
+        let kind = Error::Config;
+        at_most(kind, "vocab_size", self.vocab_size, MAX_VOCAB)?;
+        at_most(kind, "d_model", self.d_model, MAX_D_MODEL)?;
+        at_most(kind, "n_heads", self.n_heads, MAX_HEADS)?;
+        at_most(kind, "d_ff", self.d_ff, MAX_D_FF)?;
+        at_most(kind, "max_len", self.max_len, MAX_LEN)?;
+        at_most(kind, "n_layers", self.n_layers, MAX_LAYERS)?;
+        at_most(kind, "n_encoder_layers", self.n_encoder_layers, MAX_LAYERS)?;
+        at_most(kind, "n_decoder_layers", self.n_decoder_layers, MAX_LAYERS)?;
+        at_most(kind, "num_classes", self.num_classes, MAX_CLASSES)?;
+        at_most(
+            kind,
+            "relative_max_distance",
+            self.relative_max_distance,
+            MAX_RELATIVE_DISTANCE,
+        )?;
+        let params = self.param_count_u64();
+        if params > MAX_PARAMS {
+            return Err(Error::Config(format!(
+                "parameter count: this config needs {params} parameters, above the limit of \
+                 {MAX_PARAMS} (d_model {}, d_ff {}, vocab_size {}, {} + {} layers)",
+                self.d_model,
+                self.d_ff,
+                self.vocab_size,
+                self.encoder_layers(),
+                self.decoder_layers()
+            )));
+        }
+        Ok(())
     }
 
     /// Named tiny presets: a starting point for `tplay train --preset` and the tests.
@@ -567,5 +627,39 @@ mod tests {
             ..nano()
         };
         assert!(why(&c).starts_with("vocab_size"));
+    }
+
+    #[test]
+    fn a_huge_d_model_is_refused_naming_the_field_and_the_limit() {
+        let mut c = nano();
+        c.d_model = 1 << 30;
+        let e = c.validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid config: d_model: 1073741824 is above the limit of 4096"
+        );
+    }
+
+    #[test]
+    fn fields_under_their_limits_can_still_add_up_to_too_many_parameters() {
+        let mut c = nano();
+        (c.d_model, c.d_ff, c.n_layers) = (4096, 16384, 64);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid config: parameter count: this config needs"),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("above the limit of {MAX_PARAMS}")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn param_count_saturates_instead_of_overflowing() {
+        let mut c = nano();
+        (c.d_model, c.d_ff, c.vocab_size, c.n_layers) =
+            (usize::MAX, usize::MAX, usize::MAX, usize::MAX);
+        assert_eq!(c.param_count_u64(), u64::MAX);
     }
 }

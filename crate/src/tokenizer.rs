@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::limits::{at_most, MAX_TOKEN_BYTES, MAX_VOCAB};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -45,7 +46,7 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn new(spec: TokenizerSpec) -> Result<Self> {
-        crate::limits::check_tokenizer(&spec)?;
+        check_budget(&spec)?;
         let n = spec.tokens.len();
         for (name, id) in [
             ("pad", spec.pad),
@@ -179,6 +180,29 @@ impl Tokenizer {
 
 /// The four special tokens every built-in vocabulary starts with, at ids 0..4.
 pub const SPECIALS: [&str; 4] = ["<pad>", "<bos>", "<eos>", "<unk>"];
+
+/// A tokenizer's vocabulary against the size budget (`crate::limits`), before its index is
+/// built.
+fn check_budget(spec: &TokenizerSpec) -> Result<()> {
+    at_most(
+        Error::Checkpoint,
+        "tokenizer tokens",
+        spec.tokens.len(),
+        MAX_VOCAB,
+    )?;
+    if let Some((i, t)) = spec
+        .tokens
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.len() > MAX_TOKEN_BYTES)
+    {
+        return Err(Error::Checkpoint(format!(
+            "tokenizer token {i}: {} bytes is above the limit of {MAX_TOKEN_BYTES}",
+            t.len()
+        )));
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
-//! `cargo xtask serve | test | build | bench`: the project's few commands, in Rust so a
+//! `cargo xtask serve | test | build | bench | fuzz | arch`: the project's few commands, in Rust so a
 //! fresh machine needs nothing but cargo to run them.
 
+mod arch;
 mod bench;
 mod build;
 mod fuzz;
@@ -12,13 +13,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest = &args[args.len().min(1)..];
     let result = match args.first().map(String::as_str) {
+        Some("arch") => arch::run(rest),
         Some("serve") => serve::run(rest),
         Some("test") => test::run(rest),
         Some("build") => build::run(rest),
         Some("bench") => bench::run(rest),
         Some("fuzz") => fuzz::run(rest),
         _ => {
-            eprintln!("usage: cargo xtask <serve | test | build | bench | fuzz>");
+            eprintln!("usage: cargo xtask <serve | test | build | bench | fuzz | arch>");
             eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1");
             eprintln!(
                 "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests;"
@@ -26,6 +28,9 @@ fn main() {
             eprintln!("          --no-gpu lets the GPU tests skip where there is no Vulkan at all");
             eprintln!("  build   build the wasm engine and the page into www/dist");
             eprintln!("  bench   print speed and size figures (native and browser)");
+            eprintln!(
+                "  arch    no import circle in crate/src, no hand-written file over 800 lines"
+            );
             eprintln!("  fuzz    replay the fuzz corpora and fuzz each target briefly (nightly)");
             std::process::exit(2);
         }

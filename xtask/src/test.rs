@@ -1,4 +1,4 @@
-//! `cargo xtask test`: formatting, lints, every Rust test, the fuzz targets (corpus replay and a
+//! `cargo xtask test`: formatting, the tree's shape (`cargo xtask arch`), lints, every Rust test, the fuzz targets (corpus replay and a
 //! short run each), the page's unit tests under node, then the browser tests.
 //!
 //! The GPU tests must run: without a Vulkan adapter they fail (`TPLAY_REQUIRE_GPU=1`),
@@ -38,6 +38,8 @@ pub fn run(args: &[String]) -> Result<()> {
         eprintln!("{NO_GPU_BANNER}");
     }
     sh(cargo().args(["fmt", "--all", "--check"]))?;
+    // The tree's shape: no import circle, no overlong hand-written file.
+    crate::arch::run(&[])?;
     sh(cargo().args([
         "clippy",
         "--workspace",

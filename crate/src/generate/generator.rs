@@ -42,7 +42,8 @@ use crate::generate::sampling::{self, log_softmax, sampling_distribution, softma
 use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
 use crate::model::cache::KvCache;
 use crate::model::forward::Batch;
-use crate::model::mask::{attention_mask, check_masks};
+use crate::model::mask::check_masks;
+use crate::model::options::attention_mask;
 use crate::model::{AttnSite, AttnTrace, ForwardOptions, Mode, Model};
 
 /// Everything about a generation run except the model, the backend and the input.

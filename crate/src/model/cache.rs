@@ -21,7 +21,7 @@ use super::forward::{
     attn_spec, embed_tokens, AttnSite, AttnTrace, Batch, ForwardOptions, HiddenTrace, Mode,
     NormName, Pool, SublayerKind, Trace,
 };
-use super::mask::attention_mask;
+use super::options::attention_mask;
 use super::plan::{layer_plan, NormKind, StackInput};
 use super::position::{alibi_slopes, rope_forward};
 use super::{AttentionParams, Model};

@@ -14,8 +14,8 @@
 //! position j. A masked score is −∞ before the softmax; a row with every key masked gives
 //! zero probabilities, never NaN (`attention::softmax_row`).
 //!
-//! [`attention_mask`] is the one place that decides, per attention site, which mask a pass
-//! applies: an explicit [`SiteMask`] from `ForwardOptions::masks`, or the architecture's
+//! [`attention_mask`] (beside the switches it reads, in `options.rs`) is the one place that
+//! decides, per attention site, which mask a pass applies: an explicit [`SiteMask`] from `ForwardOptions::masks`, or the architecture's
 //! default (the causal switch). [`is_masked`] is the one predicate every CPU path applies
 //! per (query, key) (`attention::attention_forward`, and through it the KV cache's step and
 //! the backward pass, which reuses the recorded scores). The GPU mirrors it in
@@ -25,9 +25,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttnSite, ForwardOptions, Model};
+use super::site::AttnSite;
 use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
+
+/// Defined beside the switches it reads (`options.rs`), and named here with the masks.
+pub use super::options::attention_mask;
 
 /// The structural part of a self-attention mask: which keys query i may see, by position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
@@ -101,33 +104,6 @@ pub struct MaskSpec {
 pub const HIDDEN_BY_RULE: u8 = 1;
 /// The key is padding and the padding mask is on.
 pub const HIDDEN_BY_PADDING: u8 = 2;
-
-/// The mask of the attention sublayers at `site` in a pass of a model with config `cfg`
-/// and switches `opts`.
-///
-/// An explicit [`SiteMask`] for the site wins. Otherwise the causal switch acts on the main
-/// stack's self-attention: decoders default to causal, an encoder-only model's encoder
-/// defaults to bidirectional. The encoder of an encoder-decoder model and cross-attention
-/// are never causal (the whole source is known). The padding switch acts on every site.
-pub fn attention_mask(cfg: &ModelConfig, site: AttnSite, opts: &ForwardOptions) -> MaskSpec {
-    if let Some(m) = opts.masks.iter().find(|m| m.site == site) {
-        return MaskSpec::new(m.rule, &m.cells, opts.padding_mask);
-    }
-    let causal = match (cfg.arch, site) {
-        (Arch::EncoderOnly, AttnSite::EncoderSelf) => opts.causal.unwrap_or(false),
-        (_, AttnSite::DecoderSelf) => opts.causal.unwrap_or(true),
-        _ => false,
-    };
-    MaskSpec {
-        rule: if causal {
-            MaskRule::Causal
-        } else {
-            MaskRule::None
-        },
-        cells: vec![],
-        padding: opts.padding_mask,
-    }
-}
 
 impl MaskSpec {
     /// A mask from its rule and painted cells (in any order; a later edit of a cell wins).
@@ -332,17 +308,11 @@ pub fn check_masks(cfg: &ModelConfig, masks: &[SiteMask]) -> Result<()> {
     Ok(())
 }
 
-impl Model {
-    /// Whether the self-attention of `site` uses the plain causal mask in this pass.
-    pub fn is_causal(&self, site: AttnSite, opts: &ForwardOptions) -> bool {
-        attention_mask(&self.config, site, opts).is_causal()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::ModelConfig;
+    use crate::model::{ForwardOptions, Model};
     use crate::tokenizer::Tokenizer;
 
     fn model(preset: &str) -> Model {

@@ -20,6 +20,7 @@ pub mod options;
 pub mod plan;
 pub mod position;
 pub mod record;
+pub mod site;
 pub mod trace;
 
 /// Helpers shared by the model's unit tests (batch checks, the forward pass).
@@ -48,7 +49,8 @@ pub(crate) mod test_support {
     }
 }
 
-pub use options::{AttnSite, ForwardOptions, HeadRef, Mode};
+pub use options::{ForwardOptions, Mode};
+pub use site::{AttnSite, HeadRef};
 pub use trace::{AttnTrace, Trace};
 
 use rand::{RngExt, SeedableRng};

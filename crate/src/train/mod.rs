@@ -18,5 +18,6 @@ pub mod run;
 pub use run::RunSpec;
 pub mod recipes;
 pub mod session;
+pub mod settings;
 
 pub use session::Session;

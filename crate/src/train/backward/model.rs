@@ -9,7 +9,7 @@ use crate::model::embedding::embedding_scale;
 use crate::model::forward::{
     attn_spec, Activations, Batch, NormRecord, StackRecord, SublayerKind, SublayerRecord,
 };
-use crate::model::mask::attention_mask;
+use crate::model::options::attention_mask;
 use crate::model::plan::{layer_plan, NormKind, Placement, StackInput, StackPlan, SublayerPlan};
 use crate::model::position::alibi_slopes;
 use crate::model::{
