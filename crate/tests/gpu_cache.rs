@@ -9,7 +9,9 @@
 mod support;
 
 use pollster::block_on;
-use support::{gpu_or_skip, letters, max_diff, nano_preset, with_separate_embeddings};
+use support::{
+    gpu_or_skip, gpu_prefill, letters, max_diff, nano_preset, with_separate_embeddings,
+};
 use tplay::backend::gpu::{GpuContext, GpuKvCache};
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::cache::{KvCache, StepOutput};
@@ -154,7 +156,7 @@ fn run_and_compare(
     what: &str,
 ) -> f32 {
     let batch = prompt_batch(m);
-    let (mut gpu, gtrace) = block_on(ctx.prefill(m, &batch, opts, capacity))
+    let (mut gpu, gtrace) = gpu_prefill(&ctx, m, &batch, opts, capacity)
         .unwrap_or_else(|e| panic!("{what}: prefill: {e}"));
     let (mut cpu, ctrace) = m.prefill(&batch, opts).unwrap();
     let mut worst = max_diff(&ctrace.logits.data, &gtrace.logits.data);
@@ -370,7 +372,7 @@ fn beam_reorders_of_the_gpu_cache_match_the_cpu_rows() {
                     .with_source(vec![vec![4, 4, 5], vec![7, 8, 9], vec![12, 11, 10]])
                     .unwrap();
             }
-            let (mut gpu, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+            let (mut gpu, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
             let (mut cpu, _) = m.prefill(&batch, &traced()).unwrap();
             let what = format!("{arch:?}/{pos:?}");
             select_and_step(&m, &mut gpu, &mut cpu, &[2, 0, 2], 0, &what);
@@ -399,7 +401,7 @@ fn a_decoding_step_is_one_submission_and_one_readback() {
         let m = Model::init(small_config(arch, PosEncoding::Rope), letters(12), 2);
         let batch = prompt_batch(&m);
         let before = ctx.stats();
-        let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+        let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
         let d = ctx.stats().since(&before);
         assert_eq!(
             (d.submissions, d.readbacks),
@@ -465,10 +467,10 @@ fn learned_positions_stop_at_max_len_with_a_clear_message() {
     let m = Model::init(cfg, letters(12), 3);
     let batch = prompt_batch(&m); // 4 positions
     input_error(
-        block_on(ctx.prefill(&m, &batch, &traced(), Some(8))),
+        gpu_prefill(&ctx, &m, &batch, &traced(), Some(8)),
         "learned positions stop at max_len = 6",
     );
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
     assert_eq!(cache.capacity(), 6);
     for k in 0..2 {
         block_on(cache.decode_step(&m, &step_tokens(k, 2), &traced())).unwrap();
@@ -494,16 +496,16 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         ..ForwardOptions::default()
     };
     input_error(
-        block_on(ctx.prefill(&m, &batch, &no_causal, None)),
+        gpu_prefill(&ctx, &m, &batch, &no_causal, None),
         "causal mask",
     );
     let train = ForwardOptions {
         mode: Mode::Train { seed: 1 },
         ..ForwardOptions::default()
     };
-    input_error(block_on(ctx.prefill(&m, &batch, &train, None)), "eval mode");
+    input_error(gpu_prefill(&ctx, &m, &batch, &train, None), "eval mode");
     input_error(
-        block_on(ctx.prefill(&m, &batch, &opts, Some(3))),
+        gpu_prefill(&ctx, &m, &batch, &opts, Some(3)),
         "cannot hold a prompt of 4 tokens",
     );
     let enc = Model::init(
@@ -512,11 +514,11 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         1,
     );
     input_error(
-        block_on(ctx.prefill(&enc, &batch, &opts, None)),
+        gpu_prefill(&ctx, &enc, &batch, &opts, None),
         "encoder_only",
     );
 
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, Some(5))).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, Some(5)).unwrap();
     input_error(
         block_on(cache.decode_step(&m, &[4], &opts)),
         "one token per sequence",
@@ -547,7 +549,7 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         letters(12),
         5,
     );
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, None).unwrap();
     input_error(
         block_on(cache.decode_step(&other, &[4, 5], &opts)),
         "different model",
@@ -568,7 +570,7 @@ fn a_lost_device_is_a_gpu_error_not_a_panic() {
     );
     let batch = prompt_batch(&m);
     let opts = traced();
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, None).unwrap();
     ctx.device().destroy();
     match block_on(cache.decode_step(&m, &step_tokens(0, 2), &opts)) {
         Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{why}"),

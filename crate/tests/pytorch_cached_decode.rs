@@ -12,7 +12,7 @@ mod support;
 use pollster::block_on;
 use serde_json::Value;
 use support::fixtures::{batch, dir, forward_fixture_files, ids, options, tensor};
-use support::{gpu_or_skip, max_diff};
+use support::{gpu_or_skip, gpu_prefill, max_diff};
 use tplay::backend::gpu::GpuKvCache;
 use tplay::model::cache::{KvCache, StepOutput};
 use tplay::model::forward::Batch;
@@ -166,7 +166,7 @@ fn gpu_cached_decoding_matches_pytorch_at_every_position_of_every_decoder_fixtur
     let Some(ctx) = gpu_or_skip() else { return };
     let (run, separate, worst) = every_decoder_fixture_decodes_as_pytorch(
         &mut |m, b, o| {
-            let (c, tr) = block_on(ctx.prefill(m, b, o, None)).map_err(|e| e.to_string())?;
+            let (c, tr) = gpu_prefill(&ctx, m, b, o, None).map_err(|e| e.to_string())?;
             Ok((Box::new(c) as Box<dyn Cache>, tr))
         },
         1e-4,
