@@ -10,6 +10,7 @@ pub mod cli;
 pub mod device;
 pub mod fixtures;
 pub mod generation;
+pub mod steps;
 
 #[allow(unused_imports)]
 pub use device::{gpu_forward, gpu_prefill, Cache, Device};
@@ -144,6 +145,40 @@ pub fn config(arch: Arch, pos: PosEncoding, norm: Norm, score: Score) -> ModelCo
     };
     cfg.validate().expect("test configs are valid");
     cfg
+}
+
+/// A small config of `arch` over [`letters`]`(12)`: C 16, 2 heads, F 32, max_len 16,
+/// the nano preset's decoder layers and one encoder layer, relative distances clipped at 3
+/// so that test lengths go past the clipping.
+pub fn two_head_config(arch: Arch, pos: PosEncoding) -> ModelConfig {
+    let cfg = ModelConfig {
+        d_model: 16,
+        n_heads: 2,
+        d_ff: 32,
+        max_len: 16,
+        n_encoder_layers: if arch == Arch::EncoderDecoder { 1 } else { 0 },
+        pos_encoding: pos,
+        relative_max_distance: 3,
+        ..ModelConfig::preset(nano_preset(arch), letters(12).vocab_size()).unwrap()
+    };
+    cfg.validate().expect("test configs are valid");
+    cfg
+}
+
+/// Two prompts of four tokens for a [`two_head_config`] model (the second with a padding
+/// token inside, which the padding mask hides from later positions), and for an
+/// encoder-decoder model two sources (the second right-padded).
+pub fn padded_prompts(m: &Model) -> (Vec<Vec<u32>>, Option<Vec<Vec<u32>>>) {
+    let (bos, pad) = (m.tokenizer.spec.bos, m.tokenizer.spec.pad);
+    let prompts = vec![vec![bos, 5, 7, 4], vec![bos, pad, 9, 6]];
+    let src = (m.config.arch == Arch::EncoderDecoder)
+        .then(|| vec![vec![5, 9, 4, 12, 7], vec![6, 8, 11, pad, pad]]);
+    (prompts, src)
+}
+
+/// The tokens fed at decoding step `k` to `b` sequences, one each.
+pub fn step_tokens(k: usize, b: usize) -> Vec<u32> {
+    (0..b).map(|i| 4 + ((k * 5 + i * 3) % 11) as u32).collect()
 }
 
 /// A model of `cfg` over [`tokenizer`], weights from `seed`.
