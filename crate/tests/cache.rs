@@ -156,10 +156,11 @@ fn enc_maps(m: &Model) -> usize {
     }
 }
 
-/// [`padded_prompts`] and `n` steps of [`step_tokens`].
-fn padded_case(m: &Model, n: usize) -> (Vec<Vec<u32>>, Option<Vec<Vec<u32>>>, Vec<Vec<u32>>) {
+/// [`check_against_recompute`] on [`padded_prompts`] and `n` steps of [`step_tokens`].
+fn check_padded(dev: &Device, m: &Model, n: usize, opts: &ForwardOptions) -> f32 {
     let (prompts, src) = padded_prompts(m);
-    (prompts, src, (0..n).map(|k| step_tokens(k, 2)).collect())
+    let steps: Vec<Vec<u32>> = (0..n).map(|k| step_tokens(k, 2)).collect();
+    check_against_recompute(dev, m, prompts, src, &steps, opts)
 }
 
 /// One sequence of `prompt` (and `src`) fed `steps` single tokens, on a model of `arch`
@@ -233,11 +234,7 @@ backend_tests!(
         for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
             for pos in PosEncoding::ALL {
                 let m = Model::init(two_head_config(arch, pos), letters(12), 7);
-                let (prompts, src, steps) = padded_case(&m, 6);
-                let opts = ForwardOptions::default();
-                worst = worst.max(check_against_recompute(
-                    dev, &m, prompts, src, &steps, &opts,
-                ));
+                worst = worst.max(check_padded(dev, &m, 6, &ForwardOptions::default()));
             }
         }
         eprintln!("largest logit difference (cache vs recompute): {worst:e}");
@@ -267,8 +264,7 @@ backend_tests!(
             eprintln!("separate embeddings {pos:?}: worst |diff| {d:.2e}");
             let m = Model::init(two_head_config(Arch::EncoderDecoder, pos), letters(12), 8);
             let m = with_separate_embeddings(m, 80);
-            let (prompts, src, steps) = padded_case(&m, 6);
-            check_against_recompute(dev, &m, prompts, src, &steps, &ForwardOptions::default());
+            check_padded(dev, &m, 6, &ForwardOptions::default());
         }
     }
 );
@@ -344,10 +340,7 @@ backend_tests!(
                     ablate,
                     ..ForwardOptions::default()
                 };
-                let (prompts, src, steps) = padded_case(&m, 4);
-                worst = worst.max(check_against_recompute(
-                    dev, &m, prompts, src, &steps, &opts,
-                ));
+                worst = worst.max(check_padded(dev, &m, 4, &opts));
             }
         }
         eprintln!("largest logit difference over the switches: {worst:e}");
@@ -429,8 +422,7 @@ backend_tests!(
             // Two heads and a pad inside the prompt.
             let m = Model::init(two_head_config(arch, PosEncoding::Alibi), letters(12), 9);
             for (rule, cells) in &masks[1..] {
-                let (prompts, src, steps) = padded_case(&m, 5);
-                check_against_recompute(dev, &m, prompts, src, &steps, &with(rule, cells));
+                check_padded(dev, &m, 5, &with(rule, cells));
             }
         }
     }

@@ -223,6 +223,18 @@ fn a_device_lost_mid_generation_is_a_gpu_error_and_resuming_on_the_cpu_gives_the
     }
 }
 
+/// The page's sampling request: temperature 1.1, no top-k or top-p, seed `seed`.
+fn sampled_at_1_1(seed: u64) -> tplay::protocol::SamplingRequest {
+    tplay::protocol::SamplingRequest {
+        strategy: tplay::protocol::StrategyName::Sample,
+        temperature: 1.1,
+        top_k: 0,
+        top_p: 1.0,
+        beam_width: 1,
+        seed,
+    }
+}
+
 /// `tplay generate … --json`: the step lines and the summary line.
 fn cli_json(args: &[&str]) -> (Vec<serde_json::Value>, serde_json::Value) {
     let out = tplay_ok(&[&["generate"], args, &["--json"]].concat());
@@ -280,7 +292,7 @@ fn tplay_generate_on_the_gpu_keeps_the_cache_and_prints_the_cpu_tokens() {
 #[test]
 fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_tokens() {
     use tplay::engine::Engine;
-    use tplay::protocol::{BackendName, GenerateStartRequest, SamplingRequest, StrategyName};
+    use tplay::protocol::{BackendName, GenerateStartRequest};
     if gpu_or_skip().is_none() {
         return;
     }
@@ -290,14 +302,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
         prompt: vec![m.tokenizer.spec.bos, 6],
         src: None,
         switches: default_switches(),
-        sampling: SamplingRequest {
-            strategy: StrategyName::Sample,
-            temperature: 1.1,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 5,
-        },
+        sampling: sampled_at_1_1(5),
         max_new_tokens: 7,
         trace: None,
         use_cache: None,
@@ -347,9 +352,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
 #[test]
 fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and_readback_each() {
     use tplay::engine::Engine;
-    use tplay::protocol::{
-        BackendName, GenerateStartRequest, GenerateStepsRequest, SamplingRequest, StrategyName,
-    };
+    use tplay::protocol::{BackendName, GenerateStartRequest, GenerateStepsRequest};
     if gpu_or_skip().is_none() {
         return;
     }
@@ -359,14 +362,7 @@ fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and
         prompt: vec![m.tokenizer.spec.bos, 6, 7],
         src: None,
         switches: default_switches(),
-        sampling: SamplingRequest {
-            strategy: StrategyName::Sample,
-            temperature: 1.1,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 9,
-        },
+        sampling: sampled_at_1_1(9),
         max_new_tokens: 9,
         trace: Some(false),
         use_cache: None,

@@ -73,7 +73,7 @@ fn run_and_compare(
     what: &str,
 ) -> f32 {
     let batch = prompt_batch(m);
-    let (mut gpu, gtrace) = gpu_prefill(&ctx, m, &batch, opts, capacity)
+    let (mut gpu, gtrace) = gpu_prefill(ctx, m, &batch, opts, capacity)
         .unwrap_or_else(|e| panic!("{what}: prefill: {e}"));
     let (mut cpu, ctrace) = m.prefill(&batch, opts).unwrap();
     let mut worst = max_diff(&ctrace.logits.data, &gtrace.logits.data);
