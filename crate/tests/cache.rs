@@ -1,17 +1,20 @@
 //! The KV cache computes what a full recompute computes: at every decoding step the new
-//! position's logits and attention equal those of a forward pass over the whole sequence,
-//! for decoder-only and encoder-decoder models and every position encoding.
+//! position's logits and attention equal those of a forward pass over the
+//! whole sequence, for decoder-only and encoder-decoder models, every position encoding,
+//! score, norm, run-time switch and cacheable mask. Each property is one body run on the
+//! CPU cache and on the GPU cache (`name::cpu`, `name::gpu`); on the GPU every step also
+//! equals the CPU cache's step. Tolerances: 1e-5 on the CPU (the prefill's logits bit for
+//! bit), 1e-4 on the GPU.
 
 mod support;
 
-use support::{config, max_diff, model, with_separate_embeddings};
-use tplay::config::{Arch, Norm, PosEncoding, Score};
+use support::steps::{hidden_agree, steps_agree};
+use support::{config, letters, max_diff, model, two_head_config};
+use support::{input_error, padded_prompts, step_tokens, with_separate_embeddings, Device};
+use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::forward::Batch;
 use tplay::model::mask::{CellEdit, MaskRule, SiteMask};
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
-use tplay::Error;
-
-const TOL: f32 = 1e-5;
 
 /// (V) logits of sequence `seq` at position `t` of a full trace (B, T, V).
 fn last_logits(tr: &Trace, seq: usize, t: usize) -> &[f32] {
@@ -19,35 +22,56 @@ fn last_logits(tr: &Trace, seq: usize, t: usize) -> &[f32] {
     &tr.logits.data[(seq * tt + t) * v..(seq * tt + t + 1) * v]
 }
 
-/// Prefill `prompts`, then feed `steps[i]` (one token per sequence) and compare every step
-/// with a full recompute of the sequences so far. Returns the worst logit difference.
+/// Attention and the residual stream traced: every number a step reports is compared.
+fn traced(opts: &ForwardOptions) -> ForwardOptions {
+    ForwardOptions {
+        trace_attention: true,
+        trace_hidden: true,
+        ..opts.clone()
+    }
+}
+
+/// Prefill `prompts` on `dev`, then feed `steps[i]` (one token per sequence) and compare
+/// every step with a full recompute of the sequences so far on `dev` (logits and the new
+/// query's attention rows); on the GPU every step also with the CPU cache's step (logits,
+/// scores, probabilities, hidden states). Returns the worst logit difference.
 fn check_against_recompute(
+    dev: &Device,
     m: &Model,
     prompts: Vec<Vec<u32>>,
     src: Option<Vec<Vec<u32>>>,
     steps: &[Vec<u32>],
     opts: &ForwardOptions,
 ) -> f32 {
+    let tol = dev.pick(1e-5, 1e-4);
     let with_src = |b: Batch| match &src {
         Some(s) => b.with_source(s.clone()).unwrap(),
         None => b,
     };
+    let opts = &traced(opts);
     let batch = with_src(Batch::new(prompts.clone()).unwrap());
-    let (mut cache, prompt_trace) = m.prefill(&batch, opts).unwrap();
-    let full = m.forward(&batch, opts).unwrap();
-    assert_eq!(
-        prompt_trace.logits, full.logits,
-        "prefill's trace is the forward pass"
+    let (mut cache, prompt_trace) = dev.prefill(m, &batch, opts).unwrap();
+    let full = dev.forward(m, &batch, opts).unwrap();
+    let d = max_diff(&prompt_trace.logits.data, &full.logits.data);
+    assert!(
+        d <= dev.pick(0.0, tol),
+        "prefill's trace is the forward pass: logits differ by {d}"
     );
+    // The CPU cache beside the GPU's: the GPU's prefill and every GPU step must equal the
+    // CPU's too.
+    let mut reference = match dev {
+        Device::Cpu => None,
+        Device::Gpu(_) => {
+            let (cpu, cpu_trace) = m.prefill(&batch, opts).unwrap();
+            prompts_agree(&cpu_trace, &prompt_trace, tol);
+            Some(cpu)
+        }
+    };
     let mut seqs = prompts;
     let mut worst = 0.0f32;
-    let traced = ForwardOptions {
-        trace_attention: true,
-        ..opts.clone()
-    };
-    for step in steps {
+    for (k, step) in steps.iter().enumerate() {
         let before = cache.size_bytes();
-        let out = m.decode_step(&mut cache, step, opts).unwrap();
+        let out = cache.decode_step(m, step, opts).unwrap();
         assert!(
             cache.size_bytes() > before,
             "the cache grows with every step"
@@ -57,9 +81,20 @@ fn check_against_recompute(
         }
         let t = seqs[0].len() - 1;
         assert_eq!(out.position, t);
-        assert_eq!(cache.len, t + 1);
-        let recompute = m
-            .forward(&with_src(Batch::new(seqs.clone()).unwrap()), &traced)
+        assert_eq!(cache.len(), t + 1);
+        assert_eq!(cache.tokens(), &seqs[..], "cached tokens");
+        if let Some(cpu) = reference.as_mut() {
+            let c = m.decode_step(cpu, step, opts).unwrap();
+            worst = worst.max(steps_agree(
+                &format!("step {k}, GPU vs CPU cache"),
+                &c,
+                &out,
+                tol,
+            ));
+            assert_eq!(cache.size_bytes(), cpu.size_bytes(), "bytes held");
+        }
+        let recompute = dev
+            .forward(m, &with_src(Batch::new(seqs.clone()).unwrap()), opts)
             .unwrap();
         let v = out.logits.shape[1];
         for seq in 0..seqs.len() {
@@ -68,7 +103,7 @@ fn check_against_recompute(
                 last_logits(&recompute, seq, t),
             );
             assert!(
-                d <= TOL,
+                d <= tol,
                 "step at position {t}, sequence {seq}: logits differ by {d}"
             );
             worst = worst.max(d);
@@ -90,7 +125,7 @@ fn check_against_recompute(
                 let got = &step_att.probs.data[bh * s..(bh + 1) * s];
                 let d = max_diff(got, want);
                 assert!(
-                    d <= TOL,
+                    d <= tol,
                     "{:?} layer {} probabilities differ by {d}",
                     step_att.site,
                     step_att.layer
@@ -101,6 +136,18 @@ fn check_against_recompute(
     worst
 }
 
+/// The GPU's prefill trace is the CPU's: logits, attention probabilities, hidden states.
+fn prompts_agree(cpu: &Trace, gpu: &Trace, tol: f32) {
+    let d = max_diff(&cpu.logits.data, &gpu.logits.data);
+    assert!(d <= tol, "prefill logits differ by {d}");
+    assert_eq!(cpu.attention.len(), gpu.attention.len(), "prefill traces");
+    for (c, g) in cpu.attention.iter().zip(&gpu.attention) {
+        let d = max_diff(&c.probs.data, &g.probs.data);
+        assert!(d <= tol, "prefill attention differs by {d}");
+    }
+    hidden_agree("prefill", &cpu.hidden, &gpu.hidden, tol);
+}
+
 /// Number of encoder self-attention maps in a full trace (the steps do not repeat them).
 fn enc_maps(m: &Model) -> usize {
     match m.config.arch {
@@ -109,98 +156,277 @@ fn enc_maps(m: &Model) -> usize {
     }
 }
 
-#[test]
-fn cached_decoding_equals_full_recompute_for_every_position_encoding_decoder_only() {
+/// [`check_against_recompute`] on [`padded_prompts`] and `n` steps of [`step_tokens`].
+fn check_padded(dev: &Device, m: &Model, n: usize, opts: &ForwardOptions) -> f32 {
+    let (prompts, src) = padded_prompts(m);
+    let steps: Vec<Vec<u32>> = (0..n).map(|k| step_tokens(k, 2)).collect();
+    check_against_recompute(dev, m, prompts, src, &steps, opts)
+}
+
+/// One sequence of `prompt` (and `src`) fed `steps` single tokens, on a model of `arch`
+/// for every position encoding and each of `norms` (weights from `seed` + the encoding's
+/// index); returns the worst logit difference from the recompute.
+fn every_position_encoding(
+    dev: &Device,
+    arch: Arch,
+    norms: &[Norm],
+    seed: u64,
+    prompt: Vec<u32>,
+    src: Option<Vec<u32>>,
+    steps: &[u32],
+) -> f32 {
+    let steps: Vec<Vec<u32>> = steps.iter().map(|&t| vec![t]).collect();
     let mut worst = 0.0f32;
     for (i, pos) in PosEncoding::ALL.into_iter().enumerate() {
-        for norm in [Norm::PreLn, Norm::PostLn, Norm::BatchNorm] {
-            let m = model(
-                config(Arch::DecoderOnly, pos, norm, Score::ScaledDot),
-                10 + i as u64,
-            );
-            let steps: Vec<Vec<u32>> = [7, 4, 12, 5, 9, 13, 6].iter().map(|&t| vec![t]).collect();
+        for &norm in norms {
+            let m = model(config(arch, pos, norm, Score::ScaledDot), seed + i as u64);
             let d = check_against_recompute(
+                dev,
                 &m,
-                vec![vec![1, 5, 8]],
-                None,
+                vec![prompt.clone()],
+                src.clone().map(|s| vec![s]),
                 &steps,
                 &ForwardOptions::default(),
             );
-            eprintln!("decoder-only {pos:?} {norm:?}: worst |diff| {d:.2e}");
+            eprintln!("{arch:?} {pos:?} {norm:?}: worst |diff| {d:.2e}");
             worst = worst.max(d);
         }
     }
-    eprintln!("decoder-only worst |diff| {worst:.2e}");
+    worst
 }
 
-#[test]
-fn cached_decoding_equals_full_recompute_for_every_position_encoding_encoder_decoder() {
-    let mut worst = 0.0f32;
-    for (i, pos) in PosEncoding::ALL.into_iter().enumerate() {
-        for norm in [Norm::PreLn, Norm::PostLn] {
-            let m = model(
-                config(Arch::EncoderDecoder, pos, norm, Score::ScaledDot),
-                20 + i as u64,
-            );
-            let steps: Vec<Vec<u32>> = [6, 11, 4, 8, 10].iter().map(|&t| vec![t]).collect();
-            let d = check_against_recompute(
-                &m,
-                vec![vec![1]],
-                Some(vec![vec![9, 4, 7, 12, 5]]),
-                &steps,
-                &ForwardOptions::default(),
-            );
-            eprintln!("encoder-decoder {pos:?} {norm:?}: worst |diff| {d:.2e}");
-            worst = worst.max(d);
-        }
-    }
-    eprintln!("encoder-decoder worst |diff| {worst:.2e}");
-}
-
-#[test]
-fn cached_decoding_equals_full_recompute_with_separate_source_and_target_embeddings() {
-    for pos in [
-        PosEncoding::Sinusoidal,
-        PosEncoding::Learned,
-        PosEncoding::Rope,
-    ] {
-        let cfg = config(Arch::EncoderDecoder, pos, Norm::PreLn, Score::ScaledDot);
-        let m = with_separate_embeddings(model(cfg, 6), 60);
-        let src = Some(vec![vec![9, 4, 7, 5], vec![5, 6, 0, 0]]);
-        let steps = vec![vec![4, 7], vec![11, 8], vec![6, 12]];
-        let d = check_against_recompute(
-            &m,
-            vec![vec![1, 5, 8], vec![1, 9, 0]],
-            src,
+backend_tests!(
+    cached_decoding_equals_full_recompute_for_every_position_encoding_decoder_only,
+    |dev| {
+        let norms = [Norm::PreLn, Norm::PostLn, Norm::BatchNorm];
+        let steps = [7, 4, 12, 5, 9, 13, 6];
+        let worst = every_position_encoding(
+            dev,
+            Arch::DecoderOnly,
+            &norms,
+            10,
+            vec![1, 5, 8],
+            None,
             &steps,
-            &ForwardOptions::default(),
         );
-        eprintln!("separate embeddings {pos:?}: worst |diff| {d:.2e}");
+        eprintln!("decoder-only worst |diff| {worst:.2e}");
     }
-}
+);
 
-#[test]
-fn cached_decoding_equals_full_recompute_for_every_score_and_run_time_switch() {
-    for score in [Score::ScaledDot, Score::Dot, Score::Additive] {
+backend_tests!(
+    cached_decoding_equals_full_recompute_for_every_position_encoding_encoder_decoder,
+    |dev| {
+        let norms = [Norm::PreLn, Norm::PostLn];
+        let src = Some(vec![9, 4, 7, 12, 5]);
+        let steps = [6, 11, 4, 8, 10];
+        let worst =
+            every_position_encoding(dev, Arch::EncoderDecoder, &norms, 20, vec![1], src, &steps);
+        eprintln!("encoder-decoder worst |diff| {worst:.2e}");
+    }
+);
+
+// Two heads, a pad inside the second prompt, and 4 + 6 positions: past the relative
+// clipping distance of 3.
+backend_tests!(
+    cached_decoding_equals_full_recompute_with_a_pad_inside_the_prompt_past_the_relative_clipping,
+    |dev| {
+        let mut worst = 0.0f32;
         for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-            let m = model(config(arch, PosEncoding::Rope, Norm::PreLn, score), 3);
-            let src =
-                (arch == Arch::EncoderDecoder).then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
-            let opts = ForwardOptions {
-                scale: false,
-                ablate: vec![HeadRef {
-                    site: AttnSite::DecoderSelf,
-                    layer: 1,
-                    head: 2,
-                }],
-                ..ForwardOptions::default()
-            };
-            // Two sequences, the second prompt padded: pads stay masked keys in the cache.
-            let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12]];
-            check_against_recompute(&m, vec![vec![1, 5, 8], vec![1, 9, 0]], src, &steps, &opts);
+            for pos in PosEncoding::ALL {
+                let m = Model::init(two_head_config(arch, pos), letters(12), 7);
+                worst = worst.max(check_padded(dev, &m, 6, &ForwardOptions::default()));
+            }
+        }
+        eprintln!("largest logit difference (cache vs recompute): {worst:e}");
+    }
+);
+
+backend_tests!(
+    cached_decoding_equals_full_recompute_with_separate_source_and_target_embeddings,
+    |dev| {
+        for pos in [
+            PosEncoding::Sinusoidal,
+            PosEncoding::Learned,
+            PosEncoding::Rope,
+        ] {
+            let cfg = config(Arch::EncoderDecoder, pos, Norm::PreLn, Score::ScaledDot);
+            let m = with_separate_embeddings(model(cfg, 6), 60);
+            let src = Some(vec![vec![9, 4, 7, 5], vec![5, 6, 0, 0]]);
+            let steps = vec![vec![4, 7], vec![11, 8], vec![6, 12]];
+            let d = check_against_recompute(
+                dev,
+                &m,
+                vec![vec![1, 5, 8], vec![1, 9, 0]],
+                src,
+                &steps,
+                &ForwardOptions::default(),
+            );
+            eprintln!("separate embeddings {pos:?}: worst |diff| {d:.2e}");
+            let m = Model::init(two_head_config(Arch::EncoderDecoder, pos), letters(12), 8);
+            let m = with_separate_embeddings(m, 80);
+            check_padded(dev, &m, 6, &ForwardOptions::default());
         }
     }
-}
+);
+
+backend_tests!(
+    cached_decoding_equals_full_recompute_for_every_score_and_run_time_switch,
+    |dev| {
+        for score in [Score::ScaledDot, Score::Dot, Score::Additive] {
+            for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+                let m = model(config(arch, PosEncoding::Rope, Norm::PreLn, score), 3);
+                let src = (arch == Arch::EncoderDecoder)
+                    .then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
+                let opts = ForwardOptions {
+                    scale: false,
+                    ablate: vec![HeadRef {
+                        site: AttnSite::DecoderSelf,
+                        layer: 1,
+                        head: 2,
+                    }],
+                    ..ForwardOptions::default()
+                };
+                // Two sequences, the second prompt padded: pads stay masked keys in the cache.
+                let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12]];
+                check_against_recompute(
+                    dev,
+                    &m,
+                    vec![vec![1, 5, 8], vec![1, 9, 0]],
+                    src,
+                    &steps,
+                    &opts,
+                );
+            }
+        }
+    }
+);
+
+backend_tests!(
+    cached_decoding_equals_full_recompute_for_every_score_norm_and_switch_combination,
+    |dev| {
+        let ablate_one = vec![HeadRef {
+            site: AttnSite::DecoderSelf,
+            layer: 1,
+            head: 0,
+        }];
+        let cases = [
+            (Score::Additive, Norm::PostLn, false, true, vec![]),
+            (Score::Dot, Norm::BatchNorm, true, false, vec![]),
+            (Score::ScaledDot, Norm::None, true, true, ablate_one.clone()),
+            (Score::ScaledDot, Norm::PreLn, false, true, vec![]),
+        ];
+        let mut worst = 0.0f32;
+        for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+            for (score, norm, scale, padding_mask, ablate) in cases.clone() {
+                let mut ablate = ablate;
+                if arch == Arch::EncoderDecoder && !ablate.is_empty() {
+                    ablate.push(HeadRef {
+                        site: AttnSite::Cross,
+                        layer: 0,
+                        head: 1,
+                    });
+                }
+                let cfg = ModelConfig {
+                    score,
+                    norm,
+                    activation: Activation::Gelu,
+                    final_norm: norm != Norm::BatchNorm,
+                    ..two_head_config(arch, PosEncoding::Rope)
+                };
+                let m = Model::init(cfg, letters(12), 9);
+                let opts = ForwardOptions {
+                    scale,
+                    padding_mask,
+                    ablate,
+                    ..ForwardOptions::default()
+                };
+                worst = worst.max(check_padded(dev, &m, 4, &opts));
+            }
+        }
+        eprintln!("largest logit difference over the switches: {worst:e}");
+    }
+);
+
+backend_tests!(
+    cached_decoding_equals_full_recompute_under_every_cacheable_mask,
+    |dev| {
+        // Painted cells that hide keys (and one that shows a prompt key to an earlier
+        // prompt query): known at prefill, so the cache can hold them.
+        let painted = vec![
+            CellEdit {
+                query: 4,
+                key: 1,
+                hidden: true,
+            },
+            CellEdit {
+                query: 0,
+                key: 2,
+                hidden: false,
+            },
+            CellEdit {
+                query: 5,
+                key: 5,
+                hidden: true,
+            },
+        ];
+        let other_painted = vec![
+            CellEdit {
+                query: 5,
+                key: 2,
+                hidden: true,
+            },
+            CellEdit {
+                query: 1,
+                key: 2,
+                hidden: false,
+            },
+        ];
+        let masks = [
+            (MaskRule::Causal, vec![]),
+            (MaskRule::SlidingWindow { window: 2 }, vec![]),
+            (MaskRule::PrefixLm { prefix: 3 }, vec![]),
+            (MaskRule::PrefixLm { prefix: 2 }, painted.clone()),
+            (MaskRule::SlidingWindow { window: 3 }, painted),
+            (MaskRule::Causal, other_painted.clone()),
+            (MaskRule::SlidingWindow { window: 3 }, other_painted),
+        ];
+        let with = |rule: &MaskRule, cells: &Vec<CellEdit>| ForwardOptions {
+            masks: vec![SiteMask {
+                site: AttnSite::DecoderSelf,
+                rule: *rule,
+                cells: cells.clone(),
+            }],
+            ..ForwardOptions::default()
+        };
+        for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
+            for pos in [PosEncoding::Rope, PosEncoding::Alibi, PosEncoding::Relative] {
+                let m = model(config(arch, pos, Norm::PostLn, Score::ScaledDot), 5);
+                let src = (arch == Arch::EncoderDecoder)
+                    .then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
+                for (rule, cells) in &masks {
+                    let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12], vec![5, 5]];
+                    let worst = check_against_recompute(
+                        dev,
+                        &m,
+                        vec![vec![1, 5, 8], vec![1, 9, 0]],
+                        src.clone(),
+                        &steps,
+                        &with(rule, cells),
+                    );
+                    eprintln!(
+                        "{arch:?} {pos:?} {rule:?} + {} cells: worst {worst:e}",
+                        cells.len()
+                    );
+                }
+            }
+            // Two heads and a pad inside the prompt.
+            let m = Model::init(two_head_config(arch, PosEncoding::Alibi), letters(12), 9);
+            for (rule, cells) in &masks[1..] {
+                check_padded(dev, &m, 5, &with(rule, cells));
+            }
+        }
+    }
+);
 
 #[test]
 fn cached_greedy_generation_picks_the_same_tokens_as_recomputing() {
@@ -250,13 +476,6 @@ fn cached_greedy_generation_picks_the_same_tokens_as_recomputing() {
     assert_eq!(fast, slow);
 }
 
-fn input_error<T: std::fmt::Debug>(r: tplay::Result<T>) -> String {
-    match r {
-        Err(Error::Input(m)) => m,
-        other => panic!("expected an input error, got {other:?}"),
-    }
-}
-
 #[test]
 fn learned_positions_refuse_to_decode_past_max_len() {
     let m = model(
@@ -294,65 +513,6 @@ fn learned_positions_refuse_to_decode_past_max_len() {
     );
     let (mut cache, _) = m.prefill(&Batch::single(&[1; 12]).unwrap(), &opts).unwrap();
     assert!(m.decode_step(&mut cache, &[4], &opts).is_ok());
-}
-
-#[test]
-fn cached_decoding_equals_full_recompute_under_every_cacheable_mask() {
-    // Painted cells that hide keys (and one that shows a prompt key to an earlier prompt
-    // query): known at prefill, so the cache can hold them.
-    let painted = vec![
-        CellEdit {
-            query: 4,
-            key: 1,
-            hidden: true,
-        },
-        CellEdit {
-            query: 0,
-            key: 2,
-            hidden: false,
-        },
-        CellEdit {
-            query: 5,
-            key: 5,
-            hidden: true,
-        },
-    ];
-    let masks = [
-        (MaskRule::Causal, vec![]),
-        (MaskRule::SlidingWindow { window: 2 }, vec![]),
-        (MaskRule::PrefixLm { prefix: 3 }, vec![]),
-        (MaskRule::PrefixLm { prefix: 2 }, painted.clone()),
-        (MaskRule::SlidingWindow { window: 3 }, painted),
-    ];
-    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for pos in [PosEncoding::Rope, PosEncoding::Alibi, PosEncoding::Relative] {
-            let m = model(config(arch, pos, Norm::PostLn, Score::ScaledDot), 5);
-            let src =
-                (arch == Arch::EncoderDecoder).then(|| vec![vec![9, 4, 7, 0], vec![5, 6, 0, 0]]);
-            for (rule, cells) in &masks {
-                let opts = ForwardOptions {
-                    masks: vec![SiteMask {
-                        site: AttnSite::DecoderSelf,
-                        rule: *rule,
-                        cells: cells.clone(),
-                    }],
-                    ..ForwardOptions::default()
-                };
-                let steps = vec![vec![4, 7], vec![11, 0], vec![6, 12], vec![5, 5]];
-                let worst = check_against_recompute(
-                    &m,
-                    vec![vec![1, 5, 8], vec![1, 9, 0]],
-                    src.clone(),
-                    &steps,
-                    &opts,
-                );
-                eprintln!(
-                    "{arch:?} {pos:?} {rule:?} + {} cells: worst {worst:e}",
-                    cells.len()
-                );
-            }
-        }
-    }
 }
 
 #[test]

@@ -2,31 +2,11 @@
 //! and `--src`, one token per character, UTF-8 out, and one `<unk>` per unknown character
 //! at its character position (never one per byte).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::{json, Value};
+use support::cli::{shipped_model as model, tplay_ok as tplay};
 use tplay::tasks::zh_grammar;
-
-fn model(file: &str) -> String {
-    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../models")
-        .join(file);
-    p.to_string_lossy().into_owned()
-}
-
-fn tplay(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tplay"))
-        .args(args)
-        .output()
-        .expect("the tplay binary runs");
-    assert!(
-        out.status.success(),
-        "tplay {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn json_of(args: &[&str]) -> Value {
     serde_json::from_slice(&tplay(args).stdout).expect("stdout is one JSON object")

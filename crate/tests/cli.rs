@@ -1,21 +1,14 @@
 //! The `tplay` binary: `forward` matches the PyTorch fixtures, `info` describes a
 //! checkpoint, and every bad argument exits non-zero with one line on stderr.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
-
-fn tplay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tplay"))
-        .args(args)
-        .output()
-        .expect("the tplay binary runs")
-}
+use support::cli::{fails_with, tplay};
+use support::fixtures::dir as fixtures;
 
 fn json_of(out: &Output) -> Value {
     assert!(
@@ -225,23 +218,6 @@ fn ablate_reads_a_head_as_site_dot_layer_dot_head_and_the_older_colon_form_alike
     );
     let other = logits(&["--ablate", "decoder_self.1.0"]);
     assert_ne!(dotted, other, "another head is another head");
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let out = tplay(args);
-    assert!(!out.status.success(), "{args:?} should fail");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.stdout.is_empty(),
-        "{args:?} printed to stdout on failure"
-    );
-    assert!(
-        err.contains(needle),
-        "{args:?}: stderr {err:?} lacks {needle:?}"
-    );
-    if !needle.starts_with("error:") {
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err:?}");
-    }
 }
 
 #[test]

@@ -4,38 +4,24 @@
 //! quadratically without it, and additive scoring costs as many multiply-adds as dot
 //! products plus a tanh and an addition per dimension of every pair.
 
-use std::path::Path;
+mod support;
 
 use pollster::block_on;
+use support::{default_switches, models_dir};
 use tplay::config::Score;
 use tplay::engine::Engine;
 use tplay::generate::Hypothesis;
 use tplay::protocol::{
     GenerateStartRequest, GenerateStep, ParallelRequest, SamplingRequest, ScoringRequest,
-    StrategyName, Switches,
+    StrategyName,
 };
 
 /// The engine with a shipped model loaded, and that model's `<bos>`.
 fn engine(file: &str) -> (Engine, u32) {
-    let bytes = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../models")
-            .join(file),
-    )
-    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let bytes = std::fs::read(models_dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     let mut e = Engine::new();
     let bos = e.load(&bytes).unwrap().bos;
     (e, bos)
-}
-
-fn switches() -> Switches {
-    Switches {
-        causal: Some(true),
-        padding_mask: true,
-        scale: true,
-        ablate: vec![],
-        mask: None,
-    }
 }
 
 fn sampling(strategy: StrategyName) -> SamplingRequest {
@@ -59,7 +45,7 @@ fn generate(
     e.generate_start(&GenerateStartRequest {
         prompt,
         src: None,
-        switches: switches(),
+        switches: default_switches(),
         sampling: sampling(strategy),
         max_new_tokens: 12,
         trace: Some(false),

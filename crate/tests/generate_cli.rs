@@ -2,17 +2,12 @@
 //! does not change the tokens, unknown characters are reported with their positions, and
 //! every bad argument exits non-zero with one line on stderr.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
-
-fn fixture(name: &str) -> String {
-    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
-        .join(format!("{name}.safetensors"));
-    p.to_str().unwrap().to_string()
-}
+use support::cli::fixture_checkpoint as fixture;
 
 /// Decoder-only, vocabulary <pad> <bos> <eos> <unk> a…i, max_len 16.
 fn dec() -> String {
@@ -24,22 +19,9 @@ fn encdec() -> String {
     fixture("encdec_preln_gelu_sin")
 }
 
-fn tplay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tplay"))
-        .arg("generate")
-        .args(args)
-        .output()
-        .expect("the tplay binary runs")
-}
-
+/// `tplay generate args…`, which must succeed.
 fn ok(args: &[&str]) -> Output {
-    let out = tplay(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    support::cli::tplay_ok(&[&["generate"], args].concat())
 }
 
 /// The JSON lines of a `--json` run: steps, then the summary.
@@ -197,19 +179,9 @@ fn unknown_prompt_characters_are_reported_with_their_positions() {
     assert!(err.contains("token 1") && err.contains("\"Z\""), "{err}");
 }
 
-/// Non-zero exit, nothing on stdout, and one line on stderr containing `needle`.
+/// `tplay generate args…` fails with one line naming `needle`.
 fn fails_with(args: &[&str], needle: &str) {
-    let out = tplay(args);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(needle),
-        "{args:?}: stderr {err:?} lacks {needle:?}"
-    );
-    if !needle.starts_with("error:") {
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err:?}");
-    }
+    support::cli::fails_with(&[&["generate"], args].concat(), needle);
 }
 
 #[test]

@@ -7,7 +7,9 @@
 mod support;
 
 use pollster::block_on;
-use support::{eos_unlikely, flat, gpu_or_skip, max_diff, tokenizer};
+use support::cli::{fixture_checkpoint, tplay_ok};
+use support::generation::{run_to_end, runs_agree};
+use support::{default_switches, eos_unlikely, gpu_or_skip, tokenizer};
 use tplay::backend::gpu::GpuContext;
 use tplay::backend::Backend;
 use tplay::config::{Arch, ModelConfig, PosEncoding};
@@ -43,29 +45,12 @@ fn run(m: &Model, backend: Backend, strategy: Strategy, use_cache: bool) -> (Vec
         ..GenerateOptions::default()
     };
     let src = (m.config.arch == Arch::EncoderDecoder).then(|| vec![4, 7, 9, 5]);
-    let prompt = vec![m.tokenizer.spec.bos, 6];
-    let mut g = Generator::new(m, backend, prompt, src, opts).unwrap();
-    let mut steps = vec![];
-    while let Some(s) = block_on(g.step()).unwrap() {
-        steps.push(s);
-    }
-    (steps, g.summary())
+    run_to_end(m, backend, &[m.tokenizer.spec.bos, 6], src, opts)
 }
 
+/// The CPU's run and the GPU's agree step by step within TOL.
 fn agree(what: &str, cpu: &[Step], gpu: &[Step]) -> f32 {
-    assert_eq!(cpu.len(), gpu.len(), "{what}: step counts");
-    let mut worst = 0.0f32;
-    for (i, (c, g)) in cpu.iter().zip(gpu).enumerate() {
-        let d = max_diff(&c.logits, &g.logits);
-        assert!(d <= TOL, "{what}, step {i}: logits differ by {d}");
-        worst = worst.max(d);
-        let d = max_diff(&flat(&c.attention), &flat(&g.attention));
-        assert!(d <= TOL, "{what}, step {i}: attention differs by {d}");
-        let d = max_diff(&flat(&c.cross_attention), &flat(&g.cross_attention));
-        assert!(d <= TOL, "{what}, step {i}: cross-attention differs by {d}");
-        assert_eq!(c.token, g.token, "{what}, step {i}: tokens");
-    }
-    worst
+    runs_agree(what, cpu, gpu, TOL)
 }
 
 #[test]
@@ -238,19 +223,21 @@ fn a_device_lost_mid_generation_is_a_gpu_error_and_resuming_on_the_cpu_gives_the
     }
 }
 
+/// The page's sampling request: temperature 1.1, no top-k or top-p, seed `seed`.
+fn sampled_at_1_1(seed: u64) -> tplay::protocol::SamplingRequest {
+    tplay::protocol::SamplingRequest {
+        strategy: tplay::protocol::StrategyName::Sample,
+        temperature: 1.1,
+        top_k: 0,
+        top_p: 1.0,
+        beam_width: 1,
+        seed,
+    }
+}
+
 /// `tplay generate … --json`: the step lines and the summary line.
 fn cli_json(args: &[&str]) -> (Vec<serde_json::Value>, serde_json::Value) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tplay"))
-        .arg("generate")
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("the tplay binary runs");
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = tplay_ok(&[&["generate"], args, &["--json"]].concat());
     let mut lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -265,13 +252,12 @@ fn tplay_generate_on_the_gpu_keeps_the_cache_and_prints_the_cpu_tokens() {
     if gpu_or_skip().is_none() {
         return;
     }
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
     for (name, src) in [
         ("dec_preln_gelu_rope", None),
         ("encdec_preln_gelu_sin", Some("hgfe")),
     ] {
-        let model = fixtures.join(format!("{name}.safetensors"));
-        let model = model.to_str().unwrap();
+        let model = fixture_checkpoint(name);
+        let model = model.as_str();
         let mut args = vec![
             "--model",
             model,
@@ -306,9 +292,7 @@ fn tplay_generate_on_the_gpu_keeps_the_cache_and_prints_the_cpu_tokens() {
 #[test]
 fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_tokens() {
     use tplay::engine::Engine;
-    use tplay::protocol::{
-        BackendName, GenerateStartRequest, SamplingRequest, StrategyName, Switches,
-    };
+    use tplay::protocol::{BackendName, GenerateStartRequest};
     if gpu_or_skip().is_none() {
         return;
     }
@@ -317,21 +301,8 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
     let req = GenerateStartRequest {
         prompt: vec![m.tokenizer.spec.bos, 6],
         src: None,
-        switches: Switches {
-            causal: Some(true),
-            padding_mask: true,
-            scale: true,
-            ablate: vec![],
-            mask: None,
-        },
-        sampling: SamplingRequest {
-            strategy: StrategyName::Sample,
-            temperature: 1.1,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 5,
-        },
+        switches: default_switches(),
+        sampling: sampled_at_1_1(5),
         max_new_tokens: 7,
         trace: None,
         use_cache: None,
@@ -381,10 +352,7 @@ fn the_page_engine_survives_a_lost_device_mid_generation_with_the_cpu_runs_token
 #[test]
 fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and_readback_each() {
     use tplay::engine::Engine;
-    use tplay::protocol::{
-        BackendName, GenerateStartRequest, GenerateStepsRequest, SamplingRequest, StrategyName,
-        Switches,
-    };
+    use tplay::protocol::{BackendName, GenerateStartRequest, GenerateStepsRequest};
     if gpu_or_skip().is_none() {
         return;
     }
@@ -393,21 +361,8 @@ fn several_steps_per_call_on_the_gpu_give_the_cpu_tokens_with_one_submission_and
     let req = GenerateStartRequest {
         prompt: vec![m.tokenizer.spec.bos, 6, 7],
         src: None,
-        switches: Switches {
-            causal: Some(true),
-            padding_mask: true,
-            scale: true,
-            ablate: vec![],
-            mask: None,
-        },
-        sampling: SamplingRequest {
-            strategy: StrategyName::Sample,
-            temperature: 1.1,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 9,
-        },
+        switches: default_switches(),
+        sampling: sampled_at_1_1(9),
         max_new_tokens: 9,
         trace: Some(false),
         use_cache: None,

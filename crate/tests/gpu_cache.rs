@@ -1,41 +1,25 @@
-//! The KV cache on the GPU computes what the CPU computes: after a prefill and at every
-//! decoding step its logits equal a full recompute of the whole sequence and the CPU's
-//! KV cache within 1e-4 (and its attention over the cache equals the CPU's), for
-//! decoder-only and encoder-decoder models, every position encoding, the run-time
-//! switches, positions past max_len, and beam reorders of its rows. A decoding step is
-//! one submission and one readback. What it cannot do is a clear error.
+//! What only the GPU's KV cache has: room for a set number of positions (positions past
+//! max_len continue in a longer cache), beam reorders of its rows on the device (equal to
+//! the CPU's rows), one submission and one readback per step, clear errors for what it
+//! cannot do, and a lost device as an error value. That the cache equals a full recompute
+//! and the CPU cache for every decoder, position encoding, score, norm, switch and mask is
+//! `cache.rs`, whose bodies run on both backends.
 //! Skips (visibly) without an adapter unless TPLAY_REQUIRE_GPU=1.
 
 mod support;
 
 use pollster::block_on;
-use support::{gpu_or_skip, letters, max_diff, nano_preset, with_separate_embeddings};
+use support::steps::{hidden_agree, steps_agree};
+use support::{gpu_or_skip, gpu_prefill, letters, max_diff, padded_prompts};
+use support::{step_tokens, two_head_config};
 use tplay::backend::gpu::{GpuContext, GpuKvCache};
-use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
-use tplay::model::cache::{KvCache, StepOutput};
-use tplay::model::forward::{Batch, HiddenTrace};
-use tplay::model::mask::{CellEdit, MaskRule, SiteMask};
-use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model};
+use tplay::config::{Arch, ModelConfig, PosEncoding};
+use tplay::model::cache::KvCache;
+use tplay::model::forward::Batch;
+use tplay::model::{ForwardOptions, Mode, Model};
 use tplay::Error;
 
 const TOL: f32 = 1e-4;
-
-/// A small model of `arch` over twelve letters (C 16, H 2, F 32; two decoder layers, one encoder layer),
-/// relative distances clipped at 3 so that the test lengths go past the clipping.
-fn small_config(arch: Arch, pos: PosEncoding) -> ModelConfig {
-    let cfg = ModelConfig {
-        d_model: 16,
-        n_heads: 2,
-        d_ff: 32,
-        max_len: 16,
-        n_encoder_layers: if arch == Arch::EncoderDecoder { 1 } else { 0 },
-        pos_encoding: pos,
-        relative_max_distance: 3,
-        ..ModelConfig::preset(nano_preset(arch), letters(12).vocab_size()).unwrap()
-    };
-    cfg.validate().unwrap();
-    cfg
-}
 
 /// Attention and the residual stream traced: every number a step reports is compared.
 fn traced() -> ForwardOptions {
@@ -46,49 +30,14 @@ fn traced() -> ForwardOptions {
     }
 }
 
-/// Largest |x| among the finite values, at least 1: the scale of a relative tolerance.
-fn largest(x: &[f32]) -> f32 {
-    x.iter()
-        .filter(|v| v.is_finite())
-        .fold(1.0f32, |m, v| m.max(v.abs()))
-}
-
-/// Hidden states agree within TOL relative to their size (a post-norm BatchNorm model's
-/// residual stream is far from 1, where f32 itself rounds at ~1e-5 relative).
-fn hidden_agree(what: &str, cpu: &[HiddenTrace], gpu: &[HiddenTrace]) {
-    assert_eq!(cpu.len(), gpu.len(), "{what}: hidden traces");
-    for (c, g) in cpu.iter().zip(gpu) {
-        assert_eq!(c.stack, g.stack, "{what}: hidden trace order");
-        assert_eq!(c.states.len(), g.states.len(), "{what}: hidden states");
-        for (i, (cs, gs)) in c.states.iter().zip(&g.states).enumerate() {
-            assert_eq!(cs.shape, gs.shape, "{what}: hidden state {i} shape");
-            let d = max_diff(&cs.data, &gs.data);
-            assert!(
-                d <= TOL * largest(&cs.data),
-                "{what}: hidden state {i} differs by {d}"
-            );
-        }
-    }
-}
-
-/// Two prompts of four tokens (the second with a padding token inside, which the padding
-/// mask hides from later positions), and for an encoder-decoder model two sources (the
-/// second right-padded).
+/// [`padded_prompts`] as a batch.
 fn prompt_batch(m: &Model) -> Batch {
-    let bos = m.tokenizer.spec.bos;
-    let pad = m.tokenizer.spec.pad;
-    let batch = Batch::new(vec![vec![bos, 5, 7, 4], vec![bos, pad, 9, 6]]).unwrap();
-    match m.config.arch {
-        Arch::EncoderDecoder => batch
-            .with_source(vec![vec![5, 9, 4, 12, 7], vec![6, 8, 11, pad, pad]])
-            .unwrap(),
-        _ => batch,
+    let (prompts, src) = padded_prompts(m);
+    let batch = Batch::new(prompts).unwrap();
+    match src {
+        Some(src) => batch.with_source(src).unwrap(),
+        None => batch,
     }
-}
-
-/// The tokens fed at decoding step `k`, one per sequence.
-fn step_tokens(k: usize, b: usize) -> Vec<u32> {
-    (0..b).map(|i| 4 + ((k * 5 + i * 3) % 11) as u32).collect()
 }
 
 /// Logits (V) of the last position of every sequence in `rows` under `opts`: the full
@@ -113,36 +62,6 @@ fn recompute_last(
         .collect() // (B, V)
 }
 
-/// The GPU step agrees with the CPU step: logits, and every traced attention's scores
-/// and probabilities (masked entries −∞ on both sides). Returns the largest logit gap.
-fn steps_agree(what: &str, cpu: &StepOutput, gpu: &StepOutput) -> f32 {
-    assert_eq!(cpu.position, gpu.position, "{what}: positions");
-    assert_eq!(cpu.logits.shape, gpu.logits.shape, "{what}: logit shapes");
-    let d = max_diff(&cpu.logits.data, &gpu.logits.data);
-    assert!(d <= TOL, "{what}: logits differ by {d}");
-    assert_eq!(cpu.attention.len(), gpu.attention.len(), "{what}: traces");
-    for (c, g) in cpu.attention.iter().zip(&gpu.attention) {
-        assert_eq!((c.site, c.layer), (g.site, g.layer), "{what}: trace order");
-        assert_eq!(c.probs.shape, g.probs.shape, "{what}: trace shapes");
-        let dp = max_diff(&c.probs.data, &g.probs.data);
-        assert!(
-            dp <= TOL,
-            "{what}: {:?} {} probs differ by {dp}",
-            c.site,
-            c.layer
-        );
-        let ds = max_diff(&c.scores.data, &g.scores.data);
-        assert!(
-            ds <= TOL * largest(&c.scores.data),
-            "{what}: {:?} {} scores differ by {ds}",
-            c.site,
-            c.layer
-        );
-    }
-    hidden_agree(what, &cpu.hidden, &gpu.hidden);
-    d
-}
-
 /// Prefill on both backends, then `steps` decoding steps, comparing every step with the
 /// CPU cache and with a full recompute. Returns the largest logit difference seen.
 fn run_and_compare(
@@ -154,7 +73,7 @@ fn run_and_compare(
     what: &str,
 ) -> f32 {
     let batch = prompt_batch(m);
-    let (mut gpu, gtrace) = block_on(ctx.prefill(m, &batch, opts, capacity))
+    let (mut gpu, gtrace) = gpu_prefill(ctx, m, &batch, opts, capacity)
         .unwrap_or_else(|e| panic!("{what}: prefill: {e}"));
     let (mut cpu, ctrace) = m.prefill(&batch, opts).unwrap();
     let mut worst = max_diff(&ctrace.logits.data, &gtrace.logits.data);
@@ -164,7 +83,12 @@ fn run_and_compare(
         let d = max_diff(&c.probs.data, &g.probs.data);
         assert!(d <= TOL, "{what}: prefill attention differs by {d}");
     }
-    hidden_agree(&format!("{what}: prefill"), &ctrace.hidden, &gtrace.hidden);
+    hidden_agree(
+        &format!("{what}: prefill"),
+        &ctrace.hidden,
+        &gtrace.hidden,
+        TOL,
+    );
     let mut rows: Vec<Vec<u32>> = (0..batch.batch).map(|i| batch.row(i).to_vec()).collect();
     for k in 0..steps {
         let toks = step_tokens(k, batch.batch);
@@ -172,7 +96,7 @@ fn run_and_compare(
             .unwrap_or_else(|e| panic!("{what}, step {k}: {e}"));
         let c = m.decode_step(&mut cpu, &toks, opts).unwrap();
         let here = format!("{what}, step {k}");
-        worst = worst.max(steps_agree(&here, &c, &g));
+        worst = worst.max(steps_agree(&here, &c, &g, TOL));
         for (r, &t) in rows.iter_mut().zip(&toks) {
             r.push(t);
         }
@@ -188,131 +112,6 @@ fn run_and_compare(
 }
 
 #[test]
-fn gpu_cache_equals_full_recompute_and_the_cpu_cache_for_every_decoder_and_position_encoding() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    let mut worst = 0.0f32;
-    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for pos in PosEncoding::ALL {
-            let m = Model::init(small_config(arch, pos), letters(12), 7);
-            let what = format!("{arch:?}/{pos:?}");
-            // 4 prompt positions + 6 steps: past the relative clipping distance of 3.
-            worst = worst.max(run_and_compare(&ctx, &m, &traced(), None, 6, &what));
-        }
-    }
-    eprintln!("largest logit difference (GPU cache vs CPU cache / recompute): {worst:e}");
-}
-
-#[test]
-fn gpu_cache_equals_full_recompute_with_separate_source_and_target_embeddings() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    for pos in [
-        PosEncoding::Sinusoidal,
-        PosEncoding::Learned,
-        PosEncoding::Rope,
-    ] {
-        let m = Model::init(small_config(Arch::EncoderDecoder, pos), letters(12), 8);
-        let m = with_separate_embeddings(m, 80);
-        let what = format!("separate embeddings/{pos:?}");
-        run_and_compare(&ctx, &m, &traced(), None, 6, &what);
-    }
-}
-
-#[test]
-fn gpu_cache_honours_every_cacheable_mask_as_the_cpu_cache_and_a_recompute_do() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    let painted = vec![
-        CellEdit {
-            query: 5,
-            key: 2,
-            hidden: true,
-        },
-        CellEdit {
-            query: 1,
-            key: 2,
-            hidden: false,
-        },
-    ];
-    let masks = [
-        (
-            "sliding window 2",
-            MaskRule::SlidingWindow { window: 2 },
-            vec![],
-        ),
-        ("prefix-LM 3", MaskRule::PrefixLm { prefix: 3 }, vec![]),
-        ("causal + painted cells", MaskRule::Causal, painted.clone()),
-        (
-            "window 3 + painted cells",
-            MaskRule::SlidingWindow { window: 3 },
-            painted,
-        ),
-    ];
-    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        let m = Model::init(small_config(arch, PosEncoding::Alibi), letters(12), 9);
-        for (name, rule, cells) in &masks {
-            let opts = ForwardOptions {
-                masks: vec![SiteMask {
-                    site: AttnSite::DecoderSelf,
-                    rule: *rule,
-                    cells: cells.clone(),
-                }],
-                ..traced()
-            };
-            let what = format!("{arch:?} {name}");
-            let worst = run_and_compare(&ctx, &m, &opts, None, 5, &what);
-            eprintln!(
-                "{what}: GPU cache vs CPU cache / recompute, worst logit difference {worst:e}"
-            );
-        }
-    }
-}
-
-#[test]
-fn gpu_cache_follows_the_run_time_switches_and_every_score_and_norm() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    let ablate_one = vec![HeadRef {
-        site: AttnSite::DecoderSelf,
-        layer: 1,
-        head: 0,
-    }];
-    let cases = [
-        (Score::Additive, Norm::PostLn, false, true, vec![]),
-        (Score::Dot, Norm::BatchNorm, true, false, vec![]),
-        (Score::ScaledDot, Norm::None, true, true, ablate_one.clone()),
-        (Score::ScaledDot, Norm::PreLn, false, true, vec![]),
-    ];
-    let mut worst = 0.0f32;
-    for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        for (score, norm, scale, padding_mask, ablate) in cases.clone() {
-            let mut ablate = ablate;
-            if arch == Arch::EncoderDecoder && !ablate.is_empty() {
-                ablate.push(HeadRef {
-                    site: AttnSite::Cross,
-                    layer: 0,
-                    head: 1,
-                });
-            }
-            let cfg = ModelConfig {
-                score,
-                norm,
-                activation: Activation::Gelu,
-                final_norm: norm != Norm::BatchNorm,
-                ..small_config(arch, PosEncoding::Rope)
-            };
-            let m = Model::init(cfg, letters(12), 9);
-            let opts = ForwardOptions {
-                scale,
-                padding_mask,
-                ablate,
-                ..traced()
-            };
-            let what = format!("{arch:?} {score:?} {norm:?} scale={scale} pad={padding_mask}");
-            worst = worst.max(run_and_compare(&ctx, &m, &opts, None, 4, &what));
-        }
-    }
-    eprintln!("largest logit difference over the switches: {worst:e}");
-}
-
-#[test]
 fn positions_past_max_len_continue_in_a_longer_cache() {
     let Some(ctx) = gpu_or_skip() else { return };
     for pos in PosEncoding::ALL {
@@ -321,7 +120,7 @@ fn positions_past_max_len_continue_in_a_longer_cache() {
         }
         let cfg = ModelConfig {
             max_len: 6,
-            ..small_config(Arch::DecoderOnly, pos)
+            ..two_head_config(Arch::DecoderOnly, pos)
         };
         let m = Model::init(cfg, letters(12), 4);
         // 4 prompt positions + 7 steps: positions 4..10 of a model with max_len 6.
@@ -352,7 +151,7 @@ fn select_and_step(
     let toks = step_tokens(k, rows.len());
     let g = block_on(gpu.decode_step(m, &toks, &traced())).unwrap();
     let c = m.decode_step(cpu, &toks, &traced()).unwrap();
-    steps_agree(&format!("{what}: after keeping {rows:?}"), &c, &g);
+    steps_agree(&format!("{what}: after keeping {rows:?}"), &c, &g, TOL);
 }
 
 #[test]
@@ -360,7 +159,7 @@ fn beam_reorders_of_the_gpu_cache_match_the_cpu_rows() {
     let Some(ctx) = gpu_or_skip() else { return };
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
         for pos in [PosEncoding::Learned, PosEncoding::Relative] {
-            let m = Model::init(small_config(arch, pos), letters(12), 12);
+            let m = Model::init(two_head_config(arch, pos), letters(12), 12);
             let bos = m.tokenizer.spec.bos;
             // Three different prompts (and sources): a wrong row shows in the logits.
             let mut batch =
@@ -370,7 +169,7 @@ fn beam_reorders_of_the_gpu_cache_match_the_cpu_rows() {
                     .with_source(vec![vec![4, 4, 5], vec![7, 8, 9], vec![12, 11, 10]])
                     .unwrap();
             }
-            let (mut gpu, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+            let (mut gpu, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
             let (mut cpu, _) = m.prefill(&batch, &traced()).unwrap();
             let what = format!("{arch:?}/{pos:?}");
             select_and_step(&m, &mut gpu, &mut cpu, &[2, 0, 2], 0, &what);
@@ -396,10 +195,10 @@ fn a_decoding_step_is_one_submission_and_one_readback() {
     // A private context: the shared one counts the work of tests running in parallel.
     let ctx = block_on(GpuContext::request()).unwrap();
     for arch in [Arch::DecoderOnly, Arch::EncoderDecoder] {
-        let m = Model::init(small_config(arch, PosEncoding::Rope), letters(12), 2);
+        let m = Model::init(two_head_config(arch, PosEncoding::Rope), letters(12), 2);
         let batch = prompt_batch(&m);
         let before = ctx.stats();
-        let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+        let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
         let d = ctx.stats().since(&before);
         assert_eq!(
             (d.submissions, d.readbacks),
@@ -448,11 +247,10 @@ fn a_decoding_step_is_one_submission_and_one_readback() {
     }
 }
 
+/// An input error whose message says `needle`.
 fn input_error<T: std::fmt::Debug>(got: Result<T, Error>, needle: &str) {
-    match got {
-        Err(Error::Input(m)) => assert!(m.contains(needle), "'{m}' should say '{needle}'"),
-        other => panic!("expected an input error saying '{needle}', got {other:?}"),
-    }
+    let m = support::input_error(got);
+    assert!(m.contains(needle), "'{m}' should say '{needle}'");
 }
 
 #[test]
@@ -460,15 +258,15 @@ fn learned_positions_stop_at_max_len_with_a_clear_message() {
     let Some(ctx) = gpu_or_skip() else { return };
     let cfg = ModelConfig {
         max_len: 6,
-        ..small_config(Arch::DecoderOnly, PosEncoding::Learned)
+        ..two_head_config(Arch::DecoderOnly, PosEncoding::Learned)
     };
     let m = Model::init(cfg, letters(12), 3);
     let batch = prompt_batch(&m); // 4 positions
     input_error(
-        block_on(ctx.prefill(&m, &batch, &traced(), Some(8))),
+        gpu_prefill(&ctx, &m, &batch, &traced(), Some(8)),
         "learned positions stop at max_len = 6",
     );
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &traced(), None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &traced(), None).unwrap();
     assert_eq!(cache.capacity(), 6);
     for k in 0..2 {
         block_on(cache.decode_step(&m, &step_tokens(k, 2), &traced())).unwrap();
@@ -483,7 +281,7 @@ fn learned_positions_stop_at_max_len_with_a_clear_message() {
 fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
     let Some(ctx) = gpu_or_skip() else { return };
     let m = Model::init(
-        small_config(Arch::DecoderOnly, PosEncoding::Alibi),
+        two_head_config(Arch::DecoderOnly, PosEncoding::Alibi),
         letters(12),
         5,
     );
@@ -494,16 +292,16 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         ..ForwardOptions::default()
     };
     input_error(
-        block_on(ctx.prefill(&m, &batch, &no_causal, None)),
+        gpu_prefill(&ctx, &m, &batch, &no_causal, None),
         "causal mask",
     );
     let train = ForwardOptions {
         mode: Mode::Train { seed: 1 },
         ..ForwardOptions::default()
     };
-    input_error(block_on(ctx.prefill(&m, &batch, &train, None)), "eval mode");
+    input_error(gpu_prefill(&ctx, &m, &batch, &train, None), "eval mode");
     input_error(
-        block_on(ctx.prefill(&m, &batch, &opts, Some(3))),
+        gpu_prefill(&ctx, &m, &batch, &opts, Some(3)),
         "cannot hold a prompt of 4 tokens",
     );
     let enc = Model::init(
@@ -511,12 +309,9 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         letters(12),
         1,
     );
-    input_error(
-        block_on(ctx.prefill(&enc, &batch, &opts, None)),
-        "encoder_only",
-    );
+    input_error(gpu_prefill(&ctx, &enc, &batch, &opts, None), "encoder_only");
 
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, Some(5))).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, Some(5)).unwrap();
     input_error(
         block_on(cache.decode_step(&m, &[4], &opts)),
         "one token per sequence",
@@ -543,11 +338,11 @@ fn what_the_gpu_cache_cannot_do_is_an_input_error_naming_the_problem() {
         "the KV cache is full",
     );
     let other = Model::init(
-        small_config(Arch::DecoderOnly, PosEncoding::Rope),
+        two_head_config(Arch::DecoderOnly, PosEncoding::Rope),
         letters(12),
         5,
     );
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, None).unwrap();
     input_error(
         block_on(cache.decode_step(&other, &[4, 5], &opts)),
         "different model",
@@ -562,13 +357,13 @@ fn a_lost_device_is_a_gpu_error_not_a_panic() {
     // A private device: this test destroys it.
     let ctx = block_on(GpuContext::request()).unwrap();
     let m = Model::init(
-        small_config(Arch::EncoderDecoder, PosEncoding::Sinusoidal),
+        two_head_config(Arch::EncoderDecoder, PosEncoding::Sinusoidal),
         letters(12),
         6,
     );
     let batch = prompt_batch(&m);
     let opts = traced();
-    let (mut cache, _) = block_on(ctx.prefill(&m, &batch, &opts, None)).unwrap();
+    let (mut cache, _) = gpu_prefill(&ctx, &m, &batch, &opts, None).unwrap();
     ctx.device().destroy();
     match block_on(cache.decode_step(&m, &step_tokens(0, 2), &opts)) {
         Err(Error::Gpu(why)) => assert!(why.contains("lost"), "{why}"),

@@ -6,7 +6,10 @@
 mod support;
 
 use support::fixtures::{every_forward_fixture_matches_pytorch, Tolerance};
-use support::{gpu_or_skip, nano_preset, tokenizer, with_separate_embeddings};
+use support::{
+    assert_differ, gpu_forward, gpu_or_skip, nano_preset, tokenizer, with_separate_embeddings,
+    Device,
+};
 use tplay::backend::gpu::{GpuContext, GpuModel};
 use tplay::backend::Backend;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
@@ -152,8 +155,7 @@ fn compare(
     let cpu = model
         .forward(batch, opts)
         .map_err(|e| format!("CPU forward: {e}"))?;
-    let gpu = pollster::block_on(ctx.forward(model, batch, opts))
-        .map_err(|e| format!("GPU forward: {e}"))?;
+    let gpu = gpu_forward(ctx, model, batch, opts).map_err(|e| format!("GPU forward: {e}"))?;
     traces_agree(&cpu, &gpu)?;
     Ok(worst_diffs(&cpu, &gpu))
 }
@@ -541,11 +543,10 @@ fn one_forward_pass_is_one_submission_and_one_readback() {
     // A private context: the shared one counts the passes of tests running in parallel.
     let ctx = pollster::block_on(GpuContext::request()).unwrap();
     let model = Model::init(base(Arch::EncoderDecoder), tokenizer(), 5);
-    let gm = GpuModel::upload(&ctx, &model).unwrap();
     let batch = batch_for(&model);
     for opts in [ForwardOptions::default(), traced()] {
         let before = ctx.stats();
-        let trace = pollster::block_on(gm.forward(&model, &batch, &opts)).unwrap();
+        let trace = gpu_forward(&ctx, &model, &batch, &opts).unwrap();
         let d = ctx.stats().since(&before);
         assert_eq!((d.submissions, d.readbacks), (1, 1), "{d:?}");
         assert!(
@@ -590,7 +591,7 @@ fn train_mode_forward_equals_the_cpu_with_its_dropout_masks_and_batch_statistics
                 };
                 let what = format!("{arch:?} {name} dropout {p}");
                 let cpu = model.forward(&batch, &opts).unwrap();
-                let gpu = match pollster::block_on(ctx.forward(&model, &batch, &opts)) {
+                let gpu = match gpu_forward(&ctx, &model, &batch, &opts) {
                     Ok(g) => g,
                     Err(e) => {
                         failures.push(format!("{what}: GPU forward: {e}"));
@@ -653,7 +654,7 @@ fn train_mode_batch_norm_refuses_a_single_position_as_the_cpu_does() {
     let Err(Error::Input(cpu)) = model.forward(&batch, &opts) else {
         panic!("the CPU refuses one position");
     };
-    match pollster::block_on(ctx.forward(&model, &batch, &opts)) {
+    match gpu_forward(&ctx, &model, &batch, &opts) {
         Err(Error::Input(m)) => assert_eq!(m, cpu),
         other => panic!("expected Error::Input, got {other:?}"),
     }
@@ -667,7 +668,7 @@ fn bad_input_is_an_input_error_before_anything_runs() {
     let ctx = pollster::block_on(GpuContext::request()).unwrap();
     let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 1);
     let bad = Batch::single(&[1, 99]).unwrap(); // 99 is outside the vocabulary
-    let got = pollster::block_on(ctx.forward(&model, &bad, &ForwardOptions::default()));
+    let got = gpu_forward(&ctx, &model, &bad, &ForwardOptions::default());
     match got {
         Err(Error::Input(m)) => assert!(m.contains("99"), "{m}"),
         other => panic!("expected Error::Input, got {other:?}"),
@@ -695,9 +696,11 @@ fn a_changed_model_is_uploaded_again() {
         Scale::Absolute,
     )
     .unwrap();
-    assert!(
-        first.logits.max_abs_diff(&second.logits) > 1e-3,
-        "the change must show"
+    assert_differ(
+        "logits before and after the change",
+        &first.logits.data,
+        &second.logits.data,
+        1e-3,
     );
 }
 
@@ -721,9 +724,9 @@ fn a_lost_device_is_an_error_value_not_a_panic() {
     let ctx = pollster::block_on(GpuContext::request()).unwrap();
     let model = Model::init(base(Arch::DecoderOnly), tokenizer(), 2);
     let batch = batch_for(&model);
-    pollster::block_on(ctx.forward(&model, &batch, &ForwardOptions::default())).unwrap();
+    gpu_forward(&ctx, &model, &batch, &ForwardOptions::default()).unwrap();
     ctx.device().destroy();
-    match pollster::block_on(ctx.forward(&model, &batch, &ForwardOptions::default())) {
+    match gpu_forward(&ctx, &model, &batch, &ForwardOptions::default()) {
         Err(Error::Gpu(m)) => assert!(!m.is_empty()),
         other => panic!("expected Error::Gpu after the device was destroyed, got {other:?}"),
     }
@@ -740,7 +743,7 @@ fn every_pytorch_fixture_matches_on_the_gpu() {
     let Some(ctx) = gpu_or_skip() else { return };
     let mut vs_cpu = (0.0f32, 0.0f32);
     let vs_torch = every_forward_fixture_matches_pytorch(
-        &Backend::Gpu(ctx),
+        &Device::Gpu(ctx),
         Tolerance {
             logits: 2e-4,
             probs: 1e-4,

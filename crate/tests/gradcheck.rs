@@ -18,8 +18,11 @@
 //! ReLU is checked at inputs at least 0.05 from its kink, and the models that use it keep
 //! their pre-activations away from it with the same ε, so no difference straddles a kink.
 
+mod support;
+
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use support::letters;
 
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::attention::{attention_forward, mha_forward, AttnRecord, AttnSpec, Relative};
@@ -33,7 +36,6 @@ use tplay::model::{
     AttentionParams, AttnSite, ForwardOptions, HeadParams, HeadRef, Mode, Model, ParamKind,
 };
 use tplay::tensor::Tensor;
-use tplay::tokenizer::Tokenizer;
 use tplay::train::backward::attention::{attention_backward, mha_backward, AttnExtraGrads};
 use tplay::train::backward::embedding::embedding_backward;
 use tplay::train::backward::ffn::{activation_backward, ffn_backward, linear_backward, FfnGrads};
@@ -1022,8 +1024,7 @@ fn loss_f64(
 /// A small model with every parameter (biases, norms, tables) randomised a little, so no
 /// gradient is special because a bias is zero or γ is one.
 fn small_model(cfg: ModelConfig, seed: u64) -> Model {
-    let tok = Tokenizer::char_level("abcdefgh");
-    let mut m = Model::init(cfg, tok, seed);
+    let mut m = Model::init(cfg, letters(8), seed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed + 100);
     m.visit_params_mut(&mut |name, t, kind| {
         let jitter = randn(&mut rng, t.numel(), 0.1);

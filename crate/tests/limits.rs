@@ -3,11 +3,13 @@
 //! allocated for it — in the library and in `tplay info` (which once died with "capacity
 //! overflow" inside `checkpoint::load`).
 
+mod support;
+
 use std::collections::HashMap;
-use std::process::Command;
 
 use safetensors::tensor::{Dtype, TensorView};
 use serde_json::Value;
+use support::cli::tplay;
 use tplay::model::Model;
 use tplay::{checkpoint, ModelConfig, Tokenizer};
 
@@ -108,10 +110,7 @@ fn tplay_info_on_a_huge_d_model_exits_with_one_line_naming_the_field() {
     let bytes = checkpoint_with(|c, _| c["d_model"] = 1_073_741_824u64.into());
     let path = std::env::temp_dir().join(format!("tplay-huge-{}.safetensors", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tplay"))
-        .args(["info", "--model", path.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = tplay(&["info", "--model", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {err}");

@@ -9,57 +9,15 @@
 
 mod support;
 
-use pollster::block_on;
 use serde_json::Value;
 use support::fixtures::{batch, dir, forward_fixture_files, ids, options, tensor};
-use support::{gpu_or_skip, max_diff};
-use tplay::backend::gpu::GpuKvCache;
-use tplay::model::cache::{KvCache, StepOutput};
+use support::{max_diff, Device};
 use tplay::model::forward::Batch;
-use tplay::model::{ForwardOptions, Model, Trace};
 
-/// One decoding step of a cache, whichever backend holds it.
-trait Cache {
-    fn step(
-        &mut self,
-        m: &Model,
-        tokens: &[u32],
-        opts: &ForwardOptions,
-    ) -> Result<StepOutput, String>;
-}
-
-impl Cache for KvCache {
-    fn step(
-        &mut self,
-        m: &Model,
-        tokens: &[u32],
-        opts: &ForwardOptions,
-    ) -> Result<StepOutput, String> {
-        m.decode_step(self, tokens, opts).map_err(|e| e.to_string())
-    }
-}
-
-impl Cache for GpuKvCache {
-    fn step(
-        &mut self,
-        m: &Model,
-        tokens: &[u32],
-        opts: &ForwardOptions,
-    ) -> Result<StepOutput, String> {
-        block_on(self.decode_step(m, tokens, opts)).map_err(|e| e.to_string())
-    }
-}
-
-type Prefill<'a> =
-    dyn FnMut(&Model, &Batch, &ForwardOptions) -> Result<(Box<dyn Cache>, Trace), String> + 'a;
-
-/// Feed each decoder fixture's case 0 through the cache `prefill` makes; every position's
-/// logits (the prefill's for position 0, then one step each) are compared with PyTorch's.
+/// Feed each decoder fixture's case 0 through `dev`'s KV cache; every position's logits
+/// (the prefill's for position 0, then one step each) are compared with PyTorch's.
 /// Returns (fixtures run, separate-embedding fixtures among them, worst |diff|).
-fn every_decoder_fixture_decodes_as_pytorch(
-    prefill: &mut Prefill,
-    tol: f32,
-) -> (usize, usize, f32) {
+fn every_decoder_fixture_decodes_as_pytorch(dev: &Device, tol: f32) -> (usize, usize, f32) {
     let mut failures = vec![];
     let (mut run, mut separate, mut worst) = (0, 0, 0.0f32);
     for path in forward_fixture_files() {
@@ -91,7 +49,7 @@ fn every_decoder_fixture_decodes_as_pytorch(
                 .with_source(src.chunks_exact(s).map(<[u32]>::to_vec).collect())
                 .unwrap();
         }
-        let (mut cache, trace) = match prefill(&model, &one, &opts) {
+        let (mut cache, trace) = match dev.prefill(&model, &one, &opts) {
             Ok(x) => x,
             Err(e) => {
                 failures.push(format!("{name}: prefill: {e}"));
@@ -108,7 +66,7 @@ fn every_decoder_fixture_decodes_as_pytorch(
         }
         for pos in 1..t {
             let toks: Vec<u32> = rows.iter().map(|r| r[pos]).collect();
-            let out = match cache.step(&model, &toks, &opts) {
+            let out = match cache.decode_step(&model, &toks, &opts) {
                 Ok(o) => o,
                 Err(e) => {
                     failures.push(format!("{name}: step at position {pos}: {e}"));
@@ -147,31 +105,16 @@ fn every_decoder_fixture_decodes_as_pytorch(
 /// separate source and target tables).
 const DECODER_FIXTURES: usize = 28;
 
-#[test]
-fn cpu_cached_decoding_matches_pytorch_at_every_position_of_every_decoder_fixture() {
-    let (run, separate, worst) = every_decoder_fixture_decodes_as_pytorch(
-        &mut |m, b, o| {
-            let (c, tr) = m.prefill(b, o).map_err(|e| e.to_string())?;
-            Ok((Box::new(c) as Box<dyn Cache>, tr))
-        },
-        1e-5,
-    );
-    eprintln!("CPU cache: {run} fixtures, worst |diff| from PyTorch {worst:.2e}");
-    assert!(run >= DECODER_FIXTURES, "only {run} decoder fixtures ran");
-    assert!(separate >= 2, "the separate-embedding fixtures did not run");
-}
-
-#[test]
-fn gpu_cached_decoding_matches_pytorch_at_every_position_of_every_decoder_fixture() {
-    let Some(ctx) = gpu_or_skip() else { return };
-    let (run, separate, worst) = every_decoder_fixture_decodes_as_pytorch(
-        &mut |m, b, o| {
-            let (c, tr) = block_on(ctx.prefill(m, b, o, None)).map_err(|e| e.to_string())?;
-            Ok((Box::new(c) as Box<dyn Cache>, tr))
-        },
-        1e-4,
-    );
-    eprintln!("GPU cache: {run} fixtures, worst |diff| from PyTorch {worst:.2e}");
-    assert!(run >= DECODER_FIXTURES, "only {run} decoder fixtures ran");
-    assert!(separate >= 2, "the separate-embedding fixtures did not run");
-}
+backend_tests!(
+    cached_decoding_matches_pytorch_at_every_position_of_every_decoder_fixture,
+    |dev| {
+        let (run, separate, worst) =
+            every_decoder_fixture_decodes_as_pytorch(dev, dev.pick(1e-5, 1e-4));
+        eprintln!(
+            "{} cache: {run} fixtures, worst |diff| from PyTorch {worst:.2e}",
+            dev.name()
+        );
+        assert!(run >= DECODER_FIXTURES, "only {run} decoder fixtures ran");
+        assert!(separate >= 2, "the separate-embedding fixtures did not run");
+    }
+);

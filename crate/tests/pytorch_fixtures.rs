@@ -6,7 +6,7 @@
 mod support;
 
 use support::fixtures::{every_forward_fixture_matches_pytorch, Tolerance};
-use tplay::backend::Backend;
+use support::Device;
 
 /// Largest allowed absolute difference from the fixture's numbers.
 const TOL: f32 = 1e-5;
@@ -14,7 +14,7 @@ const TOL: f32 = 1e-5;
 #[test]
 fn cpu_forward_matches_pytorch_on_every_forward_fixture() {
     every_forward_fixture_matches_pytorch(
-        &Backend::Cpu,
+        &Device::Cpu,
         Tolerance {
             logits: TOL,
             probs: TOL,

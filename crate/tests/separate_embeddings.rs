@@ -163,7 +163,7 @@ fn tplay_info_describes_a_checkpoint_with_separate_embeddings() {
 #[test]
 fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
     use tplay::engine::Engine;
-    use tplay::protocol::{ForwardRequest, SamplingRequest, StrategyName, Switches};
+    use tplay::protocol::{ForwardRequest, SamplingRequest, StrategyName};
     let cfg = config(
         Arch::EncoderDecoder,
         PosEncoding::Sinusoidal,
@@ -179,13 +179,7 @@ fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
     let req = ForwardRequest {
         batch: vec![vec![1, 5, 8, 6]],
         src: Some(vec![vec![9, 4, 7, 5]]),
-        switches: Switches {
-            causal: Some(true),
-            padding_mask: true,
-            scale: true,
-            ablate: vec![],
-            mask: None,
-        },
+        switches: support::default_switches(),
         sampling: SamplingRequest {
             strategy: StrategyName::Greedy,
             temperature: 1.0,

@@ -1,11 +1,9 @@
 //! `tplay train` end to end: a short run writes a loadable checkpoint, a JSON-lines log
 //! and its evaluation as JSON on stdout; bad arguments exit non-zero with one line.
 
-use std::process::Command;
+mod support;
 
-fn tplay() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tplay"))
-}
+use support::cli::command as tplay;
 
 #[test]
 fn short_training_run_writes_checkpoint_log_and_evaluation() {

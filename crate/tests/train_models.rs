@@ -24,9 +24,10 @@
 //! | reverse-additive, -dropout | exact match | ≥ 90% | 500 held-out strings |
 //! | reverse-no-residual (meant to be weak) | exact match | ≥ 80% | 500 held-out strings |
 
-use std::path::{Path, PathBuf};
+mod support;
 
 use serde_json::Value;
+use support::models_dir;
 use tplay::config::Arch;
 use tplay::model::Model;
 use tplay::train::eval::{check_fit, first_sentence, sample_texts};
@@ -64,10 +65,6 @@ const THRESHOLDS: &[(&str, f64)] = &[
 /// Shipped weights together must stay small enough for an instant page: the page loads
 /// one model at a time, but after a first visit the offline cache holds them all.
 const MAX_TOTAL_BYTES: u64 = 3 * 1024 * 1024;
-
-fn models_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
-}
 
 fn load(r: &Recipe) -> Model {
     tplay::checkpoint::load_file(&models_dir().join(r.file))
@@ -330,13 +327,6 @@ fn logits_without_causal_mask(model: &Model, text: &str) -> Vec<Vec<f32>> {
         .collect() // (T, V)
 }
 
-fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
 #[test]
 fn without_positions_or_causal_mask_the_chinese_model_cannot_tell_cat_chases_dog_from_dog_chases_cat(
 ) {
@@ -346,23 +336,25 @@ fn without_positions_or_causal_mask_the_chinese_model_cannot_tell_cat_chases_dog
     let a = logits_without_causal_mask(&none, "猫追狗");
     let b = logits_without_causal_mask(&none, "狗追猫");
     for (t, &src) in swap.iter().enumerate() {
-        let d = largest_difference(&b[t], &a[src]);
+        let d = support::max_diff(&b[t], &a[src]);
         assert!(d < 1e-4, "position {t} ← {src}: differs by {d}");
     }
     // Not the same outputs at the same places: the permutation is what is preserved.
-    assert!(largest_difference(&a[1], &b[1]) > 1e-2);
+    support::assert_differ("the same place in the swapped sentence", &a[1], &b[1], 1e-2);
     // With positions (ALiBi) the two sentences are different inputs.
     let alibi = load(&recipe("zh-grammar-alibi.safetensors"));
     let a = logits_without_causal_mask(&alibi, "猫追狗");
     let b = logits_without_causal_mask(&alibi, "狗追猫");
-    let worst = swap
+    let (moved, permuted): (Vec<f32>, Vec<f32>) = swap
         .iter()
         .enumerate()
-        .map(|(t, &src)| largest_difference(&b[t], &a[src]))
-        .fold(0.0, f32::max);
-    assert!(
-        worst > 1e-2,
-        "ALiBi outputs are a permutation too ({worst})"
+        .flat_map(|(t, &src)| b[t].iter().copied().zip(a[src].iter().copied()))
+        .unzip();
+    support::assert_differ(
+        "ALiBi outputs against the permuted ones",
+        &moved,
+        &permuted,
+        1e-2,
     );
 }
 

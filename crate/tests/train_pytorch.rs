@@ -3,18 +3,15 @@
 //! the weights after one `torch.optim.Adam(lr=1e-3, betas=(0.9, 0.98), eps=1e-9)` step must
 //! match PyTorch's.
 
-use std::path::{Path, PathBuf};
+mod support;
 
 use safetensors::SafeTensors;
 use serde_json::Value;
+use support::fixtures::dir as fixtures_dir;
 use tplay::model::{ForwardOptions, Mode, Model, ParamKind};
 use tplay::tasks::TrainBatch;
 use tplay::train::loss_and_grads;
 use tplay::train::optim::{Adam, AdamConfig};
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
 
 fn rows(v: &Value) -> Vec<Vec<u32>> {
     v.as_array()

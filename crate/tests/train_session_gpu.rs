@@ -113,12 +113,7 @@ fn a_run_on_the_gpu_has_the_cpus_curve() {
     assert!(matches!(gpu.backend(), RunBackend::Webgpu { .. }));
     // The weights copied back at the end are the CPU run's.
     let (g, c) = (&gpu.model().embed.data, &cpu.model().embed.data);
-    let worst = g
-        .iter()
-        .zip(c)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    assert!(worst < 1e-3, "embedding differs by {worst}");
+    support::assert_close("the embedding copied back", g, c, 1e-3);
 }
 
 #[test]

@@ -11,13 +11,13 @@ use crate::tensor::max_abs_diff;
 
 /// The largest |logit_gpu − logit_cpu| the GPU may show and still be trusted. Equal
 /// kernels differ by rounding only (about 1e-6 on these models); a broken one by far more,
-/// and a NaN or a stray infinity counts as an infinite difference (`max_abs_diff`).
+/// and a NaN or an infinity on either side counts as an infinite difference.
 pub const PARITY_TOLERANCE: f32 = 1e-3;
 
 /// What one parity check found.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct Parity {
-    /// max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an unshared infinity).
+    /// max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an infinity).
     pub max_abs_diff: f32,
     /// `max_abs_diff <= PARITY_TOLERANCE`.
     pub agrees: bool,
@@ -61,7 +61,14 @@ pub fn logit_parity(cpu: &Trace, gpu: &Trace) -> Result<Parity> {
             b.shape, a.shape
         )));
     }
-    Ok(Parity::of(max_abs_diff(&a.data, &b.data)))
+    // Logits are finite in a working model: an infinity, even on both sides, is no
+    // agreement to certify.
+    let finite = a.data.iter().chain(&b.data).all(|x| x.is_finite());
+    Ok(Parity::of(if finite {
+        max_abs_diff(&a.data, &b.data)
+    } else {
+        f32::INFINITY
+    }))
 }
 
 /// Run the parity input on the CPU and on `gpu`, and compare. `corrupt` is applied to
@@ -134,6 +141,11 @@ mod tests {
             logit_parity(&cpu, &inf).unwrap().max_abs_diff,
             f32::INFINITY
         );
+        // The same infinity on both sides is a broken model, not an agreement.
+        let p = logit_parity(&inf, &inf).unwrap();
+        assert_eq!((p.max_abs_diff, p.agrees), (f32::INFINITY, false));
+        let nan = trace(vec![0.5, f32::NAN, 2.0]);
+        assert!(!logit_parity(&nan, &nan).unwrap().agrees);
     }
 
     #[test]

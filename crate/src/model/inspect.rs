@@ -3,7 +3,7 @@
 
 use crate::model::attention::AttnRecord;
 use crate::model::forward::{Activations, AttnSite, SublayerKind};
-use crate::tensor::Tensor;
+use crate::tensor::{max_abs_diff, Tensor};
 
 /// (L + 1, B, T): the L2 norm of every position's hidden vector, per recorded state.
 pub fn state_norms(states: &[Tensor]) -> (Vec<usize>, Vec<f32>) {
@@ -68,18 +68,15 @@ pub fn by_head(x: &[f32], b: usize, n: usize, h: usize, d: usize) -> Vec<f32> {
 }
 
 /// Largest |q − k| over the tokens and dimensions of each head, (B, H): zero exactly
-/// when every query equals its own token's key (W_Q = W_K). Self-attention only.
+/// when every query equals its own token's key (W_Q = W_K); a NaN is an infinite gap, never
+/// a tie ([`max_abs_diff`]). Self-attention only.
 pub fn qk_gap(q: &[f32], k: &[f32], b: usize, h: usize, n: usize, d: usize) -> Vec<f32> {
-    let mut out = Vec::with_capacity(b * h); // (B, H)
-    for head in 0..b * h {
-        let rows = head * n * d..(head + 1) * n * d;
-        let gap = q[rows.clone()]
-            .iter()
-            .zip(&k[rows])
-            .fold(0.0f32, |m, (a, c)| m.max((a - c).abs()));
-        out.push(gap);
-    }
-    out
+    (0..b * h) // (B, H)
+        .map(|head| {
+            let rows = head * n * d..(head + 1) * n * d;
+            max_abs_diff(&q[rows.clone()], &k[rows])
+        })
+        .collect()
 }
 
 /// The recorded q, k, v of the attention sublayer at `site`/`layer`, if it ran.
@@ -123,6 +120,10 @@ mod tests {
         assert_eq!(qk_gap(&q, &q, 1, 1, 2, 2), vec![0.0]);
         let k = [0.5, -1.0, 2.0, 0.75];
         assert_eq!(qk_gap(&q, &k, 1, 1, 2, 2), vec![0.75]);
+        // A NaN query is no tie with its key (a fold of f32::max would drop it and say 0).
+        let nan = [0.5, -1.0, f32::NAN, 0.0];
+        assert_eq!(qk_gap(&nan, &q, 1, 1, 2, 2), vec![f32::INFINITY]);
+        assert_eq!(qk_gap(&nan, &nan, 1, 1, 2, 2), vec![f32::INFINITY]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! names can never drift apart.
 
 pub mod attention;
+pub mod attention_reference;
 pub mod batch;
 pub mod cache;
 pub mod cost;

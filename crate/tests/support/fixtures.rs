@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tplay::backend::Backend;
 use tplay::model::forward::Batch;
 use tplay::model::{AttnSite, ForwardOptions, HeadRef, Mode, Model, Trace};
+
+use super::Device;
 
 /// The committed forward fixtures number 36; fewer found means the directory moved or a
 /// file went missing, and the test must not pass on what is left.
@@ -140,7 +141,7 @@ fn worst(what: &str, got_shape: &[usize], got: &[f32], want: &Value) -> f32 {
 /// check of the same trace (the GPU compares it with the CPU's). Returns the worst logit
 /// and probability differences.
 pub fn every_forward_fixture_matches_pytorch(
-    backend: &Backend,
+    backend: &Device,
     tol: Tolerance,
     mut also: impl FnMut(&str, &Model, &Batch, &ForwardOptions, &Trace) -> Result<(), String>,
 ) -> (f32, f32) {
@@ -168,7 +169,7 @@ pub fn every_forward_fixture_matches_pytorch(
             let tag = format!("{name} case {ci}");
             let batch = batch(case);
             let opts = options(case);
-            let trace = match pollster::block_on(backend.forward(&model, &batch, &opts)) {
+            let trace = match backend.forward(&model, &batch, &opts) {
                 Ok(t) => t,
                 Err(e) => {
                     failures.push(format!("{tag}: forward failed: {e}"));

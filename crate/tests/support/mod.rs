@@ -1,22 +1,95 @@
 //! What the integration tests share (each test file says `mod support;`): small
-//! tokenizers, configs and models, the project's one NaN-aware comparison, the GPU device
-//! with its skip rule, and the PyTorch forward fixtures with one comparison body that
-//! every backend runs ([`fixtures::every_forward_fixture_matches_pytorch`]).
+//! tokenizers, configs and models, the NaN-aware comparisons, the GPU device with its skip
+//! rule, one test body per backend ([`device`], `backend_tests!`), and the PyTorch
+//! forward fixtures with one comparison body that every backend runs
+//! ([`fixtures::every_forward_fixture_matches_pytorch`]).
 
 #![allow(dead_code)]
 
+pub mod cli;
+pub mod device;
 pub mod fixtures;
+pub mod generation;
+pub mod steps;
 
+#[allow(unused_imports)]
+pub use device::{gpu_forward, gpu_prefill, Cache, Device};
+
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use tplay::backend::gpu::GpuContext;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::{HeadParams, Model};
+use tplay::protocol::Switches;
 use tplay::Tokenizer;
 
 /// Largest |a − b|: the project's one comparison ([`tplay::tensor::max_abs_diff`]), where a
 /// NaN on either side or an unshared infinity is an infinite difference.
 pub use tplay::tensor::max_abs_diff as max_diff;
+
+/// Largest |a − b| of two results whose every number must be finite: a NaN or an infinity
+/// on either side (even the same infinity on both) is an infinite difference, so
+/// `finite_diff(a, b) <= tol` fails on it. Traced scores, where −∞ marks a masked entry on
+/// both sides, are compared with [`max_diff`] instead.
+pub fn finite_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "compared results differ in length");
+    if a.iter().chain(b).any(|x| !x.is_finite()) {
+        return f32::INFINITY;
+    }
+    max_diff(a, b)
+}
+
+/// `a` and `b` agree within `tol` everywhere and are finite everywhere.
+pub fn assert_close(what: &str, a: &[f32], b: &[f32], tol: f32) {
+    let d = finite_diff(a, b);
+    assert!(d <= tol, "{what}: differ by {d:e} (allowed {tol:e})");
+}
+
+/// `a` and `b` are finite everywhere and differ somewhere by more than `min`: a change
+/// shows. A NaN must not pass for a difference, so a non-finite value fails here too.
+/// Returns the largest difference.
+pub fn assert_differ(what: &str, a: &[f32], b: &[f32], min: f32) -> f32 {
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "{what}: compared results differ in length"
+    );
+    if let Some(i) = a.iter().chain(b).position(|x| !x.is_finite()) {
+        panic!("{what}: non-finite value at flat index {i} of the two results");
+    }
+    let d = max_diff(a, b);
+    assert!(
+        d > min,
+        "{what}: differ by only {d:e} (want more than {min:e})"
+    );
+    d
+}
+
+/// The shipped models, `models/`.
+pub fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
+}
+
+/// The message of an `Error::Input`; anything else fails the test.
+pub fn input_error<T: std::fmt::Debug>(r: tplay::Result<T>) -> String {
+    match r {
+        Err(tplay::Error::Input(m)) => m,
+        other => panic!("expected an input error, got {other:?}"),
+    }
+}
+
+/// The page's default switches: causal mask, padding mask, √D, nothing ablated, no
+/// explicit mask.
+pub fn default_switches() -> Switches {
+    Switches {
+        causal: Some(true),
+        padding_mask: true,
+        scale: true,
+        ablate: vec![],
+        mask: None,
+    }
+}
 
 /// A character-level tokenizer over the first `n` letters (`n` + 4 tokens with the
 /// specials).
@@ -72,6 +145,40 @@ pub fn config(arch: Arch, pos: PosEncoding, norm: Norm, score: Score) -> ModelCo
     };
     cfg.validate().expect("test configs are valid");
     cfg
+}
+
+/// A small config of `arch` over [`letters`]`(12)`: C 16, 2 heads, F 32, max_len 16,
+/// the nano preset's decoder layers and one encoder layer, relative distances clipped at 3
+/// so that test lengths go past the clipping.
+pub fn two_head_config(arch: Arch, pos: PosEncoding) -> ModelConfig {
+    let cfg = ModelConfig {
+        d_model: 16,
+        n_heads: 2,
+        d_ff: 32,
+        max_len: 16,
+        n_encoder_layers: if arch == Arch::EncoderDecoder { 1 } else { 0 },
+        pos_encoding: pos,
+        relative_max_distance: 3,
+        ..ModelConfig::preset(nano_preset(arch), letters(12).vocab_size()).unwrap()
+    };
+    cfg.validate().expect("test configs are valid");
+    cfg
+}
+
+/// Two prompts of four tokens for a [`two_head_config`] model (the second with a padding
+/// token inside, which the padding mask hides from later positions), and for an
+/// encoder-decoder model two sources (the second right-padded).
+pub fn padded_prompts(m: &Model) -> (Vec<Vec<u32>>, Option<Vec<Vec<u32>>>) {
+    let (bos, pad) = (m.tokenizer.spec.bos, m.tokenizer.spec.pad);
+    let prompts = vec![vec![bos, 5, 7, 4], vec![bos, pad, 9, 6]];
+    let src = (m.config.arch == Arch::EncoderDecoder)
+        .then(|| vec![vec![5, 9, 4, 12, 7], vec![6, 8, 11, pad, pad]]);
+    (prompts, src)
+}
+
+/// The tokens fed at decoding step `k` to `b` sequences, one each.
+pub fn step_tokens(k: usize, b: usize) -> Vec<u32> {
+    (0..b).map(|i| 4 + ((k * 5 + i * 3) % 11) as u32).collect()
 }
 
 /// A model of `cfg` over [`tokenizer`], weights from `seed`.

@@ -597,7 +597,7 @@ export type Schedule = { d_model: number, warmup: number, steps: Array<number>, 
 
 export type Parity = { 
 /**
- * max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an unshared infinity).
+ * max |logit_gpu − logit_cpu| (+∞ when either side has a NaN or an infinity).
  */
 max_abs_diff: number, 
 /**
