@@ -8,21 +8,30 @@
 // trains with `el.train`, reads `el.runs`, and listens for `tp-runs-changed`. The task
 // defaults and the notes about each field come from the engine (`runDefaults`). This
 // module and uPlot are loaded when the lab first comes into view.
+//
+// This file holds the lab's state, its wiring to the page's element and its actions; what
+// it draws is in ../lab-view/: the form (settings-form.ts), the plots (plots.ts), the
+// table of runs (run-table.ts), and their styles (lab-styles.ts).
 
-import { html, css, nothing } from 'lit';
+import { html, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { archName, notForTask, taskDescription } from '../i18n/terms';
-import { backendReason } from '../i18n/engine-text';
 import type { ModelInfo } from '../engine/protocol';
-import type { RunBackend, RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
-import { LABEL_FIELDS, differenceLabels, differingFields, type LabelledSettings } from '../lab-view/labels';
-import { FIELDS, GROUPS, PRESETS, fieldShown, getField, setField, tidy, type FieldDef, type FieldKey, type Settings, type Value } from '../lab-view/fields';
-import { runColor, shade, type Theme } from '../lab-view/colors';
+import type { RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
+import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
+import { PRESETS, setField, tidy, type FieldKey, type Settings, type Value } from '../lab-view/fields';
+import { runColor, type Theme } from '../lab-view/colors';
 import '../lab-view/tp-lab-plot';
-import type { Line } from '../lab-view/tp-lab-plot';
+import { labStyles } from '../lab-view/lab-styles';
+import { runPlots } from '../lab-view/plots';
+import { backendDetail, backendText } from '../lab-view/run-text';
+import { runTable, type BusyAction, type RunTableActions } from '../lab-view/run-table';
+import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form';
 import { panel } from '../ui/shared';
 import { download } from '../ui/export';
+
+export { MAX_LINE_POINTS, noamLr, series } from '../lab-view/plots';
+export { backendText } from '../lab-view/run-text';
 
 /** What the lab needs of the page's element (its scripting API). */
 interface LabHost extends HTMLElement {
@@ -45,156 +54,8 @@ interface LabHost extends HTMLElement {
   deleteRun(id: string): void | Promise<void>;
 }
 
-const METRIC_WORDS: Record<string, string> = {
-  get exact_match() {
-    return msg('exact match');
-  },
-  get token_accuracy() {
-    return msg('token accuracy');
-  },
-  get class_accuracy() {
-    return msg('class accuracy');
-  },
-  get grammatical() {
-    return msg('grammatical sentences');
-  },
-};
-
-const STATUS_WORDS: Record<string, string> = {
-  get running() {
-    return msg('training');
-  },
-  get paused() {
-    return msg('paused');
-  },
-  get stopped() {
-    return msg('stopped');
-  },
-  get done() {
-    return msg('done');
-  },
-  get failed() {
-    return msg('failed');
-  },
-};
-
 /** The least time between two redraws of the plots and the table while runs train. */
 const REDRAW_MS = 150;
-
-const BUSY_WORDS: Record<string, string> = {
-  get pause() {
-    return msg('pausing…');
-  },
-  get resume() {
-    return msg('resuming…');
-  },
-  get stop() {
-    return msg('stopping…');
-  },
-  get stepOnce() {
-    return msg('taking one step…');
-  },
-};
-
-/**
- * The most points one line of a plot keeps. A longer curve is cut into buckets of
- * consecutive steps, each keeping its first, lowest, highest and last point: spikes stay
- * visible, the last step is always drawn, and drawing (and the memory the plots hold)
- * stays the same however long a run grows — a plot is a few hundred pixels wide.
- */
-export const MAX_LINE_POINTS = 1200;
-
-/**
- * A curve of `n` rows as plot points [x(i), y(i)], thinned to at most MAX_LINE_POINTS.
- * Rows are read by index (a run's curves are columns, lab/points.ts), so drawing
- * allocates only the points it keeps.
- */
-export function series(n: number, x: (i: number) => number, y: (i: number) => number | null): [number, number | null][] {
-  if (n <= MAX_LINE_POINTS) return Array.from({ length: n }, (_, i) => [x(i), y(i)]);
-  const buckets = Math.floor(MAX_LINE_POINTS / 4);
-  const out: [number, number | null][] = [];
-  for (let b = 0; b < buckets; b++) {
-    const lo = Math.floor((b * n) / buckets);
-    const hi = Math.floor(((b + 1) * n) / buckets);
-    let iMin = lo;
-    let iMax = lo;
-    let vMin = Infinity;
-    let vMax = -Infinity;
-    for (let i = lo; i < hi; i++) {
-      const v = y(i);
-      if (v === null || !Number.isFinite(v)) continue;
-      if (v < vMin) [vMin, iMin] = [v, i];
-      if (v > vMax) [vMax, iMax] = [v, i];
-    }
-    for (const i of [...new Set([lo, iMin, iMax, hi - 1])].sort((a, c) => a - c)) out.push([x(i), y(i)]);
-  }
-  return out;
-}
-
-/** A number for the table: four significant digits, '–' for none. */
-function n4(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
-  return String(Number(v.toPrecision(4)));
-}
-
-function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
-}
-
-/** The Noam rate of step `step` (the core's `train::schedule::noam_lr`: steps count from 1). */
-export function noamLr(step: number, dModel: number, warmup: number, factor: number): number {
-  const s = Math.max(1, step);
-  const w = Math.max(1, warmup);
-  return factor * dModel ** -0.5 * Math.min(s ** -0.5, s * w ** -1.5);
-}
-
-/** Where a run's steps run, in a few words: "WebGPU", or "CPU: why". */
-export function backendText(b: RunBackend | null): string {
-  if (!b) return '–';
-  switch (b.kind) {
-    case 'webgpu':
-      return 'WebGPU';
-    case 'cpu_chosen':
-      return msg('CPU: chosen in the settings');
-    case 'cpu_no_gpu':
-      return msg('CPU: WebGPU not available');
-    case 'cpu_refused':
-      return msg(str`CPU: ${b.detail}`);
-    case 'cpu_lost':
-      return /lost/i.test(b.detail) ? msg(str`CPU: the GPU device was lost at step ${b.step}`) : msg(str`CPU: the GPU failed at step ${b.step}`);
-    default:
-      // The statuses of the playground's engine (a run's steps never take these).
-      return backendReason(b);
-  }
-}
-
-/** The longer story of a run's backend (the cell's title): the adapter, or what happened. */
-function backendDetail(b: RunBackend | null): string {
-  if (!b) return '';
-  switch (b.kind) {
-    case 'webgpu':
-      return b.adapter;
-    case 'cpu_chosen':
-      return '';
-    case 'cpu_no_gpu':
-    case 'cpu_refused':
-      return b.detail;
-    case 'cpu_lost':
-      return msg(str`${b.detail}; the run went on on the CPU from step ${b.from}, the last step copied back from the GPU`);
-    default:
-      return '';
-  }
-}
-
-/** A value of a setting in words, for the "in use" summary. */
-function valueText(f: FieldDef, v: Value): string {
-  if (v === null) return f.control.kind === 'number' && f.control.nullable ? f.control.nullable() : f.control.kind === 'select' ? (f.control.options.find(([k]) => k === '')?.[1] ?? '–') : '–';
-  if (typeof v === 'boolean') return v ? 'on' : 'off';
-  if (f.control.kind === 'select') return f.control.options.find(([k]) => k === String(v))?.[1] ?? String(v);
-  return String(v);
-}
 
 export class TpLab extends LocalizedElement {
   static properties = {
@@ -222,7 +83,7 @@ export class TpLab extends LocalizedElement {
   /** Run handles of the runs started from this page. */
   private handles = new Map<string, RunHandle>();
   /** The run (or file) the page's model came from, with its settings. */
-  used: { what: string; settings: Settings | null; info: ModelInfo } | null = null;
+  used: UsedModel | null = null;
   /** A message about the last action (role=status), and the last failure (role=alert). */
   said = '';
   error = '';
@@ -231,7 +92,7 @@ export class TpLab extends LocalizedElement {
   /** The preset chosen in the experiments list. */
   preset = PRESETS[0].id;
   /** Runs whose pause, resume, stop or single step is under way. */
-  private busy = new Map<string, 'pause' | 'resume' | 'stop' | 'stepOnce'>();
+  private busy = new Map<string, BusyAction>();
   /** The run being renamed. */
   renaming: string | null = null;
   /** The dark palette is in use (read from the page's colours). */
@@ -243,210 +104,7 @@ export class TpLab extends LocalizedElement {
   private onRuns = () => this.refresh();
   private onScheme = () => this.requestUpdate();
 
-  static styles = [
-    panel,
-    css`
-      .lab {
-        display: grid;
-        gap: 12px;
-      }
-      .lab.drop {
-        outline: 3px dashed var(--tp-accent);
-        outline-offset: 4px;
-      }
-      h2 .sub {
-        font-weight: normal;
-      }
-      .intro {
-        margin: 0 0 8px;
-        font-size: 0.86rem;
-      }
-      .groups {
-        display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(300px, 1fr));
-        gap: 10px;
-      }
-      fieldset {
-        border: 1px solid var(--tp-line);
-        border-radius: 8px;
-        margin: 0;
-        padding: 6px 10px 8px;
-        min-width: 0;
-      }
-      legend {
-        font-weight: 600;
-        font-size: 0.85rem;
-        padding: 0 4px;
-      }
-      .field {
-        display: grid;
-        grid-template-columns: minmax(8.5em, auto) minmax(0, 1fr);
-        gap: 2px 8px;
-        align-items: center;
-        margin: 6px 0;
-        font-size: 0.85rem;
-      }
-      .field .help,
-      .field .note {
-        grid-column: 1 / -1;
-        font-size: 0.76rem;
-        color: var(--tp-muted);
-        margin: 0;
-      }
-      .field .note {
-        color: var(--tp-warn);
-      }
-      .field.off label {
-        color: var(--tp-muted);
-      }
-      .field input[type='number'],
-      .field select {
-        width: 100%;
-        min-width: 0;
-        box-sizing: border-box;
-      }
-      .field input[type='checkbox'] {
-        justify-self: start;
-      }
-      .field .nullable {
-        display: flex;
-        gap: 6px;
-        align-items: center;
-      }
-      .actions,
-      .buttons {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 8px;
-        align-items: center;
-        font-size: 0.86rem;
-      }
-      .actions .grow {
-        flex: 1;
-      }
-      button.primary {
-        background: var(--tp-accent);
-        border-color: var(--tp-accent);
-        color: var(--tp-bg);
-        font-weight: 600;
-      }
-      button:disabled {
-        opacity: 0.5;
-        cursor: default;
-      }
-      .experiments {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 8px;
-        align-items: center;
-        font-size: 0.86rem;
-      }
-      .experiments p {
-        margin: 0;
-        flex-basis: 100%;
-        color: var(--tp-muted);
-        font-size: 0.8rem;
-      }
-      .from {
-        font-size: 0.82rem;
-        color: var(--tp-accent);
-        margin: 4px 0 0;
-      }
-      .plots {
-        display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(380px, 1fr));
-        gap: 10px;
-      }
-      .table {
-        overflow-x: auto;
-      }
-      table {
-        border-collapse: collapse;
-        width: 100%;
-        font-size: 0.8rem;
-      }
-      th,
-      td {
-        border-bottom: 1px solid var(--tp-line);
-        padding: 4px 6px;
-        text-align: left;
-        vertical-align: middle;
-        white-space: nowrap;
-      }
-      td.num,
-      th.num {
-        text-align: right;
-        font-variant-numeric: tabular-nums;
-      }
-      td.label {
-        white-space: normal;
-        min-width: 10em;
-      }
-      tr.hidden td {
-        color: var(--tp-muted);
-      }
-      tr.selected {
-        background: var(--tp-accent-soft);
-      }
-      td .row-actions {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 4px;
-      }
-      td button {
-        padding: 1px 6px;
-        font-size: 0.76rem;
-      }
-      .swatch {
-        display: inline-block;
-        width: 12px;
-        height: 12px;
-        border-radius: 3px;
-        vertical-align: middle;
-      }
-      .status-failed {
-        color: var(--tp-error);
-      }
-      .alert {
-        border: 2px solid var(--tp-error);
-        border-radius: 8px;
-        padding: 6px 10px;
-        font-size: 0.85rem;
-      }
-      .said {
-        font-size: 0.85rem;
-        color: var(--tp-muted);
-        min-height: 1.2em;
-      }
-      .used dl {
-        display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
-        gap: 2px 14px;
-        margin: 6px 0 0;
-        font-size: 0.8rem;
-      }
-      .used dl div {
-        display: flex;
-        gap: 6px;
-      }
-      .used dt {
-        color: var(--tp-muted);
-      }
-      .used dd {
-        margin: 0;
-      }
-      .dropzone {
-        border: 1px dashed var(--tp-line);
-        border-radius: 8px;
-        padding: 6px 10px;
-        color: var(--tp-muted);
-        font-size: 0.82rem;
-      }
-      input[type='file'] {
-        font-size: 0.8rem;
-      }
-    `,
-  ];
+  static styles = [panel, labStyles];
 
   // ---------------------------------------------------------------- wiring
 
@@ -742,13 +400,6 @@ export class TpLab extends LocalizedElement {
 
   // ---------------------------------------------------------------- the form
 
-  private note(key: FieldKey): string {
-    const d = this.defaults;
-    if (!d) return '';
-    const base = key.startsWith('lr.') ? 'lr' : key;
-    return notForTask(d.not_for_task[key] ?? d.not_for_task[base] ?? '');
-  }
-
   private edit(key: FieldKey, v: Value) {
     if (!this.form) return;
     if (key === 'task' && typeof v === 'string') {
@@ -760,280 +411,31 @@ export class TpLab extends LocalizedElement {
     this.requestUpdate();
   }
 
-  private control(f: FieldDef, off: boolean) {
-    const v = getField(this.form!, f.key);
-    const id = `f-${f.key.replace('.', '-')}`;
-    const c = f.control;
-    if (c.kind === 'select') {
-      return html`<select
-        id=${id}
-        name=${f.key}
-        ?disabled=${off}
-        @change=${(e: Event) => {
-          const s = (e.target as HTMLSelectElement).value;
-          this.edit(f.key, s === '' ? null : s);
-        }}
-      >
-        ${c.options.map(([k, t]) => html`<option value=${k} ?selected=${(v ?? '') === k}>${t}</option>`)}
-      </select>`;
-    }
-    if (c.kind === 'bool') {
-      return html`<input id=${id} name=${f.key} type="checkbox" ?disabled=${off} .checked=${v === true} @change=${(e: Event) => this.edit(f.key, (e.target as HTMLInputElement).checked)} />`;
-    }
-    const number = html`<input
-      id=${id}
-      name=${f.key}
-      type="number"
-      min=${c.min}
-      max=${c.max}
-      step=${c.step}
-      required
-      ?disabled=${off || (c.nullable !== undefined && v === null)}
-      .value=${v === null ? '' : String(v)}
-      @change=${(e: Event) => {
-        const input = e.target as HTMLInputElement;
-        const x = Number(input.value);
-        const ok = input.value !== '' && Number.isFinite(x) && x >= c.min && x <= c.max && (!c.integer || Number.isInteger(x));
-        input.setCustomValidity(ok ? '' : c.integer ? msg(str`${f.label}: a whole number from ${c.min} to ${c.max}`) : msg(str`${f.label}: a number from ${c.min} to ${c.max}`));
-        if (ok) this.edit(f.key, x);
-      }}
-    />`;
-    if (c.nullable === undefined) return number;
-    return html`<span class="nullable"
-      >${number}<label
-        ><input
-          type="checkbox"
-          ?disabled=${off}
-          .checked=${v === null}
-          @change=${(e: Event) => this.edit(f.key, (e.target as HTMLInputElement).checked ? null : c.min === 1 ? 8 : c.min)}
-        />${c.nullable()}</label
-      ></span
-    >`;
-  }
-
-  private field(f: FieldDef) {
-    if (!this.form || !fieldShown(this.form, f.key)) return nothing;
-    const note = this.note(f.key);
-    const id = `f-${f.key.replace('.', '-')}`;
-    return html`<div class="field ${note ? 'off' : ''}" data-field=${f.key}>
-      <label for=${id}>${f.label}</label>
-      ${this.control(f, note !== '' && f.key !== 'task')}
-      <p class="help" id=${`${id}-help`}>${f.help}</p>
-      ${note ? html`<p class="note" data-note=${f.key}>${msg('Not for this task:')} ${note}</p>` : nothing}
-    </div>`;
-  }
-
-  private settingsForm() {
-    if (!this.form) return html`<p class="muted small">${msg("Reading the task's defaults…")}</p>`;
-    const from = this.from ? this.runs.find((r) => r.id === this.from) : undefined;
-    return html`<form class="settings" @submit=${(e: Event) => e.preventDefault()} novalidate>
-      ${this.defaults ? html`<p class="intro">${taskDescription(this.defaults.settings.task, this.defaults.description)}</p>` : nothing}
-      <div class="groups">
-        ${GROUPS.map(
-          ([g, title]) => html`<fieldset data-group=${g}>
-            <legend>${title}</legend>
-            ${FIELDS.filter((f) => f.group === g).map((f) => this.field(f))}
-          </fieldset>`,
-        )}
-      </div>
-      ${this.linkNotes.length
-        ? html`<div class="alert" role="status" data-link-notes>
-            ${msg('Some settings of the link were not used:')}
-            <ul>
-              ${this.linkNotes.map((n) => html`<li>${n}</li>`)}
-            </ul>
-          </div>`
-        : nothing}
-      ${from ? html`<p class="from" data-from=${from.id}>${msg(str`These are the settings of ${from.name}: change one and press Train to compare.`)}</p>` : nothing}
-    </form>`;
-  }
-
-  // ---------------------------------------------------------------- plots
-
-  private lines(runs: readonly RunRecord[], labels: string[], colors: string[]) {
-    const bg = this.dark ? '#1d2026' : '#ffffff';
-    const loss: Line[] = [];
-    const metric: Line[] = [];
-    const lr: Line[] = [];
-    const grad: Line[] = [];
-    const resid: Line[] = [];
-    const layerGrad: Line[] = [];
-    let metricName = '';
-    runs.forEach((r, i) => {
-      const log = r.log;
-      const n = log.length;
-      const step = (k: number) => log.step(k);
-      const c = colors[i];
-      const label = labels[i];
-      loss.push({ label: `${label} · training`, color: c, points: series(n, step, (k) => log.loss(k)) });
-      const evals = log.evalRows();
-      const ev = (k: number) => log.evalAt(evals[k])!;
-      const evStep = (k: number) => log.step(evals[k]);
-      loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: series(evals.length, evStep, (k) => ev(k).loss) });
-      metric.push({ label, color: c, points: series(evals.length, evStep, (k) => 100 * ev(k).metric) });
-      if (evals.length) metricName = ev(evals.length - 1).metric_name;
-      lr.push({ label: `${label} · used`, color: c, points: series(n, step, (k) => log.lr(k)) });
-      const s = r.settings as unknown as Settings;
-      const sched = s.lr as { kind: string; factor?: number; warmup?: number; value?: number } | undefined;
-      const steps = Number(s.steps ?? 0);
-      if (sched && steps > 0) {
-        const n = Math.min(steps, 240);
-        const xs = Array.from({ length: n }, (_, k) => (n === 1 ? 1 : 1 + Math.round((k * (steps - 1)) / (n - 1))));
-        const plan = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
-        lr.push({ label: `${label} · planned`, color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
-      }
-      if (n) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[log.step(n - 1), log.lr(n - 1)]] });
-      grad.push({ label, color: c, points: series(n, step, (k) => log.gradNorm(k)) });
-      const at = n ? log.layersAt(n - 1) : { residual: 0, grad: 0 };
-      const layers = at.residual;
-      for (let l = 0; l < layers; l++) {
-        const lc = layers === 1 ? c : shade(c, bg, 0.65 * (1 - l / (layers - 1)));
-        resid.push({ label: `${label} L${l + 1}`, color: lc, points: series(n, step, (k) => log.residual(k, l)) });
-      }
-      const gl = at.grad;
-      for (let l = 0; l < gl; l++) {
-        const lc = gl === 1 ? c : shade(c, bg, 0.65 * (1 - l / (gl - 1)));
-        layerGrad.push({ label: `${label} L${l + 1}`, color: lc, points: series(n, step, (k) => log.layerGrad(k, l)) });
-      }
-    });
-    return { loss, metric, lr, grad, resid, layerGrad, metricName };
-  }
-
-  private plots(runs: readonly RunRecord[], labels: string[], colors: string[]) {
-    const l = this.lines(runs, labels, colors);
-    // A picture's caption: the runs by name and difference, and the settings they share.
-    const all = runs.map((r) => r.settings as unknown as LabelledSettings);
-    const differ = new Set(differingFields(all));
-    const shared = all.length ? LABEL_FIELDS.filter((f) => !differ.has(f.key)).map((f) => f.words(all[0])).filter((w) => w !== undefined) : [];
-    const caption = {
-      model: runs.length ? `lab runs ${runs.map((r, i) => `${r.name} (${labels[i]})`).join(', ')}` : 'no runs',
-      settings: shared.join(', '),
-    };
-    const t = `${this.theme}:${this.themeKey}`;
-    const metric = METRIC_WORDS[l.metricName] ?? (l.metricName || msg('metric'));
-    const empty = msg('Train a run to see its curves here.');
-    // Runs with steps but no per-layer curves took them on WebGPU, whose step reports the loss, the rate and the global norm only.
-    const perLayerEmpty = runs.some((r) => r.log.length) ? msg('The per-layer norms are measured on the CPU: steps taken on WebGPU have none.') : empty;
-    return html`<div class="plots">
-      <tp-lab-plot data-plot="loss" heading=${msg('Loss: training (solid) and held-out (dashed)')} .yLabel=${msg('cross-entropy, nats')} .lines=${l.loss} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="metric" heading=${msg(str`Held-out ${metric}`)} .yLabel=${msg('percent')} .lines=${l.metric} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="lr" heading=${msg('Learning rate: used (solid), planned (dotted), now (dot)')} .yLabel=${msg('learning rate')} .lines=${l.lr} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="grad" heading=${msg('Gradient norm before clipping (log scale)')} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.grad} .themeKey=${t} .caption=${caption} .empty=${empty}></tp-lab-plot>
-      <tp-lab-plot data-plot="residual" heading=${msg('Residual stream after each layer (lighter: earlier layer)')} .yLabel=${msg('mean ‖x‖₂ per token')} .lines=${l.resid} .themeKey=${t} .caption=${caption} .empty=${perLayerEmpty}></tp-lab-plot>
-      <tp-lab-plot data-plot="layer-grad" heading=${msg("Gradient of each layer's weights (log scale; lighter: earlier layer)")} .yLabel=${'‖g‖₂'} .yLog=${true} .lines=${l.layerGrad} .themeKey=${t} .caption=${caption} .empty=${perLayerEmpty}></tp-lab-plot>
-    </div>`;
-  }
-
   // ---------------------------------------------------------------- the runs
 
-  private table(runs: readonly RunRecord[], labelOf: Map<string, string>, colorOf: Map<string, string>) {
-    if (!runs.length) return html`<p class="muted small">${msg('No runs yet: press Train, or pick an experiment.')}</p>`;
-    return html`<div class="table">
-      <table>
-        <caption class="visually-hidden">
-          ${msg('The runs, with their final numbers')}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">${msg('act on')}</th>
-            <th scope="col">${msg('run')}</th>
-            <th scope="col">${msg('differs by')}</th>
-            <th scope="col">${msg('status')}</th>
-            <th scope="col" class="num">${msg('step')}</th>
-            <th scope="col" class="num">${msg('training loss')}</th>
-            <th scope="col" class="num">${msg('held-out loss')}</th>
-            <th scope="col" class="num">${msg('held-out metric')}</th>
-            <th scope="col" class="num">${msg('time')}</th>
-            <th scope="col" class="num">${msg('steps/s')}</th>
-            <th scope="col">${msg('runs on')}</th>
-            <th scope="col">${msg('actions')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${runs.map((r) => {
-            const last = r.log.length ? r.log.at(r.log.length - 1) : undefined;
-            const ev = r.log.lastEval();
-            const label = labelOf.get(r.id) ?? '';
-            return html`<tr class="${r.hidden ? 'hidden' : ''} ${r.id === this.selected ? 'selected' : ''}" data-run=${r.id} data-status=${r.status} data-busy=${this.busy.get(r.id) ?? ''}>
-              <td>
-                <input
-                  type="radio"
-                  name="act-on"
-                  .checked=${r.id === this.selected}
-                  aria-label=${`the buttons act on ${r.name}`}
-                  @change=${() => {
-                    this.selected = r.id;
-                    this.requestUpdate();
-                  }}
-                />
-              </td>
-              <td>
-                <span class="swatch" data-color=${colorOf.get(r.id) ?? ''}></span>
-                ${this.renaming === r.id
-                  ? html`<input
-                      type="text"
-                      aria-label=${`new name for ${r.name}`}
-                      .value=${r.name}
-                      @keydown=${(e: KeyboardEvent) => {
-                        if (e.key === 'Enter') void this.rename(r, e.target as HTMLInputElement);
-                        if (e.key === 'Escape') {
-                          this.renaming = null;
-                          this.requestUpdate();
-                        }
-                      }}
-                      @blur=${(e: Event) => void this.rename(r, e.target as HTMLInputElement)}
-                    />`
-                  : html`<span data-name>${r.name}</span>`}
-              </td>
-              <td class="label" data-label>${r.hidden ? '(hidden)' : label}</td>
-              <td class=${`status-${r.status}`} title=${r.error ?? ''}>${this.busy.has(r.id) ? BUSY_WORDS[this.busy.get(r.id)!] : (STATUS_WORDS[r.status] ?? r.status)}${r.status === 'failed' && r.error ? `: ${r.error}` : ''}</td>
-              <td class="num">${last ? Number(last.step) : 0} / ${Number((r.settings as unknown as Settings).steps ?? 0)}</td>
-              <td class="num">${n4(last?.loss)}</td>
-              <td class="num">${n4(ev?.loss)}</td>
-              <td class="num">${ev ? `${(100 * ev.metric).toFixed(1)} % ${METRIC_WORDS[ev.metric_name] ?? ev.metric_name}` : '–'}</td>
-              <td class="num">${seconds(r.elapsed_ms)}</td>
-              <td class="num">${r.steps_per_s ? r.steps_per_s.toFixed(1) : '–'}</td>
-              <td data-backend=${r.backend?.kind ?? ''} title=${backendDetail(r.backend)}>${backendText(r.backend)}</td>
-              <td>
-                <div class="row-actions">
-                  <button @click=${() => void this.host!.hideRun(r.id, !r.hidden)} aria-pressed=${r.hidden ? 'true' : 'false'}>${r.hidden ? msg('show') : msg('hide')}</button>
-                  <button
-                    @click=${() => {
-                      this.renaming = r.id;
-                      this.requestUpdate();
-                      this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>(`tr[data-run="${r.id}"] input[type="text"]`)?.focus());
-                    }}
-                  >
-                    ${msg('rename')}
-                  </button>
-                  <button @click=${() => void this.host!.deleteRun(r.id)} aria-label=${msg(str`delete ${r.name}`)}>${msg('delete')}</button>
-                  <button @click=${() => this.againWith(r)} data-again>${msg('train again with one change')}</button>
-                  <button @click=${() => void this.use(r, label)} data-use ?disabled=${r.log.length === 0}>${msg('use this run')}</button>
-                  <button @click=${() => void this.exportRun(r)} ?disabled=${r.log.length === 0}>.safetensors</button>
-                  <button @click=${() => this.exportCsv(r)} ?disabled=${r.log.length === 0}>CSV</button>
-                </div>
-              </td>
-            </tr>`;
-          })}
-        </tbody>
-      </table>
-    </div>`;
-  }
-
-  private usedBox() {
-    const u = this.used;
-    if (!u) return nothing;
-    const s = u.settings;
-    return html`<section class="used" data-used aria-label=${msg('the model the page uses')}>
-      <strong>${msg(str`The page's model is ${u.what}`)}</strong>
-      <span class="muted small">— ${archName(u.info.arch)}, d_model ${u.info.d_model}, ${msg(str`${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${u.info.params.toLocaleString('en-US')} parameters`)}</span>
-      ${s
-        ? html`<dl>
-            ${FIELDS.filter((f) => fieldShown(s, f.key)).map((f) => html`<div><dt>${f.label}</dt><dd>${valueText(f, getField(s, f.key))}</dd></div>`)}
-          </dl>`
-        : nothing}
-    </section>`;
-  }
+  /** What the table's buttons do. */
+  private tableActions: RunTableActions = {
+    select: (id) => {
+      this.selected = id;
+      this.requestUpdate();
+    },
+    startRename: (r) => {
+      this.renaming = r.id;
+      this.requestUpdate();
+      this.updateComplete.then(() => this.renderRoot.querySelector<HTMLInputElement>(`tr[data-run="${r.id}"] input[type="text"]`)?.focus());
+    },
+    rename: (r, input) => void this.rename(r, input),
+    cancelRename: () => {
+      this.renaming = null;
+      this.requestUpdate();
+    },
+    hide: (r, hidden) => void this.host!.hideRun(r.id, hidden),
+    remove: (r) => void this.host!.deleteRun(r.id),
+    again: (r) => this.againWith(r),
+    use: (r, label) => void this.use(r, label),
+    exportRun: (r) => void this.exportRun(r),
+    exportCsv: (r) => this.exportCsv(r),
+  };
 
   // ---------------------------------------------------------------- render
 
@@ -1069,7 +471,13 @@ export class TpLab extends LocalizedElement {
         <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host}>${msg(str`Train these ${p.runs.length} runs`)}</button>
         <p>${p.about}</p>
       </div>
-      ${this.settingsForm()}
+      ${settingsForm({
+        form: this.form,
+        defaults: this.defaults,
+        from: this.from ? this.runs.find((r) => r.id === this.from) : undefined,
+        linkNotes: this.linkNotes,
+        edit: (key, v) => this.edit(key, v),
+      })}
       <div class="actions" role="group" aria-label=${msg('training controls')}>
         <button class="primary" data-action="train" @click=${() => this.trainForm()} ?disabled=${!this.form}>${msg('Train')}</button>
         <button data-action="pause" @click=${() => this.act('pause')} ?disabled=${!live || status !== 'running'}>${msg('Pause')}</button>
@@ -1089,9 +497,9 @@ export class TpLab extends LocalizedElement {
       </div>
       ${this.error ? html`<div class="alert" role="alert" data-error>${this.error}</div>` : nothing}
       <div class="said" role="status">${this.said}</div>
-      ${this.usedBox()}
-      ${this.plots(shown, labels, shown.map((r) => colorOf.get(r.id)!))}
-      ${this.table(all, labelOf, colorOf)}
+      ${usedBox(this.used)}
+      ${runPlots(shown, labels, shown.map((r) => colorOf.get(r.id)!), this.theme, this.themeKey)}
+      ${runTable(all, labelOf, colorOf, { selected: this.selected, renaming: this.renaming, busy: this.busy }, this.tableActions)}
     </section>`;
   }
 

@@ -4,211 +4,46 @@
 // run the forward pass again, or only redraw — as each setting declares in that table.
 // The element <transformer-playground> reads this store and draws it; a test or a lesson
 // page can drive the same store without a page.
+//
+// This file holds what changes the state: the lifecycle (start, an engine that died),
+// the settings' changes and the engine requests they make. What the state is and what the
+// views derive from it is ./store-data.ts; how a link is read against the defaults,
+// ./settings.ts; what the store needs from its host, ./host.ts.
 
 import { msg, str } from '@lit/localize';
 import type { EngineClient } from '../engine/client';
-import type {
-  Api,
-  AttnSite,
-  AttnTrace,
-  BackendInfo,
-  CostReport,
-  ForwardRequest,
-  ForwardResult,
-  GenerateStartRequest,
-  HeadRef,
-  ManifestEntry,
-  LayerPlan,
-  ModelInfo,
-  ModelInput,
-  Op,
-  Progress,
-  Sampling,
-  Schedule,
-  Switches,
-  SequenceInput,
-  Tokenized,
-  TrainMode,
-} from '../engine/protocol';
-import { DEFAULTS, effectsOf, formatHash, formatMask, parseHash, quote, SETTING_NAMES, toggleAblation, type Effect, type Parsed, type Lang, type PlaygroundState, type Theme } from './url';
+import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
+import { DEFAULTS, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
+import type { StoreHost } from './host';
+import { describeSwitchChange, SettingsReader, validManifest } from './settings';
+import { StoreData } from './store-data';
 
-/**
- * What a view needs from the engine beyond the forward pass and its traces (which every
- * view gets); the store asks only for what a shown view needs.
- */
-export type Need =
-  /** q, k and v of every head on each attention trace (the q·k inspector) */
-  | 'qkv'
-  /** parameters and FLOPs per component (`cost`) */
-  | 'cost'
-  /** the Noam learning-rate curve (`noam`) */
-  | 'schedule';
+export type { Need, StoreHost } from './host';
+export { EMPTY, sameValue } from './same-value';
+export { describeSwitchChange } from './settings';
 
-/** What the store needs from its surroundings (the element gives the page's). */
-export interface StoreHost {
-  /** A fresh engine (in the page: a Web Worker running the wasm core). */
-  engine(): EngineClient;
-  /** Where manifest.json and the checkpoints are. */
-  modelsBase: URL;
-  /** The file to start with (an entry of the manifest; '' for the first). */
-  model: string;
-  /** Settings in the URL-hash format, applied before the hash. */
-  preset: string;
-  /** The view names shown when the settings name none ('' for every view). */
-  views: string;
-  /** Defaults the page sets before any preset or link (the reader's theme, reduced motion). */
-  defaults: Partial<PlaygroundState>;
-  /** The URL hash, or null to leave it alone (several widgets on one page). */
-  hash: { read(): string; write(hash: string): void } | null;
-  /** Every view name there is (the registry's). */
-  viewNames: readonly string[];
-  /** What each view needs, by name. */
-  needsOf(view: string): readonly Need[];
-  /** Something drawn changed. */
-  changed(): void;
-  /**
-   * Settings a link implies beyond its own keys (a lesson's preset for `lesson=<id>`),
-   * applied as defaults under the link's; '' for none.
-   */
-  implied?(hash: string): string;
-  /** The names a classroom link may hide (`hide=`). */
-  hideable?: readonly string[];
-}
-
-/** The parts of a model's manifest entry the page checks before using it. */
-function validManifest(x: unknown): ManifestEntry[] {
-  if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');
-  return x.filter(
-    (m): m is ManifestEntry =>
-      m && typeof m.file === 'string' && /^[A-Za-z0-9_.-]+\.safetensors$/.test(m.file) && typeof m.title === 'string',
-  );
-}
-
-/** The run-time switch that changed between two settings, in words; '' when none did. */
-export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
-  const onOff = (v: boolean) => (v ? msg('on') : msg('off'));
-  const parts: string[] = [];
-  const ca = a.causal ?? causalDefault;
-  const cb = b.causal ?? causalDefault;
-  if (ca !== cb) parts.push(msg(str`causal mask ${onOff(ca)} → ${onOff(cb)}`));
-  if (formatMask(a.mask) !== formatMask(b.mask)) parts.push(msg(str`mask ${formatMask(a.mask)} → ${formatMask(b.mask)}`));
-  if (a.pad !== b.pad) parts.push(msg(str`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`));
-  if (a.scale !== b.scale) parts.push(msg(str`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`));
-  if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
-    parts.push(msg(str`${a.ablate.length} → ${b.ablate.length} heads switched off`));
-  }
-  if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
-  if (a.mode !== b.mode) parts.push(msg(str`${a.mode} mode → ${b.mode} mode`));
-  if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(msg(str`dropout ${a.drop ?? msg("the model's")} → ${b.drop ?? msg("the model's")}`));
-  return parts.join(msg(', '));
-}
-
-/** Structural equality of plain values: primitives, arrays and plain objects of them. */
-/** One empty list for every "nothing yet" (a fresh `[]` would read as a change to a view). */
-export const EMPTY: never[] = Object.freeze([]) as unknown as never[];
-
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!(k in b) || !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
-}
-
-export class PlaygroundStore {
-  /** The settings (mirrored in the URL hash). */
-  st: PlaygroundState = { ...DEFAULTS };
-  manifest: ManifestEntry[] = [];
-  info: ModelInfo | null = null;
-  /** The loaded model's layer plan, from the core: what the architecture diagram draws. */
-  plan: LayerPlan | null = null;
-  backendInfo: BackendInfo | null = null;
-  /** Settings of the link that were not used, one sentence each. */
-  notes: string[] = [];
-  error = '';
-  /** The input rows after the tokenizer: the text first, then the batch lines. */
-  tokenized: Tokenized[] = [];
-  /** The latest forward pass with its traces. */
-  lastForward: ForwardResult | null = null;
-  /** The input as the core reads it (`modelInput`), for the text as tokenized now. */
-  private input: ModelInput | null = null;
-  /** The input of the last forward pass drawn (with the tokens generated by then). */
-  private lastInput: ModelInput | null = null;
-  /** The forward pass before the last switch changed, and what changed. */
-  previous: ForwardResult | null = null;
-  beforeLabel = '';
-  /** The cost panel's numbers for `heads` heads. */
-  costReport: CostReport | null = null;
-  /** The Noam schedule for this model's d_model and `warmup`. */
-  schedule: Schedule | null = null;
-  /** The focused heatmap cell: query i, key j. */
-  cell = { i: 0, j: 0 };
-  /** Which sequence of the batch the views show. */
-  row = 0;
-  /** Milliseconds from start to the first drawn forward pass. */
-  readyMs: number | null = null;
-  /** performance.now() when the first forward pass was ready. */
-  readyAt: number | null = null;
+export class PlaygroundStore extends StoreData {
   /** The generation loop and what it has produced. */
   readonly gen: GenerationRunner;
-  /** The slow step under way (engine start, a download), with when it began; null when none. */
-  progress: (Progress & { since: number }) | null = null;
-  /** The label of a model that is not a shipped one (a run's weights, an imported file); '' for a shipped model. */
-  customModel = '';
-  /** Times the engine died and was restarted. */
-  engineRestarts = 0;
-  /** What the page says about the last restart ('' when there was none). */
-  engineNote = '';
 
-  /**
-   * Train mode: how many times the forward pass was run again ("run again"); each run
-   * draws its dropout masks from seed + draw, so repeats differ in train mode and are
-   * identical in eval mode.
-   */
-  draw = 0;
 
   /** Heads the cost panel counts with (null: the model's own). */
   private heads: number | null = null;
   private warmup = 4000;
   private client: EngineClient | null = null;
-  private defaults: PlaygroundState = { ...DEFAULTS };
-  /** The defaults before any implied settings (a lesson's preset), and those settings. */
-  private base: PlaygroundState = { ...DEFAULTS };
-  private impliedNow = '';
-  /** What the page said when a locked setting was asked to change ('' when nothing was refused). */
-  lockNote = '';
+  /** The defaults that links and presets are read against. */
+  private readonly settings: SettingsReader;
   private fwdVersion = 0;
   private textTimer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
   private crashTimes: number[] = [];
   private t0 = 0;
 
-  /** Values handed to the views, by name (see `keep`). */
-  private kept = new Map<string, unknown>();
-
-  /**
-   * `next`, or the value kept under `key` when that one holds the same numbers: a view
-   * handed a value derived afresh on every change (the switches, the input row, its
-   * tokens) gets the very object it already has while its numbers stay the same, so it
-   * does not draw again (or ask the engine again) for a change that is not its own.
-   */
-  keep<T>(key: string, next: T): T {
-    const prev = this.kept.get(key);
-    if (this.kept.has(key) && sameValue(prev, next)) return prev as T;
-    this.kept.set(key, next);
-    return next;
-  }
-
-  constructor(private host: StoreHost) {
+  constructor(host: StoreHost) {
+    super(host);
+    this.settings = new SettingsReader(host, () => this.manifest);
     this.gen = new GenerationRunner({
       engine: () => this.engine,
       request: () => this.generationRequest(),
@@ -230,24 +65,25 @@ export class PlaygroundStore {
     this.manifest = validManifest(await resp.json());
     if (!this.manifest.length) throw new Error(msg('the model list is empty'));
     const first = this.manifest.find((m) => m.file === this.host.model) ?? this.manifest[0];
-    this.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
+    const settings = this.settings;
+    settings.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
     const notes: string[] = [];
     if (this.host.views.trim()) {
-      const p = this.parseSettings(`views=${encodeURIComponent(this.host.views.replace(/\s+/g, ''))}`, this.defaults);
-      this.defaults = p.state;
+      const p = settings.parse(`views=${encodeURIComponent(this.host.views.replace(/\s+/g, ''))}`, settings.defaults);
+      settings.defaults = p.state;
       notes.push(...p.notes);
     }
     if (this.host.preset) {
-      const p = this.parseSettings(this.host.preset, this.defaults);
-      this.defaults = p.state;
+      const p = settings.parse(this.host.preset, settings.defaults);
+      settings.defaults = p.state;
       notes.push(...p.notes);
     }
-    this.base = this.defaults;
-    const implied = this.implyFrom(this.host.hash ? this.host.hash.read() : '');
+    settings.base = settings.defaults;
+    const implied = settings.implyFrom(this.host.hash ? this.host.hash.read() : '');
     notes.push(...implied);
-    const parsed = this.host.hash ? this.parseSettings(this.host.hash.read(), this.defaults) : { state: this.defaults, notes: [] };
+    const parsed = this.host.hash ? settings.parse(this.host.hash.read(), settings.defaults) : { state: settings.defaults, notes: [] };
     notes.push(...parsed.notes);
-    this.st = this.checkModel(parsed.state, notes);
+    this.st = settings.checkModel(parsed.state, notes);
     this.notes = notes;
     this.host.changed();
     await this.loadModel(this.st.model, false);
@@ -392,96 +228,11 @@ export class PlaygroundStore {
     return this.client;
   }
 
-  // ---------------------------------------------------------------- views
-
-  /** The names of the views shown (every view when the settings name none). */
-  get shownViews(): string[] {
-    return this.st.views.length ? this.st.views : [...this.host.viewNames];
-  }
-
-  /** Is this view shown? */
-  shows(view: string): boolean {
-    return this.shownViews.includes(view);
-  }
-
-  /** Does a shown view need this from the engine? */
-  needs(need: Need): boolean {
-    return this.shownViews.some((v) => this.host.needsOf(v).includes(need));
-  }
-
   // ---------------------------------------------------------------- settings
-
-  /** The defaults for a state that runs `model`: that model's own default prompt. */
-  private defaultsFor(model: string): PlaygroundState {
-    const entry = this.manifest.find((m) => m.file === model);
-    return { ...this.defaults, text: entry ? entry.default_prompt : this.defaults.text };
-  }
-
-  /** Parse settings; a link that names a model but no text gets that model's prompt. */
-  private parseSettings(text: string, base: PlaygroundState): Parsed {
-    const first = this.checkViews(parseHash(text, base), base);
-    const entry = this.manifest.find((m) => m.file === first.state.model);
-    if (!entry || entry.file === base.model) return first;
-    return this.checkViews(parseHash(text, { ...base, text: entry.default_prompt }), base);
-  }
-
-  /**
-   * The settings this link implies (a lesson's preset) become the defaults under it; a link
-   * that implies other settings than before (another lesson, or none) starts from them.
-   * Returns the notes about the implied settings.
-   */
-  private implyFrom(hash: string): string[] {
-    const implied = this.host.implied?.(hash) ?? '';
-    if (implied === this.impliedNow) return [];
-    this.impliedNow = implied;
-    if (!implied) {
-      this.defaults = this.base;
-      return [];
-    }
-    const p = this.parseSettings(implied, this.base);
-    this.defaults = p.state;
-    return p.notes;
-  }
-
-  /** Classroom names must be known ones (settings for `lock`, controls for `hide`); the others are dropped with a note. */
-  private checkClassroom(p: Parsed): Parsed {
-    const notes = [...p.notes];
-    const known = { lock: SETTING_NAMES, hide: this.host.hideable ?? [] };
-    const state = { ...p.state };
-    for (const key of ['lock', 'hide'] as const) {
-      const bad = state[key].filter((n) => !known[key].includes(n));
-      if (!bad.length) continue;
-      state[key] = state[key].filter((n) => known[key].includes(n));
-      const names = bad.map(quote).join(', ');
-      notes.push(
-        key === 'lock'
-          ? msg(str`Ignored lock ${names}: not a setting of the page.`, { id: 'teacher.bad-lock' })
-          : msg(str`Ignored hide ${names}: not a control of the page.`, { id: 'teacher.bad-hide' }),
-      );
-    }
-    return { state, notes };
-  }
-
-  /** View names must be registered ones; the others are dropped with a note. */
-  private checkViews(p: Parsed, base: PlaygroundState): Parsed {
-    if (p.state.lock.length || p.state.hide.length) p = this.checkClassroom(p);
-    const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
-    if (!unknown.length) return p;
-    const views = p.state.views.filter((v) => this.host.viewNames.includes(v));
-    const note = msg(str`Ignored views ${unknown.map(quote).join(', ')}: known views are ${this.host.viewNames.join(', ')}.`);
-    return { state: { ...p.state, views: views.length ? views : base.views }, notes: [...p.notes, note] };
-  }
-
-  /** A model named by a link must be one of the shipped ones. */
-  private checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
-    if (this.manifest.some((m) => m.file === s.model)) return s;
-    notes.push(msg(str`Ignored model=${quote(s.model)}: not one of the shipped models.`));
-    return { ...s, model: this.defaults.model };
-  }
 
   /** The settings as a URL hash (without `#`), only what differs from the defaults. */
   get hash(): string {
-    return formatHash(this.st, this.defaultsFor(this.st.model));
+    return formatHash(this.st, this.settings.defaultsFor(this.st.model));
   }
 
   private writeHash() {
@@ -492,10 +243,10 @@ export class PlaygroundStore {
   async applyHash(hash: string): Promise<void> {
     const want = `#${this.hash}`;
     if (hash === want || (hash === '' && want === '#')) return;
-    const implied = this.implyFrom(hash);
-    const p = this.parseSettings(hash, this.defaults);
+    const implied = this.settings.implyFrom(hash);
+    const p = this.settings.parse(hash, this.settings.defaults);
     const notes = [...implied, ...p.notes];
-    const next = this.checkModel(p.state, notes);
+    const next = this.settings.checkModel(p.state, notes);
     this.notes = notes;
     await this.apply(next);
   }
@@ -555,7 +306,7 @@ export class PlaygroundStore {
 
   /** The reader chose a colour theme: it holds here and stays out of links. */
   setTheme(t: Theme): void {
-    this.defaults = { ...this.defaults, theme: t };
+    this.settings.defaults = { ...this.settings.defaults, theme: t };
     this.st = { ...this.st, theme: t };
     this.writeHash();
     this.host.changed();
@@ -563,7 +314,7 @@ export class PlaygroundStore {
 
   /** The reader chose a language (null: the browser's): it holds here and stays out of links. */
   setLang(l: Lang | null): void {
-    this.defaults = { ...this.defaults, lang: l };
+    this.settings.defaults = { ...this.settings.defaults, lang: l };
     this.st = { ...this.st, lang: l };
     this.writeHash();
     this.host.changed();
@@ -758,14 +509,6 @@ export class PlaygroundStore {
     await this.refresh();
   }
 
-  /** The train mode of the inference views' passes (undefined: eval mode). */
-  trainMode(): TrainMode | undefined {
-    if (this.st.mode !== 'train') return undefined;
-    const t: TrainMode = { seed: this.st.seed + this.draw };
-    if (this.st.drop !== null) t.dropout = this.st.drop;
-    return this.keep('trainMode', t);
-  }
-
   /** One forward pass with traces of what is on screen now. */
   private async refresh() {
     const version = ++this.fwdVersion;
@@ -800,57 +543,6 @@ export class PlaygroundStore {
     }
   }
 
-  // ---------------------------------------------------------------- derived
-
-  /** The attention sublayers of the loaded model, the most telling first. */
-  sites(): AttnSite[] {
-    const a = this.info?.arch;
-    if (a === 'encoder_only') return ['encoder_self'];
-    if (a === 'decoder_only') return ['decoder_self'];
-    // Encoder-decoder: cross-attention first, where the alignment of the translation shows.
-    return ['cross', 'decoder_self', 'encoder_self'];
-  }
-
-  /** The sublayer the views show: the setting's, or the model's most telling one. */
-  get site(): AttnSite {
-    return this.st.site ?? this.sites()[0];
-  }
-
-  private clampSelection() {
-    const info = this.info;
-    if (!info) return;
-    const layersOf = (s: AttnSite) => (s === 'encoder_self' ? info.encoder_layers : info.decoder_layers);
-    const layer = Math.min(this.st.layer, Math.max(0, layersOf(this.site) - 1));
-    const head = Math.min(this.st.head, info.n_heads - 1);
-    const ablate = this.st.ablate.filter((h) => this.sites().includes(h.site) && h.head < info.n_heads && h.layer < layersOf(h.site));
-    if (layer !== this.st.layer || head !== this.st.head || ablate.length !== this.st.ablate.length) {
-      this.st = { ...this.st, layer, head, ablate };
-    }
-  }
-
-  canGenerate(): boolean {
-    return this.info !== null && this.info.arch !== 'encoder_only';
-  }
-
-  switches(): Switches {
-    // Absent, the causal mask follows the model's rule (`ModelInfo.causal_default`).
-    const sw: Switches = { padding_mask: this.st.pad, scale: this.st.scale, ablate: this.st.ablate };
-    if (this.st.causal !== null) sw.causal = this.st.causal;
-    if (this.st.mask) sw.mask = this.st.mask;
-    return this.keep('switches', sw);
-  }
-
-  sampling(): Sampling {
-    return this.keep('sampling', {
-      strategy: this.st.strategy,
-      temperature: this.st.temp,
-      top_k: this.st.topk,
-      top_p: this.st.topp,
-      beam_width: this.st.beam,
-      seed: this.st.seed,
-    });
-  }
-
   /** What a fresh generation starts from: the prompt (or source) as the model was trained. */
   private generationRequest(): GenerateStartRequest | null {
     const prompt = this.input?.prompt;
@@ -863,86 +555,6 @@ export class PlaygroundStore {
       max_new_tokens: this.st.max,
       use_cache: this.st.cache,
     };
-  }
-
-  /** The input as the model saw it (padded), without the tokens generated after it. */
-  inputRows(): number[][] {
-    const f = this.lastForward;
-    const input = this.lastInput;
-    if (!f || !input) return EMPTY;
-    if (input.input_is_source) return f.src_tokens;
-    const promptLen = input.prompt_len;
-    if (promptLen === null) return f.tokens;
-    return this.keep('inputRows', f.tokens.map((row, b) => (b === 0 ? row.slice(0, promptLen) : row)));
-  }
-
-  /** Row 0 of the input (see `inputRows`), the same object while its tokens stay the same. */
-  get inputRow(): number[] {
-    return this.keep('inputRow', this.inputRows()[0] ?? EMPTY);
-  }
-
-  /** The tokens of `ids` as text, kept under `key` (see `keep`). */
-  tokensAs(key: string, ids: number[]): string[] {
-    return this.keep(`tokens:${key}`, this.tokensOf(ids));
-  }
-
-  /**
-   * Row 0 of the input as one sequence, without the generated tokens: what the block views
-   * (ffn, no-leak, dropout) edit and probe. An encoder-decoder's is its source, read by a
-   * decoder holding only `<bos>`.
-   */
-  sequenceInput(): SequenceInput | null {
-    const seq = this.lastForward ? this.lastInput?.sequence : undefined;
-    if (!seq || !(seq.src ?? seq.tokens).length) return null;
-    return this.keep('sequenceInput', seq);
-  }
-
-  tokensOf(ids: number[]): string[] {
-    const v = this.info?.vocab ?? [];
-    return ids.map((id) => v[id] ?? `?${id}`);
-  }
-
-  /** The batch row the views show, kept inside the batch. */
-  get shownRow(): number {
-    return Math.min(this.row, Math.max(0, (this.lastForward?.tokens.length ?? 1) - 1));
-  }
-
-  /** Token ids of the shown row (target side). */
-  get rowIds(): number[] {
-    return this.lastForward?.tokens[this.shownRow] ?? EMPTY;
-  }
-
-  /** Source ids of the shown row (encoder-decoder). */
-  get srcIds(): number[] {
-    const f = this.lastForward;
-    return f?.src_tokens[this.shownRow] ?? f?.src_tokens[0] ?? EMPTY;
-  }
-
-  /** The tokens along the rows (queries) of the shown attention map. */
-  get queryTokens(): string[] {
-    return this.tokensAs('query', this.site === 'encoder_self' && this.info?.arch === 'encoder_decoder' ? this.srcIds : this.rowIds);
-  }
-
-  /** The tokens along the columns (keys) of the shown attention map. */
-  get keyTokens(): string[] {
-    return this.tokensAs('key', this.site === 'decoder_self' || this.info?.arch !== 'encoder_decoder' ? this.rowIds : this.srcIds);
-  }
-
-  /** The trace of the shown sublayer and layer. */
-  get trace(): AttnTrace | null {
-    return this.lastForward?.attention.find((a) => a.site === this.site && a.layer === this.st.layer) ?? null;
-  }
-
-  /** The prompt as the decoder reads it. */
-  get promptTokens(): string[] {
-    const input = this.input;
-    if (!input) return EMPTY;
-    return this.tokensAs('prompt', input.prompt ?? input.sequence.tokens);
-  }
-
-  /** The class names of the loaded model (a classifier's manifest entry). */
-  get classNames(): string[] {
-    return this.manifest.find((m) => m.file === this.st.model)?.classes ?? EMPTY;
   }
 
   get stats(): GenStats {

@@ -1,0 +1,206 @@
+// The lab's look: the form's groups and fields, the training controls, the plots' grid,
+// the runs' table, the summary of the model in use, and the drop zone for checkpoints.
+
+import { css } from 'lit';
+
+export const labStyles = css`
+  .lab {
+    display: grid;
+    gap: 12px;
+  }
+  .lab.drop {
+    outline: 3px dashed var(--tp-accent);
+    outline-offset: 4px;
+  }
+  h2 .sub {
+    font-weight: normal;
+  }
+  .intro {
+    margin: 0 0 8px;
+    font-size: 0.86rem;
+  }
+  .groups {
+    display: grid;
+    grid-template-columns: repeat(auto-fill, minmax(300px, 1fr));
+    gap: 10px;
+  }
+  fieldset {
+    border: 1px solid var(--tp-line);
+    border-radius: 8px;
+    margin: 0;
+    padding: 6px 10px 8px;
+    min-width: 0;
+  }
+  legend {
+    font-weight: 600;
+    font-size: 0.85rem;
+    padding: 0 4px;
+  }
+  .field {
+    display: grid;
+    grid-template-columns: minmax(8.5em, auto) minmax(0, 1fr);
+    gap: 2px 8px;
+    align-items: center;
+    margin: 6px 0;
+    font-size: 0.85rem;
+  }
+  .field .help,
+  .field .note {
+    grid-column: 1 / -1;
+    font-size: 0.76rem;
+    color: var(--tp-muted);
+    margin: 0;
+  }
+  .field .note {
+    color: var(--tp-warn);
+  }
+  .field.off label {
+    color: var(--tp-muted);
+  }
+  .field input[type='number'],
+  .field select {
+    width: 100%;
+    min-width: 0;
+    box-sizing: border-box;
+  }
+  .field input[type='checkbox'] {
+    justify-self: start;
+  }
+  .field .nullable {
+    display: flex;
+    gap: 6px;
+    align-items: center;
+  }
+  .actions,
+  .buttons {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 8px;
+    align-items: center;
+    font-size: 0.86rem;
+  }
+  .actions .grow {
+    flex: 1;
+  }
+  button.primary {
+    background: var(--tp-accent);
+    border-color: var(--tp-accent);
+    color: var(--tp-bg);
+    font-weight: 600;
+  }
+  button:disabled {
+    opacity: 0.5;
+    cursor: default;
+  }
+  .experiments {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 8px;
+    align-items: center;
+    font-size: 0.86rem;
+  }
+  .experiments p {
+    margin: 0;
+    flex-basis: 100%;
+    color: var(--tp-muted);
+    font-size: 0.8rem;
+  }
+  .from {
+    font-size: 0.82rem;
+    color: var(--tp-accent);
+    margin: 4px 0 0;
+  }
+  .plots {
+    display: grid;
+    grid-template-columns: repeat(auto-fill, minmax(380px, 1fr));
+    gap: 10px;
+  }
+  .table {
+    overflow-x: auto;
+  }
+  table {
+    border-collapse: collapse;
+    width: 100%;
+    font-size: 0.8rem;
+  }
+  th,
+  td {
+    border-bottom: 1px solid var(--tp-line);
+    padding: 4px 6px;
+    text-align: left;
+    vertical-align: middle;
+    white-space: nowrap;
+  }
+  td.num,
+  th.num {
+    text-align: right;
+    font-variant-numeric: tabular-nums;
+  }
+  td.label {
+    white-space: normal;
+    min-width: 10em;
+  }
+  tr.hidden td {
+    color: var(--tp-muted);
+  }
+  tr.selected {
+    background: var(--tp-accent-soft);
+  }
+  td .row-actions {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 4px;
+  }
+  td button {
+    padding: 1px 6px;
+    font-size: 0.76rem;
+  }
+  .swatch {
+    display: inline-block;
+    width: 12px;
+    height: 12px;
+    border-radius: 3px;
+    vertical-align: middle;
+  }
+  .status-failed {
+    color: var(--tp-error);
+  }
+  .alert {
+    border: 2px solid var(--tp-error);
+    border-radius: 8px;
+    padding: 6px 10px;
+    font-size: 0.85rem;
+  }
+  .said {
+    font-size: 0.85rem;
+    color: var(--tp-muted);
+    min-height: 1.2em;
+  }
+  .used dl {
+    display: grid;
+    grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
+    gap: 2px 14px;
+    margin: 6px 0 0;
+    font-size: 0.8rem;
+  }
+  .used dl div {
+    display: flex;
+    gap: 6px;
+  }
+  .used dt {
+    color: var(--tp-muted);
+  }
+  .used dd {
+    margin: 0;
+  }
+  .dropzone {
+    border: 1px dashed var(--tp-line);
+    border-radius: 8px;
+    padding: 6px 10px;
+    color: var(--tp-muted);
+    font-size: 0.82rem;
+  }
+  input[type='file'] {
+    font-size: 0.8rem;
+  }
+`;

@@ -1,0 +1,120 @@
+// How the store reads settings: a link, a preset or the element's attributes, parsed by the
+// URL table of ./url.ts against the defaults (the manifest's prompt for the model a link
+// names, a lesson's implied settings under the link's), with the names the page does not
+// know dropped and said in a note. Also the words for what a switch change did.
+
+import { msg, str } from '@lit/localize';
+import type { ManifestEntry } from '../engine/protocol';
+import { DEFAULTS, formatHash, formatMask, parseHash, quote, SETTING_NAMES, type Parsed, type PlaygroundState } from './url';
+import type { StoreHost } from './host';
+
+/** The run-time switch that changed between two settings, in words; '' when none did. */
+export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
+  const onOff = (v: boolean) => (v ? msg('on') : msg('off'));
+  const parts: string[] = [];
+  const ca = a.causal ?? causalDefault;
+  const cb = b.causal ?? causalDefault;
+  if (ca !== cb) parts.push(msg(str`causal mask ${onOff(ca)} → ${onOff(cb)}`));
+  if (formatMask(a.mask) !== formatMask(b.mask)) parts.push(msg(str`mask ${formatMask(a.mask)} → ${formatMask(b.mask)}`));
+  if (a.pad !== b.pad) parts.push(msg(str`padding mask ${onOff(a.pad)} → ${onOff(b.pad)}`));
+  if (a.scale !== b.scale) parts.push(msg(str`√d_k scaling ${onOff(a.scale)} → ${onOff(b.scale)}`));
+  if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
+    parts.push(msg(str`${a.ablate.length} → ${b.ablate.length} heads switched off`));
+  }
+  if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
+  if (a.mode !== b.mode) parts.push(msg(str`${a.mode} mode → ${b.mode} mode`));
+  if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(msg(str`dropout ${a.drop ?? msg("the model's")} → ${b.drop ?? msg("the model's")}`));
+  return parts.join(msg(', '));
+}
+
+/** The parts of a model's manifest entry the page checks before using it. */
+export function validManifest(x: unknown): ManifestEntry[] {
+  if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');
+  return x.filter(
+    (m): m is ManifestEntry =>
+      m && typeof m.file === 'string' && /^[A-Za-z0-9_.-]+\.safetensors$/.test(m.file) && typeof m.title === 'string',
+  );
+}
+
+/** The defaults a link is read against, and the reading. */
+export class SettingsReader {
+  /** What a link is read against: the page's defaults, a preset's, a lesson's implied settings. */
+  defaults: PlaygroundState = { ...DEFAULTS };
+  /** The defaults before any implied settings (a lesson's preset). */
+  base: PlaygroundState = { ...DEFAULTS };
+  /** The implied settings `defaults` holds now ('' for none). */
+  private impliedNow = '';
+
+  constructor(
+    private host: Pick<StoreHost, 'viewNames' | 'implied' | 'hideable'>,
+    private manifest: () => readonly ManifestEntry[],
+  ) {}
+
+  /** The defaults for a state that runs `model`: that model's own default prompt. */
+  defaultsFor(model: string): PlaygroundState {
+    const entry = this.manifest().find((m) => m.file === model);
+    return { ...this.defaults, text: entry ? entry.default_prompt : this.defaults.text };
+  }
+
+  /** Parse settings; a link that names a model but no text gets that model's prompt. */
+  parse(text: string, base: PlaygroundState): Parsed {
+    const first = this.checkViews(parseHash(text, base), base);
+    const entry = this.manifest().find((m) => m.file === first.state.model);
+    if (!entry || entry.file === base.model) return first;
+    return this.checkViews(parseHash(text, { ...base, text: entry.default_prompt }), base);
+  }
+
+  /**
+   * The settings this link implies (a lesson's preset) become the defaults under it; a link
+   * that implies other settings than before (another lesson, or none) starts from them.
+   * Returns the notes about the implied settings.
+   */
+  implyFrom(hash: string): string[] {
+    const implied = this.host.implied?.(hash) ?? '';
+    if (implied === this.impliedNow) return [];
+    this.impliedNow = implied;
+    if (!implied) {
+      this.defaults = this.base;
+      return [];
+    }
+    const p = this.parse(implied, this.base);
+    this.defaults = p.state;
+    return p.notes;
+  }
+
+  /** A model named by a link must be one of the shipped ones. */
+  checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
+    if (this.manifest().some((m) => m.file === s.model)) return s;
+    notes.push(msg(str`Ignored model=${quote(s.model)}: not one of the shipped models.`));
+    return { ...s, model: this.defaults.model };
+  }
+
+  /** Classroom names must be known ones (settings for `lock`, controls for `hide`); the others are dropped with a note. */
+  private checkClassroom(p: Parsed): Parsed {
+    const notes = [...p.notes];
+    const known = { lock: SETTING_NAMES, hide: this.host.hideable ?? [] };
+    const state = { ...p.state };
+    for (const key of ['lock', 'hide'] as const) {
+      const bad = state[key].filter((n) => !known[key].includes(n));
+      if (!bad.length) continue;
+      state[key] = state[key].filter((n) => known[key].includes(n));
+      const names = bad.map(quote).join(', ');
+      notes.push(
+        key === 'lock'
+          ? msg(str`Ignored lock ${names}: not a setting of the page.`, { id: 'teacher.bad-lock' })
+          : msg(str`Ignored hide ${names}: not a control of the page.`, { id: 'teacher.bad-hide' }),
+      );
+    }
+    return { state, notes };
+  }
+
+  /** View names must be registered ones; the others are dropped with a note. */
+  private checkViews(p: Parsed, base: PlaygroundState): Parsed {
+    if (p.state.lock.length || p.state.hide.length) p = this.checkClassroom(p);
+    const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
+    if (!unknown.length) return p;
+    const views = p.state.views.filter((v) => this.host.viewNames.includes(v));
+    const note = msg(str`Ignored views ${unknown.map(quote).join(', ')}: known views are ${this.host.viewNames.join(', ')}.`);
+    return { state: { ...p.state, views: views.length ? views : base.views }, notes: [...p.notes, note] };
+  }
+}
