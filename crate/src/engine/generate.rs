@@ -15,7 +15,7 @@ use crate::protocol::{
 };
 
 use super::forward::forward_options;
-use super::Engine;
+use super::{Engine, Generation};
 
 /// Candidates reported with each generation step.
 pub(super) const TOP_CANDIDATES: usize = 8;
@@ -59,11 +59,6 @@ impl SamplingRequest {
             }
         }
     }
-}
-
-/// A generation in progress.
-pub(super) struct Generation {
-    pub(super) gen: Generator<Rc<Model>>,
 }
 
 impl Engine {

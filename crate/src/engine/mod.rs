@@ -22,6 +22,7 @@ use std::rc::Rc;
 use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
+use crate::generate::Generator;
 use crate::model::forward::AttnSite;
 use crate::model::mask::attention_mask;
 use crate::model::{ForwardOptions, Model};
@@ -29,7 +30,6 @@ use crate::protocol::{BackendName, BackendStatus, ModelInfo};
 use crate::train::session::Session;
 
 pub use forward::{forward_macs, forward_options, forward_result, mask_views};
-use generate::Generation;
 pub use generate::StepReply;
 pub use input::model_input;
 
@@ -40,6 +40,11 @@ impl BackendName {
             Backend::Gpu(_) => BackendName::Webgpu,
         }
     }
+}
+
+/// A generation in progress.
+pub(super) struct Generation {
+    pub(super) gen: Generator<Rc<Model>>,
 }
 
 /// The stateful engine behind the page's worker.

@@ -59,10 +59,7 @@ fn row_diff(a: &[f32], b: &[f32], w: usize, p: usize) -> (Vec<bool>, Vec<f32>) {
         .map(|i| {
             let (ra, rb) = (&a[i * w..(i + 1) * w], &b[i * w..(i + 1) * w]);
             let changed = ra.iter().zip(rb).any(|(x, y)| x.to_bits() != y.to_bits());
-            let max = ra
-                .iter()
-                .zip(rb)
-                .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+            let max = crate::tensor::max_abs_diff(ra, rb);
             (changed, max)
         })
         .unzip()

@@ -94,14 +94,13 @@ impl SequenceInput {
     }
 }
 
-/// The largest |a − b| of two outputs, and whether they are bit-identical.
+/// The largest |a − b| of two outputs (infinite where either is NaN), and whether they
+/// are bit-identical.
 pub(super) fn max_diff(a: &[f32], b: &[f32]) -> (f32, bool) {
     let identical = a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-    let max = a
-        .iter()
-        .zip(b)
-        .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
-    (max, identical)
+    // NaN-aware: a NaN on either side is an infinite difference.
+    let n = a.len().min(b.len());
+    (crate::tensor::max_abs_diff(&a[..n], &b[..n]), identical)
 }
 
 /// Helpers shared by the tests of the block views.
