@@ -10,9 +10,9 @@ fuzz_target!(|text: &str| {
     let Ok(cfg) = ModelConfig::from_json(text) else {
         return;
     };
-    let n = limits::param_count(&cfg);
+    let n = cfg.param_count_u64();
     assert!(n <= limits::MAX_PARAMS, "{n} parameters passed the budget");
-    assert_eq!(cfg.param_count() as u64, n);
+    assert_eq!(cfg.param_count() as u64, n, "the count fits a usize");
     assert!(cfg.d_model % cfg.n_heads == 0);
     let back = ModelConfig::from_json(&cfg.to_json()).expect("a valid config re-parses");
     assert_eq!(back, cfg);
