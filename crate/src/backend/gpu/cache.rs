@@ -215,21 +215,6 @@ impl GpuModel {
     }
 }
 
-impl GpuContext {
-    /// [`GpuModel::prefill`] with `model`'s weights uploaded for this cache alone.
-    pub async fn prefill(
-        &self,
-        model: &Model,
-        batch: &Batch,
-        opts: &ForwardOptions,
-        capacity: Option<usize>,
-    ) -> Result<(GpuKvCache, Trace)> {
-        GpuModel::upload(self, model)?
-            .prefill(model, batch, opts, capacity)
-            .await
-    }
-}
-
 impl GpuKvCache {
     /// B: sequences in the cache.
     pub fn batch(&self) -> usize {

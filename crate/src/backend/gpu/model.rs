@@ -201,18 +201,3 @@ impl GpuModel {
         Ok((rec.finish(), trace))
     }
 }
-
-impl GpuContext {
-    /// `Model::forward` on this GPU, once: the weights are uploaded for this pass alone
-    /// (a model that runs again and again is uploaded once, [`GpuModel::upload`]).
-    pub async fn forward(
-        &self,
-        model: &Model,
-        batch: &Batch,
-        opts: &ForwardOptions,
-    ) -> Result<Trace> {
-        GpuModel::upload(self, model)?
-            .forward(model, batch, opts)
-            .await
-    }
-}
