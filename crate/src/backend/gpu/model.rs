@@ -26,6 +26,8 @@ pub struct GpuWeights {
     params: ModelParams<GpuBuffer>,
     /// Covering max_len positions.
     tables: PositionTables,
+    /// (H) u32 zeros: the ablation flags of a sublayer that zeroes no head.
+    no_ablation: GpuBuffer,
 }
 
 /// Refuse, before anything is allocated, a model that this device cannot run: a parameter,
@@ -68,6 +70,7 @@ impl GpuWeights {
             pad_id: model.tokenizer.spec.pad,
             params,
             tables,
+            no_ablation: ctx.zeros("no ablated heads", cfg.n_heads)?, // (H) u32
         })
     }
 
@@ -78,6 +81,7 @@ impl GpuWeights {
             pad: self.pad_id,
             params: &self.params,
             tables,
+            no_ablation: &self.no_ablation,
         }
     }
 

@@ -21,7 +21,7 @@ use super::positions::PositionTables;
 use super::trace::{HeadOut, PlannedAttention, TracePlan};
 use super::{dropout_key, BatchNormTrainArgs, CopyArgs, DropoutArgs, Epilogue, MatmulArgs};
 use super::{Rows, SeqRows};
-use crate::config::ModelConfig;
+use crate::config::{ModelConfig, Score};
 use crate::error::{Error, Result};
 use crate::model::embedding::embedding_scale;
 use crate::model::mask::attention_mask;
@@ -48,6 +48,38 @@ pub(super) struct Weights<'a> {
     pub params: &'a ModelParams<GpuBuffer>,
     /// Covering every position this pass reaches.
     pub tables: &'a PositionTables,
+    /// (H) u32 zeros: the ablation flags of every sublayer that zeroes no head.
+    pub no_ablation: &'a GpuBuffer,
+}
+
+impl Weights<'_> {
+    /// (H) u32 flags: 1 for each head of (site, layer) that `opts.ablate` zeroes; the
+    /// shared zeros when it zeroes none. The forward pass and the trainer's backward read
+    /// the same flags.
+    pub fn ablation(
+        &self,
+        rec: &Recorder,
+        opts: &ForwardOptions,
+        site: AttnSite,
+        layer: usize,
+    ) -> Result<GpuBuffer> {
+        let flags = opts.ablated_heads(site, layer, self.cfg.n_heads);
+        if flags.iter().any(|&f| f) {
+            let flags: Vec<u32> = flags.into_iter().map(u32::from).collect();
+            rec.ctx().upload_u32("ablated heads", &flags)
+        } else {
+            Ok(self.no_ablation.clone())
+        }
+    }
+
+    /// The divisor of `scaled_dot` scores: √D with the switch on, else 1.
+    pub fn score_divisor(&self, opts: &ForwardOptions) -> f32 {
+        if self.cfg.score == Score::ScaledDot && opts.scale {
+            (self.cfg.d_head() as f32).sqrt()
+        } else {
+            1.0
+        }
+    }
 }
 
 /// The KV cache a decoder stack appends its keys and values to and attends over, in a
@@ -118,8 +150,6 @@ pub(super) struct Pass<'a> {
     /// The running sublayer's input when its residual is on: the sublayer's last matrix
     /// product adds it as it writes (`Epilogue::Residual`), one dispatch instead of two.
     residual: Option<GpuBuffer>,
-    /// (H) u32 zeros: the ablation flags of every sublayer that zeroes no head.
-    no_ablation: Option<GpuBuffer>,
     attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
     /// A train-mode pass that keeps nothing: each BatchNorm's updated running statistics,
@@ -169,7 +199,6 @@ impl<'a> Pass<'a> {
             train,
             drop,
             residual: None,
-            no_ablation: None,
             attention: vec![],
             hidden: vec![],
             running: vec![],
@@ -427,8 +456,10 @@ impl<'a> Pass<'a> {
                 // in a pass that draws dropout, whose mask applies to f(·) before the sum).
                 self.residual = (sub.residual && self.drop.is_none()).then(|| x.clone());
                 let ablate = match sub.kind {
-                    SublayerKind::SelfAttention => Some(self.ablation(site, li)?),
-                    SublayerKind::CrossAttention => Some(self.ablation(AttnSite::Cross, li)?),
+                    SublayerKind::SelfAttention => Some(w.ablation(self.rec, self.opts, site, li)?),
+                    SublayerKind::CrossAttention => {
+                        Some(w.ablation(self.rec, self.opts, AttnSite::Cross, li)?)
+                    }
                     SublayerKind::Ffn => None,
                 };
                 let y = &bufs.y;
@@ -565,25 +596,6 @@ impl<'a> Pass<'a> {
             HeadParams::Lm { .. } => HeadOut::Logits(slot, [b, t, width]),
             HeadParams::Classifier { .. } => HeadOut::Classes(slot, [b, width]),
         })
-    }
-
-    /// (H) u32 flags: 1 for each head of (site, layer) that `opts.ablate` zeroes.
-    fn ablation(&mut self, site: AttnSite, layer: usize) -> Result<GpuBuffer> {
-        let h = self.cfg().n_heads;
-        let flags = self.opts.ablated_heads(site, layer, h);
-        let ctx = self.rec.ctx().clone();
-        if flags.iter().any(|&f| f) {
-            let flags: Vec<u32> = flags.into_iter().map(u32::from).collect();
-            return ctx.upload_u32("ablated heads", &flags);
-        }
-        match &self.no_ablation {
-            Some(zeros) => Ok(zeros.clone()),
-            None => {
-                let zeros = ctx.zeros("no ablated heads", h)?;
-                self.no_ablation = Some(zeros.clone());
-                Ok(zeros)
-            }
-        }
     }
 
     /// A norm of (N, C) rows from `inp` into `out`: LayerNorm, or BatchNorm with its

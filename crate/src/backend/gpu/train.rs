@@ -207,6 +207,7 @@ impl GpuTrainer {
             pad: self.shell.tokenizer.spec.pad,
             params: &self.params,
             tables: &self.tables,
+            no_ablation: &self.no_ablation,
         };
         let drops = {
             let mut pass = Pass::new(weights, opts, &mut rec, Keep::ForBackward(acts));
@@ -224,7 +225,6 @@ impl GpuTrainer {
                 opts,
                 rec: &mut rec,
                 drops,
-                no_ablation: &self.no_ablation,
                 b: tb.b,
                 t: tb.t,
                 s: tb.s,

@@ -226,16 +226,6 @@ impl Pass<'_> {
         )
     }
 
-    /// The divisor of `scaled_dot` scores: √D with the switch on, else 1.
-    pub(super) fn divisor(&self) -> f32 {
-        let cfg = self.cfg();
-        if cfg.score == Score::ScaledDot && self.opts.scale {
-            (cfg.d_head() as f32).sqrt()
-        } else {
-            1.0
-        }
-    }
-
     /// Scores → softmax → dropout → weighted values → W_O into `out`, with the trace
     /// reads.
     #[allow(clippy::too_many_arguments)]
@@ -254,7 +244,7 @@ impl Pass<'_> {
     ) -> Result<()> {
         let cfg = self.cfg();
         let (c, k_rel) = (cfg.d_model, cfg.relative_max_distance);
-        let divisor = self.divisor();
+        let divisor = self.w.score_divisor(self.opts);
         let (rel_k, rel_v) = if relative {
             (p.rel_k.as_ref(), p.rel_v.as_ref())
         } else {

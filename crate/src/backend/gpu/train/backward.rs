@@ -30,8 +30,6 @@ pub(super) struct Step<'a> {
     pub rec: &'a mut Recorder,
     /// The forward pass drew dropout masks.
     pub drops: bool,
-    /// (H) u32 zeros.
-    pub no_ablation: &'a GpuBuffer,
     pub b: usize,
     pub t: usize,
     pub s: usize,
@@ -60,27 +58,6 @@ impl Step<'_> {
         match sp.input {
             StackInput::Tokens => &self.acts.tokens,
             StackInput::Source => &self.acts.src,
-        }
-    }
-
-    /// (H) u32 flags of the heads `opts.ablate` zeroes at (site, layer), as the forward
-    /// pass read them.
-    fn ablation(&self, site: AttnSite, layer: usize) -> Result<GpuBuffer> {
-        let flags = self.opts.ablated_heads(site, layer, self.w.cfg.n_heads);
-        if flags.iter().any(|&f| f) {
-            let flags: Vec<u32> = flags.into_iter().map(u32::from).collect();
-            self.rec.ctx().upload_u32("ablated heads", &flags)
-        } else {
-            Ok(self.no_ablation.clone())
-        }
-    }
-
-    /// The divisor of `scaled_dot` scores the forward pass used.
-    fn divisor(&self) -> f32 {
-        if self.w.cfg.score == Score::ScaledDot && self.opts.scale {
-            (self.w.cfg.d_head() as f32).sqrt()
-        } else {
-            1.0
         }
     }
 
@@ -285,7 +262,7 @@ impl Step<'_> {
                             .attn
                             .as_ref()
                             .ok_or_else(|| missing("attention buffers"))?;
-                        let ablate = self.ablation(sp.site, li)?;
+                        let ablate = self.w.ablation(self.rec, self.opts, sp.site, li)?;
                         self.attention_backward(
                             sa,
                             &layer.self_attn,
@@ -308,7 +285,7 @@ impl Step<'_> {
                             _ => return Err(missing("cross-attention weights")),
                         };
                         let mem = memory.as_ref().ok_or_else(|| missing("the memory"))?;
-                        let ablate = self.ablation(AttnSite::Cross, li)?;
+                        let ablate = self.w.ablation(self.rec, self.opts, AttnSite::Cross, li)?;
                         self.attention_backward(
                             sa,
                             p,
@@ -522,7 +499,7 @@ impl Step<'_> {
         let rows = b * h * len;
         self.rec
             .softmax_backward(&a.probs, &sa.dprobs, &sa.dscores, rows, s_len)?;
-        let alpha = 1.0 / self.divisor();
+        let alpha = 1.0 / self.w.score_divisor(self.opts);
         self.rec.attention_scores_backward(&ScoreGradArgs {
             dscores: &sa.dscores,
             q: three(&a.qkv, 0),
