@@ -2,7 +2,7 @@
 //! backends, and the largest difference of their logits. The page shows it beside the
 //! backend's name, and keeps the GPU only when it agrees with the CPU reference.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Placed};
 use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::model::forward::Batch;
@@ -71,15 +71,15 @@ pub fn logit_parity(cpu: &Trace, gpu: &Trace) -> Result<Parity> {
     }))
 }
 
-/// Run the parity input on the CPU and on `gpu`, and compare. `corrupt` is applied to
+/// Run the parity input on the CPU and on `gpu` (the model placed on a GPU), and compare. `corrupt` is applied to
 /// the GPU's trace before the comparison — `None` always, except in the page's test-only
 /// request that checks a broken GPU is caught.
 pub async fn gpu_parity(
     m: &Model,
-    gpu: &Backend,
+    gpu: &Placed,
     corrupt: Option<fn(&mut Trace)>,
 ) -> Result<Parity> {
-    if !matches!(gpu, Backend::Gpu(_)) {
+    if !matches!(gpu, Placed::Gpu(_)) {
         return Err(Error::Input(
             "parity needs the GPU backend: call use_gpu() first".into(),
         ));

@@ -142,7 +142,9 @@ impl Engine {
 
     /// GPU-vs-CPU parity of the loaded model on this device (`backend::parity`);
     /// `corrupt` is for the test-only request only.
-    pub async fn parity(&self, corrupt: Option<fn(&mut Trace)>) -> Result<Parity> {
-        gpu_parity(self.model()?, &self.backend, corrupt).await
+    /// The test pass runs on the engine's placed model, which the passes after it reuse.
+    pub async fn parity(&mut self, corrupt: Option<fn(&mut Trace)>) -> Result<Parity> {
+        let placed = self.placed()?;
+        gpu_parity(self.model()?, &placed, corrupt).await
     }
 }

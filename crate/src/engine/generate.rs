@@ -90,13 +90,14 @@ impl Engine {
         // cannot take it fails the first step, which carries on on the CPU.
         let gen = match self.placed() {
             Ok(placed) => Generator::on(m, placed, req.prompt.clone(), req.src.clone(), opts)?,
-            Err(_) => Generator::new(
+            Err(Error::Gpu(_)) => Generator::new(
                 m,
                 self.backend.clone(),
                 req.prompt.clone(),
                 req.src.clone(),
                 opts,
             )?,
+            Err(e) => return Err(e),
         };
         let recompute = gen.recompute_reason().map(str::to_string);
         self.generation = Some(Generation { gen });

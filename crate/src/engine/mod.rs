@@ -96,7 +96,7 @@ impl Engine {
     }
 
     /// The loaded model on the running backend, placed there (uploaded) the first time.
-    fn placed(&mut self) -> Result<Placed> {
+    pub(super) fn placed(&mut self) -> Result<Placed> {
         if let Some(p) = &self.placed {
             return Ok(p.clone());
         }
