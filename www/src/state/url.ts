@@ -51,8 +51,10 @@ export interface PlaygroundState {
   theme: Theme;
   /** The interface's language; null: the reader's own (remembered choice, else the browser's). */
   lang: Lang | null;
-  /** The views shown, by registered name (empty: every view). */
+  /** The views shown, by registered name (empty: the overview and the chapter `chapter`). */
   views: string[];
+  /** The chapter opened below the overview (www/src/views/chapters.ts; '' for none, 'all' for every view). */
+  chapter: string;
   /** The lesson shown above the views (its id, www/src/lessons/; '' for none). */
   lesson: string;
   /** Classroom mode: settings the learner may not change (names of this table). */
@@ -95,6 +97,7 @@ export const DEFAULTS: PlaygroundState = {
   theme: 'auto',
   lang: null,
   views: [],
+  chapter: '',
   train: '',
   lesson: '',
   lock: [],
@@ -314,6 +317,8 @@ const FIELDS: Field = {
     expect: () => msg('view names, comma-separated', { id: 'url.expect.views' }),
     effects: ['forward'],
   },
+  // Checked for its shape here; the store drops (and names) an unknown chapter.
+  chapter: { parse: (v) => (/^([a-z][a-z-]{0,23})?$/.test(v) ? v : undefined), format: (v) => v, expect: () => msg('a chapter name such as attention', { id: 'url.expect.chapter' }), effects: ['forward'] },
   theme: { parse: parseTheme, format: (v) => v, expect: () => msg('auto, light or dark', { id: 'url.expect.theme' }), effects: REDRAW },
   // The page's strings change; nothing is computed again (numbers are the same in every language).
   lang: { parse: (v) => (v === 'auto' ? null : parseLang(v)), format: (v) => v ?? 'auto', expect: () => msg('en, zh-Hans or auto', { id: 'url.expect.lang' }), effects: REDRAW },
