@@ -1,8 +1,10 @@
 // Accessibility in headless Chromium: axe-core (the npm package) checks every view — with
 // a decoder, an encoder-decoder and an encoder-only model, in the light and the dark
-// theme, and the iframe and blog-post embeddings — and finds no serious or critical
-// violation; the keyboard reaches every control with a visible focus ring; every chart
-// (canvas or SVG) carries a text alternative or sits inside a control that has one.
+// theme, each chapter's views on their own (www/src/views/chapters.ts), and the iframe and
+// blog-post embeddings — and finds no serious or critical violation; the keyboard reaches
+// every control with a visible focus ring; each view's "⋯" menu works as a menu button
+// (Enter, arrows, Escape, focus back); every chart (canvas or SVG) carries a text
+// alternative or sits inside a control that has one.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,6 +40,12 @@ async function axe(page) {
 
 const MODELS = ['', 'model=translate.safetensors', 'model=sentiment.safetensors'];
 
+/** Each chapter's name and views, read from the source (www/src/views/chapters.ts). */
+const CHAPTERS = [...readFileSync(join(root, 'www/src/views/chapters.ts'), 'utf8').matchAll(/name: '([a-z-]+)',[\s\S]*?views: \[([^\]]*)\]/g)].map((m) => ({
+  name: m[1],
+  views: [...m[2].matchAll(/'([a-z-]+)'/g)].map((v) => v[1]),
+}));
+
 describe('accessibility', () => {
   for (const scheme of ['light', 'dark']) {
     test(`axe_finds_no_serious_violation_in_any_view_of_any_architecture_${scheme}`, async () => {
@@ -53,6 +61,67 @@ describe('accessibility', () => {
       }
     });
   }
+
+  for (const scheme of ['light', 'dark']) {
+    test(`axe_finds_no_serious_violation_in_any_chapter_${scheme}`, async () => {
+      assert.ok(CHAPTERS.length >= 7, `chapters read: ${CHAPTERS.map((c) => c.name)}`);
+      for (const c of CHAPTERS) {
+        const { page, errors } = await open(browser.context, server.url, `play=0&views=${c.views.join(',')}`, { media: { colorScheme: scheme } });
+        // Every view seen once (some draw what they measure only when seen), then checked.
+        for (const v of c.views) await page.locator(`transformer-playground .view[data-view="${v}"]`).scrollIntoViewIfNeeded();
+        if (c.views.includes('lab')) await page.waitForFunction(() => customElements.get('tp-lab') !== undefined);
+        await page.waitForTimeout(300);
+        const r = await axe(page);
+        if (r.other.length) console.log(`${scheme} chapter ${c.name}: minor/moderate: ${r.other.map((v) => `${v.id} (${v.impact})`).join(', ')}`);
+        assert.deepEqual(r.serious, [], `${scheme}, chapter ${c.name}`);
+        assert.deepEqual(errors, []);
+        await page.close();
+      }
+    });
+  }
+
+  test('each_views_menu_opens_moves_and_closes_from_the_keyboard_and_gives_the_focus_back', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&views=input,attention');
+    const view = page.locator('transformer-playground .view[data-view="attention"]');
+    const button = view.getByRole('button', { name: /pictures and link/ });
+    /** The focused element's text (through shadow roots) and whether the menu is open. */
+    const state = () =>
+      page.evaluate(() => {
+        let a = document.activeElement;
+        while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+        const menu = document.querySelector('transformer-playground').shadowRoot.querySelector('.view[data-view="attention"] > tp-view-menu');
+        const trigger = menu.shadowRoot.querySelector('.trigger');
+        return { focus: a?.getAttribute('role') === 'menuitem' ? a.textContent.trim() : a === trigger ? 'button' : a?.tagName, open: trigger.getAttribute('aria-expanded') === 'true', menuShown: !menu.shadowRoot.querySelector('[role="menu"]').hidden };
+      });
+    await button.focus();
+    assert.deepEqual(await state(), { focus: 'button', open: false, menuShown: false });
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await state(), { focus: 'Save as SVG', open: true, menuShown: true }, 'Enter opens on the first entry');
+    await page.keyboard.press('ArrowDown');
+    assert.equal((await state()).focus, 'Save as PNG');
+    await page.keyboard.press('End');
+    assert.equal((await state()).focus, 'Copy link');
+    await page.keyboard.press('ArrowDown');
+    assert.equal((await state()).focus, 'Save as SVG', '↓ wraps round');
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await state(), { focus: 'button', open: false, menuShown: false }, 'Escape closes and the focus is back on the button');
+    await page.keyboard.press('ArrowUp');
+    assert.deepEqual(await state(), { focus: 'Copy link', open: true, menuShown: true }, '↑ opens on the last entry');
+    // Choosing with the keyboard acts, closes, and says what it did (no clipboard here: the link itself).
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await state(), { focus: 'button', open: false, menuShown: false });
+    const link = await page.evaluate(() => document.querySelector('transformer-playground').linkTo('attention'));
+    await view.getByRole('status').filter({ hasText: /Link copied\.|#/ }).waitFor();
+    const said = (await view.locator('tp-view-menu .said').textContent()).trim();
+    assert.ok(said === 'Link copied.' || said === link, `the menu says ${said}`);
+    // A click elsewhere closes an open menu.
+    await button.click();
+    assert.equal((await state()).open, true);
+    await page.locator('transformer-playground tp-input').click({ position: { x: 5, y: 5 } });
+    assert.equal((await state()).open, false);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
 
   test('axe_finds_no_serious_violation_in_the_embeddings', async () => {
     const page = await browser.context.newPage();
@@ -98,7 +167,7 @@ describe('accessibility', () => {
     for (const h of ['tp-controls', 'tp-input', 'tp-generation', 'tp-architecture', 'tp-attention', 'tp-output', 'tp-cost', 'tp-schedule']) {
       assert.ok(hosts.has(h), `the keyboard reaches ${h} (reached ${[...hosts].join(', ')})`);
     }
-    assert.ok(seen.some((s) => s.includes('as an SVG picture')), 'the export buttons are reachable');
+    assert.ok(seen.some((s) => s.includes('pictures and link')), "each view's ⋯ menu is reachable");
     assert.deepEqual(bad, [], 'every focused control shows where the focus is');
     assert.deepEqual(errors, []);
     await page.close();

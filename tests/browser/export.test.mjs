@@ -73,7 +73,7 @@ describe('pictures and links', () => {
       assert.ok(r.colours > 3, `${name}: the picture is drawn, not blank (${r.colours} colours)`);
       assert.ok(r.text.includes(title), `${name}: the caption names the model`);
       assert.ok(r.text.includes('input "the dog"') && r.text.includes('causal=0'), `${name}: the caption has the settings`);
-      assert.ok(!/tools|Copy link/.test(r.text), `${name}: the export tools are not in the picture`);
+      assert.ok(!/Copy link|Save as SVG|⋯/.test(r.text), `${name}: the view's menu is not in the picture`);
       writeFileSync(join(artifacts, `export-${name}.svg`), svg);
     }
     // The numbers drawn are in the picture: the cost view's parameter total, the attention
@@ -85,17 +85,23 @@ describe('pictures and links', () => {
     await page.close();
   });
 
-  test('the_svg_and_png_buttons_download_the_picture_and_copy_link_reopens_the_view_with_its_settings', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&scale=0&layer=1&head=2', { media: { colorScheme: 'dark' } });
+  test('the_menus_svg_and_png_entries_download_the_picture_and_copy_link_reopens_the_view_with_its_settings', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0&scale=0&layer=1&head=2&views=input,attention,output', { media: { colorScheme: 'dark' } });
     const view = page.locator('transformer-playground .view[data-view="attention"]');
-    const [svgFile] = await Promise.all([page.waitForEvent('download'), view.getByRole('button', { name: /as an SVG picture/ }).click()]);
+    /** Open the view's "⋯" menu and choose an entry. */
+    const choose = async (name) => {
+      await view.getByRole('button', { name: /pictures and link/ }).click();
+      await view.getByRole('menuitem', { name }).click();
+    };
+    const [svgFile] = await Promise.all([page.waitForEvent('download'), choose('Save as SVG')]);
     assert.match(svgFile.suggestedFilename(), /^attention-grammar-[a-z-]+\.svg$/);
     const svgPath = join(artifacts, 'export-attention-dark.svg');
     await svgFile.saveAs(svgPath);
     const svg = readFileSync(svgPath, 'utf8');
     assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"'));
     assert.ok(svg.includes('scale=0') && svg.includes('layer 2') && svg.includes('head 3'), 'the caption counts layers and heads from 1, as the view does');
-    const [pngFile] = await Promise.all([page.waitForEvent('download'), view.getByRole('button', { name: /as a PNG picture/ }).click()]);
+    assert.ok(!svg.includes('Save as SVG') && !svg.includes('⋯'), 'the menu is not in the picture');
+    const [pngFile] = await Promise.all([page.waitForEvent('download'), choose('Save as PNG')]);
     const png = readFileSync(await pngFile.path());
     assert.equal(png.subarray(1, 4).toString(), 'PNG');
     const w = png.readUInt32BE(16);
@@ -104,7 +110,7 @@ describe('pictures and links', () => {
     writeFileSync(join(artifacts, 'export-attention-dark.png'), png);
 
     // Copy link, then open it: only that view, the same settings.
-    await view.getByRole('button', { name: /Copy link to/ }).click();
+    await choose('Copy link');
     await view.getByText('Link copied.').waitFor();
     const link = await page.evaluate(() => navigator.clipboard.readText());
     assert.equal(link, await page.evaluate(() => document.querySelector('transformer-playground').linkTo('attention')));

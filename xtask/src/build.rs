@@ -68,6 +68,11 @@ pub fn browser_bench() -> Result<()> {
         .arg("tests/browser/bench.mjs")
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", &browser))?;
+    // Layout stability: the cumulative layout shift of the page and of embedded views.
+    sh(Command::new("node")
+        .arg("tests/browser/layout-bench.mjs")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", &browser))?;
     // The lab view: input latency of clicks while a run trains and the lab draws its plots.
     sh(Command::new("node")
         .arg("tests/browser/lab-view-bench.mjs")

@@ -12,11 +12,12 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
-import { emit, panel, styles } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 import './tp-heat';
 import { archName, stackName } from '../i18n/terms';
+import { int } from '../ui/format';
 
 interface Block {
   label: string;
@@ -216,12 +217,12 @@ export class TpArchitecture extends LocalizedElement {
         gap: 10px;
       }
       .open h3 {
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin: 6px 0 2px;
       }
       .open table {
         border-collapse: collapse;
-        font-size: 0.78rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       .open td,
@@ -239,15 +240,15 @@ export class TpArchitecture extends LocalizedElement {
         flex-wrap: wrap;
         gap: 2px 10px;
         font-family: var(--tp-mono);
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
       }
       .wrap {
         overflow-x: auto;
       }
       ol.steps {
-        margin: 8px 0 0;
+        margin: var(--tp-space-2) 0 0;
         padding-left: 1.3em;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       ol.steps li {
         margin-bottom: 6px;
@@ -255,12 +256,12 @@ export class TpArchitecture extends LocalizedElement {
       .formula {
         font-family: var(--tp-mono);
         background: var(--tp-accent-soft);
-        padding: 0 4px;
+        padding: 0 var(--tp-space-1);
         border-radius: 3px;
       }
       .nums {
         font-family: var(--tp-mono);
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         overflow-wrap: anywhere;
       }
@@ -619,7 +620,7 @@ export class TpArchitecture extends LocalizedElement {
         ${map('ffn-hidden', this.slice(f.hidden, b), F, `${act}(W₁x + b₁)`, true)}
         ${map('ffn-output', this.slice(f.output, b), C, msg('W₂h + b₂: what it adds back'))}
       </div>
-      <div class="wrap">
+      <div class="wrap" ${scrollRegion(scrollLabel())}>
         <table aria-label=${msg('hidden units that are exactly zero, per position')}>
           ${positionHead(labels, T)}
           <tbody>
@@ -667,7 +668,7 @@ export class TpArchitecture extends LocalizedElement {
         <p class="small">
           ${msg(str`${where}, ${placement}: each position subtracts the mean μ of its own ${C} features and divides by √(σ² + 10⁻⁵), then scales and shifts by its learned γ and β. Nothing from another position or sequence enters.`)}
         </p>
-        <div class="wrap">
+        <div class="wrap" ${scrollRegion(scrollLabel())}>
           <table aria-label=${msg('mean and variance each position removed')}>
             ${positionHead(labels, T)}
             <tbody>
@@ -715,7 +716,7 @@ export class TpArchitecture extends LocalizedElement {
         ${msg('Architecture')}
         <span class="sub"
           >${info
-            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${msg(str`${info.params.toLocaleString('en')} parameters`)}`
+            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${msg(str`${int(info.params)} parameters`)}`
             : ''}</span
         >
       </h2>

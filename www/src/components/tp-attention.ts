@@ -5,12 +5,13 @@
 
 import { html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
-import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
+import { canvasFor, emit, panel, scrollLabel, scrollRegion, styles, ThemeColours } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { guard } from 'lit/directives/guard.js';
 import { msg, str } from '@lit/localize';
 import { getLocale, LocalizedElement } from '../i18n/locale';
-import { diverging, displayWidth, fmt, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
+import { diverging, displayWidth, fmt, HIGHLIGHT, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
+import { HATCH_A, HATCH_B, HEAT_COLOURS, maskedHatch } from '../ui/heat';
 import './tp-qk';
 
 /** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
@@ -133,21 +134,21 @@ export class TpAttention extends LocalizedElement {
         display: flex;
         gap: 6px;
         flex-wrap: wrap;
-        margin-bottom: 8px;
+        margin-bottom: var(--tp-space-2);
       }
       .thumbs {
         display: grid;
         justify-content: start;
         gap: 6px 10px;
         overflow-x: auto;
-        padding-bottom: 4px;
+        padding-bottom: var(--tp-space-1);
       }
       .thumb {
         display: flex;
         flex-direction: column;
         align-items: center;
         gap: 2px;
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
       }
       .thumb button.pick {
         padding: 2px;
@@ -166,11 +167,11 @@ export class TpAttention extends LocalizedElement {
         opacity: 0.3;
       }
       .thumb button.abl {
-        font-size: 0.7rem;
+        font-size: var(--tp-text-xs);
         padding: 0 6px;
       }
       .layer-label {
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         align-self: center;
         white-space: nowrap;
@@ -185,13 +186,13 @@ export class TpAttention extends LocalizedElement {
       .map-tools {
         display: flex;
         flex-wrap: wrap;
-        gap: 4px 16px;
-        margin-top: 8px;
+        gap: var(--tp-space-1) var(--tp-space-4);
+        margin-top: var(--tp-space-2);
       }
       .beside {
         display: flex;
         flex-wrap: wrap;
-        gap: 12px;
+        gap: var(--tp-space-3);
         align-items: flex-start;
       }
       .beside .map-wrap {
@@ -252,7 +253,7 @@ export class TpAttention extends LocalizedElement {
       }
       .lab {
         font-family: var(--tp-mono);
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         display: flex;
         align-items: center;
@@ -263,7 +264,7 @@ export class TpAttention extends LocalizedElement {
       }
       .lab.row {
         justify-content: flex-end;
-        padding-right: 4px;
+        padding-right: var(--tp-space-1);
         max-width: 90px;
       }
       .lab.col {
@@ -287,16 +288,16 @@ export class TpAttention extends LocalizedElement {
       }
       .readout {
         min-height: 2.8em;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin-top: 6px;
       }
       .legend {
         display: flex;
         align-items: center;
         gap: 6px;
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
-        margin-top: 4px;
+        margin-top: var(--tp-space-1);
         flex-wrap: wrap;
       }
       .ramp {
@@ -423,7 +424,7 @@ export class TpAttention extends LocalizedElement {
 
   /** What the canvas under the grid shows now (drawn again only when that changes). */
   private underDrawn = '';
-  private colours = new ThemeColours(this, ['--tp-hatch-a', '--tp-hatch-b']);
+  private colours = new ThemeColours(this, HEAT_COLOURS);
   private underTrace: AttnTrace | null = null;
 
   /**
@@ -444,34 +445,15 @@ export class TpAttention extends LocalizedElement {
     const ht = T * side + (T - 1) * gap;
     const dpr = Math.max(1, Math.min(3, Math.round(window.devicePixelRatio || 1)));
     const colours = this.colours.get();
-    const hatchA = colours['--tp-hatch-a'] || '#9aa1ab';
-    const hatchB = colours['--tp-hatch-b'] || '#d8dce1';
+    const hatchA = colours['--tp-hatch-a'] || HATCH_A;
+    const hatchB = colours['--tp-hatch-b'] || HATCH_B;
     const key = `${b}·${h}·${side}·${dpr}·${this.raw}·${hatchA}·${hatchB}`;
     if (key === this.underDrawn && t === this.underTrace && c.width === w * dpr) return;
     this.underDrawn = key;
     this.underTrace = t;
     const ctx = canvasFor(c, w, ht);
     if (!ctx) return;
-    // The hatch of a masked cell, as the legend shows it: stripes at 45°, 2 px of one
-    // colour and 3 px of the other (a 7 px tile holds one 4.95 px period across them).
-    const tile = document.createElement('canvas');
-    tile.width = tile.height = 7 * dpr;
-    const tc = tile.getContext('2d');
-    let hatch: CanvasPattern | string = hatchA;
-    if (tc) {
-      tc.scale(dpr, dpr);
-      tc.fillStyle = hatchB;
-      tc.fillRect(0, 0, 7, 7);
-      tc.strokeStyle = hatchA;
-      tc.lineWidth = 2;
-      for (const o of [-7, 0, 7]) {
-        tc.beginPath();
-        tc.moveTo(o, 0);
-        tc.lineTo(o + 7, 7);
-        tc.stroke();
-      }
-      hatch = ctx.createPattern(tile, 'repeat') ?? hatchA;
-    }
+    const hatch = maskedHatch(ctx, hatchA, hatchB, dpr);
     const shade = this.shade(t, b, h);
     const r = Math.min(2, side / 4);
     for (let i = 0; i < T; i++) {
@@ -501,15 +483,17 @@ export class TpAttention extends LocalizedElement {
     c.style.height = `${T * cell}px`;
     const ctx = c.getContext('2d');
     if (!ctx) return;
+    const colours = this.colours.get();
+    const hatch = maskedHatch(ctx, colours['--tp-hatch-a'] || HATCH_A, colours['--tp-hatch-b'] || HATCH_B, 1);
     for (let i = 0; i < T; i++) {
       for (let j = 0; j < S; j++) {
         const masked = at(t.scores, b, h, i, j) === Number.NEGATIVE_INFINITY;
-        ctx.fillStyle = masked ? '#c5cad1' : viridis(shade(i, j));
+        ctx.fillStyle = masked ? hatch : viridis(shade(i, j));
         ctx.fillRect(j * cell, i * cell, cell, cell);
       }
     }
     const [fi, fj] = this.focusCell;
-    ctx.strokeStyle = '#e4007c';
+    ctx.strokeStyle = HIGHLIGHT;
     ctx.lineWidth = 2;
     ctx.strokeRect(Math.min(fj, S - 1) * cell + 1, Math.min(fi, T - 1) * cell + 1, cell - 2, cell - 2);
   }
@@ -616,7 +600,7 @@ export class TpAttention extends LocalizedElement {
           ${msg('zoom (full-size cells, scroll)')}</label>
       </div>
       <div class="beside">
-        <div class="map-wrap ${this.zoom ? 'zoomed' : ''}">${map}</div>
+        <div class="map-wrap ${this.zoom ? 'zoomed' : ''}" ${scrollRegion(scrollLabel())}>${map}</div>
         <tp-qk
           .trace=${t}
           .b=${b}
@@ -705,7 +689,7 @@ export class TpAttention extends LocalizedElement {
           </div>`
         : nothing}
       ${traces.length
-        ? html`<div class="thumbs" style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
+        ? html`<div class="thumbs" ${scrollRegion(scrollLabel())} style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
             ${traces.map(
               (t) => html`<div class="layer-label">${msg(str`layer ${t.layer + 1}`)}</div>
                 ${Array.from({ length: H }, (_, h) => {

@@ -18,10 +18,10 @@ export class TpBackendBadge extends LocalizedElement {
     css`
       .badge {
         display: flex;
-        gap: 8px;
+        gap: var(--tp-space-2);
         align-items: center;
         flex-wrap: wrap;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         padding: 6px 10px;
         border-radius: 8px;
         border: 1px solid var(--tp-line);
@@ -31,13 +31,13 @@ export class TpBackendBadge extends LocalizedElement {
         font-weight: 700;
         padding: 1px 8px;
         border-radius: 999px;
-        color: #fff;
+        color: var(--tp-on-accent);
       }
       .webgpu {
-        background: #21908d;
+        background: var(--tp-gpu);
       }
       .cpu {
-        background: #3b528b;
+        background: var(--tp-cpu);
       }
     `,
   ];

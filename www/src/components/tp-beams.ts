@@ -9,7 +9,7 @@ import { html, css, svg, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { BeamStep, Hypothesis, ModelInfo } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 
 /** What became of a node of the tree. */
@@ -80,14 +80,14 @@ export class TpBeams extends LocalizedElement {
         border-radius: 4px;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .legend {
         display: flex;
         gap: 14px;
         flex-wrap: wrap;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       .k-live {
         color: var(--tp-accent);
@@ -170,7 +170,7 @@ export class TpBeams extends LocalizedElement {
           </p>`
         : nothing}
       ${this.steps.length
-        ? html`<div class="wrap">
+        ? html`<div class="wrap" ${scrollRegion(scrollLabel())}>
             <svg width=${W} height=${H} viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${msg(str`beam search tree: ${nodes.length} hypotheses over ${this.steps.length} steps`)}>
               <text x=${X(0)} y=${Y(root.y)} font-size="12" fill="var(--tp-muted)">${msg('start')}</text>
               ${edges}${drawn}

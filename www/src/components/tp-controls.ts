@@ -9,6 +9,7 @@ import { modelDescription, modelTitle } from '../i18n/models';
 import type { ManifestEntry, ModelInfo } from '../engine/protocol';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
+import { num } from '../ui/format';
 
 const ARCH_NAMES: Record<string, () => string> = {
   decoder_only: () => msg('Decoder-only'),
@@ -57,7 +58,7 @@ export class TpControls extends LocalizedElement {
         flex-wrap: wrap;
         gap: 10px 18px;
         align-items: center;
-        font-size: 0.88rem;
+        font-size: var(--tp-text-md);
       }
       label {
         display: inline-flex;
@@ -72,7 +73,7 @@ export class TpControls extends LocalizedElement {
         flex: 1 1 auto;
       }
       .desc {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
         color: var(--tp-muted);
         margin: 6px 0 10px;
       }
@@ -205,7 +206,7 @@ export class TpControls extends LocalizedElement {
                 min="0"
                 max="0.9"
                 step="0.05"
-                placeholder=${this.info ? msg(str`model's ${this.info.dropout}`) : ''}
+                placeholder=${this.info ? msg(str`model's ${num(this.info.dropout)}`) : ''}
                 .value=${st.drop === null ? '' : String(st.drop)}
                 @change=${(e: Event) => {
                   const raw = (e.target as HTMLInputElement).value.trim();

@@ -7,11 +7,12 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { costName } from '../i18n/terms';
 import type { CostReport, CostRow, ModelInfo } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
+import { int } from '../ui/format';
 
 /** 12 345 678 → "12,345,678". */
 function count(n: number): string {
-  return n.toLocaleString('en-US');
+  return int(n);
 }
 
 /** Divisors of n, ascending. */
@@ -38,7 +39,7 @@ export class TpCost extends LocalizedElement {
       }
       table {
         border-collapse: collapse;
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         width: 100%;
       }
       th,
@@ -77,8 +78,8 @@ export class TpCost extends LocalizedElement {
         margin-bottom: 6px;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
     `,
   ];
@@ -122,7 +123,7 @@ export class TpCost extends LocalizedElement {
               ${msg(str`Each query is counted as seeing ${r.context} keys, the length of the current input.`)}
               ${headsNote(info, r)}
             </p>
-            <div class="wrap">
+            <div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg(str`parameters and FLOPs per token with ${r.n_heads} heads`)}>
                 <thead>
                   <tr>

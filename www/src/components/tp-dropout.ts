@@ -8,8 +8,9 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { DropSite, DropoutDemo, ModelInfo, SequenceInput } from '../engine/protocol';
-import { numberTable, panel } from '../ui/shared';
+import { numberTable, panel, scrollLabel, scrollRegion } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
+import { num } from '../ui/format';
 import './tp-heat';
 
 const PLACES: Record<DropSite['place'], string> = {
@@ -121,10 +122,10 @@ export class TpDropout extends LocalizedElement {
       ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${d && info
         ? html`<p class="small" data-p=${d.p} data-keep=${d.keep_scale}>
-              p = ${d.p}${d.p !== d.model_p ? msg(str` (this model was trained with p = ${d.model_p}; dropout has no weights, so any p can be switched on)`) : ''} · ${msg('kept units ×')}
+              p = ${num(d.p)}${d.p !== d.model_p ? msg(str` (this model was trained with p = ${num(d.model_p)}; dropout has no weights, so any p can be switched on)`) : ''} · ${msg('kept units ×')}
               1/(1 − p) = ${fmt(d.keep_scale, 4)} · ${msg(str`masks from seed ${d.seed}.`)}
             </p>
-            <div class="wrap">
+            <div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg('every place the model applies dropout')}>
                 <thead>
                   <tr><th>${msg('where')}</th><th>${msg('what is dropped')}</th><th>${msg('source')}</th><th>${msg('shape')}</th><th>${msg('kept')}</th></tr>

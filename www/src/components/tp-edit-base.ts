@@ -63,23 +63,23 @@ export abstract class EditView extends LocalizedElement {
     panel,
     css`
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .edit {
         display: flex;
         flex-wrap: wrap;
         gap: 8px 14px;
         align-items: center;
-        font-size: 0.85rem;
-        margin-bottom: 8px;
+        font-size: var(--tp-text-md);
+        margin-bottom: var(--tp-space-2);
       }
       .wrap {
         overflow-x: auto;
       }
       table {
         border-collapse: collapse;
-        font-size: 0.78rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       td,
@@ -107,7 +107,7 @@ export abstract class EditView extends LocalizedElement {
       }
       .argument {
         border-left: 3px solid var(--tp-accent);
-        padding-left: 8px;
+        padding-left: var(--tp-space-2);
       }
       .verdict {
         font-weight: 600;

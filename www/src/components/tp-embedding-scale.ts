@@ -8,7 +8,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { EmbeddingScale, ModelInfo } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { panel, scrollLabel, scrollRegion } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
@@ -46,28 +46,28 @@ export class TpEmbeddingScale extends LocalizedElement {
         max-width: 620px;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .legend {
         display: flex;
         gap: 14px;
         flex-wrap: wrap;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       .swatch {
         display: inline-block;
         width: 18px;
         border-top: 3px solid;
         vertical-align: middle;
-        margin-right: 4px;
+        margin-right: var(--tp-space-1);
       }
       .swatch.dashed {
         border-top-style: dashed;
       }
       table {
         border-collapse: collapse;
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       td,
@@ -138,7 +138,7 @@ export class TpEmbeddingScale extends LocalizedElement {
             </p>
             <details>
               <summary class="small">${msg('Per position')}</summary>
-              <div class="wrap">
+              <div class="wrap" ${scrollRegion(scrollLabel())}>
                 <table>
                   <thead><tr><th>t</th><th>${msg('token')}</th><th>‖E‖</th><th>‖E‖·√d</th>${d.position_norm.length ? html`<th>‖PE‖</th>` : nothing}</tr></thead>
                   <tbody>

@@ -11,17 +11,17 @@ import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import './tp-progress';
-import { fmt } from '../ui/palette';
+import { fmt, SERIES } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 
 /** Okabe–Ito colours, one per scheme. */
 const COLORS: Record<string, string> = {
-  alibi: '#009e73',
-  rope: '#0072b2',
-  relative: '#56b4e9',
-  none: '#999999',
-  sinusoidal: '#d55e00',
-  learned: '#cc79a7',
+  alibi: SERIES.green,
+  rope: SERIES.blue,
+  relative: SERIES.sky,
+  none: SERIES.grey,
+  sinusoidal: SERIES.vermillion,
+  learned: SERIES.pink,
 };
 
 /** Positions averaged per plotted point (the per-position numbers are noisy). */
@@ -64,8 +64,8 @@ export class TpExtrapolation extends LocalizedElement {
     panel,
     css`
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       svg {
         width: 100%;
@@ -78,24 +78,24 @@ export class TpExtrapolation extends LocalizedElement {
         gap: 10px;
         align-items: center;
         flex-wrap: wrap;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       .legend {
         display: flex;
-        gap: 12px;
+        gap: var(--tp-space-3);
         flex-wrap: wrap;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       .swatch {
         display: inline-block;
         width: 18px;
         border-top: 3px solid;
         vertical-align: middle;
-        margin-right: 4px;
+        margin-right: var(--tp-space-1);
       }
       table {
         border-collapse: collapse;
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       th,

@@ -9,6 +9,7 @@ import type { AttnSite, BlockDiff, FfnProbe, RowDiff, Switches } from '../engine
 import { EditView } from './tp-edit-base';
 import './tp-heat';
 import { fmt } from '../ui/palette';
+import { scrollLabel, scrollRegion } from '../ui/shared';
 import { msg, str } from '@lit/localize';
 
 export class TpFfn extends EditView {
@@ -98,7 +99,7 @@ export class TpFfn extends EditView {
         : nothing}
       ${this.controls()}
       ${d && P
-        ? html`<div class="wrap">
+        ? html`<div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg('FFN input and output rows, changed or bit-identical, per layer and position')}>
                 <thead>
                   <tr>

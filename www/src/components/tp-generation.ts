@@ -5,13 +5,14 @@
 
 import { html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
-import { emit, panel } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
 import type { GenStats } from '../state/generation';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
-import { fmt, tokenLang, viridisRgb } from '../ui/palette';
+import { fmt, SERIES, tokenLang, viridisRgb } from '../ui/palette';
+import { int } from '../ui/format';
 
 
 export class TpGeneration extends LocalizedElement {
@@ -62,7 +63,7 @@ export class TpGeneration extends LocalizedElement {
       }
       .stream {
         font-family: var(--tp-mono);
-        font-size: 0.95rem;
+        font-size: var(--tp-text-base);
         line-height: 1.8;
         margin: 10px 0;
         min-height: 1.8em;
@@ -87,7 +88,7 @@ export class TpGeneration extends LocalizedElement {
         display: flex;
         gap: 14px;
         flex-wrap: wrap;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       .stats b {
         font-family: var(--tp-mono);
@@ -102,7 +103,7 @@ export class TpGeneration extends LocalizedElement {
       }
       .beams {
         margin-top: 10px;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
         list-style: none;
         padding: 0;
       }
@@ -118,12 +119,12 @@ export class TpGeneration extends LocalizedElement {
       }
       .note {
         color: var(--tp-warn);
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       label {
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         display: inline-flex;
-        gap: 4px;
+        gap: var(--tp-space-1);
         align-items: center;
       }
     `,
@@ -160,7 +161,7 @@ export class TpGeneration extends LocalizedElement {
         ctx.fillRect(s * cell, y + cell, cell - 1, cell - 1);
       }
     });
-    ctx.fillStyle = '#d55e00';
+    ctx.fillStyle = SERIES.vermillion;
     for (let s = S - fresh; s < S; s++) ctx.fillRect(s * cell, L * (2 * cell + 4), cell - 1, 4);
   }
 
@@ -230,13 +231,13 @@ export class TpGeneration extends LocalizedElement {
         <span>${msg('engine per token')} <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
         <span>${msg('page per token')} <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
         <span>${msg('tokens')} <b>${this.generated.length}</b></span>
-        ${step ? html`<span>${msg(html`last step <b>${step.step.flops.toLocaleString('en')}</b> FLOPs, fed <b>${step.step.fed}</b> tokens`)}</span>` : nothing}
+        ${step ? html`<span>${msg(html`last step <b>${int(step.step.flops)}</b> FLOPs, fed <b>${step.step.fed}</b> tokens`)}</span>` : nothing}
         <span class="totals" data-total-flops=${st.totalFlops} data-total-fed=${st.totalFed} data-cache=${this.cache ? '1' : '0'}
-          >${msg(html`so far <b>${st.totalFlops.toLocaleString('en')}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model`)}</span
+          >${msg(html`so far <b>${int(st.totalFlops)}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model`)}</span
         >
       </div>
       ${step
-        ? html`<div class="cache">
+        ? html`<div class="cache" ${scrollRegion(scrollLabel())}>
             <div class="small muted">
               ${this.cache ? msg('KV cache') : msg('No cache: keys and values recomputed')}:
               ${msg(str`${step.step.cache_len} positions × ${step.step.attention.length} layers (a K and a V row per layer), coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:`)}

@@ -5,9 +5,9 @@
 import { html, css } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { panel } from '../ui/shared';
+import { panel, ThemeColours } from '../ui/shared';
 import { fmt } from '../ui/palette';
-import { cellAt, drawHeat, range } from '../ui/heat';
+import { cellAt, drawHeat, HEAT_COLOURS, range } from '../ui/heat';
 
 export class TpHeat extends LocalizedElement {
   static properties = {
@@ -48,16 +48,18 @@ export class TpHeat extends LocalizedElement {
         border: 1px solid var(--tp-line);
       }
       .readout {
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         min-height: 1.3em;
         font-variant-numeric: tabular-nums;
       }
       .scale {
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
       }
     `,
   ];
+
+  private colours = new ThemeColours(this, HEAT_COLOURS);
 
   /** The element's width in CSS pixels, as last measured (reading it in `updated` would force a layout per map). */
   private width = 0;
@@ -96,11 +98,12 @@ export class TpHeat extends LocalizedElement {
     const c = this.canvas;
     if (!c || !this.rows || !this.cols) return;
     const cell = this.cellSize();
-    const key = `${this.rows}×${this.cols}·${cell}·${this.signed}·${this.zeros}`;
+    const colours = this.colours.get();
+    const key = `${this.rows}×${this.cols}·${cell}·${this.signed}·${this.zeros}·${colours['--tp-zero']}·${colours['--tp-hatch-a']}`;
     if (key === this.drawn && this.drawnData === this.data) return;
     this.drawn = key;
     this.drawnData = this.data;
-    drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed, zeros: this.zeros }, cell);
+    drawHeat(c, { rows: this.rows, cols: this.cols, data: this.data, signed: this.signed, zeros: this.zeros }, cell, colours);
     c.style.width = `${this.cols * cell}px`;
     c.style.height = `${this.rows * cell}px`;
   }

@@ -6,8 +6,8 @@ import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { HiddenTrace, ModelInfo } from '../engine/protocol';
-import { panel, styles } from '../ui/shared';
-import { cividis, fmt, showToken } from '../ui/palette';
+import { panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
+import { fmt, showToken, viridis } from '../ui/palette';
 
 export class TpHidden extends LocalizedElement {
   static properties = {
@@ -35,7 +35,7 @@ export class TpHidden extends LocalizedElement {
       table {
         border-collapse: separate;
         border-spacing: 1px;
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
       }
       th {
         font-weight: normal;
@@ -58,8 +58,8 @@ export class TpHidden extends LocalizedElement {
         border-radius: 2px;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
     `,
   ];
@@ -71,7 +71,7 @@ export class TpHidden extends LocalizedElement {
     let max = 0;
     for (let l = 0; l < L1; l++) for (let i = 0; i < T; i++) max = Math.max(max, t.norms.data[(l * B + b) * T + i]);
     const stackName = t.stack === 'encoder_self' ? msg('encoder') : msg('decoder');
-    return html`<div class="wrap">
+    return html`<div class="wrap" ${scrollRegion(scrollLabel())}>
       ${this.states.length > 1 ? html`<div class="small muted">${stackName}</div>` : nothing}
       <table aria-label=${msg(str`residual stream norms, ${stackName} stack`)}>
         <thead>
@@ -88,7 +88,7 @@ export class TpHidden extends LocalizedElement {
               ${Array.from({ length: T }, (_, i) => {
                 const v = t.norms.data[(l * B + b) * T + i];
                 const label = msg(str`${name}, position ${i} “${labels[i] ?? ''}”: ‖x‖ = ${fmt(v)}`);
-                return html`<td style=${styles(`background:${cividis(max > 0 ? v / max : 0)}`)} title=${label} aria-label=${label} data-norm=${v}></td>`;
+                return html`<td style=${styles(`background:${viridis(max > 0 ? v / max : 0)}`)} title=${label} aria-label=${label} data-norm=${v}></td>`;
               })}
             </tr>`;
           })}

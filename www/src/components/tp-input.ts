@@ -50,7 +50,7 @@ export class TpInput extends LocalizedElement {
       }
       .chip {
         font-family: var(--tp-mono);
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         border: 1px solid var(--tp-line);
         border-radius: 5px;
         padding: 1px 5px;
@@ -72,25 +72,25 @@ export class TpInput extends LocalizedElement {
         border-color: var(--tp-accent);
       }
       .row-label {
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
       }
       .note {
         color: var(--tp-warn);
-        font-size: 0.85rem;
-        margin: 4px 0;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0;
       }
       .bar {
         display: flex;
         justify-content: space-between;
         align-items: center;
-        gap: 8px;
+        gap: var(--tp-space-2);
         flex-wrap: wrap;
       }
       label.check {
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         display: inline-flex;
-        gap: 4px;
+        gap: var(--tp-space-1);
         align-items: center;
       }
     `,

@@ -11,7 +11,7 @@ import { guard } from 'lit/directives/guard.js';
 import { getLocale, LocalizedElement } from '../i18n/locale';
 import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol';
 import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
-import { showToken } from '../ui/palette';
+import { SERIES, showToken } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
 
 /** Bits of `MaskView.reasons`. */
@@ -71,8 +71,8 @@ export class TpMasks extends LocalizedElement {
         flex-wrap: wrap;
         gap: 6px 14px;
         align-items: center;
-        margin-bottom: 8px;
-        font-size: 0.85rem;
+        margin-bottom: var(--tp-space-2);
+        font-size: var(--tp-text-md);
       }
       .editor input[type='number'] {
         width: 4em;
@@ -85,7 +85,7 @@ export class TpMasks extends LocalizedElement {
       }
       .lab {
         font-family: var(--tp-mono);
-        font-size: 0.7rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         overflow: hidden;
         white-space: pre;
@@ -164,7 +164,7 @@ export class TpMasks extends LocalizedElement {
         display: flex;
         flex-wrap: wrap;
         gap: 4px 14px;
-        font-size: 0.78rem;
+        font-size: var(--tp-text-sm);
         color: var(--tp-muted);
         margin-top: 6px;
         align-items: center;
@@ -247,8 +247,8 @@ export class TpMasks extends LocalizedElement {
       }
       return ctx.createPattern(tile, 'repeat');
     };
-    const rule = stripes('#0072b2', false);
-    const pad = stripes('#e69f00', true);
+    const rule = stripes(SERIES.blue, false);
+    const pad = stripes(SERIES.orange, true);
     ctx.fillStyle = line;
     ctx.fillRect(0, 0, w, h);
     for (let i = 0; i < T; i++) {
@@ -267,7 +267,7 @@ export class TpMasks extends LocalizedElement {
           ctx.fillRect(x, y, cell, cell);
         }
         if (painted.has(`${i}.${j}`)) {
-          ctx.strokeStyle = '#cc79a7';
+          ctx.strokeStyle = SERIES.pink;
           ctx.lineWidth = 2;
           ctx.strokeRect(x + 1, y + 1, cell - 2, cell - 2);
         }

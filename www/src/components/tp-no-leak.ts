@@ -8,6 +8,7 @@ import { html, nothing } from 'lit';
 import type { BlockDiff, RowDiff, Switches } from '../engine/protocol';
 import { EditView } from './tp-edit-base';
 import { fmt } from '../ui/palette';
+import { scrollLabel, scrollRegion } from '../ui/shared';
 import { msg, str } from '@lit/localize';
 
 export class TpNoLeak extends EditView {
@@ -50,7 +51,7 @@ export class TpNoLeak extends EditView {
         if (r.changed[p]) earlierChanged++;
       }
     }
-    return html`<div class="wrap">
+    return html`<div class="wrap" ${scrollRegion(scrollLabel())}>
       <div class="small"><strong>${mask === 'on' ? msg('causal mask on') : msg('causal mask off')}</strong></div>
       <table aria-label=${mask === 'on' ? msg('residual stream and logits per position, later keys hidden: changed or bit-identical') : msg('residual stream and logits per position, later keys visible: changed or bit-identical')} data-mask=${mask}>
         <thead>

@@ -9,7 +9,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { PermutationResult } from '../engine/protocol';
-import { panel, SeenController } from '../ui/shared';
+import { panel, scrollLabel, scrollRegion, SeenController } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 
 /** The models compared: the same grammar task, without and with positions. */
@@ -90,15 +90,15 @@ export class TpOrder extends LocalizedElement {
     panel,
     css`
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .controls {
         display: flex;
         gap: 10px;
         flex-wrap: wrap;
         align-items: center;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin: 6px 0;
       }
       input[type='text'] {
@@ -109,7 +109,7 @@ export class TpOrder extends LocalizedElement {
       }
       .texts {
         font-family: ui-monospace, Menlo, Consolas, monospace;
-        font-size: 0.9rem;
+        font-size: var(--tp-text-md);
       }
       .verdict {
         font-weight: 600;
@@ -120,7 +120,7 @@ export class TpOrder extends LocalizedElement {
       }
       table {
         border-collapse: collapse;
-        font-size: 0.78rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       th,
@@ -216,7 +216,7 @@ export class TpOrder extends LocalizedElement {
                 ? msg(str`All ${n} output rows are the original rows, moved with their characters, identical to the last bit.`)
                 : msg(str`${n - same} of ${n} rows differ from the row their character had before (largest logit difference ${fmt(Math.max(...r.row_diff))}).`)}
             </p>
-            <div class="wrap">
+            <div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg('each reordered position, where its character came from, and whether its output row is unchanged')}>
                 <tr><th scope="row">${msg('position')}</th>${r.perm.map((_, t) => html`<td>${t}</td>`)}</tr>
                 <tr><th scope="row">${msg('character')}</th>${r.permuted.map((c) => html`<td>${showToken(c)}</td>`)}</tr>

@@ -4,7 +4,7 @@
 
 import { html, css, nothing } from 'lit';
 import type { ModelInfo, Sampling } from '../engine/protocol';
-import { emit, panel, styles } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
@@ -41,7 +41,7 @@ export class TpOutput extends LocalizedElement {
         display: grid;
         grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
         gap: 8px 14px;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin-bottom: 10px;
       }
       .controls label {
@@ -51,7 +51,7 @@ export class TpOutput extends LocalizedElement {
       }
       .strategy {
         display: flex;
-        gap: 4px;
+        gap: var(--tp-space-1);
         flex-wrap: wrap;
       }
       .bars {
@@ -59,7 +59,7 @@ export class TpOutput extends LocalizedElement {
         grid-template-columns: minmax(4.5em, max-content) 1fr 5.2em 5.2em;
         gap: 2px 6px;
         align-items: center;
-        font-size: 0.78rem;
+        font-size: var(--tp-text-sm);
         max-height: 360px;
         overflow-y: auto;
       }
@@ -91,7 +91,7 @@ export class TpOutput extends LocalizedElement {
         left: 0;
         top: 8px;
         bottom: 0;
-        background: #e4007c;
+        background: var(--tp-focus);
         border-radius: 2px;
       }
       .num {
@@ -100,12 +100,12 @@ export class TpOutput extends LocalizedElement {
       }
       .head {
         color: var(--tp-muted);
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
       }
       .tags {
         display: flex;
         flex-wrap: wrap;
-        gap: 4px;
+        gap: var(--tp-space-1);
       }
       .tag {
         display: flex;
@@ -115,7 +115,7 @@ export class TpOutput extends LocalizedElement {
         border-radius: 5px;
         padding: 2px 5px;
         font-family: var(--tp-mono);
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
       }
       .tag b {
         color: var(--tp-accent);
@@ -174,7 +174,7 @@ export class TpOutput extends LocalizedElement {
           ? msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the sampler draws from after temperature, top-k and top-p.`)
           : msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the chooser keeps.`)}
       </p>
-      <div class="bars" role="table" aria-label=${msg('next-token distribution')}>
+      <div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('next-token distribution')}>
         <div role="row">
           <div class="head" role="columnheader">${msg('token')}</div>
           <div class="head" role="columnheader">${msg('probability')}</div>
@@ -199,7 +199,7 @@ export class TpOutput extends LocalizedElement {
   private classes() {
     const p = this.classProbs;
     if (!p) return nothing;
-    return html`<div class="bars" role="table" aria-label=${msg('class probabilities')}>
+    return html`<div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('class probabilities')}>
       ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? msg(str`class ${c}`)}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div></div>`)}

@@ -11,13 +11,14 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, ParallelTiming, ScoringComparison } from '../engine/protocol';
-import { panel, SeenController } from '../ui/shared';
-import { fmt } from '../ui/palette';
+import { panel, scrollLabel, scrollRegion, SeenController } from '../ui/shared';
+import { fmt, SERIES } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
+import { int } from '../ui/format';
 
-const ONE_PASS = '#009e73';
-const CACHED = '#0072b2';
-const UNCACHED = '#d55e00';
+const ONE_PASS = SERIES.green;
+const CACHED = SERIES.blue;
+const UNCACHED = SERIES.vermillion;
 
 const cumulative = (xs: number[]) => {
   let s = 0;
@@ -64,7 +65,7 @@ export class TpParallel extends LocalizedElement {
       .charts {
         display: flex;
         flex-wrap: wrap;
-        gap: 12px;
+        gap: var(--tp-space-3);
       }
       .charts figure {
         margin: 0;
@@ -72,21 +73,21 @@ export class TpParallel extends LocalizedElement {
         min-width: 0;
       }
       figcaption {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .legend {
         display: flex;
         gap: 14px;
         flex-wrap: wrap;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       table {
         border-collapse: collapse;
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         font-variant-numeric: tabular-nums;
       }
       td,
@@ -107,7 +108,7 @@ export class TpParallel extends LocalizedElement {
         gap: 10px;
         align-items: center;
         flex-wrap: wrap;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       input[type='number'] {
         width: 5em;
@@ -153,9 +154,9 @@ export class TpParallel extends LocalizedElement {
     const dot = s.rows.find((r) => r.score === 'scaled_dot');
     return html`<h3 class="small">${msg('Dot-product against additive scores')}</h3>
       <p>
-        ${msg(str`The loaded model's shape with each score function (seeded weights: what a pass costs does not depend on them), one forward pass over ${s.tokens} tokens: ${s.pairs.toLocaleString('en')} (query, key) pairs over all layers. Per pair and dimension a dot product does one multiply-add; additive scoring does one too (v·tanh), plus an addition and a tanh — the multiply-add count hides that, the clock does not.`)}
+        ${msg(str`The loaded model's shape with each score function (seeded weights: what a pass costs does not depend on them), one forward pass over ${s.tokens} tokens: ${int(s.pairs)} (query, key) pairs over all layers. Per pair and dimension a dot product does one multiply-add; additive scoring does one too (v·tanh), plus an addition and a tanh — the multiply-add count hides that, the clock does not.`)}
       </p>
-      <div class="wrap">
+      <div class="wrap" ${scrollRegion(scrollLabel())}>
         <table aria-label=${msg('cost of one forward pass with each score function')}>
           <thead>
             <tr><th>${msg('score')}</th><th>${msg('multiply-adds (pass)')}</th><th>${msg('of them in scores')}</th><th>${msg('additions')}</th><th>tanh</th><th>${msg('time (median)')}</th><th>${msg('vs scaled dot')}</th></tr>
@@ -164,10 +165,10 @@ export class TpParallel extends LocalizedElement {
             ${s.rows.map(
               (r) => html`<tr data-score=${r.score} data-macs=${r.multiply_adds} data-score-macs=${r.score_multiply_adds} data-additions=${r.additions} data-tanh=${r.tanh} data-ms=${r.ms}>
                 <td>${name[r.score]}</td>
-                <td>${r.multiply_adds.toLocaleString('en')}</td>
-                <td>${r.score_multiply_adds.toLocaleString('en')}</td>
-                <td>${r.additions.toLocaleString('en')}</td>
-                <td>${r.tanh.toLocaleString('en')}</td>
+                <td>${int(r.multiply_adds)}</td>
+                <td>${int(r.score_multiply_adds)}</td>
+                <td>${int(r.additions)}</td>
+                <td>${int(r.tanh)}</td>
                 <td>${fmt(r.ms, 3)} ms</td>
                 <td>${dot && dot.ms > 0 ? `×${fmt(r.ms / dot.ms, 2)}` : '—'}</td>
               </tr>`,
@@ -261,7 +262,7 @@ export class TpParallel extends LocalizedElement {
                 </figcaption>
               </figure>
             </div>
-            <div class="wrap">
+            <div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg('time and FLOPs to produce n tokens')}>
                 <thead>
                   <tr><th>n</th><th>${msg('one pass')}</th><th>FLOPs</th><th>${msg('serial, cache')}</th><th>FLOPs</th><th>${msg('serial, no cache')}</th><th>FLOPs</th></tr>
@@ -272,11 +273,11 @@ export class TpParallel extends LocalizedElement {
                     return html`<tr data-n=${n} data-cached-ms=${cumC[n - 1]} data-uncached-ms=${cumU[n - 1]} data-cached-flops=${cumCf[n - 1]} data-uncached-flops=${cumUf[n - 1]}>
                       <td>${n}</td>
                       <td>${k >= 0 ? `${fmt(d.forward_ms[k], 3)} ms` : '—'}</td>
-                      <td>${k >= 0 ? d.forward_flops[k].toLocaleString('en') : '—'}</td>
+                      <td>${k >= 0 ? int(d.forward_flops[k]) : '—'}</td>
                       <td>${fmt(cumC[n - 1], 3)} ms</td>
-                      <td>${cumCf[n - 1].toLocaleString('en')}</td>
+                      <td>${int(cumCf[n - 1])}</td>
                       <td>${fmt(cumU[n - 1], 3)} ms</td>
-                      <td>${cumUf[n - 1].toLocaleString('en')}</td>
+                      <td>${int(cumUf[n - 1])}</td>
                     </tr>`;
                   })}
                 </tbody>

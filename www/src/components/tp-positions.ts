@@ -67,23 +67,23 @@ export class TpPositions extends LocalizedElement {
       .grid {
         display: grid;
         grid-template-columns: repeat(auto-fit, minmax(240px, 1fr));
-        gap: 12px;
+        gap: var(--tp-space-3);
       }
       h3 {
-        font-size: 0.88rem;
+        font-size: var(--tp-text-md);
         margin: 10px 0 4px;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
       .controls {
         display: flex;
         gap: 10px;
         flex-wrap: wrap;
         align-items: center;
-        font-size: 0.85rem;
-        margin: 4px 0;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0;
       }
       input[type='number'] {
         width: 5em;
@@ -96,7 +96,7 @@ export class TpPositions extends LocalizedElement {
       }
       .rope {
         display: flex;
-        gap: 16px;
+        gap: var(--tp-space-4);
         flex-wrap: wrap;
         align-items: center;
       }
@@ -105,7 +105,7 @@ export class TpPositions extends LocalizedElement {
       }
       .scores {
         font-variant-numeric: tabular-nums;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       .scores td,
       .scores th {
@@ -115,7 +115,7 @@ export class TpPositions extends LocalizedElement {
       .slopes span {
         display: inline-block;
         margin-right: 10px;
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
     `,
   ];

@@ -46,7 +46,7 @@ export class TpProgress extends LocalizedElement {
   static styles = css`
     :host {
       display: block;
-      font-size: 0.85rem;
+      font-size: var(--tp-text-md);
       margin: 6px 0;
     }
     .track {

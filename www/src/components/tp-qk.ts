@@ -62,7 +62,7 @@ export class TpQk extends LocalizedElement {
     panel,
     css`
       :host {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       .box {
         border: 1px solid var(--tp-line);
@@ -72,7 +72,7 @@ export class TpQk extends LocalizedElement {
         max-width: 440px;
       }
       h3 {
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin: 0 0 6px;
       }
       .strips {
@@ -88,7 +88,7 @@ export class TpQk extends LocalizedElement {
       }
       .range {
         font-family: var(--tp-mono);
-        font-size: 0.72rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         white-space: nowrap;
       }
@@ -115,7 +115,7 @@ export class TpQk extends LocalizedElement {
         display: flex;
         align-items: center;
         gap: 6px;
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
         margin-top: 6px;
         flex-wrap: wrap;
@@ -127,7 +127,7 @@ export class TpQk extends LocalizedElement {
         background: linear-gradient(90deg, ${unsafeCSS([-1, -0.5, 0, 0.5, 1].map(diverging).join(', '))});
       }
       .sym {
-        margin-top: 8px;
+        margin-top: var(--tp-space-2);
         padding-top: 6px;
         border-top: 1px solid var(--tp-line);
       }

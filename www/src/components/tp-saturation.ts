@@ -7,8 +7,8 @@ import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace } from '../engine/protocol';
-import { panel, styles } from '../ui/shared';
-import { cividis, fmt, inkOnCividis } from '../ui/palette';
+import { panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
+import { fmt, inkOn, viridis } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
 
 interface Readout {
@@ -57,7 +57,7 @@ export class TpSaturation extends LocalizedElement {
       }
       table {
         border-collapse: collapse;
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
       }
       th,
       td {
@@ -85,15 +85,15 @@ export class TpSaturation extends LocalizedElement {
         border-left: 2px solid var(--tp-line);
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
     `,
   ];
 
   /** A max-probability cell, shaded from spread (dark) to saturated (bright). */
   private probCell(p: number, cls = '') {
-    return html`<td class="cell ${cls}" style=${styles(`background:${cividis(p)};color:${inkOnCividis(p)}`)}>${fmt(p)}</td>`;
+    return html`<td class="cell ${cls}" style=${styles(`background:${viridis(p)};color:${inkOn(p)}`)}>${fmt(p)}</td>`;
   }
 
   render() {
@@ -110,7 +110,7 @@ export class TpSaturation extends LocalizedElement {
         ${msg('Turn the √d_k scaling off and the scores grow by √d_k: rows saturate toward one key.')}
       </p>
       ${now
-        ? html`<div class="wrap">
+        ? html`<div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${before ? msg(str`attention entropy and largest probability per head, ${setting}, beside the previous setting`) : msg(str`attention entropy and largest probability per head, ${setting}`)}>
                 <thead>
                   <tr>

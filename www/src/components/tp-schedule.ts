@@ -6,6 +6,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { Schedule } from '../engine/protocol';
 import { emit, panel } from '../ui/shared';
+import { int } from '../ui/format';
 
 /** A learning rate to three significant digits: 0.00456. */
 function lrText(x: number): string {
@@ -66,8 +67,8 @@ export class TpSchedule extends LocalizedElement {
         width: 7em;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
     `,
   ];
@@ -93,7 +94,7 @@ export class TpSchedule extends LocalizedElement {
     const px = x(s.peak_step);
     const py = y(s.peak_lr);
     const anchor = px > W * 0.6 ? 'end' : 'start';
-    const label = msg(str`peak: step ${s.peak_step.toLocaleString('en-US')}, lr ${lrText(s.peak_lr)}`);
+    const label = msg(str`peak: step ${int(s.peak_step)}, lr ${lrText(s.peak_lr)}`);
     return html`<svg
       viewBox="0 0 ${W} ${H}"
       role="img"
@@ -110,8 +111,8 @@ export class TpSchedule extends LocalizedElement {
         <text x=${PAD.l - 4} y=${py + 4} text-anchor="end" class="muted">${lrText(s.peak_lr)}</text>
         <text x=${PAD.l - 4} y=${H - PAD.b + 4} text-anchor="end" class="muted">0</text>
         <text x=${PAD.l} y=${H - PAD.b + 16} text-anchor="start" class="muted">1</text>
-        <text x=${px} y=${H - PAD.b + 16} text-anchor="middle" class="muted">${s.peak_step.toLocaleString('en-US')}</text>
-        <text x=${W - PAD.r} y=${H - PAD.b + 16} text-anchor="end" class="muted">${last.toLocaleString('en-US')}</text>
+        <text x=${px} y=${H - PAD.b + 16} text-anchor="middle" class="muted">${int(s.peak_step)}</text>
+        <text x=${W - PAD.r} y=${H - PAD.b + 16} text-anchor="end" class="muted">${int(last)}</text>
         <text x=${(W + PAD.l) / 2} y=${H - 2} text-anchor="middle" class="muted">${msg('step')}</text>
         <text x="12" y=${(H - PAD.b + PAD.t) / 2} text-anchor="middle" class="muted" transform=${`rotate(-90 12 ${(H - PAD.b + PAD.t) / 2})`}>${msg('learning rate')}</text>
       `}

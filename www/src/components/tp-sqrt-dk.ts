@@ -10,11 +10,12 @@ import { errorText } from '../i18n/engine-text';
 import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
 import { panel, SeenController } from '../ui/shared';
-import { fmt } from '../ui/palette';
+import { fmt, SERIES } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
+import { int } from '../ui/format';
 
-const RAW = '#d55e00';
-const SCALED = '#0072b2';
+const RAW = SERIES.vermillion;
+const SCALED = SERIES.blue;
 
 export class TpSqrtDk extends LocalizedElement {
   static properties = {
@@ -54,15 +55,15 @@ export class TpSqrtDk extends LocalizedElement {
         margin: 0;
       }
       figcaption {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
         font-weight: 600;
       }
       .legend {
         display: flex;
         gap: 14px;
         flex-wrap: wrap;
-        font-size: 0.82rem;
-        margin: 4px 0;
+        font-size: var(--tp-text-sm);
+        margin: var(--tp-space-1) 0;
       }
       .swatch {
         display: inline-block;
@@ -70,21 +71,21 @@ export class TpSqrtDk extends LocalizedElement {
         height: 0;
         border-top: 3px solid;
         vertical-align: middle;
-        margin-right: 4px;
+        margin-right: var(--tp-space-1);
       }
       .controls {
         display: flex;
-        gap: 12px;
+        gap: var(--tp-space-3);
         flex-wrap: wrap;
         align-items: center;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         margin: 6px 0;
       }
       input[type='number'] {
         width: 6em;
       }
       details {
-        font-size: 0.8rem;
+        font-size: var(--tp-text-sm);
         margin-top: 6px;
       }
       table {
@@ -98,8 +99,8 @@ export class TpSqrtDk extends LocalizedElement {
         font-variant-numeric: tabular-nums;
       }
       p {
-        font-size: 0.85rem;
-        margin: 4px 0 8px;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
     `,
   ];
@@ -219,7 +220,7 @@ export class TpSqrtDk extends LocalizedElement {
           <input type="number" min="0" max="1000000" .value=${String(this.seed)} aria-label=${msg('seed of the sampled vectors')}
             @change=${(e: Event) => this.setNumber(e, 0, 1000000, (v) => (this.seed = v))} />
         </label>
-        <span class="muted" role="status">${this.busy ? msg('sampling…') : r ? msg(str`${r.samples.toLocaleString('en-US')} pairs per width, seed ${r.seed}`) : ''}</span>
+        <span class="muted" role="status">${this.busy ? msg('sampling…') : r ? msg(str`${int(r.samples)} pairs per width, seed ${r.seed}`) : ''}</span>
       </div>
       ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${r ? this.charts(r) : html`<p class="muted">${msg('Sampling…')}</p>`}

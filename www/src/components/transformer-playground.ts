@@ -32,6 +32,8 @@ import { errorText, progressLabel } from '../i18n/engine-text';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
+import './tp-view-menu';
+import type { ViewActionDetail } from './tp-view-menu';
 import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
@@ -276,11 +278,11 @@ export class TransformerPlayground extends LocalizedElement {
     css`
       .bar {
         display: flex;
-        gap: 12px;
+        gap: var(--tp-space-3);
         align-items: center;
         justify-content: flex-end;
         flex-wrap: wrap;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
         color: var(--tp-muted);
       }
       .bar .hint {
@@ -289,7 +291,7 @@ export class TransformerPlayground extends LocalizedElement {
       .layout {
         display: grid;
         grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
-        gap: 12px;
+        gap: var(--tp-space-3);
       }
       .wide,
       .view:has(> .wide) {
@@ -297,29 +299,12 @@ export class TransformerPlayground extends LocalizedElement {
       }
       .view {
         min-width: 0;
+        position: relative;
+        /* Room at the end of the view's title row for its menu (tp-view-menu). */
+        --tp-menu-room: 2.25rem;
       }
       .view:has(> tp-saturation, > tp-cost, > tp-schedule) {
         align-self: start;
-      }
-      .tools {
-        display: flex;
-        justify-content: flex-end;
-        align-items: center;
-        gap: 4px;
-        margin-top: 3px;
-        font-size: 0.75rem;
-        color: var(--tp-muted);
-      }
-      .tools button {
-        padding: 1px 8px;
-        color: var(--tp-muted);
-      }
-      .tools button:hover {
-        color: var(--tp-fg);
-      }
-      .tools .said {
-        margin-right: auto;
-        overflow-wrap: anywhere;
       }
       .layout.single {
         grid-template-columns: minmax(0, 1fr);
@@ -335,10 +320,10 @@ export class TransformerPlayground extends LocalizedElement {
         color: var(--tp-fg);
         border-radius: 8px;
         padding: 6px 10px;
-        font-size: 0.85rem;
+        font-size: var(--tp-text-md);
       }
       .notes ul {
-        margin: 4px 0 0;
+        margin: var(--tp-space-1) 0 0;
         padding-left: 1.2em;
       }
       .notes button {
@@ -347,7 +332,7 @@ export class TransformerPlayground extends LocalizedElement {
       .error {
         border: 2px solid var(--tp-error);
         border-radius: 8px;
-        padding: 8px 12px;
+        padding: var(--tp-space-2) var(--tp-space-3);
       }
     `,
   ];
@@ -538,9 +523,6 @@ export class TransformerPlayground extends LocalizedElement {
 
   // ---------------------------------------------------------------- pictures and links
 
-  /** What the tools under each view last said ("link copied"), by view name. */
-  private said = new Map<string, string>();
-
   /** The drawn element of a registered view, or null when it is not shown. */
   private viewElement(name: string): HTMLElement | null {
     const v = viewNamed(name);
@@ -571,47 +553,46 @@ export class TransformerPlayground extends LocalizedElement {
     return page.href;
   }
 
-  private tell(name: string, text: string) {
-    this.said.set(name, text);
-    this.requestUpdate();
-  }
-
-  private async save(v: ViewDef, kind: 'svg' | 'png') {
+  /** Save a view's picture; what to say about it ('' when it went well). */
+  private async save(v: ViewDef, kind: 'svg' | 'png'): Promise<string> {
     try {
       const p = this.picture(v.name);
       const stem = fileStem(v.name, this.store?.st.model ?? '');
       if (kind === 'svg') download(new Blob([p.svg], { type: 'image/svg+xml' }), `${stem}.svg`);
       else download(await svgToPng(p), `${stem}.png`);
-      this.tell(v.name, '');
+      return '';
     } catch (e) {
-      this.tell(v.name, msg(str`Could not make the picture: ${e instanceof Error ? e.message : String(e)}`));
+      return msg(str`Could not make the picture: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
-  private async copyLink(v: ViewDef) {
+  /** Copy a view's link; what to say (with no clipboard, the link itself, to copy by hand). */
+  private async copyLink(v: ViewDef): Promise<string> {
     const link = this.linkTo(v.name);
     try {
       await navigator.clipboard.writeText(link);
-      this.tell(v.name, msg('Link copied.'));
+      return msg('Link copied.');
     } catch {
       // No clipboard (permissions, an insecure page): show the link to copy by hand.
-      this.tell(v.name, link);
+      return link;
     }
   }
 
-  /** A registered view, with its picture and link tools under it. */
+  /** A choice of a view's "⋯" menu. */
+  private async act(v: ViewDef, e: CustomEvent<ViewActionDetail>) {
+    const { action, reply } = e.detail;
+    reply(action === 'link' ? await this.copyLink(v) : await this.save(v, action));
+  }
+
+  /**
+   * A registered view in its frame: the view draws its own card and title row; the frame
+   * puts the one "⋯" menu (pictures, link) at the end of that row. The menu is left out of
+   * the view's exported pictures.
+   */
   private frame(v: ViewDef, s: PlaygroundStore) {
-    const said = this.said.get(v.name) ?? '';
-    // English names a view in lower case inside a sentence; other languages as titled.
-    const title = getLocale() === 'en' ? v.title.toLowerCase() : v.title;
     return html`<div class="view" data-view=${v.name}>
       ${v.render(s)}
-      <div class="tools" data-export-skip>
-        <span class="said" role="status">${said}</span>
-        <button @click=${() => void this.save(v, 'svg')} aria-label=${msg(str`save ${title} as an SVG picture`)}>SVG</button>
-        <button @click=${() => void this.save(v, 'png')} aria-label=${msg(str`save ${title} as a PNG picture`)}>PNG</button>
-        <button @click=${() => void this.copyLink(v)} aria-label=${msg(str`Copy link to ${title} with these settings`)}>${msg('Copy link')}</button>
-      </div>
+      <tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>
     </div>`;
   }
 

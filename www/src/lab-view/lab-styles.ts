@@ -6,7 +6,7 @@ import { css } from 'lit';
 export const labStyles = css`
   .lab {
     display: grid;
-    gap: 12px;
+    gap: var(--tp-space-3);
   }
   .lab.drop {
     outline: 3px dashed var(--tp-accent);
@@ -16,8 +16,8 @@ export const labStyles = css`
     font-weight: normal;
   }
   .intro {
-    margin: 0 0 8px;
-    font-size: 0.86rem;
+    margin: 0 0 var(--tp-space-2);
+    font-size: var(--tp-text-md);
   }
   .groups {
     display: grid;
@@ -33,8 +33,8 @@ export const labStyles = css`
   }
   legend {
     font-weight: 600;
-    font-size: 0.85rem;
-    padding: 0 4px;
+    font-size: var(--tp-text-md);
+    padding: 0 var(--tp-space-1);
   }
   .field {
     display: grid;
@@ -42,12 +42,12 @@ export const labStyles = css`
     gap: 2px 8px;
     align-items: center;
     margin: 6px 0;
-    font-size: 0.85rem;
+    font-size: var(--tp-text-md);
   }
   .field .help,
   .field .note {
     grid-column: 1 / -1;
-    font-size: 0.76rem;
+    font-size: var(--tp-text-xs);
     color: var(--tp-muted);
     margin: 0;
   }
@@ -75,9 +75,9 @@ export const labStyles = css`
   .buttons {
     display: flex;
     flex-wrap: wrap;
-    gap: 8px;
+    gap: var(--tp-space-2);
     align-items: center;
-    font-size: 0.86rem;
+    font-size: var(--tp-text-md);
   }
   .actions .grow {
     flex: 1;
@@ -95,20 +95,20 @@ export const labStyles = css`
   .experiments {
     display: flex;
     flex-wrap: wrap;
-    gap: 8px;
+    gap: var(--tp-space-2);
     align-items: center;
-    font-size: 0.86rem;
+    font-size: var(--tp-text-md);
   }
   .experiments p {
     margin: 0;
     flex-basis: 100%;
     color: var(--tp-muted);
-    font-size: 0.8rem;
+    font-size: var(--tp-text-sm);
   }
   .from {
-    font-size: 0.82rem;
+    font-size: var(--tp-text-sm);
     color: var(--tp-accent);
-    margin: 4px 0 0;
+    margin: var(--tp-space-1) 0 0;
   }
   .plots {
     display: grid;
@@ -121,7 +121,7 @@ export const labStyles = css`
   table {
     border-collapse: collapse;
     width: 100%;
-    font-size: 0.8rem;
+    font-size: var(--tp-text-sm);
   }
   th,
   td {
@@ -149,11 +149,11 @@ export const labStyles = css`
   td .row-actions {
     display: flex;
     flex-wrap: wrap;
-    gap: 4px;
+    gap: var(--tp-space-1);
   }
   td button {
     padding: 1px 6px;
-    font-size: 0.76rem;
+    font-size: var(--tp-text-xs);
   }
   .swatch {
     display: inline-block;
@@ -169,10 +169,10 @@ export const labStyles = css`
     border: 2px solid var(--tp-error);
     border-radius: 8px;
     padding: 6px 10px;
-    font-size: 0.85rem;
+    font-size: var(--tp-text-md);
   }
   .said {
-    font-size: 0.85rem;
+    font-size: var(--tp-text-md);
     color: var(--tp-muted);
     min-height: 1.2em;
   }
@@ -181,7 +181,7 @@ export const labStyles = css`
     grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
     gap: 2px 14px;
     margin: 6px 0 0;
-    font-size: 0.8rem;
+    font-size: var(--tp-text-sm);
   }
   .used dl div {
     display: flex;
@@ -198,9 +198,9 @@ export const labStyles = css`
     border-radius: 8px;
     padding: 6px 10px;
     color: var(--tp-muted);
-    font-size: 0.82rem;
+    font-size: var(--tp-text-sm);
   }
   input[type='file'] {
-    font-size: 0.8rem;
+    font-size: var(--tp-text-sm);
   }
 `;

@@ -9,6 +9,7 @@ import { archName, notForTask, taskDescription } from '../i18n/terms';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunRecord } from './host';
 import { FIELDS, GROUPS, fieldShown, getField, type FieldDef, type FieldKey, type Settings, type Value } from './fields';
+import { int } from '../ui/format';
 
 /** What the form shows of the lab's state, and where an edit goes. */
 export interface SettingsFormView {
@@ -143,7 +144,7 @@ export function usedBox(u: UsedModel | null) {
   const s = u.settings;
   return html`<section class="used" data-used aria-label=${msg('the model the page uses')}>
     <strong>${msg(str`The page's model is ${u.what}`)}</strong>
-    <span class="muted small">— ${archName(u.info.arch)}, d_model ${u.info.d_model}, ${msg(str`${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${u.info.params.toLocaleString('en-US')} parameters`)}</span>
+    <span class="muted small">— ${archName(u.info.arch)}, d_model ${u.info.d_model}, ${msg(str`${u.info.n_heads} heads, ${u.info.encoder_layers + u.info.decoder_layers} layers, ${int(u.info.params)} parameters`)}</span>
     ${s
       ? html`<dl>
           ${FIELDS.filter((f) => fieldShown(s, f.key)).map((f) => html`<div><dt>${f.label}</dt><dd>${valueText(f, getField(s, f.key))}</dd></div>`)}

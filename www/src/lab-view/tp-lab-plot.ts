@@ -97,38 +97,38 @@ export class TpLabPlot extends LocalizedElement {
         margin: 0;
       }
       h3 {
-        font-size: 0.88rem;
+        font-size: var(--tp-text-md);
         margin: 0;
       }
       .head {
         display: flex;
         align-items: baseline;
         gap: 6px;
-        margin-bottom: 4px;
+        margin-bottom: var(--tp-space-1);
       }
       .head .sp {
         flex: 1;
       }
       .head button {
         padding: 0 7px;
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-muted);
       }
       .plot {
         min-height: 40px;
       }
       .none {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
         color: var(--tp-muted);
         margin: 6px 0;
       }
       .said {
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-error);
       }
       /* uPlot's legend, in the page's type and colours. */
       .plot .u-legend {
-        font-size: 0.75rem;
+        font-size: var(--tp-text-xs);
         color: var(--tp-fg);
         text-align: left;
       }

@@ -56,16 +56,16 @@ export class TpLesson extends LitElement {
       header {
         display: flex;
         flex-wrap: wrap;
-        gap: 8px;
+        gap: var(--tp-space-2);
         align-items: baseline;
       }
       header .count {
         color: var(--tp-muted);
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
       }
       header h2 {
         margin: 0;
-        font-size: 1.1rem;
+        font-size: var(--tp-text-lg);
         flex: 1 1 16em;
       }
       nav {
@@ -84,13 +84,13 @@ export class TpLesson extends LitElement {
         padding: 6px 10px;
         overflow-x: auto;
         white-space: pre-wrap;
-        font-size: 0.88rem;
+        font-size: var(--tp-text-md);
       }
       .try {
         border: 1px dashed var(--tp-line);
         border-radius: 8px;
         padding: 6px 10px;
-        margin: 8px 0;
+        margin: var(--tp-space-2) 0;
       }
       .try[data-step='done'] {
         border: 1px solid var(--tp-accent);
@@ -100,7 +100,7 @@ export class TpLesson extends LitElement {
         font-weight: 600;
       }
       .links {
-        font-size: 0.82rem;
+        font-size: var(--tp-text-sm);
         color: var(--tp-muted);
       }
       .links code {
@@ -108,7 +108,7 @@ export class TpLesson extends LitElement {
       }
       ol.toc {
         columns: 2 16em;
-        font-size: 0.88rem;
+        font-size: var(--tp-text-md);
         margin: 6px 0;
       }
       ol.toc li[data-done] a::after {

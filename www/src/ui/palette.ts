@@ -56,6 +56,8 @@ export function inkOnCividis(t: number): string {
   return inkFor(sample(CIVIDIS, t));
 }
 
+import { fixed } from './format';
+
 /** Tokens as people read them: spaces and specials made visible. */
 export function showToken(tok: string): string {
   if (tok === ' ') return '␣';
@@ -82,14 +84,8 @@ export function tokenLang(tok: string): string | undefined {
   return /\p{Script=Han}/u.test(tok) ? 'zh-Hans' : undefined;
 }
 
-export function fmt(x: number, digits = 3): string {
-  if (x === Number.NEGATIVE_INFINITY) return '−∞';
-  if (x === Number.POSITIVE_INFINITY) return '∞';
-  if (Number.isNaN(x)) return 'NaN';
-  const a = Math.abs(x);
-  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return x.toExponential(2);
-  return x.toFixed(digits);
-}
+/** A value with `digits` decimals, or an exponent where they would say nothing (../ui/format.ts `fixed`). */
+export const fmt = fixed;
 
 /** Diverging blue ↔ orange for signed differences in [−1, 1] (PuOr-like, colour-blind safe). */
 export function diverging(t: number): string {
@@ -100,3 +96,22 @@ export function diverging(t: number): string {
   const c = white.map((w, i) => Math.round(w + (end[i] - w) * a));
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
+
+/**
+ * The colours of series in charts and of marks that are not a heatmap (Okabe & Ito's
+ * palette, told apart with any colour vision), one name per role, the same in both themes
+ * (each is readable on the light and the dark card). Heatmaps use viridis / the diverging
+ * scale above (../ui/heat.ts); page colours are the theme's variables (./shared.ts).
+ */
+export const SERIES = {
+  blue: '#0072b2',
+  vermillion: '#d55e00',
+  green: '#009e73',
+  orange: '#e69f00',
+  pink: '#cc79a7',
+  sky: '#56b4e9',
+  grey: '#999999',
+} as const;
+
+/** The mark of what the reader points at (a hovered cell, the chosen token): the theme's --tp-focus in light. */
+export const HIGHLIGHT = '#e4007c';

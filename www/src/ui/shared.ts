@@ -1,7 +1,9 @@
 // Styles and small helpers shared by the components.
 
 import { css, noChange, type ReactiveController, type ReactiveControllerHost } from 'lit';
-import { Directive, directive, PartType, type AttributePart, type PartInfo } from 'lit/directive.js';
+import { Directive, directive, PartType, type AttributePart, type ElementPart, type PartInfo } from 'lit/directive.js';
+import { AsyncDirective } from 'lit/async-directive.js';
+import { msg } from '@lit/localize';
 
 /** Fire a bubbling, composed event so the playground hears it through shadow roots. */
 export function emit<T>(from: EventTarget, name: string, detail: T): void {
@@ -28,6 +30,12 @@ const LIGHT = css`
   --tp-hatch-a: #9aa1ab;
   --tp-hatch-b: #d8dce1;
   --tp-masked: #c5cad1;
+  --tp-zero: #dcdcdc;
+  --tp-zero-dot: #555555;
+  --tp-on-accent: #ffffff;
+  --tp-gpu: #1b7d7a;
+  --tp-cpu: #3b528b;
+  --tp-shadow: 0 4px 16px rgba(20, 24, 32, 0.16);
 `;
 
 /** The dark palette: the same roles, readable on a dark page. */
@@ -50,6 +58,12 @@ const DARK = css`
   --tp-hatch-a: #5d6470;
   --tp-hatch-b: #2f343c;
   --tp-masked: #4a505a;
+  --tp-zero: #3a3f47;
+  --tp-zero-dot: #c9ced6;
+  --tp-on-accent: #ffffff;
+  --tp-gpu: #1b7d7a;
+  --tp-cpu: #3b528b;
+  --tp-shadow: 0 4px 16px rgba(0, 0, 0, 0.5);
 `;
 
 /**
@@ -71,10 +85,33 @@ export const theme = css`
   }
 `;
 
+/**
+ * The scales every component draws with: a type scale (rem, so the reader's font size
+ * holds), a spacing scale on a 4 px step, radii. Set on each component's host, so a view
+ * embedded on its own has them too; an embedder may override any of them.
+ */
+const SCALES = css`
+  --tp-text-xs: 0.75rem;
+  --tp-text-sm: 0.8125rem;
+  --tp-text-md: 0.875rem;
+  --tp-text-base: 1rem;
+  --tp-text-lg: 1.125rem;
+  --tp-text-xl: 1.375rem;
+  --tp-leading: 1.45;
+  --tp-space-1: 4px;
+  --tp-space-2: 8px;
+  --tp-space-3: 12px;
+  --tp-space-4: 16px;
+  --tp-space-5: 24px;
+  --tp-space-6: 32px;
+  --tp-radius: 10px;
+  --tp-radius-sm: 6px;
+`;
+
 export const panel = css`
   :host {
     display: block;
-    --tp-radius: 10px;
+    ${SCALES}
     /* Font stacks that end in a CJK face before the generic family, so Chinese tokens draw
        with Simplified Chinese glyphs from whatever the system has (macOS, Windows, Linux
        with Noto CJK or WenQuanYi). Nothing is downloaded. */
@@ -90,27 +127,38 @@ export const panel = css`
     background: var(--tp-bg);
     border: 1px solid var(--tp-line);
     border-radius: var(--tp-radius);
-    padding: 12px 14px;
+    padding: var(--tp-space-3) var(--tp-space-4);
     min-width: 0;
   }
+  /* A view's title row: the title, what it shows in a few words, and room at the end for
+     the playground's "⋯" menu (--tp-menu-room, set only where the playground frames it). */
   h2 {
-    font-size: 0.95rem;
-    margin: 0 0 8px;
+    font-size: var(--tp-text-base);
+    line-height: 1.3;
+    margin: 0 0 var(--tp-space-2);
+    padding-inline-end: var(--tp-menu-room, 0);
     display: flex;
-    gap: 8px;
+    gap: var(--tp-space-2);
     align-items: baseline;
     flex-wrap: wrap;
   }
   h2 .sub {
     font-weight: normal;
     color: var(--tp-muted);
-    font-size: 0.85rem;
+    font-size: var(--tp-text-md);
+  }
+  h3 {
+    font-size: var(--tp-text-md);
+    margin: var(--tp-space-3) 0 var(--tp-space-1);
+  }
+  p {
+    line-height: var(--tp-leading);
   }
   .muted {
     color: var(--tp-muted);
   }
   .small {
-    font-size: 0.82rem;
+    font-size: var(--tp-text-sm);
   }
   .mono {
     font-family: var(--tp-mono);
@@ -125,8 +173,8 @@ export const panel = css`
   button {
     border: 1px solid var(--tp-line);
     background: var(--tp-bg);
-    border-radius: 6px;
-    padding: 4px 10px;
+    border-radius: var(--tp-radius-sm);
+    padding: var(--tp-space-1) var(--tp-space-3);
     cursor: pointer;
   }
   button[aria-pressed='true'] {
@@ -145,9 +193,15 @@ export const panel = css`
   input[type='number'],
   textarea {
     border: 1px solid var(--tp-line);
-    border-radius: 6px;
+    border-radius: var(--tp-radius-sm);
     background: var(--tp-bg);
-    padding: 4px 6px;
+    padding: var(--tp-space-1) 6px;
+  }
+  /* A table wider than its panel scrolls inside a box the keyboard can reach (tabindex=0,
+     with a name): the page itself never scrolls sideways. */
+  .scroll {
+    overflow-x: auto;
+    max-width: 100%;
   }
   .visually-hidden {
     position: absolute;
@@ -204,6 +258,80 @@ class CssomStyles extends Directive {
 }
 
 export const styles = directive(CssomStyles);
+
+/**
+ * A box that scrolls sideways when its content is wider than the panel (a wide table on a
+ * phone): while it does, the keyboard can reach it (tabindex 0) and a screen reader names
+ * it (a region labelled `label`), so its hidden part can be scrolled into sight; while it
+ * fits, it is a plain box and no tab stop. Use on an element with `overflow-x: auto`:
+ * `<div class="wrap" ${scrollRegion(msg('…'))}>`.
+ */
+class ScrollRegion extends AsyncDirective {
+  private el: HTMLElement | null = null;
+  private label = '';
+  private observer: ResizeObserver | null = null;
+
+  constructor(info: PartInfo) {
+    super(info);
+    if (info.type !== PartType.ELEMENT) throw new Error('scrollRegion() belongs on an element');
+  }
+
+  render(_label: string) {
+    return noChange;
+  }
+
+  update(part: ElementPart, [label]: [string]) {
+    const el = part.element as HTMLElement;
+    this.label = label;
+    if (el !== this.el) {
+      this.observer?.disconnect();
+      this.el = el;
+      this.observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => this.check());
+      this.observer?.observe(el);
+      // Its content may grow without the box changing size (a table filling in).
+      if (el.firstElementChild) this.observer?.observe(el.firstElementChild);
+    }
+    this.check();
+    return noChange;
+  }
+
+  /** The attributes this directive set (an element's own role or name stays as it is). */
+  private added: string[] = [];
+
+  private check() {
+    const el = this.el;
+    if (!el) return;
+    const scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+    if (scrolls && !this.added.length) {
+      const own = (a: string) => el.hasAttribute(a);
+      const set = (a: string, v: string) => {
+        el.setAttribute(a, v);
+        this.added.push(a);
+      };
+      if (!own('tabindex')) set('tabindex', '0');
+      if (!own('role')) set('role', 'region');
+      if (!own('aria-label') && !own('aria-labelledby')) set('aria-label', this.label);
+    } else if (scrolls && this.added.includes('aria-label') && el.getAttribute('aria-label') !== this.label) {
+      el.setAttribute('aria-label', this.label);
+    } else if (!scrolls && this.added.length) {
+      for (const a of this.added) el.removeAttribute(a);
+      this.added = [];
+    }
+  }
+
+  protected disconnected(): void {
+    this.observer?.disconnect();
+  }
+
+  protected reconnected(): void {
+    if (this.el) {
+      this.observer?.observe(this.el);
+      this.check();
+    }
+  }
+}
+
+export const scrollRegion = directive(ScrollRegion);
 
 /**
  * Call `f` once, the first time `el` comes into view: views that ask the engine for work of
@@ -326,12 +454,12 @@ export function canvasFor(c: HTMLCanvasElement, w: number, h: number): CanvasRen
 /** A view's short paragraphs and its small table of numbers (the dropout and norms views). */
 export const numberTable = css`
   p {
-    font-size: 0.85rem;
-    margin: 4px 0 8px;
+    font-size: var(--tp-text-md);
+    margin: var(--tp-space-1) 0 var(--tp-space-2);
   }
   table {
     border-collapse: collapse;
-    font-size: 0.8rem;
+    font-size: var(--tp-text-sm);
     font-variant-numeric: tabular-nums;
   }
   td,
@@ -345,3 +473,8 @@ export const numberTable = css`
     color: var(--tp-muted);
   }
 `;
+
+/** The name of a box that scrolls (scrollRegion), for screen readers, whatever it holds. */
+export function scrollLabel(): string {
+  return msg('more than fits: scroll, or use the arrow keys, to see the rest', { id: 'scroll.region' });
+}

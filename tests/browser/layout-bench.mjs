@@ -1,0 +1,83 @@
+// Layout stability for `cargo xtask bench` (a program that prints numbers; it asserts
+// nothing): the cumulative layout shift (CLS) of the page and of embedded views, from
+// navigation until the page has been live for a few seconds, beside the target (< 0.1).
+// CLS as browsers report it: `layout-shift` entries without recent input, summed in
+// session windows (gaps under 1 s, windows at most 5 s long), the largest window counts.
+//
+//   TPLAY_DIST=www/dist node tests/browser/layout-bench.mjs
+
+import { launch, serve } from './harness.mjs';
+
+const SETTLE_MS = Number(process.env.TPLAY_CLS_SETTLE_MS ?? 4000);
+const TARGET = 0.1;
+
+/** Installed before any script of the page: every layout shift, kept on window. */
+const OBSERVER = `
+  window.__shifts = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (!e.hadRecentInput) window.__shifts.push({ t: e.startTime, v: e.value, nodes: (e.sources || []).map((s) => s.node ? (s.node.getRootNode().host?.tagName || '') + ' ' + (s.node.nodeName || '') + '.' + (s.node.className?.baseVal ?? s.node.className ?? '') : '?').slice(0, 3) });
+    }
+  }).observe({ type: 'layout-shift', buffered: true });
+`;
+
+/** The largest session window's sum. */
+function cls(shifts) {
+  let best = 0;
+  let sum = 0;
+  let start = -Infinity;
+  let prev = -Infinity;
+  for (const s of [...shifts].sort((a, b) => a.t - b.t)) {
+    if (s.t - prev > 1000 || s.t - start > 5000) {
+      sum = 0;
+      start = s.t;
+    }
+    sum += s.v;
+    prev = s.t;
+    best = Math.max(best, sum);
+  }
+  return best;
+}
+
+/** Open `path` at `width`, wait for `ready` (a function evaluated in the page or frame) and SETTLE_MS more; the shifts of the top document and of each frame. */
+async function measure(context, url, { width, ready }) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width, height: 900 });
+  await page.addInitScript(OBSERVER);
+  await page.goto(url);
+  await page.waitForFunction(ready, null, { timeout: 60000 });
+  await page.waitForTimeout(SETTLE_MS);
+  const top = await page.evaluate(() => window.__shifts);
+  const frames = [];
+  for (const f of page.frames()) if (f !== page.mainFrame()) frames.push(await f.evaluate(() => window.__shifts ?? []));
+  await page.close();
+  return { top, frames };
+}
+
+const server = await serve();
+const browser = await launch({ webgpu: false });
+const readyEl = () => {
+  const els = [...document.querySelectorAll('transformer-playground')];
+  return els.length > 0 && els.every((e) => e.lastForward);
+};
+const worst = (xs) => xs.reduce((a, b) => (cls(b) > cls(a) ? b : a), []);
+const row = (what, shifts) => {
+  const v = cls(shifts);
+  const where = [...new Set(shifts.flatMap((s) => s.nodes))].slice(0, 4).join(', ');
+  console.log(`  ${what.padEnd(44)} ${v.toFixed(3).padStart(7)}   target < ${TARGET}  ${v < TARGET ? 'met' : 'NOT met'}${v > 0 && where ? `   (moved: ${where})` : ''}`);
+};
+try {
+  console.log(`cumulative layout shift (largest session window, ${SETTLE_MS} ms after the page is live)`);
+  for (const width of [1440, 390]) {
+    const pageRun = await measure(browser.context, `${server.url}index.html`, { width, ready: readyEl });
+    row(`the page (index.html), ${width} px`, pageRun.top);
+    const embed = await measure(browser.context, `${server.url}embed.html#views=attention`, { width, ready: readyEl });
+    row(`one view in embed.html (attention), ${width} px`, embed.top);
+    const post = await measure(browser.context, `${server.url}example.html`, { width, ready: readyEl });
+    row(`the blog post (example.html), ${width} px`, post.top);
+    row(`  its iframe of embed.html, ${width} px`, worst(post.frames));
+  }
+} finally {
+  await browser.close();
+  await server.close();
+}
