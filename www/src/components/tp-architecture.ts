@@ -213,7 +213,7 @@ export class TpArchitecture extends LocalizedElement {
       }
       .open .maps {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(220px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(220px, 100%), 1fr));
         gap: 10px;
       }
       .open h3 {

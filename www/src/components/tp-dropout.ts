@@ -65,7 +65,7 @@ export class TpDropout extends LocalizedElement {
       }
       .maps {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(220px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(220px, 100%), 1fr));
         gap: 10px;
       }
     `,

@@ -29,7 +29,7 @@ export class TpFfn extends EditView {
     css`
       .maps {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(200px, 100%), 1fr));
         gap: 10px;
       }
     `,

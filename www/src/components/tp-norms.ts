@@ -83,7 +83,7 @@ export class TpNorms extends LocalizedElement {
       }
       .models {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(300px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(300px, 100%), 1fr));
         gap: 14px;
       }
     `,

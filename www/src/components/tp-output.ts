@@ -39,7 +39,7 @@ export class TpOutput extends LocalizedElement {
     css`
       .controls {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(150px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(150px, 100%), 1fr));
         gap: 8px 14px;
         font-size: var(--tp-text-md);
         margin-bottom: 10px;

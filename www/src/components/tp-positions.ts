@@ -66,7 +66,7 @@ export class TpPositions extends LocalizedElement {
     css`
       .grid {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(240px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(240px, 100%), 1fr));
         gap: var(--tp-space-3);
       }
       h3 {
@@ -386,7 +386,13 @@ export class TpPositions extends LocalizedElement {
         ${m.tokens.map(
           ([x, y], i) => svg`<g data-token=${info.vocab[i]}>
             <circle cx=${X(x)} cy=${Y(y)} r="3.5" fill=${K}><title>${msg(str`token ${JSON.stringify(info.vocab[i])}`)}</title></circle>
-            <text x=${X(x) + 4} y=${Y(y) - 3} font-size="9" fill="var(--tp-fg)">${showToken(info.vocab[i] ?? '')}</text>
+            <text
+              x=${X(x) > W * 0.8 ? X(x) - 4 : X(x) + 4}
+              y=${Y(y) < 14 ? Y(y) + 11 : Y(y) - 3}
+              text-anchor=${X(x) > W * 0.8 ? 'end' : 'start'}
+              font-size="9"
+              fill="var(--tp-fg)"
+            >${showToken(info.vocab[i] ?? '')}</text>
           </g>`,
         )}
       </svg>`;

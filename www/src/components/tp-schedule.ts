@@ -113,7 +113,7 @@ export class TpSchedule extends LocalizedElement {
         <text x=${PAD.l} y=${H - PAD.b + 16} text-anchor="start" class="muted">1</text>
         <text x=${px} y=${H - PAD.b + 16} text-anchor="middle" class="muted">${int(s.peak_step)}</text>
         <text x=${W - PAD.r} y=${H - PAD.b + 16} text-anchor="end" class="muted">${int(last)}</text>
-        <text x=${(W + PAD.l) / 2} y=${H - 2} text-anchor="middle" class="muted">${msg('step')}</text>
+        <text x=${(W + PAD.l) / 2} y=${H - 5} text-anchor="middle" class="muted">${msg('step')}</text>
         <text x="12" y=${(H - PAD.b + PAD.t) / 2} text-anchor="middle" class="muted" transform=${`rotate(-90 12 ${(H - PAD.b + PAD.t) / 2})`}>${msg('learning rate')}</text>
       `}
     </svg>`;

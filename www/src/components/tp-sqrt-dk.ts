@@ -43,7 +43,7 @@ export class TpSqrtDk extends LocalizedElement {
     css`
       .charts {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(260px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(min(260px, 100%), 1fr));
         gap: 10px;
       }
       svg {

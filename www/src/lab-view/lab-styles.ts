@@ -21,7 +21,7 @@ export const labStyles = css`
   }
   .groups {
     display: grid;
-    grid-template-columns: repeat(auto-fill, minmax(300px, 1fr));
+    grid-template-columns: repeat(auto-fill, minmax(min(300px, 100%), 1fr));
     gap: 10px;
   }
   fieldset {
@@ -112,7 +112,7 @@ export const labStyles = css`
   }
   .plots {
     display: grid;
-    grid-template-columns: repeat(auto-fill, minmax(380px, 1fr));
+    grid-template-columns: repeat(auto-fill, minmax(min(380px, 100%), 1fr));
     gap: 10px;
   }
   .table {
@@ -178,7 +178,7 @@ export const labStyles = css`
   }
   .used dl {
     display: grid;
-    grid-template-columns: repeat(auto-fill, minmax(220px, 1fr));
+    grid-template-columns: repeat(auto-fill, minmax(min(220px, 100%), 1fr));
     gap: 2px 14px;
     margin: 6px 0 0;
     font-size: var(--tp-text-sm);
