@@ -34,10 +34,11 @@ import { PlaygroundStore } from '../state/store';
 import './tp-progress';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
-import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
+import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
+import { RESERVE } from '../views/reserve';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
-import { panel, theme } from '../ui/shared';
+import { panel, styles, theme } from '../ui/shared';
 import { LESSON_IDS, lessonNamed } from '../lessons/lessons';
 import { HIDEABLE } from '../lessons/classroom';
 import { loadProgress } from '../lessons/progress';
@@ -289,6 +290,7 @@ export class TransformerPlayground extends LocalizedElement {
         margin-right: auto;
       }
       .layout {
+        position: relative;
         display: grid;
         grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
         gap: var(--tp-space-3);
@@ -303,6 +305,25 @@ export class TransformerPlayground extends LocalizedElement {
         /* Room at the end of the view's title row for its menu (tp-view-menu). */
         --tp-menu-room: 2.25rem;
       }
+      /* The progress of a slow step floats over the top of the views: appearing and going,
+         it moves nothing on the page. */
+      tp-progress.overlay {
+        position: absolute;
+        top: 0;
+        left: 0;
+        right: 0;
+        z-index: 4;
+        margin: 0;
+        padding: var(--tp-space-2) var(--tp-space-3);
+        background: var(--tp-bg);
+        border: 1px solid var(--tp-line);
+        border-radius: var(--tp-radius);
+        box-shadow: var(--tp-shadow);
+      }
+      /* Before the engine's first answer: the room the view will take (../views/reserve.ts). */
+      .view[data-waiting] {
+        min-height: var(--tp-reserve-wide, 0);
+      }
       .view:has(> tp-saturation, > tp-cost, > tp-schedule) {
         align-self: start;
       }
@@ -312,6 +333,9 @@ export class TransformerPlayground extends LocalizedElement {
       @media (max-width: 900px) {
         .layout {
           grid-template-columns: minmax(0, 1fr);
+        }
+        .view[data-waiting] {
+          min-height: var(--tp-reserve-narrow, 0);
         }
       }
       .notes {
@@ -590,10 +614,32 @@ export class TransformerPlayground extends LocalizedElement {
    * the view's exported pictures.
    */
   private frame(v: ViewDef, s: PlaygroundStore) {
-    return html`<div class="view" data-view=${v.name}>
+    const r = RESERVE[v.name];
+    const waiting = !s.lastForward && r;
+    return html`<div
+      class="view"
+      data-view=${v.name}
+      ?data-waiting=${!!waiting}
+      style=${styles(waiting ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
+    >
       ${v.render(s)}
       <tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>
     </div>`;
+  }
+
+  /**
+   * The views to draw, each in its frame. Before the engine first answers, a view that
+   * waits for the model to say whether it applies (generation, for one) holds its place
+   * as an empty frame of its size, so nothing below it jumps when it appears.
+   */
+  private frames(s: PlaygroundStore, shown: readonly string[]) {
+    if (s.lastForward) return viewsToDraw(s, shown).map((v) => this.frame(v, s));
+    const drawn = new Set(viewsToDraw(s, shown).map((v) => v.name));
+    return VIEWS.filter((v) => shown.includes(v.name)).map((v) =>
+      drawn.has(v.name)
+        ? this.frame(v, s)
+        : html`<div class="view" data-view-placeholder=${v.name} data-waiting style=${styles(`--tp-reserve-wide: ${RESERVE[v.name]?.wide ?? 0}px; --tp-reserve-narrow: ${RESERVE[v.name]?.narrow ?? 0}px`)}></div>`,
+    );
   }
 
   /** Page-wide preferences above the controls: the colour theme and the language. */
@@ -647,7 +693,7 @@ export class TransformerPlayground extends LocalizedElement {
     return html`<div class="layout ${shown.length === 1 ? 'single' : ''}">
       ${p
         ? html`<tp-progress
-            class="wide"
+            class="wide overlay"
             data-progress=${p.phase}
             .label=${progressLabel(p.label)}
             .done=${p.done}
@@ -680,7 +726,7 @@ export class TransformerPlayground extends LocalizedElement {
         : nothing}
       ${s.shows('controls') ? this.bar(s) : nothing}
       ${s.st.lesson ? this.lessonPanel(s) : nothing}
-      ${viewsToDraw(s, shown).map((v) => this.frame(v, s))}
+      ${this.frames(s, shown)}
     </div>`;
   }
 }
