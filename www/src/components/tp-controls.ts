@@ -5,8 +5,9 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { modelDescription, modelTitle } from '../i18n/models';
-import type { ManifestEntry, ModelInfo } from '../engine/protocol';
+import { modelDescription, modelTitle, modelVariant } from '../i18n/models';
+import type { BackendInfo, ManifestEntry, ModelInfo } from '../engine/protocol';
+import { backendSummary } from '../i18n/engine-text';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 
@@ -26,6 +27,7 @@ export class TpControls extends LocalizedElement {
     draw: { type: Number },
     locked: { attribute: false },
     hide: { attribute: false },
+    backendInfo: { attribute: false },
   };
 
   manifest: ManifestEntry[] = [];
@@ -40,6 +42,8 @@ export class TpControls extends LocalizedElement {
   locked: string[] = [];
   /** Classroom mode: controls not drawn (names of ../lessons/classroom.ts). */
   hide: string[] = [];
+  /** Which backend runs and why (the badge's numbers): the control says what runs beside what it asks. */
+  backendInfo: BackendInfo | null = null;
 
   /** Is this control drawn, and may its setting change? */
   private shown(control: string): boolean {
@@ -90,6 +94,11 @@ export class TpControls extends LocalizedElement {
       }
       input[type='number'] {
         width: 8em;
+      }
+      .runs {
+        color: var(--tp-muted);
+        font-size: 0.82rem;
+        overflow-wrap: anywhere;
       }
     `,
   ];
@@ -158,7 +167,7 @@ export class TpControls extends LocalizedElement {
                 ?disabled=${this.isLocked('model')}
                 @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
               >
-                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
+                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ? modelVariant(m) : msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
               </select></label
             >`
           : nothing}
@@ -173,6 +182,7 @@ export class TpControls extends LocalizedElement {
           ${(['webgpu', 'cpu'] as const).map(
             (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
+          <span class="runs" role="status" data-backend-runs=${this.backendInfo?.backend ?? ''}>${backendSummary(st.backend, this.backendInfo)}</span>
         </fieldset>` : nothing}
         ${this.shown('seed') ? html`<label
           >${msg('seed')}

@@ -39,6 +39,7 @@ export class TpSaturation extends LocalizedElement {
     row: { type: Number },
     scaleOn: { type: Boolean },
     beforeLabel: { type: String },
+    sides: { attribute: false },
   };
 
   attention: AttnTrace[] = [];
@@ -48,6 +49,8 @@ export class TpSaturation extends LocalizedElement {
   row = 0;
   scaleOn = true;
   beforeLabel = '';
+  /** The settings of the previous pass and of now, in words (each side's column label). */
+  sides: { before: string; after: string } | null = null;
 
   static styles = [
     panel,
@@ -102,7 +105,8 @@ export class TpSaturation extends LocalizedElement {
     const now = readout(cur, this.row);
     const before = this.beforeLabel && prev && cur && prev.entropy.shape.join() === cur.entropy.shape.join() ? readout(prev, this.row) : null;
     const keys = cur ? cur.probs.shape[3] : 0;
-    const setting = this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
+    const setting = before && this.sides ? this.sides.after : this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
+    const was = this.sides ? this.sides.before : msg('before');
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Softmax saturation')} <span class="sub">${SITE_NAMES[this.site]}${msg(', ')}${msg(str`layer ${this.layer + 1}`)}</span></h2>
       <p>
@@ -118,8 +122,8 @@ export class TpSaturation extends LocalizedElement {
                     <th scope="col">${msg('entropy')}<br /><span class="small muted">${setting}</span></th>
                     <th scope="col">max p<br /><span class="small muted">${setting}</span></th>
                     ${before
-                      ? html`<th scope="col" class="before">${msg('entropy')}<br /><span class="small muted">${msg('before')}</span></th>
-                          <th scope="col">max p<br /><span class="small muted">${msg('before')}</span></th>`
+                      ? html`<th scope="col" class="before" data-side="before">${msg('entropy')}<br /><span class="small muted">${msg('before')}: ${was}</span></th>
+                          <th scope="col">max p<br /><span class="small muted">${msg('before')}: ${was}</span></th>`
                       : nothing}
                   </tr>
                 </thead>
