@@ -95,10 +95,16 @@ export class TpControls extends LocalizedElement {
       input[type='number'] {
         width: 8em;
       }
+      fieldset.backend {
+        flex-wrap: wrap;
+        max-width: 100%;
+      }
       .runs {
         color: var(--tp-muted);
         font-size: 0.82rem;
         overflow-wrap: anywhere;
+        flex: 1 1 14em;
+        min-width: 0;
       }
     `,
   ];
@@ -177,7 +183,7 @@ export class TpControls extends LocalizedElement {
         ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'))}
         ${check('pad', msg('padding mask'), st.pad, (v) => ({ pad: v }), msg('pad keys get weight 0'))}
         ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'))}
-        ${this.shown('backend') ? html`<fieldset>
+        ${this.shown('backend') ? html`<fieldset class="backend">
           <legend>${msg('backend')}</legend>
           ${(['webgpu', 'cpu'] as const).map(
             (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,

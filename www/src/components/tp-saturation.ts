@@ -87,6 +87,11 @@ export class TpSaturation extends LocalizedElement {
       .before {
         border-left: 2px solid var(--tp-line);
       }
+      th[scope='colgroup'] {
+        text-align: center;
+        white-space: normal;
+        max-width: 16em;
+      }
       p {
         font-size: 0.85rem;
         margin: 4px 0 8px;
@@ -117,14 +122,18 @@ export class TpSaturation extends LocalizedElement {
         ? html`<div class="wrap">
               <table aria-label=${before ? msg(str`attention entropy and largest probability per head, ${setting}, beside the previous setting`) : msg(str`attention entropy and largest probability per head, ${setting}`)}>
                 <thead>
+                  ${before
+                    ? html`<tr>
+                        <td></td>
+                        <th scope="colgroup" colspan="2" data-side="after"><span class="small muted">${msg('now')}:</span> ${setting}</th>
+                        <th scope="colgroup" colspan="2" class="before" data-side="before"><span class="small muted">${msg('before')}:</span> ${was}</th>
+                      </tr>`
+                    : nothing}
                   <tr>
                     <th scope="col">${msg('head')}</th>
-                    <th scope="col">${msg('entropy')}<br /><span class="small muted">${setting}</span></th>
-                    <th scope="col">max p<br /><span class="small muted">${setting}</span></th>
-                    ${before
-                      ? html`<th scope="col" class="before" data-side="before">${msg('entropy')}<br /><span class="small muted">${msg('before')}: ${was}</span></th>
-                          <th scope="col">max p<br /><span class="small muted">${msg('before')}: ${was}</span></th>`
-                      : nothing}
+                    <th scope="col">${msg('entropy')}${before ? nothing : html`<br /><span class="small muted">${setting}</span>`}</th>
+                    <th scope="col">max p${before ? nothing : html`<br /><span class="small muted">${setting}</span>`}</th>
+                    ${before ? html`<th scope="col" class="before">${msg('entropy')}</th><th scope="col">max p</th>` : nothing}
                   </tr>
                 </thead>
                 <tbody>

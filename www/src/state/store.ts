@@ -391,7 +391,9 @@ export class PlaygroundStore extends StoreData {
       if (has('tokenize')) await this.retokenize();
       this.writeHash();
       if (has('restart') && this.canGenerate()) {
-        const wasPlaying = this.gen.playing || has('reload');
+        // A generation that was running, or had finished, runs again under the new
+        // settings (so the kept "before" gets its "after"); a paused one waits.
+        const wasPlaying = this.gen.playing || this.gen.done || has('reload');
         this.gen.reset();
         await this.refresh();
         if (wasPlaying && this.st.play) await this.gen.start(true);
