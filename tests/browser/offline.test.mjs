@@ -95,14 +95,14 @@ describe('offline', () => {
     // A new deploy: the page changed, and so did the worker's list of what it keeps.
     const sw = join(site, 'sub/dir/sw.js');
     const index = join(site, 'sub/dir/index.html');
-    writeFileSync(index, readFileSync(index, 'utf8').replace('<h1>Transformer Playground</h1>', '<h1>Transformer Playground, version 2</h1>'));
+    writeFileSync(index, readFileSync(index, 'utf8').replace('<h1 data-lang="en">Transformer Playground</h1>', '<h1 data-lang="en">Transformer Playground, version 2</h1>'));
     writeFileSync(sw, readFileSync(sw, 'utf8').replace(/(url:"index\.html",revision:")[0-9a-f]+/, '$1' + 'f'.repeat(32)));
     await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r.update()));
     await page.waitForSelector('tp-app-status >> [data-status="update"]', { timeout: 60000 });
     // The old version stays until the reader says so.
-    assert.equal(await page.locator('h1').textContent(), 'Transformer Playground');
+    assert.equal(await page.locator('h1[data-lang="en"]').textContent(), 'Transformer Playground');
     await Promise.all([page.waitForEvent('load'), page.locator('tp-app-status').getByRole('button', { name: 'Reload' }).click()]);
-    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Transformer Playground, version 2', undefined, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('h1[data-lang="en"]')?.textContent === 'Transformer Playground, version 2', undefined, { timeout: 30000 });
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -22,6 +22,9 @@ export function render(manifest) {
       `    description: ${lit(m.description)},`,
       `    t: () => msg(${lit(m.title)}, { id: ${lit(`model.${name}.title`)} }),`,
       `    d: () => msg(${lit(m.description)}, { id: ${lit(`model.${name}.description`)} }),`,
+      ...(m.variant
+        ? [`    variant: ${lit(m.variant)},`, `    v: () => msg(${lit(m.variant)}, { id: ${lit(`model.${name}.variant`)} }),`]
+        : []),
       `  },`,
     ].join('\n');
   });
@@ -37,6 +40,9 @@ interface Text {
   description: string;
   t: () => string;
   d: () => string;
+  /** A sibling's one design choice, in a few words. */
+  variant?: string;
+  v?: () => string;
 }
 
 const TEXTS: Record<string, Text> = {
@@ -55,6 +61,12 @@ export function modelTitle(m: { file: string; title: string }): string {
 export function modelDescription(m: { file: string; description: string }): string {
   const t = known(m.file);
   return t && t.description === m.description ? t.d() : m.description;
+}
+
+/** A sibling's design choice in the page's language (its own words where it is not the shipped one). */
+export function modelVariant(m: { file: string; variant?: string }): string {
+  const t = known(m.file);
+  return t && t.v && t.variant === m.variant ? t.v() : (m.variant ?? '');
 }
 `;
 }

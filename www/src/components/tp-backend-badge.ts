@@ -3,15 +3,17 @@
 import { html, css, nothing } from 'lit';
 import { msg } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { backendDetail, backendReason } from '../i18n/engine-text';
+import { backendDetail, backendReason, backendSummary } from '../i18n/engine-text';
 import type { BackendInfo } from '../engine/protocol';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
 
 export class TpBackendBadge extends LocalizedElement {
-  static properties = { info: { attribute: false } };
+  static properties = { info: { attribute: false }, asked: { type: String } };
 
   info: BackendInfo | null = null;
+  /** The backend the settings ask for (the control's choice). */
+  asked: 'webgpu' | 'cpu' = 'webgpu';
 
   static styles = [
     panel,
@@ -39,6 +41,9 @@ export class TpBackendBadge extends LocalizedElement {
       .cpu {
         background: var(--tp-cpu);
       }
+      .runs {
+        font-weight: 600;
+      }
     `,
   ];
 
@@ -47,6 +52,7 @@ export class TpBackendBadge extends LocalizedElement {
     if (!i) return html`<div class="badge" role="status">${msg('starting the engine…')}</div>`;
     return html`<div class="badge" role="status" data-backend=${i.backend}>
       <span class="name ${i.backend}">${i.backend === 'webgpu' ? 'WebGPU' : 'CPU'}</span>
+      <span class="runs" data-backend-runs=${i.backend}>${backendSummary(this.asked, i)}</span>
       <span class="reason">${backendReason(i.status)}${i.adapter?.trim() ? ` (${i.adapter.trim()})` : ''}${msg('.')}</span>
       ${i.detail ? html`<details class="small"><summary>${msg('why')}</summary><span class="muted">${backendDetail(i.status) ?? i.detail}</span></details>` : nothing}
       ${i.parity !== null

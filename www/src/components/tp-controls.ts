@@ -5,8 +5,9 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { modelDescription, modelTitle } from '../i18n/models';
-import type { ManifestEntry, ModelInfo } from '../engine/protocol';
+import { modelDescription, modelTitle, modelVariant } from '../i18n/models';
+import type { BackendInfo, ManifestEntry, ModelInfo } from '../engine/protocol';
+import { backendSummary } from '../i18n/engine-text';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 import { num } from '../ui/format';
@@ -27,6 +28,7 @@ export class TpControls extends LocalizedElement {
     draw: { type: Number },
     locked: { attribute: false },
     hide: { attribute: false },
+    backendInfo: { attribute: false },
   };
 
   manifest: ManifestEntry[] = [];
@@ -41,6 +43,8 @@ export class TpControls extends LocalizedElement {
   locked: string[] = [];
   /** Classroom mode: controls not drawn (names of ../lessons/classroom.ts). */
   hide: string[] = [];
+  /** Which backend runs and why (the badge's numbers): the control says what runs beside what it asks. */
+  backendInfo: BackendInfo | null = null;
 
   /** Is this control drawn, and may its setting change? */
   private shown(control: string): boolean {
@@ -91,6 +95,17 @@ export class TpControls extends LocalizedElement {
       }
       input[type='number'] {
         width: 8em;
+      }
+      fieldset.backend {
+        flex-wrap: wrap;
+        max-width: 100%;
+      }
+      .runs {
+        color: var(--tp-muted);
+        font-size: 0.82rem;
+        overflow-wrap: anywhere;
+        flex: 1 1 14em;
+        min-width: 0;
       }
     `,
   ];
@@ -159,7 +174,7 @@ export class TpControls extends LocalizedElement {
                 ?disabled=${this.isLocked('model')}
                 @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
               >
-                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ?? msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
+                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ? modelVariant(m) : msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
               </select></label
             >`
           : nothing}
@@ -169,11 +184,12 @@ export class TpControls extends LocalizedElement {
         ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'))}
         ${check('pad', msg('padding mask'), st.pad, (v) => ({ pad: v }), msg('pad keys get weight 0'))}
         ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'))}
-        ${this.shown('backend') ? html`<fieldset>
+        ${this.shown('backend') ? html`<fieldset class="backend">
           <legend>${msg('backend')}</legend>
           ${(['webgpu', 'cpu'] as const).map(
             (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
+          <span class="runs" role="status" data-backend-runs=${this.backendInfo?.backend ?? ''}>${backendSummary(st.backend, this.backendInfo)}</span>
         </fieldset>` : nothing}
         ${this.shown('seed') ? html`<label
           >${msg('seed')}

@@ -7,6 +7,7 @@ import { html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
 import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
 import type { GenStats } from '../state/generation';
+import type { GenBefore } from '../state/store-data';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
@@ -30,6 +31,8 @@ export class TpGeneration extends LocalizedElement {
     max: { type: Number },
     label: { type: String },
     cache: { type: Boolean },
+    previousRun: { attribute: false },
+    sides: { attribute: false },
   };
 
   info: ModelInfo | null = null;
@@ -48,6 +51,10 @@ export class TpGeneration extends LocalizedElement {
   label = 'Generation';
   /** Generating with the KV cache. */
   cache = true;
+  /** The generation a switch restarted, shown as "before" beside this one. */
+  previousRun: GenBefore | null = null;
+  /** The settings of the two sides, in words. */
+  sides: { before: string; after: string } | null = null;
 
   static styles = [
     panel,
@@ -121,6 +128,39 @@ export class TpGeneration extends LocalizedElement {
         color: var(--tp-warn);
         font-size: var(--tp-text-md);
       }
+      .restarted {
+        font-size: 0.85rem;
+        margin: 8px 0 0;
+      }
+      .restarted button {
+        margin-left: 6px;
+      }
+      .compare {
+        display: grid;
+        grid-template-columns: repeat(2, minmax(0, 1fr));
+        gap: 10px;
+      }
+      .compare > div {
+        min-width: 0;
+      }
+      .compare .side {
+        font-size: 0.78rem;
+        color: var(--tp-muted);
+        margin-top: 8px;
+        overflow-wrap: anywhere;
+      }
+      .compare .side b {
+        color: var(--tp-fg);
+      }
+      .compare .before-side {
+        border-right: 1px solid var(--tp-line);
+        padding-right: 10px;
+      }
+      .stream .b {
+        background: var(--tp-io-fill, rgba(128, 128, 128, 0.15));
+        border-radius: 3px;
+        padding: 0 1px;
+      }
       label {
         font-size: var(--tp-text-md);
         display: inline-flex;
@@ -176,6 +216,40 @@ export class TpGeneration extends LocalizedElement {
     </ul>`;
   }
 
+  /** The prompt and the tokens generated so far. */
+  private stream(sep: string) {
+    const info = this.info;
+    return html`<div class="stream" aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
+      const t = info?.vocab[id] ?? `${id}`;
+      return html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`;
+    })}</div>`;
+  }
+
+  /**
+   * The generation a switch restarted beside the one running now: before | after, each
+   * labelled with its settings, and a line saying what restarted it.
+   */
+  private compare(b: GenBefore, now: unknown) {
+    const sep = b.words ? ' ' : '';
+    const sides = this.sides ?? { before: '', after: '' };
+    return html`<p class="restarted" role="status" data-restarted>
+        ${msg(str`Changing ${b.what} restarted the generation; the previous output is kept below as “before”.`, { id: 'gen.restarted' })}
+        <button @click=${() => emit(this, 'tp-dismiss-before', null)} aria-label=${msg('stop comparing: forget the previous output')}>×</button>
+      </p>
+      <div class="compare" data-compare>
+        <div class="before-side">
+          <div class="side">${msg('before')}: <b data-side="before">${sides.before}</b></div>
+          <div class="stream" data-before=${b.ids.join(',')} aria-label=${msg('the previous output, before the change')}>${b.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${b.tokens.map(
+            (t) => html`<span class="b" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`,
+          )}</div>
+        </div>
+        <div>
+          <div class="side">${msg('after')}: <b data-side="after">${sides.after}</b></div>
+          ${now}
+        </div>
+      </div>`;
+  }
+
   render() {
     const info = this.info;
     const st = this.stats;
@@ -221,10 +295,7 @@ export class TpGeneration extends LocalizedElement {
         /></label>
       </div>
       ${this.note ? html`<p class="note" role="status">${errorText(this.note)}</p>` : nothing}
-      <div class="stream" aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
-        const t = info?.vocab[id] ?? `${id}`;
-        return html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`;
-      })}</div>
+      ${this.previousRun ? this.compare(this.previousRun, this.stream(sep)) : this.stream(sep)}
       <div class="stats">
         <span>${msg('time to first token')} <b>${st.ttftMs === null ? '—' : `${fmt(st.ttftMs, 1)} ms`}</b></span>
         <span>${msg('prefill')} <b>${st.prefillMs === null ? '—' : `${fmt(st.prefillMs, 2)} ms`}</b></span>

@@ -18,6 +18,7 @@ export class TpInput extends LocalizedElement {
     info: { attribute: false },
     tokenized: { attribute: false },
     padded: { attribute: false },
+    promptNote: { type: String },
     showBatch: { state: true },
   };
 
@@ -29,6 +30,8 @@ export class TpInput extends LocalizedElement {
   tokenized: Tokenized[] = [];
   /** The ids the model saw, after padding: (B, T). */
   padded: number[][] = [];
+  /** What the page said when a model switch could not keep the prompt ('' when it could). */
+  promptNote = '';
   showBatch = false;
 
   static styles = [
@@ -157,6 +160,11 @@ export class TpInput extends LocalizedElement {
         .value=${this.text}
         @input=${(e: Event) => emit(this, 'tp-text', (e.target as HTMLTextAreaElement).value)}
       ></textarea>
+      ${this.promptNote
+        ? html`<p class="note" role="status" data-prompt-note
+            >${this.promptNote} <button @click=${() => emit(this, 'tp-dismiss-note', null)} aria-label=${msg('dismiss')}>×</button></p
+          >`
+        : nothing}
       ${this.showBatch || this.batch.length
         ? html`<label class="small muted" for="batch">${msg(str`More inputs, one per line (up to ${MAX_BATCH}); shorter ones are padded`)}</label>
             <textarea

@@ -29,6 +29,7 @@ import { runTable, type BusyAction, type RunTableActions } from '../lab-view/run
 import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form';
 import { panel } from '../ui/shared';
 import { download } from '../ui/export';
+import { keepLabViewState, labViewState } from '../lab-view/view-state';
 
 export { MAX_LINE_POINTS, noamLr, series } from '../lab-view/plots';
 export { backendText } from '../lab-view/run-text';
@@ -124,7 +125,17 @@ export class TpLab extends LocalizedElement {
     this.media = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
     this.media?.addEventListener('change', this.onScheme);
     this.refresh();
-    if (!this.form) void this.host?.ready.then(() => (this.form || this.link ? undefined : this.loadDefaults('reverse')));
+    // Drawn again after being left (its chapter closed): the form and the selection as
+    // they were, unless the page's link now asks for other settings.
+    const kept = this.form ? null : labViewState();
+    if (kept?.form) {
+      this.selected = kept.selected;
+      this.preset = PRESETS.some((p) => p.id === kept.preset) ? kept.preset : this.preset;
+      this.from = kept.from;
+      if (this.link === kept.appliedLink) this.appliedLink = kept.appliedLink;
+      const form = kept.form;
+      void this.host?.ready.then(() => (this.form ? undefined : this.loadDefaults(String(form.task), form as unknown as Record<string, unknown>)));
+    } else if (!this.form) void this.host?.ready.then(() => (this.form || this.link ? undefined : this.loadDefaults('reverse')));
   }
 
   /** Fill the form from a link's settings over its task's defaults; say what was refused. */
@@ -150,9 +161,9 @@ export class TpLab extends LocalizedElement {
     const link = host.linkTo('lab');
     try {
       await navigator.clipboard.writeText(link);
-      this.said = 'A link to these settings is copied: whoever opens it finds them in this form.';
+      this.said = msg('A link to these settings is copied: whoever opens it finds them in this form.');
     } catch {
-      this.said = `A link to these settings: ${link}`;
+      this.said = msg(str`A link to these settings: ${link}`);
     }
     this.requestUpdate();
   }
@@ -506,6 +517,8 @@ export class TpLab extends LocalizedElement {
   protected updated(): void {
     // The table's colour swatches, through the CSSOM (the page's policy refuses style attributes).
     for (const el of this.renderRoot.querySelectorAll<HTMLElement>('.swatch[data-color]')) el.style.background = el.dataset.color ?? '';
+    // What the panel holds, kept for when it is drawn again after being left.
+    if (this.form) keepLabViewState({ form: this.form, selected: this.selected, preset: this.preset, from: this.from, appliedLink: this.appliedLink });
   }
 }
 

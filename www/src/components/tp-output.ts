@@ -20,6 +20,10 @@ export class TpOutput extends LocalizedElement {
     classNames: { attribute: false },
     inputTokens: { attribute: false },
     sampling: { attribute: false },
+    previousProbs: { attribute: false },
+    previousClassProbs: { attribute: false },
+    previousSame: { type: Boolean },
+    sides: { attribute: false },
     showAll: { state: true },
   };
 
@@ -33,6 +37,28 @@ export class TpOutput extends LocalizedElement {
   inputTokens: string[] = [];
   sampling: Sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 3, seed: 0 };
   showAll = false;
+  /** The model's distribution of the forward pass before the last switch (null: none). */
+  previousProbs: Float32Array | null = null;
+  /** A classifier's class probabilities before the last switch. */
+  previousClassProbs: Float32Array | null = null;
+  /** The previous pass read the same tokens (so its numbers stand beside these). */
+  previousSame = false;
+  /** The settings before the last switch and now, in words (null: no previous pass). */
+  sides: { before: string; after: string } | null = null;
+
+  /** The previous numbers to draw beside `now`, or null (none, or another input or vocabulary). */
+  private beside(prev: Float32Array | null, now: Float32Array): Float32Array | null {
+    return this.sides && prev && this.previousSame && prev.length === now.length ? prev : null;
+  }
+
+  /** The labels of the two sides, or why the previous numbers are not beside these. */
+  private sidesLine(shown: boolean) {
+    const s = this.sides;
+    if (!s) return nothing;
+    return shown
+      ? html`<p class="small muted" data-sides>${msg('before')}: <b data-side="before">${s.before}</b> · ${msg('now')}: <b data-side="after">${s.after}</b></p>`
+      : html`<p class="small muted" data-sides="elsewhere">${msg(str`The numbers before the change (${s.before}) were read with other tokens; they stand beside these when both read the same input.`, { id: 'output.before-elsewhere' })}</p>`;
+  }
 
   static styles = [
     panel,
@@ -53,6 +79,12 @@ export class TpOutput extends LocalizedElement {
         display: flex;
         gap: var(--tp-space-1);
         flex-wrap: wrap;
+      }
+      .bars.with-before {
+        grid-template-columns: minmax(4.5em, max-content) 1fr 5.2em 5.2em 5.2em;
+      }
+      .num.before {
+        color: var(--tp-muted);
       }
       .bars {
         display: grid;
@@ -169,17 +201,20 @@ export class TpOutput extends LocalizedElement {
     const shown = this.showAll ? order : order.slice(0, 12);
     const max = p[order[0]] || 1;
     const total = p.reduce((a, x) => a + x, 0);
+    const prev = this.beside(this.previousProbs, p);
     return html`<p class="small muted">
         ${this.sampling.strategy === 'sample'
           ? msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the sampler draws from after temperature, top-k and top-p.`)
           : msg(str`Model probability of every one of the ${p.length} tokens (sum ${fmt(total, 4)}); the pink mark is what the chooser keeps.`)}
       </p>
-      <div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('next-token distribution')}>
+      ${this.sidesLine(prev !== null)}
+      <div class="bars ${prev ? 'with-before' : ''}" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('next-token distribution')}>
         <div role="row">
           <div class="head" role="columnheader">${msg('token')}</div>
           <div class="head" role="columnheader">${msg('probability')}</div>
           <div class="head num" role="columnheader">${msg('model')}</div>
           <div class="head num" role="columnheader">${msg('drawn')}</div>
+          ${prev ? html`<div class="head num" role="columnheader">${msg('before')}</div>` : nothing}
         </div>
         ${shown.map(
           (id) => html`<div role="row"><div class="tok" role="cell">${showToken(info.vocab[id] ?? `${id}`)}</div>
@@ -188,7 +223,9 @@ export class TpOutput extends LocalizedElement {
               ${q ? html`<div class="samp" style=${styles(`width:${100 * Math.min(1, q[id] / max)}%`)}></div>` : nothing}
             </div>
             <div class="num" role="cell" data-token=${id} data-prob=${p[id]}>${fmt(p[id])}</div>
-            <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div></div>`,
+            <div class="num" role="cell">${q ? fmt(q[id]) : '—'}</div>${prev
+              ? html`<div class="num before" role="cell" data-before-prob=${prev[id]}>${fmt(prev[id])}</div>`
+              : nothing}</div>`,
         )}
       </div>
       <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
@@ -199,10 +236,13 @@ export class TpOutput extends LocalizedElement {
   private classes() {
     const p = this.classProbs;
     if (!p) return nothing;
-    return html`<div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('class probabilities')}>
+    const prev = this.beside(this.previousClassProbs, p);
+    return html`${this.sidesLine(prev !== null)}<div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('class probabilities')}>
       ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? msg(str`class ${c}`)}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
-          <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div><div></div></div>`)}
+          <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div>${prev
+            ? html`<div class="num before" role="cell" data-before-prob=${prev[c]} title=${msg('before')}>${fmt(prev[c])}</div>`
+            : html`<div></div>`}</div>`)}
     </div>`;
   }
 

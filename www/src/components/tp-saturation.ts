@@ -39,6 +39,7 @@ export class TpSaturation extends LocalizedElement {
     row: { type: Number },
     scaleOn: { type: Boolean },
     beforeLabel: { type: String },
+    sides: { attribute: false },
   };
 
   attention: AttnTrace[] = [];
@@ -48,6 +49,8 @@ export class TpSaturation extends LocalizedElement {
   row = 0;
   scaleOn = true;
   beforeLabel = '';
+  /** The settings of the previous pass and of now, in words (each side's column label). */
+  sides: { before: string; after: string } | null = null;
 
   static styles = [
     panel,
@@ -84,6 +87,11 @@ export class TpSaturation extends LocalizedElement {
       .before {
         border-left: 2px solid var(--tp-line);
       }
+      th[scope='colgroup'] {
+        text-align: center;
+        white-space: normal;
+        max-width: 16em;
+      }
       p {
         font-size: var(--tp-text-md);
         margin: var(--tp-space-1) 0 var(--tp-space-2);
@@ -102,7 +110,8 @@ export class TpSaturation extends LocalizedElement {
     const now = readout(cur, this.row);
     const before = this.beforeLabel && prev && cur && prev.entropy.shape.join() === cur.entropy.shape.join() ? readout(prev, this.row) : null;
     const keys = cur ? cur.probs.shape[3] : 0;
-    const setting = this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
+    const setting = before && this.sides ? this.sides.after : this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
+    const was = this.sides ? this.sides.before : msg('before');
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Softmax saturation')} <span class="sub">${SITE_NAMES[this.site]}${msg(', ')}${msg(str`layer ${this.layer + 1}`)}</span></h2>
       <p>
@@ -113,14 +122,18 @@ export class TpSaturation extends LocalizedElement {
         ? html`<div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${before ? msg(str`attention entropy and largest probability per head, ${setting}, beside the previous setting`) : msg(str`attention entropy and largest probability per head, ${setting}`)}>
                 <thead>
+                  ${before
+                    ? html`<tr>
+                        <td></td>
+                        <th scope="colgroup" colspan="2" data-side="after"><span class="small muted">${msg('now')}:</span> ${setting}</th>
+                        <th scope="colgroup" colspan="2" class="before" data-side="before"><span class="small muted">${msg('before')}:</span> ${was}</th>
+                      </tr>`
+                    : nothing}
                   <tr>
                     <th scope="col">${msg('head')}</th>
-                    <th scope="col">${msg('entropy')}<br /><span class="small muted">${setting}</span></th>
-                    <th scope="col">max p<br /><span class="small muted">${setting}</span></th>
-                    ${before
-                      ? html`<th scope="col" class="before">${msg('entropy')}<br /><span class="small muted">${msg('before')}</span></th>
-                          <th scope="col">max p<br /><span class="small muted">${msg('before')}</span></th>`
-                      : nothing}
+                    <th scope="col">${msg('entropy')}${before ? nothing : html`<br /><span class="small muted">${setting}</span>`}</th>
+                    <th scope="col">max p${before ? nothing : html`<br /><span class="small muted">${setting}</span>`}</th>
+                    ${before ? html`<th scope="col" class="before">${msg('entropy')}</th><th scope="col">max p</th>` : nothing}
                   </tr>
                 </thead>
                 <tbody>

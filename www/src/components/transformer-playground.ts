@@ -29,6 +29,7 @@ import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
 import { browserLang, getLocale, LocalizedElement, useLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
+import { pageText } from '../i18n/page-text';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
@@ -42,10 +43,14 @@ import { panel, styles, theme } from '../ui/shared';
 import { LESSON_IDS, lessonNamed } from '../lessons/lessons';
 import { HIDEABLE } from '../lessons/classroom';
 import { loadProgress } from '../lessons/progress';
+import { keepLessonState, lessonState } from '../lessons/lesson-state';
 import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
 export class TransformerPlayground extends LocalizedElement {
+  /** The words of the page around the element (its title, the offline line), in the page's language now. */
+  static pageText = pageText;
+
   static properties = {
     model: { type: String },
     preset: { type: String },
@@ -170,6 +175,15 @@ export class TransformerPlayground extends LocalizedElement {
   /** What the page says about the last engine restart. */
   get engineNote(): string {
     return this.store?.engineNote ?? '';
+  }
+  /** What the page said when a model switch could not keep the prompt: the characters the new model cannot spell ('' when it kept it). */
+  get promptNote(): string {
+    return this.store?.promptNote ?? '';
+  }
+  /** The generation a switch restarted, kept as the "before" beside the new one (null when none). */
+  get genBefore(): { ids: number[]; tokens: string[]; prompt: string[]; done: boolean; what: string; model: string } | null {
+    const b = this.store?.genBefore;
+    return b ? { ids: [...b.ids], tokens: [...b.tokens], prompt: [...b.prompt], done: b.done, what: b.what, model: b.state.model } : null;
   }
   // ---------------------------------------------------------------- the lab
 
@@ -441,6 +455,7 @@ export class TransformerPlayground extends LocalizedElement {
       changed: () => this.requestUpdate(),
       implied: (hash) => this.lessonPreset(hash),
       hideable: HIDEABLE,
+      startLang: () => this.startLang(),
     });
     this.store = store;
     this.lab = new LabRegistry({
@@ -513,10 +528,12 @@ export class TransformerPlayground extends LocalizedElement {
   openLesson(id: string): void {
     const s = this.store;
     if (!s) return;
-    // Another lesson starts from its own preset; closing keeps what the learner changed.
+    // Leaving a lesson keeps where it stood; opening one returns to where it was left,
+    // else starts from its own preset; closing keeps what the learner changed.
+    if (s.st.lesson) keepLessonState(s.st.lesson, { hash: s.hash });
     const rest = new URLSearchParams(s.hash);
     rest.delete('lesson');
-    const hash = id ? `lesson=${encodeURIComponent(id)}` : rest.toString();
+    const hash = id ? (lessonState(id)?.hash ?? `lesson=${encodeURIComponent(id)}`) : rest.toString();
     if (this.noHash) void s.applyHash(hash);
     else location.hash = hash;
   }

@@ -34,6 +34,34 @@ export function backendReason(status: BackendStatus): string {
   }
 }
 
+/** Why the engine runs on the CPU although WebGPU was asked for, in a few words, by the core's status kind. */
+function whyNotGpu(status: BackendStatus): string {
+  switch (status.kind) {
+    case 'cpu_no_gpu':
+      return msg('this browser has no WebGPU');
+    case 'cpu_test_failed':
+      return msg("WebGPU's test pass failed");
+    case 'cpu_disagrees':
+      return msg("WebGPU's logits disagree with the CPU's");
+    case 'starting':
+      return msg('starting');
+    default:
+      return msg('the GPU failed');
+  }
+}
+
+/**
+ * What runs against what was asked, in one line that the backend control and the badge
+ * both show: "WebGPU asked → CPU: this browser has no WebGPU", "WebGPU asked → WebGPU",
+ * "CPU asked → CPU". `info` null: the engine has not said yet.
+ */
+export function backendSummary(asked: 'webgpu' | 'cpu', info: { backend: 'webgpu' | 'cpu'; status: BackendStatus } | null): string {
+  const name = (b: 'webgpu' | 'cpu') => (b === 'webgpu' ? 'WebGPU' : 'CPU');
+  if (!info) return msg(str`${name(asked)} asked → starting`);
+  if (asked === 'webgpu' && info.backend === 'cpu') return msg(str`WebGPU asked → CPU: ${whyNotGpu(info.status)}`);
+  return msg(str`${name(asked)} asked → ${name(info.backend)}`);
+}
+
 /** The badge's detail (why the GPU is not used), by the core's status kind; null: none. */
 export function backendDetail(status: BackendStatus): string | null {
   switch (status.kind) {

@@ -10,6 +10,9 @@ interface Text {
   description: string;
   t: () => string;
   d: () => string;
+  /** A sibling's one design choice, in a few words. */
+  variant?: string;
+  v?: () => string;
 }
 
 const TEXTS: Record<string, Text> = {
@@ -120,42 +123,56 @@ const TEXTS: Record<string, Text> = {
     description: "The reverse model with each LayerNorm after its residual add, as in the 2017 paper (x = LN(x + f(x))), instead of before the sublayer (pre-LN, the default).",
     t: () => msg("Reverse · post-LN", { id: "model.reverse-post-ln.title" }),
     d: () => msg("The reverse model with each LayerNorm after its residual add, as in the 2017 paper (x = LN(x + f(x))), instead of before the sublayer (pre-LN, the default).", { id: "model.reverse-post-ln.description" }),
+    variant: "post-LN",
+    v: () => msg("post-LN", { id: "model.reverse-post-ln.variant" }),
   },
   "reverse-batch-norm.safetensors": {
     title: "Reverse · BatchNorm",
     description: "The reverse model with BatchNorm where LayerNorm was: each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch change this one's output; in eval mode it uses the running statistics it kept while training.",
     t: () => msg("Reverse · BatchNorm", { id: "model.reverse-batch-norm.title" }),
     d: () => msg("The reverse model with BatchNorm where LayerNorm was: each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch change this one's output; in eval mode it uses the running statistics it kept while training.", { id: "model.reverse-batch-norm.description" }),
+    variant: "BatchNorm",
+    v: () => msg("BatchNorm", { id: "model.reverse-batch-norm.variant" }),
   },
   "reverse-no-residual.safetensors": {
     title: "Reverse · no residual connections",
     description: "The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than its siblings: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.",
     t: () => msg("Reverse · no residual connections", { id: "model.reverse-no-residual.title" }),
     d: () => msg("The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than its siblings: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.", { id: "model.reverse-no-residual.description" }),
+    variant: "no residual",
+    v: () => msg("no residual", { id: "model.reverse-no-residual.variant" }),
   },
   "reverse-no-embed-scale.safetensors": {
     title: "Reverse · no ×√d_model",
     description: "The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so the sine/cosine position vectors start out as large as the embeddings.",
     t: () => msg("Reverse · no ×√d_model", { id: "model.reverse-no-embed-scale.title" }),
     d: () => msg("The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so the sine/cosine position vectors start out as large as the embeddings.", { id: "model.reverse-no-embed-scale.description" }),
+    variant: "no ×√d_model",
+    v: () => msg("no ×√d_model", { id: "model.reverse-no-embed-scale.variant" }),
   },
   "reverse-dot.safetensors": {
     title: "Reverse · dot-product scores (no √d_k)",
     description: "The reverse model trained with plain dot-product scores q·k, not divided by √d_k.",
     t: () => msg("Reverse · dot-product scores (no √d_k)", { id: "model.reverse-dot.title" }),
     d: () => msg("The reverse model trained with plain dot-product scores q·k, not divided by √d_k.", { id: "model.reverse-dot.description" }),
+    variant: "dot scores",
+    v: () => msg("dot scores", { id: "model.reverse-dot.variant" }),
   },
   "reverse-additive.safetensors": {
     title: "Reverse · additive scores",
     description: "The reverse model with additive (Bahdanau) scores, v·tanh(q + k) per head, instead of scaled dot products: as many multiply-adds, plus an addition and a tanh for every dimension of every (query, key) pair.",
     t: () => msg("Reverse · additive scores", { id: "model.reverse-additive.title" }),
     d: () => msg("The reverse model with additive (Bahdanau) scores, v·tanh(q + k) per head, instead of scaled dot products: as many multiply-adds, plus an addition and a tanh for every dimension of every (query, key) pair.", { id: "model.reverse-additive.description" }),
+    variant: "additive scores",
+    v: () => msg("additive scores", { id: "model.reverse-additive.variant" }),
   },
   "reverse-dropout.safetensors": {
     title: "Reverse · dropout 0.1",
     description: "The reverse model trained with dropout 0.1: on the embeddings plus positions, on every sublayer's output before the residual add, on the attention probabilities and inside the FFN. At inference, in eval mode, dropout does nothing.",
     t: () => msg("Reverse · dropout 0.1", { id: "model.reverse-dropout.title" }),
     d: () => msg("The reverse model trained with dropout 0.1: on the embeddings plus positions, on every sublayer's output before the residual add, on the attention probabilities and inside the FFN. At inference, in eval mode, dropout does nothing.", { id: "model.reverse-dropout.description" }),
+    variant: "dropout 0.1",
+    v: () => msg("dropout 0.1", { id: "model.reverse-dropout.variant" }),
   },
 };
 
@@ -171,4 +188,10 @@ export function modelTitle(m: { file: string; title: string }): string {
 export function modelDescription(m: { file: string; description: string }): string {
   const t = known(m.file);
   return t && t.description === m.description ? t.d() : m.description;
+}
+
+/** A sibling's design choice in the page's language (its own words where it is not the shipped one). */
+export function modelVariant(m: { file: string; variant?: string }): string {
+  const t = known(m.file);
+  return t && t.v && t.variant === m.variant ? t.v() : (m.variant ?? '');
 }

@@ -10,6 +10,7 @@ import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
 import { LESSONS, lessonNamed, type Lesson, type LessonCtx } from './lessons';
 import { loadProgress, saveProgress } from './progress';
+import { keepLessonState, lessonState } from './lesson-state';
 
 /** Where docs/model.md is in the build (beside the page). */
 const DOC = './docs/model.md';
@@ -141,8 +142,11 @@ export class TpLesson extends LitElement {
   protected willUpdate(): void {
     if (this.lessonId !== this.seenId) {
       this.seenId = this.lessonId;
-      this.memo = new Map();
-      this.doneNow = false;
+      // Where the learner left this lesson (in this tab), else a fresh start.
+      const kept = lessonState(this.lessonId);
+      this.memo = new Map(kept?.memo ?? []);
+      this.doneNow = kept?.done ?? false;
+      this.keptText = '';
       if (this.lesson) {
         this.progress = { ...loadProgress(), last: this.lessonId };
         saveProgress(this.progress);
@@ -152,6 +156,20 @@ export class TpLesson extends LitElement {
 
   protected updated(): void {
     this.check();
+  }
+
+  /** What was kept last of this lesson's state (to write only what changed). */
+  private keptText = '';
+
+  /** Keep where the lesson stands, so that closing and reopening it returns here. */
+  private keep(): void {
+    if (!this.lesson) return;
+    const s = this.store;
+    const part = { done: this.doneNow, memo: [...this.memo], ...(s && s.st.lesson === this.lessonId ? { hash: s.hash } : {}) };
+    const text = JSON.stringify(part);
+    if (text === this.keptText) return;
+    this.keptText = text;
+    keepLessonState(this.lessonId, part);
   }
 
   /** Has the learner done the experiment? Checked on every change of the page and twice a second (views measure on their own). */
@@ -180,8 +198,12 @@ export class TpLesson extends LitElement {
     } catch {
       done = false;
     }
-    if (!done) return;
+    if (!done) {
+      this.keep();
+      return;
+    }
     this.doneNow = true;
+    this.keep();
     const p = loadProgress();
     if (!p.done.includes(l.id)) p.done.push(l.id);
     this.progress = { ...p, last: l.id };

@@ -2,7 +2,7 @@
 // The element <transformer-playground> is one host; a test or a lesson page can be another.
 
 import type { EngineClient } from '../engine/client';
-import type { PlaygroundState } from './url';
+import type { Lang, PlaygroundState } from './url';
 
 /**
  * What a view needs from the engine beyond the forward pass and its traces (which every
@@ -45,4 +45,10 @@ export interface StoreHost {
   implied?(hash: string): string;
   /** The names a classroom link may hide (`hide=`). */
   hideable?: readonly string[];
+  /**
+   * The language the page starts in (the link's, the preset's, the element's, the reader's
+   * or the browser's). When nothing names a model, a Chinese page starts on the Chinese
+   * twin of the default model, with its Chinese prompt. Absent: English.
+   */
+  startLang?(): Lang;
 }

@@ -27,6 +27,73 @@ export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, cau
   return parts.join(msg(', '));
 }
 
+/**
+ * The settings on each side of a change, in words, for the labels of a side-by-side
+ * ("before: √d_k scaling on" | "after: √d_k scaling off"). `generation` also names what
+ * only the generation reads (the choice of token, the cache, the length, the seed, the model).
+ * Both sides are '' when nothing of the kind changed.
+ */
+export function switchSides(
+  a: PlaygroundState,
+  b: PlaygroundState,
+  causalDefault: boolean,
+  opts: { generation?: boolean; title?: (file: string) => string } = {},
+): { before: string; after: string; what: string } {
+  const onOff = (v: boolean) => (v ? msg('on') : msg('off'));
+  const before: string[] = [];
+  const after: string[] = [];
+  const what: string[] = [];
+  const side = (name: string, x: string, y: string) => {
+    if (x === y) return;
+    what.push(name);
+    before.push(`${name} ${x}`);
+    after.push(`${name} ${y}`);
+  };
+  if (opts.generation && a.model !== b.model) {
+    const t = opts.title ?? ((f: string) => f);
+    what.push(msg('the model'));
+    before.push(t(a.model));
+    after.push(t(b.model));
+  }
+  side(msg('causal mask'), onOff(a.causal ?? causalDefault), onOff(b.causal ?? causalDefault));
+  side(msg('mask'), formatMask(a.mask), formatMask(b.mask));
+  side(msg('padding mask'), onOff(a.pad), onOff(b.pad));
+  side(msg('√d_k scaling'), onOff(a.scale), onOff(b.scale));
+  const ablated = (s: PlaygroundState) => formatHash({ ...DEFAULTS, ablate: s.ablate }, DEFAULTS);
+  if (ablated(a) !== ablated(b)) side(msg('heads switched off'), String(a.ablate.length), String(b.ablate.length));
+  side(msg('backend'), a.backend, b.backend);
+  if (opts.generation) {
+    side(msg('choice'), a.strategy, b.strategy);
+    side(msg('temperature'), String(a.temp), String(b.temp));
+    side('top-k', String(a.topk), String(b.topk));
+    side('top-p', String(a.topp), String(b.topp));
+    side(msg('beam width'), String(a.beam), String(b.beam));
+    side(msg('seed'), String(a.seed), String(b.seed));
+    side(msg('KV cache'), onOff(a.cache), onOff(b.cache));
+    side(msg('tokens'), String(a.max), String(b.max));
+  }
+  const sep = msg(', ');
+  return { before: before.join(sep), after: after.join(sep), what: what.join(sep) };
+}
+
+/**
+ * The Chinese model that stands for `entry` (the shipped default) in a Chinese page: the
+ * same task in Chinese (`zh-<task>`) with the same position encoding, else the first model
+ * of that task, else the first Chinese model; `entry` itself when it is Chinese already
+ * or the list has no Chinese model.
+ */
+export function chineseTwin(manifest: readonly ManifestEntry[], entry: ManifestEntry): ManifestEntry {
+  if (entry.task.startsWith('zh-')) return entry;
+  const plain = manifest.filter((m) => !m.variant && !m.share_qk);
+  const task = `zh-${entry.task}`;
+  return (
+    plain.find((m) => m.task === task && m.arch === entry.arch && m.pos_encoding === entry.pos_encoding) ??
+    plain.find((m) => m.task === task) ??
+    plain.find((m) => m.task.startsWith('zh-')) ??
+    entry
+  );
+}
+
 /** The parts of a model's manifest entry the page checks before using it. */
 export function validManifest(x: unknown): ManifestEntry[] {
   if (!Array.isArray(x)) throw new Error('models/manifest.json is not a list');

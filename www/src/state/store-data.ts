@@ -26,6 +26,24 @@ import { DEFAULTS, type PlaygroundState } from './url';
 import { EMPTY, sameValue } from './same-value';
 import type { Need, StoreHost } from './host';
 
+/** A generation kept from before the switch that restarted it. */
+export interface GenBefore {
+  /** The generated ids (in the vocabulary of `model`). */
+  ids: number[];
+  /** The generated tokens as text. */
+  tokens: string[];
+  /** The prompt it continued, as tokens. */
+  prompt: string[];
+  /** It had finished (an end token or the length). */
+  done: boolean;
+  /** The settings it ran with. */
+  state: PlaygroundState;
+  /** The setting(s) whose change restarted it, in words ("√d_k scaling"). */
+  what: string;
+  /** The model's vocabulary spells words with spaces between tokens. */
+  words: boolean;
+}
+
 export class StoreData {
   /** The settings (mirrored in the URL hash). */
   st: PlaygroundState = { ...DEFAULTS };
@@ -48,6 +66,16 @@ export class StoreData {
   /** The forward pass before the last switch changed, and what changed. */
   previous: ForwardResult | null = null;
   beforeLabel = '';
+  /** The settings `previous` was run with (null: the same as now, e.g. a train-mode draw). */
+  previousState: PlaygroundState | null = null;
+  /**
+   * The generation a switch restarted, kept as the "before" of a side-by-side: its tokens
+   * (as the model that wrote them spelled them), its prompt, the settings it ran with, and
+   * what the change that restarted it changed, in words. null when there is none.
+   */
+  genBefore: GenBefore | null = null;
+  /** What the page said when a model switch could not keep the prompt ('' when it could). */
+  promptNote = '';
   /** The cost panel's numbers for `heads` heads. */
   costReport: CostReport | null = null;
   /** The Noam schedule for this model's d_model and `warmup`. */

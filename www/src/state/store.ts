@@ -17,8 +17,9 @@ import { DEFAULTS, effectsOf, formatHash, toggleAblation, type Effect, type Lang
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 import type { StoreHost } from './host';
-import { describeSwitchChange, SettingsReader, validManifest } from './settings';
-import { StoreData } from './store-data';
+import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
+import { modelTitle } from '../i18n/models';
+import { StoreData, type GenBefore } from './store-data';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -64,7 +65,10 @@ export class PlaygroundStore extends StoreData {
     if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status})`));
     this.manifest = validManifest(await resp.json());
     if (!this.manifest.length) throw new Error(msg('the model list is empty'));
-    const first = this.manifest.find((m) => m.file === this.host.model) ?? this.manifest[0];
+    // The model the element names, else the default: the first of the list, or in a
+    // Chinese page its Chinese twin (a link or preset that names a model still wins).
+    const chinese = (this.host.startLang?.() ?? 'en') === 'zh-Hans';
+    const first = this.manifest.find((m) => m.file === this.host.model) ?? (chinese ? chineseTwin(this.manifest, this.manifest[0]) : this.manifest[0]);
     const settings = this.settings;
     settings.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
     const notes: string[] = [];
@@ -86,7 +90,7 @@ export class PlaygroundStore extends StoreData {
     this.st = settings.checkModel(parsed.state, notes);
     this.notes = notes;
     this.host.changed();
-    await this.loadModel(this.st.model, false);
+    await this.loadModel(this.st.model, 'keep');
     this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
     await this.retokenize();
     await this.refresh();
@@ -144,7 +148,7 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
     try {
       this.connect();
-      await this.loadModel(this.st.model, false);
+      await this.loadModel(this.st.model, 'keep');
       this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       await this.retokenize();
       await this.refresh();
@@ -349,14 +353,25 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
     if (effects.size === 0) return;
     const has = (e: Effect) => effects.has(e);
-    const changed = describeSwitchChange(prev, next, this.info?.causal_default ?? true);
+    const causalDefault = this.info?.causal_default ?? true;
+    const changed = describeSwitchChange(prev, next, causalDefault);
     if (changed && next.model === prev.model && next.text === prev.text) {
       this.previous = this.lastForward;
+      this.previousState = prev;
       this.beforeLabel = changed;
     } else if (next.model !== prev.model || next.text !== prev.text) {
       this.previous = null;
+      this.previousState = null;
       this.beforeLabel = '';
     }
+    // A switch that restarts the generation keeps what it had written as the "before" of a
+    // side-by-side (in the old model's spelling); an edited prompt starts a new comparison.
+    if (next.text !== prev.text || next.batch.join('\n') !== prev.batch.join('\n')) this.genBefore = null;
+    else if (has('restart') && this.gen.generated.length > 0) {
+      const what = switchSides(prev, next, causalDefault, { generation: true, title: this.titleOf }).what;
+      if (what) this.genBefore = this.keepGeneration(prev, what);
+    }
+    if (next.model !== prev.model) this.promptNote = '';
     try {
       if (has('reload')) {
         this.gen.reset();
@@ -364,17 +379,21 @@ export class PlaygroundStore extends StoreData {
         this.fwdVersion++;
         this.lastForward = null;
         this.previous = null;
-        // Another task (another vocabulary) starts from its own prompt, unless the same
-        // change also set the text (a pasted link); a sibling model keeps the input.
+        // Another task (another vocabulary) keeps the prompt when its vocabulary spells
+        // it, else starts from its own prompt and says which characters it could not
+        // spell; a change that also set the text (a pasted link) uses that text, and a
+        // sibling model keeps the input as it is.
         const task = (file: string) => this.manifest.find((m) => m.file === file)?.task;
-        await this.loadModel(next.model, task(next.model) !== task(prev.model) && next.text === prev.text);
+        await this.loadModel(next.model, task(next.model) !== task(prev.model) && next.text === prev.text ? 'spell' : 'keep');
       }
       this.clampSelection();
       if (has('backend')) this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       if (has('tokenize')) await this.retokenize();
       this.writeHash();
       if (has('restart') && this.canGenerate()) {
-        const wasPlaying = this.gen.playing || has('reload');
+        // A generation that was running, or had finished, runs again under the new
+        // settings (so the kept "before" gets its "after"); a paused one waits.
+        const wasPlaying = this.gen.playing || this.gen.done || has('reload');
         this.gen.reset();
         await this.refresh();
         if (wasPlaying && this.st.play) await this.gen.start(true);
@@ -393,7 +412,14 @@ export class PlaygroundStore extends StoreData {
 
   // ---------------------------------------------------------------- engine calls
 
-  private async loadModel(file: string, resetText: boolean) {
+  /**
+   * Load a shipped model. `text`: 'reset' starts from the model's own prompt (and clears
+   * the batch, the heads switched off, the masks and the selection); 'spell' keeps the
+   * prompt and the batch when the new vocabulary spells every character of them, and
+   * otherwise resets, naming the characters it could not spell (`promptNote`); 'keep'
+   * leaves the input as it is.
+   */
+  private async loadModel(file: string, text: 'reset' | 'spell' | 'keep') {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
@@ -402,6 +428,12 @@ export class PlaygroundStore extends StoreData {
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, model: file };
+    let resetText = text === 'reset';
+    if (text === 'spell') {
+      const missing = await this.unspellable([st.text, ...st.batch]);
+      resetText = missing.length > 0;
+      this.promptNote = resetText && st.text !== entry.default_prompt ? this.cannotSpell(entry, missing) : '';
+    }
     if (resetText) {
       st.text = entry.default_prompt;
       st.batch = [];
@@ -437,7 +469,10 @@ export class PlaygroundStore extends StoreData {
     this.fwdVersion++;
     this.lastForward = null;
     this.previous = null;
+    this.previousState = null;
     this.beforeLabel = '';
+    this.genBefore = null;
+    this.promptNote = '';
     this.info = info;
     this.customModel = label;
     this.plan = await this.engine.call('layerPlan', {});
@@ -453,6 +488,84 @@ export class PlaygroundStore extends StoreData {
     await this.refresh();
     this.host.changed();
     return info;
+  }
+
+  /** The characters (or words) of these texts the loaded model's vocabulary cannot spell, each once. */
+  private async unspellable(texts: string[]): Promise<string[]> {
+    const missing = new Set<string>();
+    for (const text of texts) {
+      if (!text.trim()) continue;
+      const t = await this.engine.call('tokenize', { text });
+      for (const [, piece] of t.unknown) missing.add(piece);
+    }
+    return [...missing];
+  }
+
+  /** The note for a prompt the new model cannot spell. */
+  private cannotSpell(entry: { file: string; title: string; default_prompt: string }, missing: string[]): string {
+    const shown = missing.slice(0, 12).map((c) => `“${c}”`).join(' ');
+    const more = missing.length > 12 ? msg(str` and ${missing.length - 12} more`) : '';
+    return msg(str`${modelTitle(entry)} cannot spell ${shown}${more} of the prompt, so it starts from its own example, “${entry.default_prompt}”.`, {
+      id: 'store.cannot-spell',
+    });
+  }
+
+  /** The model's title in the page's language (its file when it is not a shipped one). */
+  private readonly titleOf = (file: string): string => {
+    const m = this.manifest.find((e) => e.file === file);
+    return m ? modelTitle(m) : file;
+  };
+
+  /** The generation as it stands, to keep as the "before" of the change `what`. */
+  private keepGeneration(state: PlaygroundState, what: string): GenBefore {
+    const ids = [...this.gen.generated];
+    return {
+      ids,
+      tokens: this.tokensOf(ids),
+      prompt: [...this.promptTokens],
+      done: this.gen.done,
+      state,
+      what,
+      words: this.info?.tokenizer_kind === 'word',
+    };
+  }
+
+  /** The settings of the kept generation and of now, in words ("√d_k scaling on" | "… off"). */
+  genSides(): { before: string; after: string } | null {
+    const b = this.genBefore;
+    if (!b) return null;
+    const s = switchSides(b.state, this.st, this.info?.causal_default ?? true, { generation: true, title: this.titleOf });
+    return this.keep('genSides', s.what ? { before: s.before, after: s.after } : { before: msg('the same settings'), after: msg('the same settings') });
+  }
+
+  /**
+   * The settings of the previous forward pass and of now, in words, for the views that
+   * show the two side by side; null when there is no previous pass.
+   */
+  previousSides(): { before: string; after: string } | null {
+    if (!this.previous) return null;
+    const p = this.previousState;
+    const s = p ? switchSides(p, this.st, this.info?.causal_default ?? true) : null;
+    return this.keep('previousSides', s && s.what ? { before: s.before, after: s.after } : { before: this.beforeLabel, after: msg('now') });
+  }
+
+  /** The previous forward pass read the same tokens as the last one (its numbers compare position by position). */
+  get previousSameInput(): boolean {
+    const a = this.previous;
+    const b = this.lastForward;
+    if (!a || !b) return false;
+    return JSON.stringify([a.tokens, a.src_tokens]) === JSON.stringify([b.tokens, b.src_tokens]);
+  }
+
+  /** Forget the kept generation (the reader dismissed the comparison). */
+  dismissGenBefore(): void {
+    this.genBefore = null;
+    this.host.changed();
+  }
+
+  dismissPromptNote(): void {
+    this.promptNote = '';
+    this.host.changed();
   }
 
   /** Count the cost of the model with the chosen heads, for the current input length. */
@@ -504,7 +617,8 @@ export class PlaygroundStore extends StoreData {
   /** Run the forward pass again: in train mode with the next seed (new dropout masks). */
   async runAgain(): Promise<void> {
     this.previous = this.lastForward;
-    this.beforeLabel = this.st.mode === 'train' ? `train-mode draw ${this.draw} → ${this.draw + 1}` : 'eval mode, run again';
+    this.previousState = null;
+    this.beforeLabel = this.st.mode === 'train' ? msg(str`train-mode draw ${this.draw} → ${this.draw + 1}`) : msg('eval mode, run again');
     this.draw++;
     await this.refresh();
   }

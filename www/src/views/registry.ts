@@ -70,6 +70,7 @@ export const VIEWS = [
       .draw=${s.draw}
       .locked=${s.st.lock}
       .hide=${s.st.hide}
+      .backendInfo=${s.backendInfo}
       @tp-rerun=${() => void s.runAgain()}
       @tp-state=${(e: CustomEvent<Partial<PlaygroundState>>) => void s.patch(e.detail)}
     ></tp-controls>`,
@@ -81,7 +82,7 @@ export const VIEWS = [
       return msg('Backend and GPU–CPU parity');
     },
     needs: [],
-    render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo}></tp-backend-badge>`,
+    render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo} .asked=${s.st.backend}></tp-backend-badge>`,
   },
   {
     name: 'input',
@@ -97,6 +98,8 @@ export const VIEWS = [
       .info=${s.info}
       .tokenized=${s.tokenized}
       .padded=${s.inputRows()}
+      .promptNote=${s.promptNote}
+      @tp-dismiss-note=${() => s.dismissPromptNote()}
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
     ></tp-input>`,
@@ -123,6 +126,9 @@ export const VIEWS = [
       .max=${s.st.max}
       .label=${s.info?.arch === 'encoder_decoder' ? msg('Translation') : msg('Generation')}
       .cache=${s.st.cache}
+      .previousRun=${s.genBefore}
+      .sides=${s.genSides()}
+      @tp-dismiss-before=${() => s.dismissGenBefore()}
       @tp-cache=${(e: CustomEvent<boolean>) => void s.patch({ cache: e.detail })}
       @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
       @tp-play=${() => void s.gen.play()}
@@ -225,6 +231,9 @@ export const VIEWS = [
             .modelProbs=${s.lastForward?.model_probs ?? null}
             .sampleProbs=${s.lastForward?.next_probs ?? null}
             .sampling=${s.sampling()}
+            .previousProbs=${s.previous?.model_probs ?? null}
+            .previousSame=${s.previousSameInput}
+            .sides=${s.previousSides()}
             @tp-sampling=${(e: CustomEvent<Partial<Sampling>>) => void s.patchSampling(e.detail)}
           ></tp-output>`
         : html`<tp-output
@@ -236,6 +245,9 @@ export const VIEWS = [
             .classNames=${s.classNames}
             .inputTokens=${s.tokensAs('row', s.rowIds)}
             .sampling=${s.sampling()}
+            .previousClassProbs=${s.previous?.class_probs ?? null}
+            .previousSame=${s.previousSameInput}
+            .sides=${s.previousSides()}
           ></tp-output>`,
   },
   {
@@ -282,6 +294,7 @@ export const VIEWS = [
       .row=${s.shownRow}
       .scaleOn=${s.st.scale}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
+      .sides=${s.previousSides()}
     ></tp-saturation>`,
   },
   {
