@@ -53,7 +53,7 @@ async function drawSvg(page, svg) {
 
 describe('pictures and links', () => {
   test('every_view_exports_an_svg_that_parses_draws_and_captions_the_model_and_settings', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&causal=0&text=the%20dog');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&causal=0&text=the%20dog');
     // The lab loads its code when it first comes into sight. Views above it still grow as
     // they draw (a frame after the page's first), so keep scrolling to it as a reader would.
     await page.waitForFunction(() => {
@@ -86,7 +86,7 @@ describe('pictures and links', () => {
   });
 
   test('the_svg_and_png_buttons_download_the_picture_and_copy_link_reopens_the_view_with_its_settings', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&scale=0&layer=1&head=2', { media: { colorScheme: 'dark' } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&scale=0&layer=1&head=2', { media: { colorScheme: 'dark' } });
     const view = page.locator('transformer-playground .view[data-view="attention"]');
     const [svgFile] = await Promise.all([page.waitForEvent('download'), view.getByRole('button', { name: /as an SVG picture/ }).click()]);
     assert.match(svgFile.suggestedFilename(), /^attention-grammar-[a-z-]+\.svg$/);

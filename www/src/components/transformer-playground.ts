@@ -9,7 +9,8 @@
 //   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
 //   theme="dark"              colours: light, dark or auto (the reader's system setting)
-//   views="attention,output"  show only these views (names of the registry; default: all)
+//   views="attention,output"  show only these views (names of the registry; default: the
+//                             overview, the chapter bar and the open chapter)
 //   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
 //   lang="zh-Hans"            the interface's language: en or zh-Hans (default: the reader's
 //                             last choice, else the browser's); the element then shows the
@@ -32,7 +33,9 @@ import { errorText, progressLabel } from '../i18n/engine-text';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
-import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
+import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
+import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
+import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, theme } from '../ui/shared';
@@ -273,6 +276,7 @@ export class TransformerPlayground extends LocalizedElement {
   static styles = [
     theme,
     panel,
+    chapterStyles,
     css`
       .bar {
         display: flex;
@@ -428,6 +432,8 @@ export class TransformerPlayground extends LocalizedElement {
             write: (h) => history.replaceState(null, '', `${location.pathname}${location.search}${h ? `#${h}` : ''}`),
           },
       viewNames: VIEW_NAMES,
+      chapterViews: (name) => chapterNamed(name)?.views,
+      chapterNames: CHAPTER_NAMES,
       needsOf,
       changed: () => this.requestUpdate(),
       implied: (hash) => this.lessonPreset(hash),
@@ -510,6 +516,42 @@ export class TransformerPlayground extends LocalizedElement {
     const hash = id ? `lesson=${encodeURIComponent(id)}` : rest.toString();
     if (this.noHash) void s.applyHash(hash);
     else location.hash = hash;
+  }
+
+  /** The lesson the tour starts from: the one seen last, else the first. */
+  private courseLesson(): string {
+    return lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0];
+  }
+
+  /** Start the course: the lessons' tour, from the lesson seen last. */
+  private startCourse(): void {
+    this.openLesson(this.courseLesson());
+  }
+
+  // ---------------------------------------------------------------- chapters
+
+  /** The page below the bar: the overview, the chapter bar, the open chapter's heading and views. */
+  private chapters(s: PlaygroundStore, shown: string[]) {
+    const lessons = !s.st.lesson && !s.st.lock.length && !s.st.hide.includes('lessons');
+    return chapterPage(s, viewsInOrder(s, shown), (v) => this.frame(v, s), lessons ? `#lesson=${encodeURIComponent(this.courseLesson())}` : '');
+  }
+
+  /**
+   * Open a chapter in place, below the overview, and bring its view `view` into sight (the
+   * chapter's heading when '' or not shown). Where the settings name the views (`views=`),
+   * the chapter's views are added to them instead.
+   */
+  async openChapter(chapter: string, view = ''): Promise<void> {
+    const s = this.store;
+    if (!s) return;
+    const c = chapterNamed(chapter);
+    if (s.chaptered) await s.patch({ chapter });
+    else if (c) await s.patch({ views: [...new Set([...s.st.views.filter((v) => v === 'overview'), ...c.views])] });
+    await this.updateComplete;
+    const root = this.renderRoot;
+    const target = (view && root.querySelector<HTMLElement>(`.view[data-view="${view}"]`)) || root.querySelector<HTMLElement>('[data-chapter-head]');
+    root.querySelector<HTMLElement>('[data-chapter-head]')?.focus({ preventScroll: true });
+    if (target) keepInSight(target, this.reducedMotion);
   }
 
   /** The teacher page beside this script, starting from the settings as they are now. */
@@ -621,11 +663,13 @@ export class TransformerPlayground extends LocalizedElement {
     return html`<div class="bar wide">
       ${still ? html`<span class="hint" data-reduced-motion>${msg('Your system asks for reduced motion, so generation waits for Play.')}</span>` : nothing}
       ${!s.st.lesson && !s.st.hide.includes('lessons')
-        ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>${msg('Lessons', { id: 'tour.start' })}</button>`
+        ? s.chaptered
+          ? html`<button class="primary" data-tour="start" @click=${() => this.startCourse()}>${msg('Start the course', { id: 'tour.start-course' })}</button>`
+          : html`<button data-tour="start" @click=${() => this.startCourse()}>${msg('Lessons', { id: 'tour.start' })}</button>`
         : nothing}
       ${this.noHash || s.st.lock.length || s.st.hide.includes('lessons')
         ? nothing
-        : html`<a data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
+        : html`<a class="secondary" data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
       <label
         >${msg('Language')}
         <select
@@ -663,7 +707,11 @@ export class TransformerPlayground extends LocalizedElement {
     if (s.error && !s.info) return html`<div class="error" role="alert">${msg(str`The playground could not start: ${errorText(s.error)}`)}</div>`;
     const shown = s.shownViews;
     const p = s.progress;
-    return html`<div class="layout ${shown.length === 1 ? 'single' : ''}">
+    return html`<div
+      class="layout ${shown.length === 1 ? 'single' : ''}"
+      @tp-open-chapter=${(e: CustomEvent<{ chapter: string; view: string }>) => void this.openChapter(e.detail.chapter, e.detail.view)}
+      @tp-start-course=${() => this.startCourse()}
+    >
       ${p
         ? html`<tp-progress
             class="wide"
@@ -697,9 +745,9 @@ export class TransformerPlayground extends LocalizedElement {
             ${s.lockNote}
           </div>`
         : nothing}
-      ${s.shows('controls') ? this.bar(s) : nothing}
+      ${s.chaptered || s.shows('controls') ? this.bar(s) : nothing}
       ${s.st.lesson ? this.lessonPanel(s) : nothing}
-      ${viewsToDraw(s, shown).map((v) => this.frame(v, s))}
+      ${s.chaptered ? this.chapters(s, shown) : viewsToDraw(s, shown).map((v) => this.frame(v, s))}
     </div>`;
   }
 }
