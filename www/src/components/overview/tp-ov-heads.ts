@@ -92,15 +92,22 @@ export class TpOvHeads extends LitElement {
     const t = this.trace;
     if (!t) return;
     const canvases = this.renderRoot.querySelectorAll('canvas');
-    canvases.forEach((c, h) => draw(c, headMatrix(t, h), Math.min(this.last, t.probs.shape[2] - 1)));
+    const masked = hexRgb(getComputedStyle(this).getPropertyValue('--tp-masked')) ?? MASKED;
+    canvases.forEach((c, h) => draw(c, headMatrix(t, h), Math.min(this.last, t.probs.shape[2] - 1), masked));
   }
 }
 
-/** Masked cells: a neutral grey that reads on both themes. */
+/** Masked cells: the theme's `--tp-masked`, else a neutral grey. */
 const MASKED: [number, number, number] = [150, 156, 166];
 
+/** `#rrggbb` as numbers (null for anything else). */
+function hexRgb(v: string): [number, number, number] | null {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(v.trim());
+  return m ? [parseInt(m[1], 16), parseInt(m[2], 16), parseInt(m[3], 16)] : null;
+}
+
 /** One head's matrix, a pixel per cell (the CSS scales it up), the newest query's row outlined. */
-function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof headMatrix>, last: number): void {
+function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof headMatrix>, last: number, grey: [number, number, number]): void {
   const scale = Math.max(1, Math.ceil(40 / Math.max(m.rows, m.cols)));
   const w = m.cols * scale;
   const h = m.rows * scale;
@@ -112,7 +119,7 @@ function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof headMatrix>, last:
   for (let i = 0; i < m.rows; i++) {
     for (let j = 0; j < m.cols; j++) {
       const k = i * m.cols + j;
-      const [r, g, b] = m.masked[k] ? MASKED : viridisRgb(Math.sqrt(Math.max(0, m.probs[k])));
+      const [r, g, b] = m.masked[k] ? grey : viridisRgb(Math.sqrt(Math.max(0, m.probs[k])));
       for (let y = 0; y < scale; y++) {
         for (let x = 0; x < scale; x++) {
           const o = ((i * scale + y) * w + j * scale + x) * 4;
