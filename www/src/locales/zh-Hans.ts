@@ -220,6 +220,8 @@
 'model.zh-numerals.title': `中文数字 → 阿拉伯数字`,
 'model.zh-sentiment.description': `一个仅编码器的分类器，逐字读一段简短的中文影评，判断 正面 还是 负面：这部电影很好 是称赞，这部电影不好 则不是；不 和 没 会翻转一个分句，而在 但是 之后由第二个分句决定。`,
 'model.zh-sentiment.title': `带否定的中文情感分类`,
+'overview.batch-norm': `批归一化`,
+'overview.layer-norm': `层归一化`,
 'overview.legend': `每张图都是模型对这个输入给出的真实数值。注意力头：行是查询，列是键，越亮表示注意力越大（√p），灰色是被掩码遮住的；粉色的行和小块是最新的词元。色条：深色短，黄色长。点击任意一步，打开讲解它的那一章。`,
 'overview.stage-label': str`${0}：${1} 打开“${2}”一章。`,
 's002c64dc17e3526f': str`无法开始运行：${0}`,

@@ -69,6 +69,7 @@ export const VIEWS = [
       .forward=${s.lastForward}
       .modelTitle=${s.customModel || (s.manifest.find((m) => m.file === s.st.model)?.title ?? '')}
       .generated=${s.gen.generated}
+      .done=${s.gen.done}
       .sampling=${s.sampling()}
       .classNames=${s.classNames}
       .causal=${s.switches().causal ?? s.info?.causal_default ?? true}

@@ -124,6 +124,10 @@ export const overviewStyles = css`
     font-size: 0.74rem;
     white-space: nowrap;
   }
+  /* Chinese stands upright in a vertical line. */
+  .stage.pill .t:lang(zh) {
+    transform: none;
+  }
   .stage.pill.add .t {
     writing-mode: horizontal-tb;
     transform: none;

@@ -16,6 +16,7 @@ export class TpOvHeads extends LitElement {
     trace: { attribute: false },
     last: { type: Number },
     heads: { type: Number },
+    mark: { type: Boolean },
   };
 
   /** The attention trace of the sublayer (B, H, T, S), or null before the first pass. */
@@ -24,6 +25,8 @@ export class TpOvHeads extends LitElement {
   last = 0;
   /** Heads to reserve room for before a trace arrives. */
   heads = 4;
+  /** Outline the newest query's row (a stack that reads the source has no newest token). */
+  mark = true;
 
   static styles = css`
     :host {
@@ -88,12 +91,12 @@ export class TpOvHeads extends LitElement {
   }
 
   protected updated(changed: PropertyValues<this>): void {
-    if (!changed.has('trace') && !changed.has('last')) return;
+    if (!changed.has('trace') && !changed.has('last') && !changed.has('mark')) return;
     const t = this.trace;
     if (!t) return;
     const canvases = this.renderRoot.querySelectorAll('canvas');
     const masked = hexRgb(getComputedStyle(this).getPropertyValue('--tp-masked')) ?? MASKED;
-    canvases.forEach((c, h) => draw(c, headMatrix(t, h), Math.min(this.last, t.probs.shape[2] - 1), masked));
+    canvases.forEach((c, h) => draw(c, headMatrix(t, h), this.mark ? Math.min(this.last, t.probs.shape[2] - 1) : -1, masked));
   }
 }
 

@@ -46,6 +46,7 @@ export class TpOverview extends LocalizedElement {
     forward: { attribute: false },
     modelTitle: { type: String },
     generated: { attribute: false },
+    done: { type: Boolean },
     sampling: { attribute: false },
     classNames: { attribute: false },
     causal: { type: Boolean },
@@ -59,6 +60,8 @@ export class TpOverview extends LocalizedElement {
   modelTitle = '';
   /** The tokens generated so far (the newest is the last real position of row 0). */
   generated: readonly number[] = [];
+  /** The generation has ended (nothing more is appended). */
+  done = false;
   sampling: Sampling | null = null;
   classNames: readonly string[] = [];
   /** The main stack's self-attention is causal. */
@@ -169,7 +172,7 @@ export class TpOverview extends LocalizedElement {
   private step(stack: StackPlan, st: BlockStep, layer: number) {
     const info = this.info!;
     if (st.kind === 'norm') {
-      const name = st.norm === 'batch_norm' ? 'BatchNorm' : 'LayerNorm';
+      const name = st.norm === 'batch_norm' ? msg('BatchNorm', { id: 'overview.batch-norm' }) : msg('LayerNorm', { id: 'overview.layer-norm' });
       const title = st.adds ? msg(str`Add & ${name}`) : name;
       const caption =
         st.norm === 'batch_norm'
@@ -210,7 +213,7 @@ export class TpOverview extends LocalizedElement {
       'attn',
       title,
       caption,
-      html`<tp-ov-heads .trace=${trace} .last=${last} .heads=${info.n_heads} data-site=${site} data-layer=${layer}></tp-ov-heads>`,
+      html`<tp-ov-heads .trace=${trace} .last=${last} .heads=${info.n_heads} .mark=${stack.input !== 'source'} data-site=${site} data-layer=${layer}></tp-ov-heads>`,
       { layer, site },
     );
   }
@@ -318,7 +321,7 @@ export class TpOverview extends LocalizedElement {
     const f = this.forward;
     const s = this.sampling?.strategy ?? 'greedy';
     const shaped = topOf(f?.next_probs ?? null, s === 'beam' ? Math.min(3, this.sampling?.beam_width ?? 3) : 3).filter(([, p]) => p > 0);
-    const loop = this.generated.length ? html`<span class="loop">${msg('↩ appended to the tokens, and the model runs again')}</span>` : nothing;
+    const loop = this.generated.length && !this.done ? html`<span class="loop">${msg('↩ appended to the tokens, and the model runs again')}</span>` : nothing;
     if (s === 'greedy') {
       const [id] = shaped[0] ?? [-1];
       return this.stage(
