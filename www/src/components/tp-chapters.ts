@@ -81,7 +81,7 @@ export class TpChapters extends LocalizedElement {
         font-weight: 600;
       }
       a.all {
-        color: var(--tp-muted);
+        font-style: italic;
       }
     `,
   ];

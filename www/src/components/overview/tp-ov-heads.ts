@@ -8,7 +8,7 @@
 import { html, css, LitElement, type PropertyValues } from 'lit';
 import { msg, str } from '@lit/localize';
 import type { AttnTrace } from '../../engine/protocol';
-import { viridisRgb } from '../../ui/palette';
+import { fmt, viridisRgb } from '../../ui/palette';
 import { headMatrix } from './stages';
 
 export class TpOvHeads extends LitElement {
@@ -85,7 +85,8 @@ export class TpOvHeads extends LitElement {
         data-max=${max}
         data-last=${row.join(',')}
         title=${msg(str`head ${h + 1}`)}
-        ><canvas></canvas><span class="h" aria-hidden="true">${h + 1}</span></span
+        ><canvas role="img" aria-label=${msg(str`head ${h + 1}: attention of ${m.rows} queries over ${m.cols} keys, largest ${fmt(max, 2)}`)}></canvas
+        ><span class="h" aria-hidden="true">${h + 1}</span></span
       >`;
     });
   }

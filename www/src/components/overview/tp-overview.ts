@@ -90,12 +90,12 @@ export class TpOverview extends LocalizedElement {
       data-layer=${ifDefined(attrs.layer)}
       data-site=${ifDefined(attrs.site)}
       title=${caption}
-      aria-label=${msg(str`${title}: ${caption} Opens the chapter ${chapterTitle(t.chapter)}.`, { id: 'overview.stage-label' })}
       @click=${() => this.open(kind)}
     >
       <span class="t">${title}</span>
-      ${cls.includes('pill') ? nothing : html`<span class="c">${caption}</span>`}
+      <span class=${cls.includes('pill') ? 'visually-hidden' : 'c'}>${caption}</span>
       ${pic === nothing ? nothing : html`<span class="pic">${pic}</span>`}
+      <span class="visually-hidden">${msg(str`Opens the chapter ${chapterTitle(t.chapter)}.`, { id: 'overview.opens' })}</span>
     </button>`;
   }
 
@@ -234,10 +234,9 @@ export class TpOverview extends LocalizedElement {
           data-stage="block"
           data-chapter="blocks"
           data-view="architecture"
-          aria-label=${msg(str`${stackLabel(stack.name, L)}: opens the chapter ${chapterTitle('blocks')}.`)}
           @click=${() => emit(this, 'tp-open-chapter', { chapter: 'blocks', view: 'architecture' })}
         >
-          ${stackLabel(stack.name, L)}
+          ${stackLabel(stack.name, L)}<span class="visually-hidden"> ${msg(str`Opens the chapter ${chapterTitle('blocks')}.`, { id: 'overview.opens' })}</span>
         </button>
         <span class="small muted">${msg(str`layer ${layer + 1} of ${L}`)}</span>
       </div>
