@@ -86,7 +86,7 @@ describe('the √d_k view', () => {
 
 describe('the positions view', () => {
   test('sinusoidal_table_and_similarity_cells_read_the_formula_and_the_diagonal_is_c_over_two', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-sinusoidal.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'views=positions&play=0&model=grammar-sinusoidal.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.table);
     const info = await page.evaluate(`${el}.info`);
     const C = info.d_model;
