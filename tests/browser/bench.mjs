@@ -202,7 +202,9 @@ async function frontDoor(context, url) {
       const el = document.querySelector('transformer-playground');
       await el.updateComplete;
       const sec = el.shadowRoot.querySelector('tp-overview').shadowRoot.querySelector('section[data-first-live-ms]');
-      return { h: document.documentElement.scrollHeight, live: Number(sec.dataset.firstLiveMs) };
+      // The page's own height (its content's bottom), not the window's: a page shorter
+      // than the window reads as less than one screen.
+      return { h: document.querySelector('main').getBoundingClientRect().bottom + scrollY, live: Number(sec.dataset.firstLiveMs) };
     });
     heights.push(r.h / 900);
     live.push(r.live);
