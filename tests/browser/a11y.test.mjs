@@ -50,7 +50,7 @@ describe('accessibility', () => {
   for (const scheme of ['light', 'dark']) {
     test(`axe_finds_no_serious_violation_in_any_view_of_any_architecture_${scheme}`, async () => {
       for (const m of MODELS) {
-        const { page, errors } = await open(browser.context, server.url, ['play=0', m].filter(Boolean).join('&'), { media: { colorScheme: scheme } });
+        const { page, errors } = await open(browser.context, server.url, ['chapter=all&play=0', m].filter(Boolean).join('&'), { media: { colorScheme: scheme } });
         const views = await page.evaluate(() => [...document.querySelector('transformer-playground').shadowRoot.querySelectorAll('.view')].map((v) => v.dataset.view));
         assert.ok(views.length >= 9, `views drawn: ${views}`);
         const r = await axe(page);
@@ -137,7 +137,7 @@ describe('accessibility', () => {
   });
 
   test('the_keyboard_reaches_every_control_with_a_visible_focus_ring', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.locator('body').click({ position: { x: 2, y: 2 } });
     const seen = [];
     const bad = [];
@@ -175,7 +175,7 @@ describe('accessibility', () => {
 
   test('every_chart_has_a_text_alternative', async () => {
     for (const m of MODELS) {
-      const { page, errors } = await open(browser.context, server.url, ['play=0', m].filter(Boolean).join('&'));
+      const { page, errors } = await open(browser.context, server.url, ['chapter=all&play=0', m].filter(Boolean).join('&'));
       const missing = await page.evaluate(() => {
         const out = [];
         const walk = (root) => {

@@ -175,7 +175,7 @@ function checkResiduals(plan, g) {
 }
 
 async function loaded(model) {
-  const { page, errors } = await open(browser.context, server.url, `play=0&model=${model}`);
+  const { page, errors } = await open(browser.context, server.url, `chapter=all&play=0&model=${model}`);
   await page.waitForFunction((m) => {
     const p = document.querySelector('transformer-playground');
     return p.plan !== null && p.info !== null && p.st?.model === m;

@@ -85,7 +85,7 @@ async function labelsFit(page) {
 
 describe('Chinese models', () => {
   test('every_chinese_model_is_offered_in_the_model_picker', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const offered = await page.getByLabel('model', { exact: true }).locator('option').evaluateAll((os) => os.map((o) => o.value));
     for (const file of ['zh-grammar-alibi', 'zh-grammar-sinusoidal', 'zh-grammar-learned', 'zh-grammar-none', 'zh-numerals', 'zh-sentiment']) {
       assert.ok(offered.includes(`${file}.safetensors`), `${file} is offered: ${offered.join(', ')}`);
@@ -103,7 +103,7 @@ describe('Chinese models', () => {
     const file = 'zh-grammar-alibi.safetensors';
     const prompt = '两条狗都';
     const max = 12;
-    const { page, errors } = await open(browser.context, server.url, `model=${file}&play=0&speed=0&max=${max}`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=${max}`);
     await typeText(page, prompt);
     const cli = JSON.parse(tplay(['forward', '--model', model(file), '--text', prompt]));
     assert.deepEqual(cli.token_text, [...prompt]);
@@ -144,7 +144,7 @@ describe('Chinese models', () => {
 
   test('numerals_model_reads_typed_chinese_and_its_cross_attention_is_labelled_by_character', async () => {
     const file = 'zh-numerals.safetensors';
-    const { page, errors } = await open(browser.context, server.url, `model=${file}&play=0&speed=0&max=8`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=8`);
     const numeral = '三百一十二';
     await typeText(page, numeral);
     assert.deepEqual((await chips(page)).map((s) => s.trim()), [...numeral]);
@@ -178,7 +178,7 @@ describe('Chinese models', () => {
 
   test('sentiment_model_reads_typed_chinese_and_negation_flips_its_class_as_in_the_cli', async () => {
     const file = 'zh-sentiment.safetensors';
-    const { page, errors } = await open(browser.context, server.url, `model=${file}&play=0`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0`);
     for (const text of ['这部电影很好', '这部电影不好', '结局没让我失望']) {
       await typeText(page, text);
       assert.deepEqual((await chips(page)).map((s) => s.trim()), ['<bos>', ...text], 'one chip per character');
@@ -204,7 +204,7 @@ describe('Chinese models', () => {
 
   test('unknown_chinese_characters_become_one_unk_each_at_their_position', async () => {
     const file = 'zh-sentiment.safetensors';
-    const { page, errors } = await open(browser.context, server.url, `model=${file}&play=0`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0`);
     const text = '电影好吃😀';
     await typeText(page, text);
     const tok = await page.evaluate(() => document.querySelector('transformer-playground').tokenized[0]);
@@ -227,7 +227,7 @@ describe('Chinese models', () => {
   });
 
   test('without_positions_or_causal_mask_cat_chases_dog_gives_the_outputs_of_dog_chases_cat_permuted', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'model=zh-grammar-none.safetensors&causal=0&play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&model=zh-grammar-none.safetensors&causal=0&play=0');
     const logits = async (text) => {
       await typeText(page, text);
       // A forward pass for the same tokens may still be in flight (the text is debounced);

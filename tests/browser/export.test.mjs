@@ -53,7 +53,7 @@ async function drawSvg(page, svg) {
 
 describe('pictures and links', () => {
   test('every_view_exports_an_svg_that_parses_draws_and_captions_the_model_and_settings', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&causal=0&text=the%20dog');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&causal=0&text=the%20dog');
     // The lab loads its code when it first comes into sight. Views above it still grow as
     // they draw (a frame after the page's first), so keep scrolling to it as a reader would.
     await page.waitForFunction(() => {

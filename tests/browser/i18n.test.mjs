@@ -136,7 +136,7 @@ describe('the interface in Simplified Chinese', () => {
   });
 
   test('lang_zh_Hans_in_the_link_draws_every_view_in_chinese', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&lang=zh-Hans&play=0');
     await localeIs(page, 'zh-Hans');
     await scrollThrough(page);
     await localeIs(page, 'zh-Hans');

@@ -52,7 +52,7 @@ function sumOfProducts(q, k) {
 
 describe('the q·k inspector', () => {
   test('hovering_a_cell_shows_q_and_k_whose_products_sum_to_the_cells_raw_score', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'model=grammar-none.safetensors&play=0&text=the%20dog%20runs&layer=1&head=2');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&model=grammar-none.safetensors&play=0&text=the%20dog%20runs&layer=1&head=2');
     const info = await page.evaluate(() => document.querySelector('transformer-playground').info);
     const D = info.d_head;
     const [i, j] = [7, 3];
@@ -98,7 +98,7 @@ describe('the q·k inspector', () => {
 
   test('focusing_a_cell_with_the_keyboard_moves_the_inspector_and_names_the_alibi_penalty', async () => {
     // The default model uses ALiBi: head h of 4 has slope 2^(−2(h+1)).
-    const { page, errors } = await open(browser.context, server.url, 'model=grammar-alibi.safetensors&play=0&text=the%20cat%20sat&layer=0&head=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&model=grammar-alibi.safetensors&play=0&text=the%20cat%20sat&layer=0&head=0');
     const info = await page.evaluate(() => document.querySelector('transformer-playground').info);
     assert.equal(info.pos_encoding, 'alibi');
     assert.equal(info.n_heads, 4);
@@ -133,7 +133,7 @@ describe('the q·k inspector', () => {
     const manifest = JSON.parse(readFileSync(join(dist, 'models/manifest.json'), 'utf8'));
     const shared = manifest.find((m) => m.share_qk === true);
     assert.ok(shared, 'a model trained with W_Q = W_K is shipped');
-    const { page, errors } = await open(browser.context, server.url, `model=${shared.file}&play=0&causal=0&text=the%20dog%20sees%20a%20cat`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${shared.file}&play=0&causal=0&text=the%20dog%20sees%20a%20cat`);
     const info = await page.evaluate(() => document.querySelector('transformer-playground').info);
     const layers = info.arch === 'encoder_only' ? info.encoder_layers : info.decoder_layers;
     for (let layer = 0; layer < layers; layer++) {

@@ -51,7 +51,7 @@ async function waitOfflineReady(page) {
 
 describe('offline', () => {
   test('after_one_visit_a_reload_without_network_loads_the_page_and_generates_with_any_shipped_model', async () => {
-    const { page, errors } = await open(browser.context, base, 'max=6&speed=0');
+    const { page, errors } = await open(browser.context, base, 'chapter=all&max=6&speed=0');
     await waitOfflineReady(page);
     assert.equal(await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => new URL(r.scope).pathname)), '/sub/dir/', 'the worker is scoped to the folder the page lives in');
     // The page said so.
@@ -87,7 +87,7 @@ describe('offline', () => {
   });
 
   test('a_new_deploy_is_announced_and_taken_when_the_reader_reloads', async () => {
-    const { page, errors } = await open(browser.context, base, 'play=0');
+    const { page, errors } = await open(browser.context, base, 'chapter=all&play=0');
     await waitOfflineReady(page);
     await page.reload();
     await page.evaluate(() => document.querySelector('transformer-playground').ready);
@@ -108,7 +108,7 @@ describe('offline', () => {
   });
 
   test('the_web_app_manifest_makes_the_page_installable', async () => {
-    const { page, errors } = await open(browser.context, base, 'play=0');
+    const { page, errors } = await open(browser.context, base, 'chapter=all&play=0');
     await waitOfflineReady(page);
     const m = await page.evaluate(async () => {
       const href = document.querySelector('link[rel="manifest"]').href;

@@ -62,7 +62,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('page_loads_without_console_errors_and_generates_tokens', async () => {
-    const { page, errors } = await open(browser.context, server.url);
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all');
     const gen = await waitTokens(page, 4);
     assert.equal(gen.error, '', `the page reported an error: ${gen.error}`);
     assert.ok(gen.ids.length >= 4 || gen.done, `expected tokens, got ${JSON.stringify(gen)}`);
@@ -87,7 +87,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('step_play_and_pause_drive_generation_one_token_at_a_time', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&speed=400&max=30');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&speed=400&max=30');
     const n = () => page.evaluate(() => document.querySelector('transformer-playground').generated.length);
     assert.equal(await n(), 0, 'nothing runs before play');
     const step = page.getByRole('button', { name: 'generate one token' });
@@ -114,7 +114,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('page_says_it_fell_back_to_the_cpu_and_still_generates', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&speed=0&max=6');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&backend=webgpu&speed=0&max=6');
     const s = await state(page);
     assert.equal(s.backend.backend, 'cpu');
     assert.match(s.backend.reason, /CPU/);
@@ -129,7 +129,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('turning_the_causal_mask_off_fills_the_upper_triangle', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const site = (await state(page)).info.arch === 'encoder_only' ? 'encoder_self' : 'decoder_self';
     const before = await headMap(page, site, 0, 0);
     assert.ok(before.length >= 3, 'the prompt has several tokens');
@@ -160,7 +160,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('a_padded_batch_gives_pad_keys_zero_weight_until_the_padding_mask_is_off', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&causal=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&causal=0');
     const text = (await state(page)).st.text;
     await page.getByLabel('batch of unequal lengths (padding)').check();
     await page.locator('tp-input textarea#batch').fill(text.slice(0, 2));
@@ -204,7 +204,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('switching_position_encoding_loads_the_model_trained_with_it', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const s0 = await state(page);
     const pe = page.getByLabel('position encoding (loads the model trained with it)');
     const options = await pe.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent.trim() })));
@@ -222,7 +222,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('a_link_with_state_reproduces_that_state', async () => {
-    const hash = 'play=0&causal=0&pad=0&scale=0&layer=1&head=1&strategy=sample&temp=0.7&topk=5&seed=42&ablate=decoder_self.0.1&speed=300';
+    const hash = 'chapter=all&play=0&causal=0&pad=0&scale=0&layer=1&head=1&strategy=sample&temp=0.7&topk=5&seed=42&ablate=decoder_self.0.1&speed=300';
     const { page, errors } = await open(browser.context, server.url, hash);
     const s = await state(page);
     assert.deepEqual(
@@ -252,11 +252,11 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('a_link_that_names_a_model_starts_from_that_models_own_prompt', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const manifest = await page.evaluate(() => document.querySelector('transformer-playground').manifest);
     await page.close();
     for (const entry of manifest.slice(1)) {
-      const { page: p } = await open(browser.context, server.url, `model=${entry.file}&play=0`);
+      const { page: p } = await open(browser.context, server.url, `chapter=all&model=${entry.file}&play=0`);
       const s = await state(p);
       assert.equal(s.st.model, entry.file);
       assert.equal(s.st.text, entry.default_prompt, `${entry.file} starts from its own prompt`);
@@ -266,7 +266,7 @@ describe('without WebGPU (the CPU fallback)', () => {
     // The reversal model, from its own prompt, writes the letters backwards.
     const rev = manifest.find((m) => m.task === 'reverse');
     if (rev) {
-      const { page: p } = await open(browser.context, server.url, `model=${rev.file}&speed=0`);
+      const { page: p } = await open(browser.context, server.url, `chapter=all&model=${rev.file}&speed=0`);
       await p.waitForFunction(() => document.querySelector('transformer-playground').done, undefined, { timeout: 60000 });
       const out = await p.evaluate(() => {
         const el = document.querySelector('transformer-playground');
@@ -293,7 +293,7 @@ describe('without WebGPU (the CPU fallback)', () => {
       'layer=999',
       'causal=maybe',
     ].join('&');
-    const { page, errors } = await open(browser.context, server.url, `${hash}&speed=0&max=3`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&${hash}&speed=0&max=3`);
     const s = await state(page);
     const notes = page.locator('[data-notes]');
     await notes.waitFor();
@@ -306,7 +306,7 @@ describe('without WebGPU (the CPU fallback)', () => {
     assert.ok(s.st.text.length <= 200);
     assert.equal(await page.locator('script:not([src])').count(), 0);
     // Script-like text as a prompt is only ever text.
-    const { page: p2, errors: e2 } = await open(browser.context, server.url, `text=${encodeURIComponent('<img src=x onerror=alert(1)>')}&speed=0&max=2`);
+    const { page: p2, errors: e2 } = await open(browser.context, server.url, `chapter=all&text=${encodeURIComponent('<img src=x onerror=alert(1)>')}&speed=0&max=2`);
     await waitTokens(p2, 2);
     assert.equal(await p2.locator('tp-input textarea#text').inputValue(), '<img src=x onerror=alert(1)>', 'the text is kept as text');
     assert.equal(await p2.locator('img').count(), 0);
@@ -320,7 +320,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('heatmap_cells_are_keyboard_operable_with_values_announced', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const first = page.locator('tp-attention .cell[tabindex="0"]');
     await first.focus();
     await page.keyboard.press('ArrowDown');
@@ -339,7 +339,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('clicking_a_head_ablates_it_and_changes_the_output', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const before = await page.evaluate(() => Array.from(document.querySelector('transformer-playground').lastForward.logits.data));
     await page.getByRole('button', { name: 'switch off (ablate) layer 1 head 1' }).click();
     await page.waitForFunction(() => document.querySelector('transformer-playground').st.ablate.length === 1);
@@ -362,7 +362,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('every_shipped_model_loads_and_draws_its_attention', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const files = await page.evaluate(() => document.querySelector('transformer-playground').manifest.map((m) => m.file));
     for (const file of files) {
       await page.getByLabel('model', { exact: true }).selectOption(file);
@@ -405,7 +405,7 @@ describe('without WebGPU (the CPU fallback)', () => {
   });
 
   test('the_page_fits_a_phone_screen', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0', { viewport: { width: 390, height: 844 } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0', { viewport: { width: 390, height: 844 } });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow}px)`);
     await shot(page, 'phone');
@@ -425,7 +425,7 @@ describe('with WebGPU (SwiftShader)', () => {
 
   test('webgpu_backend_runs_and_gives_the_same_greedy_tokens_as_the_cpu', async () => {
     const n = 6;
-    const { page, errors } = await open(browser.context, server.url, `backend=webgpu&speed=0&max=${n}`);
+    const { page, errors } = await open(browser.context, server.url, `chapter=all&backend=webgpu&speed=0&max=${n}`);
     const s = await state(page);
     assert.equal(s.backend.backend, 'webgpu', `WebGPU should run: ${s.backend.reason} ${s.backend.detail}`);
     assert.ok(Number.isFinite(s.backend.parity) && s.backend.parity < 1e-3, `GPU−CPU logit difference ${s.backend.parity}`);
@@ -436,12 +436,12 @@ describe('with WebGPU (SwiftShader)', () => {
     await page.close();
     // Every model that generates, every position encoding: the same greedy tokens.
     for (const entry of manifest.filter((m) => m.arch !== 'encoder_only')) {
-      const { page: gpuPage, errors: ge } = await open(browser.context, server.url, `model=${entry.file}&backend=webgpu&speed=0&max=${n}`);
+      const { page: gpuPage, errors: ge } = await open(browser.context, server.url, `chapter=all&model=${entry.file}&backend=webgpu&speed=0&max=${n}`);
       const gs = await state(gpuPage);
       assert.equal(gs.backend.backend, 'webgpu', `${entry.file}: ${gs.backend.reason}`);
       assert.ok(gs.backend.parity < 1e-3, `${entry.file}: GPU−CPU logit difference ${gs.backend.parity}`);
       const gpu = await waitTokens(gpuPage, n, 120000);
-      const { page: cpuPage, errors: ce } = await open(browser.context, server.url, `model=${entry.file}&backend=cpu&speed=0&max=${n}`);
+      const { page: cpuPage, errors: ce } = await open(browser.context, server.url, `chapter=all&model=${entry.file}&backend=cpu&speed=0&max=${n}`);
       const cpu = await waitTokens(cpuPage, n);
       assert.ok(cpu.ids.length >= 1, `${entry.file} generates`);
       assert.deepEqual(gpu.ids, cpu.ids, `${entry.file}: greedy decoding picks the same tokens on both backends`);

@@ -114,7 +114,7 @@ async function compareWithCore(page, causal) {
 
 describe('redrawing only what changed', () => {
   test('after_a_switch_click_every_view_bound_to_the_forward_pass_shows_the_core_numbers_and_the_others_are_untouched', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&backend=cpu', { viewport: { width: 1280, height: 16000 } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&backend=cpu', { viewport: { width: 1280, height: 16000 } });
     const independent = ['tp-embedding-scale', 'tp-positions', 'tp-parallel', 'tp-schedule'];
     await settle(page, independent);
     await drawn(page);
@@ -145,7 +145,7 @@ describe('redrawing only what changed', () => {
   });
 
   test('playback_leaves_the_views_of_the_prompt_alone_and_ends_with_the_core_numbers', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&backend=cpu&speed=0&max=8', { viewport: { width: 1280, height: 16000 } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&backend=cpu&speed=0&max=8', { viewport: { width: 1280, height: 16000 } });
     // These show the prompt (or the model) only, never the generated tokens.
     const promptOnly = ['tp-embedding-scale', 'tp-positions', 'tp-parallel', 'tp-ffn', 'tp-no-leak', 'tp-dropout'];
     await settle(page, promptOnly);

@@ -54,7 +54,7 @@ describe('views by name', () => {
   });
 
   test('the_views_attribute_sets_the_default_and_the_url_may_override_it', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const { names, tags } = await page.evaluate(async () => {
       const { VIEW_NAMES } = await import('./playground.js');
       const el = document.createElement('transformer-playground');
@@ -67,7 +67,7 @@ describe('views by name', () => {
       return { names: [...VIEW_NAMES], tags: [...el.shadowRoot.querySelectorAll('.layout > .view > :first-child')].map((n) => n.tagName.toLowerCase()) };
     });
     assert.deepEqual(tags, ['tp-hidden', 'tp-saturation']);
-    assert.deepEqual(names, ['controls', 'backend', 'input', 'generation', 'architecture', 'attention', 'masks', 'output', 'hidden', 'sqrt-dk', 'saturation', 'cost', 'schedule', 'positions', 'embedding-scale', 'order', 'extrapolation', 'ffn', 'no-leak', 'norms', 'dropout', 'parallel', 'beams', 'lab']);
+    assert.deepEqual(names, ['overview', 'controls', 'backend', 'input', 'generation', 'architecture', 'attention', 'masks', 'output', 'hidden', 'sqrt-dk', 'saturation', 'cost', 'schedule', 'positions', 'embedding-scale', 'order', 'extrapolation', 'ffn', 'no-leak', 'norms', 'dropout', 'parallel', 'beams', 'lab']);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -83,7 +83,7 @@ describe('with WebGPU (SwiftShader)', () => {
   });
 
   test('nan_gpu_logits_make_the_parity_infinite_and_the_badge_says_so', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&backend=webgpu&play=0');
     const before = await page.evaluate(() => document.querySelector('transformer-playground').backendInfo);
     assert.equal(before.backend, 'webgpu', `WebGPU should run: ${before.reason} ${before.detail}`);
     assert.ok(before.parity < 1e-3, `an honest GPU agrees: ${before.parity}`);

@@ -94,7 +94,7 @@ describe('strict Content-Security-Policy', () => {
     const page = await browser.context.newPage();
     const errors = [];
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    const resp = await page.goto(`${server.url}#speed=0&max=8`);
+    const resp = await page.goto(`${server.url}#chapter=all&speed=0&max=8`);
     assert.equal(resp.headers()['content-security-policy'], `${CSP}; report-uri /csp-report`);
     assert.match(CSP, /^default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; worker-src 'self'$/);
     await allReady(page);
@@ -142,7 +142,7 @@ describe('strict Content-Security-Policy', () => {
 });
 
 describe('the page survives its engine', () => {
-  const HASH = 'backend=cpu&strategy=sample&seed=11&temp=0.9&max=24&speed=60';
+  const HASH = 'chapter=all&backend=cpu&strategy=sample&seed=11&temp=0.9&max=24&speed=60';
 
   for (const kind of ['trap', 'throw']) {
     test(`an_engine_that_dies_by_${kind}_mid_generation_is_restarted_and_generation_ends_with_the_same_tokens`, async () => {
@@ -190,6 +190,7 @@ describe('hostile text is text', () => {
       [PAYLOADS[3]]: '1',
       seed: PAYLOADS[1],
       play: '0',
+      chapter: 'all',
     }).toString();
     const { page, errors } = await open(browser.context, server.url, hash);
     await noPwn(page);
@@ -240,7 +241,7 @@ describe('hostile text is text', () => {
     });
     await page.route(`**/models/${file}`, (r) => r.fulfill({ body: hostile, contentType: 'application/octet-stream' }));
     await page.route('**/models/manifest.json', (r) => r.fulfill({ body: JSON.stringify(list), contentType: 'application/json' }));
-    await page.goto(`${server.url}#speed=0&max=40&strategy=sample&seed=3&temp=5`);
+    await page.goto(`${server.url}#chapter=all&speed=0&max=40&strategy=sample&seed=3&temp=5`);
     await allReady(page);
     const vocab = await el(page, () => document.querySelector('transformer-playground').info.vocab);
     assert.deepEqual(vocab.slice(swapped), PAYLOADS);
@@ -335,10 +336,10 @@ describe('a lost GPU', () => {
       async () => {
         // A high temperature: nearly every draw depends on the random stream, not on the model.
         const settings = `strategy=${strategy}&seed=5&temp=3&max=20&play=0&speed=0`;
-        const cpu = await open(browser.context, server.url, `backend=cpu&${settings}`);
+        const cpu = await open(browser.context, server.url, `chapter=all&backend=cpu&${settings}`);
         const want = await stepToEnd(cpu.page, -1);
         await cpu.page.close();
-        const { page, errors } = await open(browser.context, server.url, `backend=webgpu&${settings}`);
+        const { page, errors } = await open(browser.context, server.url, `chapter=all&backend=webgpu&${settings}`);
         assert.equal(await el(page, () => document.querySelector('transformer-playground').backendInfo.backend), 'webgpu');
         const got = await stepToEnd(page, 6);
         assert.equal(got.lost, true, 'the test hook found a GPU device to destroy');
@@ -367,7 +368,7 @@ describe('a lost GPU', () => {
       const body = `delete WorkerNavigator.prototype.gpu;\n${await resp.text()}`;
       await route.fulfill({ response: resp, body });
     });
-    const { page, errors } = await open(bare.context, server.url, 'backend=webgpu&speed=0&max=6');
+    const { page, errors } = await open(bare.context, server.url, 'chapter=all&backend=webgpu&speed=0&max=6');
     assert.equal(await page.evaluate(() => 'gpu' in navigator), false);
     await waitDone(page);
     const info = await el(page, () => document.querySelector('transformer-playground').backendInfo);

@@ -73,7 +73,7 @@ const dark = (bg) => bg[0] + bg[1] + bg[2] < 3 * 60;
 
 describe('colour themes', () => {
   test('with_a_dark_system_scheme_every_view_is_dark_and_its_text_keeps_contrast', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0', { media: { colorScheme: 'dark' } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0', { media: { colorScheme: 'dark' } });
     const cs = await cards(page);
     assert.ok(cs.length >= 8, `found ${cs.length} view cards`);
     for (const c of cs) {
@@ -86,7 +86,7 @@ describe('colour themes', () => {
   });
 
   test('with_a_light_system_scheme_every_view_is_light_and_its_text_keeps_contrast', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0', { media: { colorScheme: 'light' } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0', { media: { colorScheme: 'light' } });
     for (const c of await cards(page)) {
       assert.ok(!dark(c.bg), `${c.view} has a light card (${c.bg})`);
       assert.ok(c.worst >= 4.5, `${c.view}: ${c.what} has contrast ${c.worst.toFixed(2)} < 4.5`);
@@ -97,16 +97,16 @@ describe('colour themes', () => {
   });
 
   test('the_theme_switch_overrides_the_system_is_remembered_and_stays_out_of_the_link', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0', { media: { colorScheme: 'light' } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0', { media: { colorScheme: 'light' } });
     await page.getByLabel('colour theme').selectOption('dark');
     await page.waitForFunction(() => document.querySelector('transformer-playground').getAttribute('theme') === 'dark');
     assert.ok(dark((await cards(page))[0].bg), 'the switch turned the views dark');
     assert.ok(!(await page.evaluate(() => location.hash)).includes('theme'), 'the reader\'s own choice is not written into links');
     // A fresh visit without any setting in its link keeps the choice.
-    const again = await open(browser.context, server.url, 'play=0', { media: { colorScheme: 'light' } });
+    const again = await open(browser.context, server.url, 'chapter=all&play=0', { media: { colorScheme: 'light' } });
     assert.equal(await again.page.evaluate(() => document.querySelector('transformer-playground').getAttribute('theme')), 'dark');
     // A link that asks for a theme wins over the remembered one.
-    const linked = await open(browser.context, server.url, 'play=0&theme=light', { media: { colorScheme: 'dark' } });
+    const linked = await open(browser.context, server.url, 'chapter=all&play=0&theme=light', { media: { colorScheme: 'dark' } });
     assert.equal(await linked.page.evaluate(() => document.querySelector('transformer-playground').getAttribute('theme')), 'light');
     assert.ok(!dark((await cards(linked.page))[0].bg));
     // Back to the system's choice: the attribute goes and the remembered choice with it.
@@ -118,7 +118,7 @@ describe('colour themes', () => {
   });
 
   test('reduced_motion_stops_playback_on_load_unless_the_link_asks_for_it', async () => {
-    const { page, errors } = await open(browser.context, server.url, '', { media: { reducedMotion: 'reduce' } });
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all', { media: { reducedMotion: 'reduce' } });
     await page.waitForTimeout(600);
     const s = await page.evaluate(() => {
       const el = document.querySelector('transformer-playground');
@@ -130,7 +130,7 @@ describe('colour themes', () => {
     await play.focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelector('transformer-playground').generated.length > 0);
-    const linked = await open(browser.context, server.url, 'play=1', { media: { reducedMotion: 'reduce' } });
+    const linked = await open(browser.context, server.url, 'chapter=all&play=1', { media: { reducedMotion: 'reduce' } });
     await linked.page.waitForFunction(() => document.querySelector('transformer-playground').generated.length > 0);
     assert.deepEqual([...errors, ...linked.errors], []);
     await page.close();

@@ -102,12 +102,12 @@ describe('the masks view', () => {
       }
     }
     // A hostile value is refused with a note, and the mask stays as the switch says.
-    const { page: bad } = await open(browser.context, server.url, 'play=0&mask=window-0;1.2.x');
+    const { page: bad } = await open(browser.context, server.url, 'chapter=all&play=0&mask=window-0;1.2.x');
     const notes = await bad.evaluate(() => document.querySelector('transformer-playground').notes);
     assert.ok(notes.some((n) => n.includes('mask=')), notes.join(' | '));
     assert.equal((await forward(bad)).masks[0].rule.kind, 'causal');
     // A value the URL allows but the model does not (past its context) is a clear error.
-    const { page: far } = await open(browser.context, server.url, 'play=0&mask=causal;999.0.h');
+    const { page: far } = await open(browser.context, server.url, 'chapter=all&play=0&mask=causal;999.0.h');
     await far.waitForFunction(() => document.querySelector('transformer-playground').error !== '');
     assert.match(await far.evaluate(() => document.querySelector('transformer-playground').error), /outside the model's context/);
     assert.deepEqual(errors, []);
@@ -151,7 +151,7 @@ describe('the masks view', () => {
   });
 
   test('an_edited_mask_the_cache_cannot_hold_generates_by_recomputing_and_says_so', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'speed=0&max=4&mask=causal;8.10.s');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&speed=0&max=4&mask=causal;8.10.s');
     const r = await waitTokens(page, 4);
     assert.match(r.note, /recomputing every step without the KV cache/);
     assert.deepEqual(errors, []);
@@ -195,7 +195,7 @@ describe('raw scores and the fitted map', () => {
   });
 
   test('the_attention_map_fits_its_panel_after_32_generated_tokens', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'speed=0&max=32');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&speed=0&max=32');
     await waitTokens(page, 32);
     await page.waitForFunction(() => {
       const el = document.querySelector('transformer-playground');
@@ -235,8 +235,8 @@ describe('with WebGPU (SwiftShader)', () => {
 
   test('an_edited_mask_gives_the_same_numbers_on_webgpu_as_on_the_cpu', async () => {
     const hash = 'play=0&batch=the&mask=window-3;5.2.h,1.3.s';
-    const { page: g, errors: ge } = await open(gpu.context, server.url, `backend=webgpu&${hash}`);
-    const { page: c, errors: ce } = await open(gpu.context, server.url, `backend=cpu&${hash}`);
+    const { page: g, errors: ge } = await open(gpu.context, server.url, `chapter=all&backend=webgpu&${hash}`);
+    const { page: c, errors: ce } = await open(gpu.context, server.url, `chapter=all&backend=cpu&${hash}`);
     await waitMask(g, 'sliding_window', 2);
     await waitMask(c, 'sliding_window', 2);
     const [fg, fc] = [await forward(g), await forward(c)];

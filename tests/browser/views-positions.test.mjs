@@ -53,7 +53,7 @@ async function readCell(page, scope, name, r, c) {
 
 describe('the √d_k view', () => {
   test('var_of_q_dot_k_is_within_ten_percent_of_d_k_at_64_and_one_after_scaling', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.locator('tp-sqrt-dk').scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-sqrt-dk')?.result);
     const row = page.locator('tp-sqrt-dk tr[data-dk="64"]');
@@ -86,7 +86,7 @@ describe('the √d_k view', () => {
 
 describe('the positions view', () => {
   test('sinusoidal_table_and_similarity_cells_read_the_formula_and_the_diagonal_is_c_over_two', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-sinusoidal.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'views=positions&play=0&model=grammar-sinusoidal.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.table);
     const info = await page.evaluate(`${el}.info`);
     const C = info.d_model;
@@ -117,7 +117,7 @@ describe('the positions view', () => {
   });
 
   test('rope_score_is_the_passes_score_and_shifting_both_positions_keeps_it_to_1e-5', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-rope.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-rope.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.rope);
     const check = async (shift) => {
       await page.waitForFunction((s) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions').rope?.shift === s, shift);
@@ -150,7 +150,7 @@ describe('the positions view', () => {
   });
 
   test('alibi_bias_cells_are_minus_slope_times_distance_with_the_papers_slopes', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-alibi.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-alibi.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.alibi);
     const H = (await page.evaluate(`${el}.info`)).n_heads;
     const slopes = (await page.locator('tp-positions [data-slopes]').getAttribute('data-slopes')).split(',').map(Number);
@@ -167,7 +167,7 @@ describe('the positions view', () => {
   });
 
   test('relative_tables_have_two_k_plus_one_rows_and_name_the_clipping', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-relative.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-relative.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.relative?.length);
     const info = await page.evaluate(`${el}.info`);
     const K = Number(await page.locator('tp-positions [data-max-distance]').getAttribute('data-max-distance'));
@@ -190,7 +190,7 @@ describe('the positions view', () => {
 
 describe('the order and embedding-scale views', () => {
   test('without_positions_or_causal_mask_reordered_rows_are_bit_identical_and_with_positions_they_are_not', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.locator('tp-order').scrollIntoViewIfNeeded();
     const verdict = page.locator('tp-order p.verdict');
     const state = async () => [Number(await verdict.getAttribute('data-identical')), Number(await verdict.getAttribute('data-rows'))];
@@ -226,7 +226,7 @@ describe('the order and embedding-scale views', () => {
   });
 
   test('scaled_token_norms_are_root_d_model_times_the_stored_ones_and_sinusoidal_norms_are_root_half_d_model', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-sinusoidal.safetensors');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-sinusoidal.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embedding-scale')?.data);
     const info = await page.evaluate(`${el}.info`);
     const C = info.d_model;
@@ -255,7 +255,7 @@ describe('the extrapolation view', () => {
       table.set(m[1], [1, 2, 3].map((k) => [m[2 * k], m[2 * k + 1]]));
     }
     assert.equal(table.size, 6, 'six schemes in the README table');
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.locator('tp-extrapolation').getByRole('button', { name: 'Measure' }).click();
     await page.waitForSelector('tp-extrapolation tp-progress');
     await page.waitForFunction(
@@ -293,12 +293,12 @@ describe('the extrapolation view', () => {
 describe('labels that say where positions act', () => {
   test('only_added_positions_are_named_on_the_embedding_and_the_relative_term_names_its_clipped_offset', async () => {
     const labels = async (page) => page.locator('tp-architecture g.blk').evaluateAll((gs) => gs.map((g) => g.textContent.trim()));
-    let { page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-sinusoidal.safetensors');
+    let { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-sinusoidal.safetensors');
     let ls = await labels(page);
     assert.ok(ls.some((l) => l.includes('embedding + sinusoidal positions')), ls.join(' | '));
     assert.ok(!ls.some((l) => /self-attention \+/.test(l)));
     await page.close();
-    ({ page, errors } = await open(browser.context, server.url, 'play=0&model=grammar-relative.safetensors&causal=0&text=the%20dog%20that%20chases%20the%20cats%20runs.'));
+    ({ page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-relative.safetensors&causal=0&text=the%20dog%20that%20chases%20the%20cats%20runs.'));
     ls = await labels(page);
     assert.ok(ls.some((l) => l === 'embedding'), ls.join(' | '));
     assert.ok(ls.some((l) => l.includes('self-attention + relative')), ls.join(' | '));

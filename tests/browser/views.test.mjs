@@ -35,7 +35,7 @@ function costRows(page) {
 
 describe('the cost, saturation and schedule views', () => {
   test('changing_the_head_count_keeps_projection_params_and_flops_equal_and_matches_the_flop_counter', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
     const info = await page.evaluate(`${el}.info`);
     assert.equal(info.arch, 'decoder_only', 'the default model is a decoder');
@@ -78,7 +78,7 @@ describe('the cost, saturation and schedule views', () => {
 
   test('every_architectures_cost_rows_add_up_to_its_checkpoints_parameter_count', async () => {
     for (const model of ['translate.safetensors', 'sentiment.safetensors', 'grammar-relative.safetensors']) {
-      const { page, errors } = await open(browser.context, server.url, `play=0&model=${model}`);
+      const { page, errors } = await open(browser.context, server.url, `chapter=all&play=0&model=${model}`);
       await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
       const info = await page.evaluate(`${el}.info`);
       const rows = await costRows(page);
@@ -99,7 +99,7 @@ describe('the cost, saturation and schedule views', () => {
   test('a_checkpoint_with_separate_source_and_target_tables_counts_both_in_the_cost_rows', async () => {
     // A PyTorch fixture with src_embed.weight and tgt_embed.weight (tests/fixtures/README.md).
     const bytes = readFileSync(join(root, 'tests/fixtures/encdec_postln_relu_sin_sepembed.safetensors'));
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
     const info = await page.evaluate(async (b) => document.querySelector('transformer-playground').loadCheckpoint(new Uint8Array(b)), [...bytes]);
     assert.equal(info.arch, 'encoder_decoder');
@@ -120,7 +120,7 @@ describe('the cost, saturation and schedule views', () => {
   });
 
   test('turning_sqrt_dk_scaling_off_lowers_the_mean_entropy_and_shows_the_previous_values', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     const foot = page.locator('tp-saturation tfoot tr');
     const on = Number(await foot.getAttribute('data-mean-entropy'));
     const info = await page.evaluate(`${el}.info`);
@@ -157,7 +157,7 @@ describe('the cost, saturation and schedule views', () => {
   });
 
   test('the_noam_peak_sits_at_step_equal_to_warmup_with_the_textbook_value', async () => {
-    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
     await page.waitForFunction(() => document.querySelector('transformer-playground').schedule !== null);
     const info = await page.evaluate(`${el}.info`);
     let s = await page.evaluate(`${el}.schedule`);

@@ -80,6 +80,8 @@ const VALID = {
     .array(fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,19}$/), fc.stringMatching(/^[A-Za-z0-9_.:%+-]{0,60}$/)), { maxLength: 8 })
     .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&')),
   lesson: fc.oneof(fc.constant(''), fc.stringMatching(/^[a-z][a-z0-9-]{0,39}$/)),
+  // Checked for its shape here; the page drops (and names) a chapter it does not have.
+  chapter: fc.oneof(fc.constant(''), fc.constant('all'), fc.stringMatching(/^[a-z][a-z-]{0,23}$/)),
   // Names of settings and controls; the page drops (and names) the ones it does not know.
   lock: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 64 }),
   hide: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 64 }),

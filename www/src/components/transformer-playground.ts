@@ -9,7 +9,8 @@
 //   models="url/"             where manifest.json and the checkpoints are (default: beside this script)
 //   no-hash                   do not read or write the page's URL hash (several widgets on one page)
 //   theme="dark"              colours: light, dark or auto (the reader's system setting)
-//   views="attention,output"  show only these views (names of the registry; default: all)
+//   views="attention,output"  show only these views (names of the registry; default: the
+//                             overview, the chapter bar and the open chapter)
 //   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
 //   lang="zh-Hans"            the interface's language: en or zh-Hans (default: the reader's
 //                             last choice, else the browser's); the element then shows the
@@ -17,26 +18,29 @@
 //
 // Scripting API (read by tests, benchmarks and lesson pages; www/README.md documents it):
 // `ready`, `store`, and the read-only mirrors of the store below; the lab's runs
-// (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/.
+// (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/ by the
+// base class in ./playground-runs-api.ts.
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { EngineClient } from '../engine/client';
-import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, RunDefaults, RunSettings, Schedule, Tokenized } from '../engine/protocol';
-import { LabRegistry, type RunHandle, type RunRecord } from '../lab/registry';
+import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
+import { LabRegistry } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
-import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
-import { browserLang, getLocale, LocalizedElement, useLang } from '../i18n/locale';
+import { browserLang, getLocale, useLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
 import { pageText } from '../i18n/page-text';
 import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
+import { PlaygroundRunsApi } from './playground-runs-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
-import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
+import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { RESERVE } from '../views/reserve';
+import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
+import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, styles, theme } from '../ui/shared';
@@ -47,7 +51,7 @@ import { keepLessonState, lessonState } from '../lessons/lesson-state';
 import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
-export class TransformerPlayground extends LocalizedElement {
+export class TransformerPlayground extends PlaygroundRunsApi {
   /** The words of the page around the element (its title, the offline line), in the page's language now. */
   static pageText = pageText;
 
@@ -68,8 +72,6 @@ export class TransformerPlayground extends LocalizedElement {
   noHash = false;
   views = '';
 
-  /** The state and its orchestration (no DOM); created when the element is connected. */
-  store: PlaygroundStore | null = null;
   private resolveReady!: () => void;
   /** Settles when the page first shows a real forward pass. */
   readonly ready: Promise<void> = new Promise((r) => (this.resolveReady = r));
@@ -185,111 +187,10 @@ export class TransformerPlayground extends LocalizedElement {
     const b = this.store?.genBefore;
     return b ? { ids: [...b.ids], tokens: [...b.tokens], prompt: [...b.prompt], done: b.done, what: b.what, model: b.state.model } : null;
   }
-  // ---------------------------------------------------------------- the lab
-
-  /** The lab's runs and their engines; created when the element is connected. */
-  lab: LabRegistry | null = null;
-
-  private needLab(): LabRegistry {
-    if (!this.lab) throw new Error('the playground is not on a page yet');
-    return this.lab;
-  }
-
-  private needStore(): PlaygroundStore {
-    if (!this.store) throw new Error('the playground is not on a page yet');
-    return this.store;
-  }
-
-  /** Every training run, oldest first (with those kept from earlier visits). */
-  get runs(): RunRecord[] {
-    return this.lab?.runs ?? [];
-  }
-  /** The last failure to save a run in the browser's storage ('' when none). */
-  get labStorageError(): string {
-    return this.lab?.storageError ?? '';
-  }
-  /** Settles once the runs kept from earlier visits are back. */
-  get runsRestored(): Promise<void> {
-    return this.needLab().restored;
-  }
-  /** Train a model: the task's default settings (its shipped recipe) with `settings` over them. */
-  train(settings: Partial<RunSettings> = {}): RunHandle {
-    return this.needLab().train(settings);
-  }
-  /** Continue a run without an engine (paused when the page closed, or its worker died) from its last saved step; a running run just resumes. */
-  resumeRun(id: string): RunHandle {
-    return this.needLab().resumeRun(id);
-  }
-  /** A task's default settings, a line about every field, and the fields that do not apply to it. */
-  runDefaults(task: string): Promise<RunDefaults> {
-    return this.needStore().call('runDefaults', { task });
-  }
-  /** The run's current weights become the page's model. */
-  useRun(id: string): Promise<ModelInfo> {
-    return this.needLab().useRun(id);
-  }
-  /** The run's current weights as a .safetensors checkpoint. */
-  exportRun(id: string): Promise<Blob> {
-    return this.needLab().exportRun(id);
-  }
-  /** The run's curves as CSV, a row per step. */
-  exportRunCsv(id: string): Blob {
-    return this.needLab().exportRunCsv(id);
-  }
-  /** Checkpoint bytes become the page's model; bad bytes reject with the loader's message and change nothing. */
-  loadCheckpoint(bytes: Uint8Array | ArrayBuffer, label = msg('imported checkpoint')): Promise<ModelInfo> {
-    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-    return this.needStore().useCheckpoint(u8, label);
-  }
-  renameRun(id: string, name: string): Promise<void> {
-    return this.needLab().renameRun(id, name);
-  }
-  hideRun(id: string, hidden: boolean): Promise<void> {
-    return this.needLab().hideRun(id, hidden);
-  }
-  deleteRun(id: string): Promise<void> {
-    return this.needLab().deleteRun(id);
-  }
-  /** A run's settings as link text (`task=reverse&n_layers=6&residual=0`): what differs from `base` (the task's defaults). */
-  runQuery(settings: RunSettings, base?: RunSettings): string {
-    return formatRunQuery(settings, base);
-  }
-  /** Settings from link text: what is acceptable, and a sentence for each value refused (never applied). */
-  parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] } {
-    return parseRunQuery(text);
-  }
-  /** The memory of a run's training worker while it has one: `wasm_bytes` (its linear memory), `js_heap_bytes` (where the browser tells). */
-  runMemoryUse(id: string): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> {
-    return this.needLab().memoryUse(id);
-  }
-  /** Test-only: make a running run's training worker trap, to prove the run is marked failed and keeps its saved weights. */
-  testOnlyCrashRun(id: string): Promise<void> {
-    return this.needLab().testOnlyCrash(id);
-  }
-  /** Test-only: destroy the GPU device a running run trains on, to prove the run goes on on the CPU and says so (true when it had one). */
-  testOnlyLoseRunGpu(id: string): Promise<boolean> {
-    return this.needLab().testOnlyLoseGpu(id);
-  }
-  /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
-  get customModel(): string {
-    return this.store?.customModel ?? '';
-  }
-
-  /** Test-only hooks (see PlaygroundStore). */
-  testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {
-    return this.store ? this.store.testOnlyCrashEngine(kind) : Promise.resolve();
-  }
-  testOnlyLoseGpu(): Promise<boolean> {
-    return this.store ? this.store.testOnlyLoseGpu() : Promise.resolve(false);
-  }
-  /** The engine's memory (wasm linear memory, worker JS heap where known). */
-  memoryUse(): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> | null {
-    return this.store?.memoryUse() ?? null;
-  }
-
   static styles = [
     theme,
     panel,
+    chapterStyles,
     css`
       .bar {
         display: flex;
@@ -451,6 +352,8 @@ export class TransformerPlayground extends LocalizedElement {
             write: (h) => history.replaceState(null, '', `${location.pathname}${location.search}${h ? `#${h}` : ''}`),
           },
       viewNames: VIEW_NAMES,
+      chapterViews: (name) => chapterNamed(name)?.views,
+      chapterNames: CHAPTER_NAMES,
       needsOf,
       changed: () => this.requestUpdate(),
       implied: (hash) => this.lessonPreset(hash),
@@ -536,6 +439,42 @@ export class TransformerPlayground extends LocalizedElement {
     const hash = id ? (lessonState(id)?.hash ?? `lesson=${encodeURIComponent(id)}`) : rest.toString();
     if (this.noHash) void s.applyHash(hash);
     else location.hash = hash;
+  }
+
+  /** The lesson the tour starts from: the one seen last, else the first. */
+  private courseLesson(): string {
+    return lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0];
+  }
+
+  /** Start the course: the lessons' tour, from the lesson seen last. */
+  private startCourse(): void {
+    this.openLesson(this.courseLesson());
+  }
+
+  // ---------------------------------------------------------------- chapters
+
+  /** The page below the bar: the overview, the chapter bar, the open chapter's heading and views. */
+  private chapters(s: PlaygroundStore, shown: string[]) {
+    const lessons = !s.st.lesson && !s.st.lock.length && !s.st.hide.includes('lessons');
+    return chapterPage(s, viewsInOrder(s, shown), (v) => this.frame(v, s), lessons ? `#lesson=${encodeURIComponent(this.courseLesson())}` : '');
+  }
+
+  /**
+   * Open a chapter in place, below the overview, and bring its view `view` into sight (the
+   * chapter's heading when '' or not shown). Where the settings name the views (`views=`),
+   * the chapter's views are added to them instead.
+   */
+  async openChapter(chapter: string, view = ''): Promise<void> {
+    const s = this.store;
+    if (!s) return;
+    const c = chapterNamed(chapter);
+    if (s.chaptered) await s.patch({ chapter });
+    else if (c) await s.patch({ views: [...new Set([...s.st.views.filter((v) => v === 'overview'), ...c.views])] });
+    await this.updateComplete;
+    const root = this.renderRoot;
+    const target = (view && root.querySelector<HTMLElement>(`.view[data-view="${view}"]`)) || root.querySelector<HTMLElement>('[data-chapter-head]');
+    root.querySelector<HTMLElement>('[data-chapter-head]')?.focus({ preventScroll: true });
+    if (target) keepInSight(target, this.reducedMotion);
   }
 
   /** The teacher page beside this script, starting from the settings as they are now. */
@@ -665,11 +604,13 @@ export class TransformerPlayground extends LocalizedElement {
     return html`<div class="bar wide">
       ${still ? html`<span class="hint" data-reduced-motion>${msg('Your system asks for reduced motion, so generation waits for Play.')}</span>` : nothing}
       ${!s.st.lesson && !s.st.hide.includes('lessons')
-        ? html`<button data-tour="start" @click=${() => this.openLesson(lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0])}>${msg('Lessons', { id: 'tour.start' })}</button>`
+        ? s.chaptered
+          ? html`<button class="primary" data-tour="start" @click=${() => this.startCourse()}>${msg('Start the course', { id: 'tour.start-course' })}</button>`
+          : html`<button data-tour="start" @click=${() => this.startCourse()}>${msg('Lessons', { id: 'tour.start' })}</button>`
         : nothing}
       ${this.noHash || s.st.lock.length || s.st.hide.includes('lessons')
         ? nothing
-        : html`<a data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
+        : html`<a class="secondary" data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
       <label
         >${msg('Language')}
         <select
@@ -707,7 +648,11 @@ export class TransformerPlayground extends LocalizedElement {
     if (s.error && !s.info) return html`<div class="error" role="alert">${msg(str`The playground could not start: ${errorText(s.error)}`)}</div>`;
     const shown = s.shownViews;
     const p = s.progress;
-    return html`<div class="layout ${shown.length === 1 ? 'single' : ''}">
+    return html`<div
+      class="layout ${shown.length === 1 ? 'single' : ''}"
+      @tp-open-chapter=${(e: CustomEvent<{ chapter: string; view: string }>) => void this.openChapter(e.detail.chapter, e.detail.view)}
+      @tp-start-course=${() => this.startCourse()}
+    >
       ${p
         ? html`<tp-progress
             class="wide overlay"
@@ -741,9 +686,9 @@ export class TransformerPlayground extends LocalizedElement {
             ${s.lockNote}
           </div>`
         : nothing}
-      ${s.shows('controls') ? this.bar(s) : nothing}
+      ${s.chaptered || s.shows('controls') ? this.bar(s) : nothing}
       ${s.st.lesson ? this.lessonPanel(s) : nothing}
-      ${this.frames(s, shown)}
+      ${s.chaptered ? this.chapters(s, shown) : this.frames(s, shown)}
     </div>`;
   }
 }

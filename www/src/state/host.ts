@@ -34,6 +34,13 @@ export interface StoreHost {
   hash: { read(): string; write(hash: string): void } | null;
   /** Every view name there is (the registry's). */
   viewNames: readonly string[];
+  /**
+   * The views of a chapter, by its name (www/src/views/chapters.ts); undefined for a name
+   * that is not a chapter. Without it, a page that names no views shows every view.
+   */
+  chapterViews?(chapter: string): readonly string[] | undefined;
+  /** Every chapter's name (what `chapter=` may name besides `all`). */
+  chapterNames?: readonly string[];
   /** What each view needs, by name. */
   needsOf(view: string): readonly Need[];
   /** Something drawn changed. */

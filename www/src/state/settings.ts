@@ -113,7 +113,7 @@ export class SettingsReader {
   private impliedNow = '';
 
   constructor(
-    private host: Pick<StoreHost, 'viewNames' | 'implied' | 'hideable'>,
+    private host: Pick<StoreHost, 'viewNames' | 'implied' | 'hideable' | 'chapterNames'>,
     private manifest: () => readonly ManifestEntry[],
   ) {}
 
@@ -175,9 +175,19 @@ export class SettingsReader {
     return { state, notes };
   }
 
+  /** A chapter must be one of the page's (or `all`); another name is dropped with a note. */
+  private checkChapter(p: Parsed, base: PlaygroundState): Parsed {
+    const names = this.host.chapterNames;
+    const c = p.state.chapter;
+    if (!names || c === '' || c === 'all' || names.includes(c)) return p;
+    const note = msg(str`Ignored chapter=${quote(c)}: the chapters are ${[...names, 'all'].join(', ')}.`, { id: 'chapter.bad-name' });
+    return { state: { ...p.state, chapter: base.chapter }, notes: [...p.notes, note] };
+  }
+
   /** View names must be registered ones; the others are dropped with a note. */
   private checkViews(p: Parsed, base: PlaygroundState): Parsed {
     if (p.state.lock.length || p.state.hide.length) p = this.checkClassroom(p);
+    p = this.checkChapter(p, base);
     const unknown = p.state.views.filter((v) => !this.host.viewNames.includes(v));
     if (!unknown.length) return p;
     const views = p.state.views.filter((v) => this.host.viewNames.includes(v));

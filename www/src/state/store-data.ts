@@ -44,6 +44,9 @@ export interface GenBefore {
   words: boolean;
 }
 
+/** The overview's registered name: drawn above every chapter. */
+export const OVERVIEW = 'overview';
+
 export class StoreData {
   /** The settings (mirrored in the URL hash). */
   st: PlaygroundState = { ...DEFAULTS };
@@ -127,9 +130,23 @@ export class StoreData {
 
   // ---------------------------------------------------------------- views
 
-  /** The names of the views shown (every view when the settings name none). */
+  /**
+   * The names of the views shown: the settings' `views` when they name some (exactly those);
+   * otherwise the overview and the views of the open chapter (`chapter`, in the chapter's
+   * order; none open: the overview alone; `all`: every view, in the registry's order).
+   */
   get shownViews(): string[] {
-    return this.st.views.length ? this.st.views : [...this.host.viewNames];
+    if (this.st.views.length) return this.st.views;
+    const all = this.host.viewNames;
+    const chapterViews = this.host.chapterViews;
+    if (!chapterViews || this.st.chapter === 'all') return [...all];
+    const open = (this.st.chapter ? chapterViews(this.st.chapter) : undefined) ?? [];
+    return this.keep('shownViews', [...all.filter((v) => v === OVERVIEW), ...open.filter((v) => all.includes(v) && v !== OVERVIEW)]);
+  }
+
+  /** The page is laid out in chapters below the overview (no `views` named). */
+  get chaptered(): boolean {
+    return this.st.views.length === 0 && this.host.chapterViews !== undefined;
   }
 
   /** Is this view shown? */

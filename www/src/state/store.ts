@@ -239,6 +239,11 @@ export class PlaygroundStore extends StoreData {
     return formatHash(this.st, this.settings.defaultsFor(this.st.model));
   }
 
+  /** The hash of these settings with `p` changed (a link to another chapter, say), without `#`. */
+  hashWith(p: Partial<PlaygroundState>): string {
+    return formatHash({ ...this.st, ...p }, this.settings.defaultsFor(this.st.model));
+  }
+
   private writeHash() {
     this.host.hash?.write(this.hash);
   }

@@ -10,6 +10,7 @@ import { msg } from '@lit/localize';
 import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 import { EMPTY, type Need, type PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
+import '../components/overview/tp-overview';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
@@ -53,6 +54,27 @@ export interface ViewDef {
 type Select = CustomEvent<{ site: AttnSite; layer: number; head: number }>;
 
 export const VIEWS = [
+  {
+    // The running model as one picture; each stage opens the chapter that explains it.
+    name: 'overview',
+    tag: 'tp-overview',
+    get title() {
+      return msg('The model at a glance');
+    },
+    needs: [],
+    render: (s) => html`<tp-overview
+      class="wide"
+      .info=${s.info}
+      .plan=${s.plan}
+      .forward=${s.lastForward}
+      .modelTitle=${s.customModel || (s.manifest.find((m) => m.file === s.st.model)?.title ?? '')}
+      .generated=${s.gen.generated}
+      .done=${s.gen.done}
+      .sampling=${s.sampling()}
+      .classNames=${s.classNames}
+      .causal=${s.switches().causal ?? s.info?.causal_default ?? true}
+    ></tp-overview>`,
+  },
   {
     name: 'controls',
     tag: 'tp-controls',
@@ -500,4 +522,9 @@ export function needsOf(name: string): readonly Need[] {
 /** The rows to draw for these names, in page order, for the loaded model. */
 export function viewsToDraw(s: PlaygroundStore, names: readonly string[]): readonly ViewDef[] {
   return (VIEWS as readonly ViewDef[]).filter((v) => names.includes(v.name) && (v.available ? v.available(s) : true));
+}
+
+/** The rows to draw for these names, in the order of `names`, for the loaded model. */
+export function viewsInOrder(s: PlaygroundStore, names: readonly string[]): readonly ViewDef[] {
+  return names.map(viewNamed).filter((v): v is ViewDef => v !== undefined && (v.available ? v.available(s) : true));
 }

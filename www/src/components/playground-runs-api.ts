@@ -1,0 +1,115 @@
+// The scripting API of <transformer-playground> that delegates to the lab's runs
+// (../lab/registry.ts) and to the store's test hooks: the element (./transformer-playground.ts)
+// extends this class, so embedders and tests call these on the element itself.
+
+import { msg } from '@lit/localize';
+import type { ModelInfo, RunDefaults, RunSettings } from '../engine/protocol';
+import type { LabRegistry, RunHandle, RunRecord } from '../lab/registry';
+import { formatRunQuery, parseRunQuery } from '../lab/url';
+import { LocalizedElement } from '../i18n/locale';
+import type { PlaygroundStore } from '../state/store';
+
+export class PlaygroundRunsApi extends LocalizedElement {
+  /** The state and its orchestration (no DOM); created when the element is connected. */
+  store: PlaygroundStore | null = null;
+  /** The lab's runs and their engines; created when the element is connected. */
+  lab: LabRegistry | null = null;
+
+
+  protected needLab(): LabRegistry {
+    if (!this.lab) throw new Error('the playground is not on a page yet');
+    return this.lab;
+  }
+
+  protected needStore(): PlaygroundStore {
+    if (!this.store) throw new Error('the playground is not on a page yet');
+    return this.store;
+  }
+
+  /** Every training run, oldest first (with those kept from earlier visits). */
+  get runs(): RunRecord[] {
+    return this.lab?.runs ?? [];
+  }
+  /** The last failure to save a run in the browser's storage ('' when none). */
+  get labStorageError(): string {
+    return this.lab?.storageError ?? '';
+  }
+  /** Settles once the runs kept from earlier visits are back. */
+  get runsRestored(): Promise<void> {
+    return this.needLab().restored;
+  }
+  /** Train a model: the task's default settings (its shipped recipe) with `settings` over them. */
+  train(settings: Partial<RunSettings> = {}): RunHandle {
+    return this.needLab().train(settings);
+  }
+  /** Continue a run without an engine (paused when the page closed, or its worker died) from its last saved step; a running run just resumes. */
+  resumeRun(id: string): RunHandle {
+    return this.needLab().resumeRun(id);
+  }
+  /** A task's default settings, a line about every field, and the fields that do not apply to it. */
+  runDefaults(task: string): Promise<RunDefaults> {
+    return this.needStore().call('runDefaults', { task });
+  }
+  /** The run's current weights become the page's model. */
+  useRun(id: string): Promise<ModelInfo> {
+    return this.needLab().useRun(id);
+  }
+  /** The run's current weights as a .safetensors checkpoint. */
+  exportRun(id: string): Promise<Blob> {
+    return this.needLab().exportRun(id);
+  }
+  /** The run's curves as CSV, a row per step. */
+  exportRunCsv(id: string): Blob {
+    return this.needLab().exportRunCsv(id);
+  }
+  /** Checkpoint bytes become the page's model; bad bytes reject with the loader's message and change nothing. */
+  loadCheckpoint(bytes: Uint8Array | ArrayBuffer, label = msg('imported checkpoint')): Promise<ModelInfo> {
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    return this.needStore().useCheckpoint(u8, label);
+  }
+  renameRun(id: string, name: string): Promise<void> {
+    return this.needLab().renameRun(id, name);
+  }
+  hideRun(id: string, hidden: boolean): Promise<void> {
+    return this.needLab().hideRun(id, hidden);
+  }
+  deleteRun(id: string): Promise<void> {
+    return this.needLab().deleteRun(id);
+  }
+  /** A run's settings as link text (`task=reverse&n_layers=6&residual=0`): what differs from `base` (the task's defaults). */
+  runQuery(settings: RunSettings, base?: RunSettings): string {
+    return formatRunQuery(settings, base);
+  }
+  /** Settings from link text: what is acceptable, and a sentence for each value refused (never applied). */
+  parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] } {
+    return parseRunQuery(text);
+  }
+  /** The memory of a run's training worker while it has one: `wasm_bytes` (its linear memory), `js_heap_bytes` (where the browser tells). */
+  runMemoryUse(id: string): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> {
+    return this.needLab().memoryUse(id);
+  }
+  /** Test-only: make a running run's training worker trap, to prove the run is marked failed and keeps its saved weights. */
+  testOnlyCrashRun(id: string): Promise<void> {
+    return this.needLab().testOnlyCrash(id);
+  }
+  /** Test-only: destroy the GPU device a running run trains on, to prove the run goes on on the CPU and says so (true when it had one). */
+  testOnlyLoseRunGpu(id: string): Promise<boolean> {
+    return this.needLab().testOnlyLoseGpu(id);
+  }
+  /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
+  get customModel(): string {
+    return this.store?.customModel ?? '';
+  }
+
+  /** Test-only hooks (see PlaygroundStore). */
+  testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {
+    return this.store ? this.store.testOnlyCrashEngine(kind) : Promise.resolve();
+  }
+  testOnlyLoseGpu(): Promise<boolean> {
+    return this.store ? this.store.testOnlyLoseGpu() : Promise.resolve(false);
+  }
+  /** The engine's memory (wasm linear memory, worker JS heap where known). */
+  memoryUse(): Promise<{ wasm_bytes: number; js_heap_bytes: number | null }> | null {
+    return this.store?.memoryUse() ?? null;
+  }
+}
