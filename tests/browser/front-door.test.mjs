@@ -25,7 +25,7 @@ const P = 'transformer-playground';
  */
 const ALLOW = new Set(
   `Transformer WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KB MB FLOPs FLOP logit logits softmax
-  dropout Adam Noam ReLU GELU LayerNorm BatchNorm LN ln pre post RoPE ALiBi alibi rope sinusoidal Q K V KV QKᵀ
+  dropout Adam Noam ReLU GELU LayerNorm BatchNorm LN ln Pre Post pre post RoPE ALiBi alibi rope sinusoidal Q K V KV QKᵀ
   d_k d_model d_ff d_head W_Q W_K W_V W_O x y h L S T N log exp max min sin cos top p k eos bos pad unk norm
   FFN LM GPT auto none causal eval train greedy sample beam webgpu cpu`.split(/\s+/),
 );
