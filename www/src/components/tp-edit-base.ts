@@ -117,8 +117,8 @@ export abstract class EditView extends LocalizedElement {
 
   /** The switches each compared pair runs with (one diff per entry). */
   protected abstract variants(): Switches[];
-  /** The diffs arrived (one per variant). */
-  protected abstract got(diffs: BlockDiff[]): void;
+  /** The diffs arrived (one per variant, run with `variants`). */
+  protected abstract got(diffs: BlockDiff[], variants: Switches[]): void;
 
   /** The replacement the perturb controls would use at `pos`: the chosen one, or the next word. */
   private replacement(ids: number[], pos: number): number {
@@ -192,7 +192,7 @@ export abstract class EditView extends LocalizedElement {
         out.push(await this.engine!.call('blockDiff', req));
       }
       this.problem = '';
-      this.got(out);
+      this.got(out, variants);
     } catch (e) {
       this.problem = e instanceof Error ? e.message : String(e);
     }

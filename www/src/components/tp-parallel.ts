@@ -256,8 +256,15 @@ export class TpParallel extends LocalizedElement {
               </figure>
               <figure>
                 <svg class="chart" viewBox=${c2.viewBox} role="img" aria-label=${msg('attention work for the n-th token with and without the cache')}>${c2.body}</svg>
-                <figcaption data-exp-cached-attention=${x.cached_attention_flops} data-exp-uncached-attention=${x.uncached_attention_flops}>
-                  ${msg(html`The n-th token's attention work: with the cache one query against n keys, 2·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear); without it all n queries again, C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).`)}
+                <figcaption
+                  data-exp-cached-attention=${x.cached_attention_flops}
+                  data-exp-uncached-attention=${x.uncached_attention_flops}
+                  data-n=${ns.length}
+                  data-cached-attention-flops=${d.cached_step_attention_flops[ns.length - 1]}
+                  data-uncached-attention-flops=${d.uncached_step_attention_flops[ns.length - 1]}
+                >
+                  ${msg(html`The n-th token's attention FLOPs (a multiply-add counts as two, as in the plot): with the cache one query against n keys, 4·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear); without it all n queries again, 2·C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).`)}
+                  ${msg(str`At n = ${ns.length}: ${d.cached_step_attention_flops[ns.length - 1].toLocaleString('en')} FLOPs with the cache, ${d.uncached_step_attention_flops[ns.length - 1].toLocaleString('en')} without.`)}
                 </figcaption>
               </figure>
             </div>

@@ -8,7 +8,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { msg, str, updateWhenLocaleChanges } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
-import { LESSONS, lessonNamed, type Lesson, type LessonCtx } from './lessons';
+import { LESSONS, lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
 import { loadProgress, saveProgress } from './progress';
 
 /** Where docs/model.md is in the build (beside the page). */
@@ -158,7 +158,12 @@ export class TpLesson extends LitElement {
   private check(): void {
     const l = this.lesson;
     const s = this.store;
-    if (!l || !s || this.doneNow || !s.info) return;
+    if (!l || !s || !s.info) return;
+    // Once done, the notice is drawn again as the views finish measuring (it quotes them).
+    if (this.doneNow) {
+      this.requestUpdate();
+      return;
+    }
     const ctx: LessonCtx = {
       st: s.st,
       store: s,
@@ -233,6 +238,8 @@ export class TpLesson extends LitElement {
     }
     const i = LESSONS.indexOf(l);
     const done = this.doneNow;
+    // What the sentences read their numbers from: the store and the views' measured results.
+    const text: LessonText = { store: this.store, view: <T,>(tag: string) => this.findView(tag) as T | null };
     const finished = this.progress.done.filter((id) => lessonNamed(id)).length;
     return html`<section class="card" aria-labelledby="lesson-title" data-lesson=${l.id}>
       <header>
@@ -243,7 +250,7 @@ export class TpLesson extends LitElement {
         ${this.tour ? this.nav(i) : nothing}
       </header>
       ${this.tour && this.showToc ? this.toc() : nothing}
-      ${l.explain().map((p) => html`<p>${p}</p>`)}
+      ${l.explain(text).map((p) => html`<p>${p}</p>`)}
       ${l.formula ? html`<div class="formula" role="math" aria-label=${msg('formula', { id: 'tour.formula' })}>${l.formula}</div>` : nothing}
       <div class="try" data-step=${done ? 'done' : 'todo'}>
         <p><strong>${msg('Try it:', { id: 'tour.try' })}</strong> ${l.task()}</p>
@@ -251,7 +258,7 @@ export class TpLesson extends LitElement {
         <p class="status" role="status">
           ${done ? msg('Done: the page saw you do it.', { id: 'tour.done' }) : msg('Waiting for you to do it…', { id: 'tour.waiting' })}
         </p>
-        ${done ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice()}</p>` : nothing}
+        ${done ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>` : nothing}
       </div>
       <p class="links">
         ${msg('The code:', { id: 'tour.code' })} ${l.code.map((c, k) => html`${k ? ', ' : ''}<code>${c}</code>`)} ·

@@ -152,6 +152,7 @@ export const VIEWS = [
       .row=${s.shownRow}
       .scaleOn=${s.st.scale}
       .causalOn=${s.switches().causal ?? s.info?.causal_default ?? true}
+      .masks=${s.lastForward?.masks ?? EMPTY}
       .paddingOn=${s.st.pad}
       .engine=${s}
       .batch=${s.lastForward?.tokens ?? EMPTY}
@@ -281,6 +282,7 @@ export const VIEWS = [
       .layer=${s.st.layer}
       .row=${s.shownRow}
       .scaleOn=${s.st.scale}
+      .score=${s.info?.score ?? 'scaled_dot'}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
     ></tp-saturation>`,
   },
