@@ -120,7 +120,7 @@ export class TpControls extends LocalizedElement {
     for (const of of new Set(this.manifest.filter((m) => m.variant_of).map((m) => m.variant_of!))) {
       const known = this.manifest.find((m) => m.file === of);
       const title = known ? modelTitle(known) : of;
-      groups.push({ label: msg(str`${title} — one design choice changed`), models: this.manifest.filter((m) => m.variant_of === of) });
+      groups.push({ label: msg(str`${title} — siblings, each trained with another design`), models: this.manifest.filter((m) => m.variant_of === of) });
     }
     const causal = st.causal ?? this.causalDefault;
     // A switch that does nothing on this model or under these settings is disabled, and

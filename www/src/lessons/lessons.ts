@@ -280,10 +280,10 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.parallel.notice',
       });
       const where = cpu
-        ? msg('Here the CPU backend runs: one pass and the cached steps do the same arithmetic on one core and take about as long, so the speed-up of the parallel pass does not show; it shows where the hardware computes positions side by side (WebGPU).', {
+        ? msg('Here the CPU backend runs: the one pass does the same arithmetic as the cached steps, one position after another on one core, so what it saves is the work around each step, not the arithmetic. On WebGPU the one pass also computes the positions side by side.', {
             id: 'lesson.parallel.notice-cpu',
           })
-        : msg('Here WebGPU runs: the one pass computes the positions side by side, while each serial step also pays a round trip to the device; compare the times the view measured.', {
+        : msg('Here WebGPU runs: the one pass computes the positions side by side, while each serial step also pays a round trip to the device.', {
             id: 'lesson.parallel.notice-gpu',
           });
       const n = d?.tokens.length ?? 0;
@@ -294,7 +294,7 @@ export const LESSONS: readonly Lesson[] = [
               id: 'lesson.parallel.notice-measured',
             })
           : '';
-      return [growth, where, measured].filter(Boolean).join(' ');
+      return [measured, growth, where].filter(Boolean).join(' ');
     },
     done: (c) => {
       const d = c.view<HTMLElement & { data: { tokens: unknown[] } | null }>('tp-parallel')?.data;

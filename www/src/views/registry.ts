@@ -386,6 +386,7 @@ export const VIEWS = [
       .info=${s.info}
       .input=${s.sequenceInput()}
       .switches=${s.switches()}
+      .masks=${s.lastForward?.masks ?? EMPTY}
       .train=${s.trainMode()}
     ></tp-no-leak>`,
   },
