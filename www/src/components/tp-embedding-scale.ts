@@ -35,6 +35,7 @@ export class TpEmbeddingScale extends LocalizedElement {
   data: EmbeddingScale | null = null;
   problem = '';
   private asked = '';
+  private askedInfo: ModelInfo | null = null;
 
   /**
    * Mean ‖position vector‖ over mean ‖token part as the model adds it‖ (×√d_model where
@@ -97,9 +98,11 @@ export class TpEmbeddingScale extends LocalizedElement {
 
   updated(): void {
     if (!this.engine || !this.info || !this.tokens.length) return;
-    const key = `${this.info.params}/${this.info.pos_encoding}/${this.tokens.join(',')}`;
-    if (key === this.asked) return;
+    // Another model (a sibling may share every size and the prompt) or another input.
+    const key = this.tokens.join(',');
+    if (key === this.asked && this.info === this.askedInfo) return;
     this.asked = key;
+    this.askedInfo = this.info;
     void this.load();
   }
 

@@ -126,7 +126,8 @@ export class TpLesson extends LitElement {
 
   connectedCallback(): void {
     super.connectedCallback();
-    this.timer = setInterval(() => this.check(), 500);
+    // Once done, the notice is drawn again as the views finish measuring (it quotes them).
+    this.timer = setInterval(() => (this.doneNow ? this.requestUpdate() : this.check()), 500);
   }
 
   disconnectedCallback(): void {
@@ -158,12 +159,7 @@ export class TpLesson extends LitElement {
   private check(): void {
     const l = this.lesson;
     const s = this.store;
-    if (!l || !s || !s.info) return;
-    // Once done, the notice is drawn again as the views finish measuring (it quotes them).
-    if (this.doneNow) {
-      this.requestUpdate();
-      return;
-    }
+    if (!l || !s || this.doneNow || !s.info) return;
     const ctx: LessonCtx = {
       st: s.st,
       store: s,
