@@ -199,6 +199,69 @@ describe('every lesson, in both languages', () => {
   }
 });
 
+describe('completion checks that need the experiment itself', () => {
+  const step = (page) => state(page).then((s) => s.step);
+  /** Give the lesson's twice-a-second check time to run, then read the step. */
+  const settle = async (page) => {
+    await page.waitForTimeout(1500);
+    return step(page);
+  };
+
+  test('positions_is_not_done_by_the_shared_wq_model_which_keeps_sinusoidal_positions', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lesson=positions');
+    await page.evaluate(() => document.querySelector('transformer-playground').store.patch({ model: 'grammar-shared-qk.safetensors' }));
+    await until(page, () => document.querySelector('transformer-playground').info?.params > 0 && document.querySelector('transformer-playground').st.model === 'grammar-shared-qk.safetensors');
+    assert.equal(await settle(page), 'todo');
+    // The shared-W_Q model has no position-encoding siblings (its picker is disabled): back to
+    // the sinusoidal model, then the experiment itself (the picker waits until it is enabled).
+    await page.evaluate(() => document.querySelector('transformer-playground').store.patch({ model: 'grammar-sinusoidal.safetensors' }));
+    await pick(page, 1, 'grammar-alibi.safetensors');
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('dropout_is_not_done_by_a_rerun_in_eval_mode_then_train_mode', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lesson=dropout');
+    await page.locator(`${P} tp-controls button[data-control="rerun"]`).click();
+    await page.locator(`${P} tp-controls input[data-setting="mode"][value="train"]`).check();
+    await until(page, () => document.querySelector('transformer-playground').lastForward?.train_note != null);
+    assert.equal(await settle(page), 'todo', 'one train-mode pass is not two draws');
+    await page.locator(`${P} tp-controls button[data-control="rerun"]`).click();
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('extrapolation_is_not_done_after_the_first_of_its_models', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lesson=extrapolation');
+    await page.locator(`${P} tp-extrapolation .controls button`).first().click();
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation').results.length >= 1, undefined, 120000);
+    const { n, expected } = await page.evaluate(() => {
+      const v = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation');
+      return { n: v.results.length, expected: v.expected };
+    });
+    assert.equal(expected, 6, 'the six grammar models of one position encoding each');
+    if (n < expected) assert.equal(await step(page), 'todo', `${n} of ${expected} measured`);
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done', undefined, 240000);
+    assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation').results.length), expected);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('no_leak_is_done_when_its_view_runs_without_the_mask_not_before', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lesson=no-leak');
+    await viewHas(page, 'tp-no-leak', 'diffs');
+    assert.equal(await settle(page), 'todo');
+    await page.locator(`${P} tp-controls input[data-setting="causal"]`).uncheck();
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-no-leak').ran[0]?.rule.kind === 'none');
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done');
+    assert.equal(await page.locator(`${P} tp-no-leak table[data-role="now"]`).getAttribute('data-mask'), 'none');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('the tour', () => {
   test('next and previous walk the lessons, each with its own preset; closing returns to the free playground', async () => {
     const { page } = await open(browser.context, server.url, 'lesson=scaled-dot');
@@ -207,7 +270,7 @@ describe('the tour', () => {
     await tour('next');
     await until(page, () => document.querySelector('transformer-playground').st.lesson === 'dot-vs-additive' && location.hash.includes('lesson=dot-vs-additive'));
     await until(page, () => document.querySelector('transformer-playground').st.model === 'reverse.safetensors');
-    assert.deepEqual((await state(page)).st.views, ['controls', 'attention']);
+    assert.deepEqual((await state(page)).st.views, ['controls', 'attention', 'parallel']);
     await tour('prev');
     await until(page, () => document.querySelector('transformer-playground').st.lesson === 'scaled-dot');
     await until(page, () => document.querySelector('transformer-playground').st.model === 'grammar-sinusoidal.safetensors');

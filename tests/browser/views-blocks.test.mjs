@@ -92,13 +92,15 @@ describe('the no-leak view', () => {
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-no-leak')?.diffs.length === 2);
     const { before: a, after: b } = await edited(page, 'tp-no-leak', 3);
     assert.ok(a.length >= 6, `prompt of ${a.length} tokens`);
+    // The first table runs under the mask the page applies (causal for this decoder), the
+    // second under the opposite (no mask).
     for (const [mask, causal] of [
-      ['on', true],
-      ['off', false],
+      ['now', true],
+      ['reference', false],
     ]) {
       const pa = await probe(page, a, causal);
       const pb = await probe(page, b, causal);
-      const drawn = await marks(page, 'tp-no-leak', `table[data-mask="${mask}"]`);
+      const drawn = await marks(page, 'tp-no-leak', `table[data-role="${mask}"][data-mask="${causal ? 'causal' : 'none'}"]`);
       const T = a.length;
       const per = T * pa.c;
       let earlierChanged = 0;
@@ -116,9 +118,9 @@ describe('the no-leak view', () => {
       });
       // The edited position itself changes either way.
       assert.equal(drawn[`logits 0 3`], true);
-      if (mask === 'on') assert.equal(earlierChanged, 0, 'no earlier value changes under the causal mask');
+      if (causal) assert.equal(earlierChanged, 0, 'no earlier value changes under the causal mask');
       else assert.ok(earlierChanged > 0, 'without the mask the earlier positions read the edit');
-      const verdict = page.locator(`tp-no-leak p.verdict[data-mask="${mask}"]`);
+      const verdict = page.locator(`tp-no-leak p.verdict[data-role="${mask}"]`);
       assert.equal(Number(await verdict.getAttribute('data-earlier-changed')), earlierChanged);
     }
     await shot(page, 'tp-no-leak', 'no-leak');

@@ -63,7 +63,7 @@ describe('the model picker', () => {
   test('reverse_siblings_are_grouped_in_the_picker_and_one_design_choice_away', async () => {
     const { page, errors } = await open(browser.context, server.url, 'model=reverse-batch-norm.safetensors&play=0&views=controls');
     const group = page.locator('tp-controls optgroup', { hasText: 'Batch' });
-    assert.equal(await group.getAttribute('label'), 'Reverse a string — one design choice changed');
+    assert.equal(await group.getAttribute('label'), 'Reverse a string — siblings, each trained with another design');
     assert.equal(await group.locator('option').count(), 7);
     const design = page.locator('tp-controls select[aria-label^="design choice"]');
     const options = await design.locator('option').allInnerTexts();

@@ -154,9 +154,10 @@ fn reverse_sibling(
     r
 }
 
-/// The reverse model's siblings, one design choice each: where the norm sits, which
-/// norm, the residual connections, the √d_model embedding scale, the score function and
-/// dropout. The reverse task is the cheapest shipped one whose exact-match score shows
+/// The reverse model's siblings, one design choice each — where the norm sits, the
+/// residual connections, the √d_model embedding scale, the score function and dropout —
+/// except the BatchNorm sibling, which changes two: the norm, and its place (after the add,
+/// as BatchNorm is placed in the layer plan). The reverse task is the cheapest shipped one whose exact-match score shows
 /// a weaker design (40 s to 2 min of training each on one core). Each threshold sits a
 /// little under what the model reached when it was trained (models/README.md).
 pub fn reverse_siblings() -> Vec<Recipe> {
@@ -172,12 +173,15 @@ pub fn reverse_siblings() -> Vec<Recipe> {
         ),
         reverse_sibling(
             "reverse-batch-norm.safetensors",
-            "BatchNorm",
+            "BatchNorm, after the add",
             "Reverse · BatchNorm",
-            "The reverse model with BatchNorm where LayerNorm was: each feature is \
+            "The reverse model with BatchNorm instead of LayerNorm, and in another place: \
+             after each residual add (x = BN(x + f(x)), where post-LN puts its norm) instead \
+             of before the sublayer, so it changes two design choices, the norm and where it \
+             sits; the final norm after the stack stays a LayerNorm. Each feature is \
              normalised over the batch and the positions, so in train mode the other \
-             sequences of a batch change this one's output; in eval mode it uses the \
-             running statistics it kept while training.",
+             sequences of a batch, and the other positions of the same sequence, change this \
+             one's output; in eval mode it uses the running statistics it kept while training.",
             0.95,
             |r| r.norm = Some("batch_norm".into()),
         ),
@@ -198,8 +202,9 @@ pub fn reverse_siblings() -> Vec<Recipe> {
             "no ×√d_model",
             "Reverse · no ×√d_model",
             "The reverse model whose token embeddings are not multiplied by √d_model \
-             before the positions are added, so the sine/cosine position vectors start \
-             out as large as the embeddings.",
+             before the positions are added, so nothing lifts them to the size of the \
+             sine/cosine position vectors: in these weights the position vectors are the \
+             larger part of the sum (the embedding-scale view measures by how much).",
             0.97,
             |r| r.scale_embeddings = Some(false),
         ),

@@ -10,7 +10,8 @@
 import { html, svg, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
+import type { AttnSite, AttnTrace, BlockProbe, FfnProbe, LayerPlan, MaskView, ModelInfo, NormProbe, NormStep, SublayerKind, Switches, TrainMode } from '../engine/protocol';
+import { maskName } from '../ui/mask-name';
 import type { EngineCaller } from '../engine/client';
 import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
@@ -77,6 +78,7 @@ export class TpArchitecture extends LocalizedElement {
     keyTokens: { attribute: false },
     scaleOn: { type: Boolean },
     causalOn: { type: Boolean },
+    masks: { attribute: false },
     paddingOn: { type: Boolean },
     engine: { attribute: false },
     batch: { attribute: false },
@@ -104,6 +106,8 @@ export class TpArchitecture extends LocalizedElement {
   keyTokens: string[] = [];
   scaleOn = true;
   causalOn = true;
+  /** The masks of the last forward pass, per site (the core's `ForwardResult.masks`). */
+  masks: MaskView[] = [];
   paddingOn = true;
   /** What runs the block probe, and what it runs on: the batch of the last forward pass. */
   engine: EngineCaller | null = null;
@@ -268,8 +272,14 @@ export class TpArchitecture extends LocalizedElement {
     `,
   ];
 
-  /** Whether the causal mask acts on this self-attention site now (docs/model.md). */
+  /**
+   * Whether a mask rule (or a painted cell) acts on this self-attention site now: the
+   * core's `ForwardResult.masks` where the last pass has one, else the causal switch,
+   * which acts on the main stack's self-attention only (docs/model.md).
+   */
   private masked(site: AttnSite): boolean {
+    const v = this.masks.find((m) => m.site === site);
+    if (v) return v.rule.kind !== 'none' || v.cells.length > 0;
     return this.causalOn && (site === 'decoder_self' || (site === 'encoder_self' && this.info?.arch === 'encoder_only'));
   }
 
@@ -504,18 +514,23 @@ export class TpArchitecture extends LocalizedElement {
     const q = showToken(this.queryTokens[i] ?? `${i}`);
     const sum = probs.reduce((a, p) => a + p, 0);
     const row = (xs: number[]) => xs.slice(0, 24).map((x) => fmt(x, 2)).join('  ') + (xs.length > 24 ? `  … ${msg(str`(${xs.length - 24} more)`)}` : '');
-    // The causal switch acts on the main stack's self-attention only (docs/model.md).
-    const causalHere = t.site === 'decoder_self' || (t.site === 'encoder_self' && this.info?.arch === 'encoder_only');
+    // The mask the core applied at this site (its rule, painted cells, padding), named as
+    // the masks view names it.
+    const mv = this.masks.find((m) => m.site === t.site);
+    const ruled = mv ? mv.rule.kind !== 'none' || mv.cells.length > 0 : this.masked(t.site);
+    const padded = mv ? mv.padding : this.paddingOn;
     const maskWhy =
-      [causalHere && this.causalOn ? msg('causal: keys after the query') : '', this.paddingOn ? (t.site === 'cross' ? msg('padding of the source') : msg('padding')) : '']
+      [ruled ? (mv ? maskName(mv) : msg('causal')) : '', padded ? (t.site === 'cross' ? msg('padding of the source') : msg('padding')) : '']
         .filter(Boolean)
-        .join(' + ') || msg('no mask switched on');
+        .join(' + ') || msg('no mask');
     return html`<p class="small">
         ${msg(html`Steps of head ${h + 1} for the query <span class="mono">“${q}”</span> (position ${i}); numbers come from the running model.`)}
       </p>
       <ol class="steps">
         <li>
-          <strong>Q·Kᵀ</strong> <span class="formula">s_ij = q_i · k_j</span> — ${msg(str`one score per key (${S} keys, d_k = ${dk}).`)}
+          ${this.info?.score === 'additive'
+            ? html`<strong>${msg('additive score')}</strong> <span class="formula" data-step="score">s_ij = w_h · tanh(q_i + k_j)</span> — ${msg(str`one score per key (${S} keys, d_k = ${dk}), from a trained vector w_h per head: not a product of Q and Kᵀ.`)}`
+            : html`<strong>Q·Kᵀ</strong> <span class="formula" data-step="score">s_ij = q_i · k_j</span> — ${msg(str`one score per key (${S} keys, d_k = ${dk}).`)}`}
         </li>
         <li>
           ${this.info?.score === 'scaled_dot'

@@ -619,7 +619,7 @@ export class TpAttention extends LocalizedElement {
         <span class="mono">“${q(fi)}”</span> ${msg(str`(query ${fi})`)} → <span class="mono">“${k(fj)}”</span> ${msg(str`(key ${fj}):`)}
         ${masked
           ? html`<strong>${msg('masked')}</strong> — ${msg('the score is −∞, so softmax gives it weight 0.')}`
-          : html`${msg('score')} <span class="mono">${fmt(fs)}</span> = q·k${this.scaleOn ? ' / √d_k' : ''}${' '}
+          : html`${msg('score')} <span class="mono" data-score-function=${this.score}>${fmt(fs)}</span> = ${this.scoreFunction()}${' '}
               ${msg('(plus any position bias); probability')} <span class="mono" style=${styles(`background:${viridis(fp)};color:${inkOn(fp)};padding:0 3px;border-radius:3px`)}>${fmt(fp)}</span>
               ${msg('= softmax over the row.')}`}
         <span class="muted small">(${scoreFormula})</span>
@@ -630,6 +630,18 @@ export class TpAttention extends LocalizedElement {
           : html`<span>0</span><span class="ramp" aria-hidden="true"></span><span>1</span><span>${msg('probability (viridis)')}</span>`}
         <span class="hatch" aria-hidden="true"></span><span>${msg('masked (−∞ before softmax)')}</span>
       </div>`;
+  }
+
+  /** The score function this model runs, as the readout writes it. */
+  private scoreFunction() {
+    switch (this.score) {
+      case 'additive':
+        return html`w<sub>h</sub>·tanh(q + k) <span class="muted">${msg('(additive: never divided by √d_k)')}</span>`;
+      case 'dot':
+        return html`q·k <span class="muted">${msg('(plain dot product: never divided by √d_k)')}</span>`;
+      default:
+        return this.scaleOn ? 'q·k / √d_k' : html`q·k <span class="muted">${msg('(the division by √d_k is switched off)')}</span>`;
+    }
   }
 
   /** now − before for the selected head, when the previous run had the same shape. */

@@ -11,6 +11,7 @@ import { backendSummary } from '../i18n/engine-text';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 import { num } from '../ui/format';
+import { maskName } from '../ui/mask-name';
 
 const ARCH_NAMES: Record<string, () => string> = {
   decoder_only: () => msg('Decoder-only'),
@@ -135,13 +136,33 @@ export class TpControls extends LocalizedElement {
     for (const of of new Set(this.manifest.filter((m) => m.variant_of).map((m) => m.variant_of!))) {
       const known = this.manifest.find((m) => m.file === of);
       const title = known ? modelTitle(known) : of;
-      groups.push({ label: msg(str`${title} — one design choice changed`), models: this.manifest.filter((m) => m.variant_of === of) });
+      groups.push({ label: msg(str`${title} — siblings, each trained with another design`), models: this.manifest.filter((m) => m.variant_of === of) });
     }
     const causal = st.causal ?? this.causalDefault;
-    const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string) =>
+    // A switch that does nothing on this model or under these settings is disabled, and
+    // says why beside it.
+    const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string, why = '') =>
       this.shown(key)
-        ? html`<label title=${help}><input type="checkbox" data-setting=${key} ?disabled=${this.isLocked(key)} .checked=${value} @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))} />${label}</label>`
+        ? html`<label title=${why || help}
+            ><input
+              type="checkbox"
+              data-setting=${key}
+              ?disabled=${this.isLocked(key) || !!why}
+              aria-describedby=${why ? `why-${key}` : nothing}
+              .checked=${value}
+              @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))}
+            />${label}${why ? html` <span class="why small muted" id=${`why-${key}`} data-why=${key}>(${why})</span>` : nothing}</label
+          >`
         : nothing;
+    // The mask editor's rule replaces the causal switch on the main stack (Switches.mask).
+    const causalWhy = st.mask ? msg(str`the mask editor's rule decides: ${maskName(st.mask)}`) : '';
+    const scaleWhy = !this.info
+      ? ''
+      : this.info.score === 'dot'
+        ? msg("this model's scores are plain dot products, never divided by √d_k")
+        : this.info.score === 'additive'
+          ? msg("this model's scores are additive, w·tanh(q + k), never divided by √d_k")
+          : '';
     return html`<section class="card" aria-label=${msg('model and switches')}>
       <div class="row">
         ${this.shown('model') ? html`<label
@@ -181,9 +202,9 @@ export class TpControls extends LocalizedElement {
       </div>
       ${current ? html`<p class="desc" data-model-text>${modelDescription(current)}</p>` : nothing}
       <div class="row">
-        ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'))}
+        ${check('causal', msg('causal mask'), causal, (v) => ({ causal: v }), msg('queries may not look at later keys'), causalWhy)}
         ${check('pad', msg('padding mask'), st.pad, (v) => ({ pad: v }), msg('pad keys get weight 0'))}
-        ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'))}
+        ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'), scaleWhy)}
         ${this.shown('backend') ? html`<fieldset class="backend">
           <legend>${msg('backend')}</legend>
           ${(['webgpu', 'cpu'] as const).map(

@@ -57,6 +57,9 @@ export abstract class EditView extends LocalizedElement {
   private seenInput = '';
   private prevInput: SequenceInput | null = null;
   private modelKey = '';
+  /** Bumped whenever another model (another `info`) arrives: siblings share every size. */
+  private modelEpoch = 0;
+  private modelSeen: ModelInfo | null = null;
   private asked = '';
 
   static styles = [
@@ -117,8 +120,8 @@ export abstract class EditView extends LocalizedElement {
 
   /** The switches each compared pair runs with (one diff per entry). */
   protected abstract variants(): Switches[];
-  /** The diffs arrived (one per variant). */
-  protected abstract got(diffs: BlockDiff[]): void;
+  /** The diffs arrived (one per variant, run with `variants`). */
+  protected abstract got(diffs: BlockDiff[], variants: Switches[]): void;
 
   /** The replacement the perturb controls would use at `pos`: the chosen one, or the next word. */
   private replacement(ids: number[], pos: number): number {
@@ -150,6 +153,10 @@ export abstract class EditView extends LocalizedElement {
   }
 
   willUpdate(): void {
+    if (this.info !== this.modelSeen) {
+      this.modelSeen = this.info;
+      this.modelEpoch++;
+    }
     // Another model: the inputs of the last one mean nothing to it.
     const mk = this.info ? `${this.info.arch}/${this.info.params}/${this.info.vocab.length}/${this.info.pos_encoding}` : '';
     if (mk !== this.modelKey) {
@@ -177,7 +184,7 @@ export abstract class EditView extends LocalizedElement {
   updated(): void {
     if (!this.engine || !this.beforeInput || !this.afterInput || !this.switches) return;
     const variants = this.variants();
-    const k = JSON.stringify([key(this.beforeInput), key(this.afterInput), variants, this.train ?? null]);
+    const k = JSON.stringify([this.modelEpoch, key(this.beforeInput), key(this.afterInput), variants, this.train ?? null]);
     if (k === this.asked) return;
     this.asked = k;
     void this.load(variants);
@@ -192,7 +199,7 @@ export abstract class EditView extends LocalizedElement {
         out.push(await this.engine!.call('blockDiff', req));
       }
       this.problem = '';
-      this.got(out);
+      this.got(out, variants);
     } catch (e) {
       this.problem = e instanceof Error ? e.message : String(e);
     }

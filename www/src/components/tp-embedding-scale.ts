@@ -3,7 +3,7 @@
 // before the first layer; the factor decides which one dominates the sum.
 
 import { html, css, nothing } from 'lit';
-import { msg } from '@lit/localize';
+import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
@@ -35,6 +35,20 @@ export class TpEmbeddingScale extends LocalizedElement {
   data: EmbeddingScale | null = null;
   problem = '';
   private asked = '';
+  private askedInfo: ModelInfo | null = null;
+
+  /**
+   * Mean ‖position vector‖ over mean ‖token part as the model adds it‖ (×√d_model where
+   * the model multiplies) over the input, from the engine's norms; null without a
+   * position vector (read by the lessons and the browser tests).
+   */
+  get ratio(): number | null {
+    const d = this.data;
+    if (!d || !d.position_norm.length || !d.token_norm.length) return null;
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const tok = mean(d.scaled_in_model ? d.token_norm_scaled : d.token_norm);
+    return tok > 0 ? mean(d.position_norm) / tok : null;
+  }
 
   static styles = [
     panel,
@@ -84,9 +98,11 @@ export class TpEmbeddingScale extends LocalizedElement {
 
   updated(): void {
     if (!this.engine || !this.info || !this.tokens.length) return;
-    const key = `${this.info.params}/${this.info.pos_encoding}/${this.tokens.join(',')}`;
-    if (key === this.asked) return;
+    // Another model (a sibling may share every size and the prompt) or another input.
+    const key = this.tokens.join(',');
+    if (key === this.asked && this.info === this.askedInfo) return;
     this.asked = key;
+    this.askedInfo = this.info;
     void this.load();
   }
 
@@ -97,6 +113,19 @@ export class TpEmbeddingScale extends LocalizedElement {
     } catch (e) {
       this.problem = e instanceof Error ? e.message : String(e);
     }
+  }
+
+  /** Which part dominates the sum in this model, with the ratio measured on its weights. */
+  private balance(r: number, scaled: boolean) {
+    const x = fmt(r, 2);
+    const text = scaled
+      ? r >= 1
+        ? msg(str`In this model the position vector is ${x}× the size of the scaled token embedding it is added to: the position part is the larger.`)
+        : msg(str`In this model the position vector is ${x}× the size of the scaled token embedding it is added to: the token part is the larger.`)
+      : r >= 1
+        ? msg(str`In this model, without the factor, the position vector is ${x}× the size of the token embedding it is added to: the position part dominates the sum.`)
+        : msg(str`In this model, without the factor, the position vector is ${x}× the size of the token embedding it is added to: the token part is still the larger.`);
+    return html`<p class="verdict" data-ratio=${r}>${text}</p>`;
   }
 
   render() {
@@ -136,6 +165,7 @@ export class TpEmbeddingScale extends LocalizedElement {
                 ? html`, ‖PE‖ = ${fmt(mean(d.position_norm))}`
                 : nothing}.
             </p>
+            ${this.ratio !== null ? this.balance(this.ratio, d.scaled_in_model) : nothing}
             <details>
               <summary class="small">${msg('Per position')}</summary>
               <div class="wrap" ${scrollRegion(scrollLabel())}>

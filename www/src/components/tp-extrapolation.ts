@@ -115,6 +115,11 @@ export class TpExtrapolation extends LocalizedElement {
     return this.manifest.filter((m) => m.task === 'grammar' && !m.share_qk);
   }
 
+  /** How many models a measurement scores (the lesson is done when every one of them is). */
+  get expected(): number {
+    return this.models().length;
+  }
+
   async measure(): Promise<void> {
     if (!this.engine || !this.base || this.progress) return;
     const models = this.models();
@@ -137,7 +142,7 @@ export class TpExtrapolation extends LocalizedElement {
 
   render() {
     const res = this.results;
-    const l = res[0]?.r.train_len ?? 64;
+    const l = res[0]?.r.train_len ?? 0;
     const series: Series[] = res.map(({ scheme, r }) => ({
       name: scheme,
       color: COLORS[scheme] ?? '#000',
@@ -160,7 +165,9 @@ export class TpExtrapolation extends LocalizedElement {
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Train short, test long')} <span class="sub">${msg('measured now, in this page')}</span></h2>
       <p>
-        ${msg(str`Six grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each on held-out text of up to ${4 * l} characters: the share of next characters it predicts right at every position. Encodings that only ever saw positions below ${l} meet new ones past it.`)}
+        ${res.length
+          ? msg(str`${this.expected} grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each on held-out text of up to ${res[0].r.bands.at(-1)?.to ?? l} characters: the share of next characters it predicts right at every position. Encodings that only ever saw positions below ${l} meet new ones past it.`)
+          : msg(str`${this.expected} grammar models, identical but for their position encoding, were trained on sequences of one length. The engine scores each on held-out text several times longer: the share of next characters it predicts right at every position.`)}
       </p>
       <div class="controls">
         <button @click=${() => void this.measure()} ?disabled=${!!p || !this.engine}>${res.length ? msg('Measure again') : msg('Measure')}</button>

@@ -5,7 +5,7 @@
 // position's rows change at all.
 
 import { html, css, nothing } from 'lit';
-import type { AttnSite, BlockDiff, FfnProbe, RowDiff, Switches } from '../engine/protocol';
+import type { AttnSite, BlockDiff, CostReport, FfnProbe, ModelInfo, RowDiff, Switches } from '../engine/protocol';
 import { EditView } from './tp-edit-base';
 import './tp-heat';
 import { fmt } from '../ui/palette';
@@ -17,12 +17,19 @@ export class TpFfn extends EditView {
     ...EditView.properties,
     layer: { type: Number },
     diff: { state: true },
+    share: { state: true },
   };
 
   /** The layer whose activations are drawn. */
   layer = 0;
   /** The core's comparison (read by the browser tests). */
   diff: BlockDiff | null = null;
+  /**
+   * The FFN's parameters against all of one layer's, from the core's cost report for the
+   * loaded model (the stack whose positions are edited; read by the browser tests).
+   */
+  share: { ffn: number; layer: number; group: string } | null = null;
+  private costFor: ModelInfo | null = null;
 
   static styles = [
     ...EditView.styles,
@@ -41,6 +48,29 @@ export class TpFfn extends EditView {
 
   protected got(d: BlockDiff[]): void {
     this.diff = d[0] ?? null;
+  }
+
+  updated(): void {
+    super.updated();
+    if (this.engine && this.info && this.info !== this.costFor) {
+      this.costFor = this.info;
+      void this.loadShare(this.info);
+    }
+  }
+
+  /** The FFN's share of one layer's parameters, from the core's cost report. */
+  private async loadShare(info: ModelInfo) {
+    try {
+      const c: CostReport = await this.engine!.call('cost', { n_heads: info.n_heads, context: 1 });
+      // The stack whose positions are edited: the encoder's where the model has one.
+      const group = info.arch === 'decoder_only' ? 'decoder layer' : 'encoder layer';
+      const rows = c.rows.filter((r) => r.group === group);
+      const ffn = rows.find((r) => r.part === 'FFN')?.params ?? 0;
+      const layer = rows.reduce((a, r) => a + r.params, 0);
+      if (info === this.info) this.share = layer > 0 ? { ffn, layer, group } : null;
+    } catch {
+      if (info === this.info) this.share = null;
+    }
   }
 
   /** The stack whose positions were edited: the encoder of an encoder-decoder, else the only one. */
@@ -94,7 +124,12 @@ export class TpFfn extends EditView {
       ${info
         ? html`<p>
             ${msg('Every layer applies one small network,')} <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
-            ${msg("to each position by itself. Attention is what carries an edit to other positions; the FFN passes on a change in a row only if that same row's input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.")}
+            ${msg("to each position by itself. What carries an edit to other positions is attention and, in a model with BatchNorm run in train mode, the norm's statistics taken over every position; the FFN passes on a change in a row only if that same row's input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.")}
+            ${this.share
+              ? html`<span data-ffn-params=${this.share.ffn} data-layer-params=${this.share.layer}
+                  >${msg(str`In this model the FFN holds ${this.share.ffn.toLocaleString('en')} of the ${this.share.layer.toLocaleString('en')} parameters of one layer (${fmt((100 * this.share.ffn) / this.share.layer, 0)} %); the rest are attention's projections and the norms.`)}</span
+                >`
+              : nothing}
           </p>`
         : nothing}
       ${this.controls()}

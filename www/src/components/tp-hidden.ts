@@ -105,7 +105,9 @@ export class TpHidden extends LocalizedElement {
         ? html`<p>
             ${msg("Each layer's FFN is the same small network applied to every position on its own:")}
             <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span>, ${info.d_model} → ${info.d_ff} → ${info.d_model}${msg('.')}
-            ${msg("A position's FFN output never depends on its neighbours; attention is the only place positions mix.")}
+            ${info.norm === 'batch_norm'
+              ? msg("A position's FFN output never depends on its neighbours. Positions mix in attention and, in train mode, in this model's BatchNorm, whose mean and variance are taken over every position of the batch.")
+              : msg("A position's FFN output never depends on its neighbours; in this model attention is the only place positions mix.")}
           </p>`
         : nothing}
       ${this.states.map((t) => this.table(t))}

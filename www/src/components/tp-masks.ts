@@ -13,27 +13,15 @@ import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol'
 import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
 import { SERIES, showToken } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
+import { ruleName } from '../ui/mask-name';
+
+export { ruleName };
 
 /** Bits of `MaskView.reasons`. */
 const BY_RULE = 1;
 const BY_PAD = 2;
 
 type RuleKind = 'switch' | MaskEdit['rule']['kind'];
-
-export function ruleName(m: MaskView | MaskEdit | null): string {
-  const r = m?.rule;
-  if (!r) return msg('causal switch');
-  switch (r.kind) {
-    case 'none':
-      return msg('no mask');
-    case 'causal':
-      return msg('causal');
-    case 'prefix_lm':
-      return msg(str`prefix-LM (prefix ${r.prefix})`);
-    case 'sliding_window':
-      return msg(str`sliding window (w = ${r.window})`);
-  }
-}
 
 export class TpMasks extends LocalizedElement {
   static properties = {

@@ -117,7 +117,7 @@ export class TpNorms extends LocalizedElement {
       const own = this.manifest.find((e) => e.file === (this.model || this.manifest[0]?.file));
       return this.manifest.find((e) => e.file === own?.variant_of) ?? null;
     }
-    return this.manifest.find((e) => e.variant === 'BatchNorm') ?? null;
+    return this.manifest.find((e) => e.variant?.startsWith('BatchNorm')) ?? null;
   }
 
   updated(): void {

@@ -252,13 +252,20 @@ export class TpParallel extends LocalizedElement {
                   data-exp-forward-flops=${x.forward_flops}
                 >
                   ${msg(html`Growth from n = ${d.fit_from} to ${ns.length} (slope on log–log axes; the serial totals counted after their first step, a one-off prefill): with the cache time ∝ n<sup>${fmt(x.cached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.cached_flops, 2)}</sup>; without it time ∝ n<sup>${fmt(x.uncached_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.uncached_flops, 2)}</sup>; one pass: time ∝ n<sup>${fmt(x.forward_ms, 2)}</sup>, FLOPs ∝ n<sup>${fmt(x.forward_flops, 2)}</sup> — the same FLOPs as the cached steps, at once.`)}
-                  ${msg('The longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹. On the CPU backend times grow faster than FLOPs: its attention (scores, softmax, weighted sum) runs as plain loops, slower per operation than the matrix products, so the part that grows with n weighs more in time than in the count. There the one pass and the cached steps do the same arithmetic on one core and take about as long; the one pass wins where the hardware computes positions side by side (WebGPU), and there each serial step also pays a round trip to the device.')}
+                  ${msg('The longer the sequence, the larger the share of attention in a cached step, and the more its total bends upwards from n¹. On the CPU backend times grow faster than FLOPs: its attention (scores, softmax, weighted sum) runs as plain loops, slower per operation than the matrix products, so the part that grows with n weighs more in time than in the count. There the one pass and the cached steps do the same arithmetic on one core, one position after another: what the one pass saves is the work around each step, and the table shows how much that is on this device. Where the hardware computes positions side by side (WebGPU), the one pass also does its arithmetic at once, and each serial step pays a round trip to the device.')}
                 </figcaption>
               </figure>
               <figure>
                 <svg class="chart" viewBox=${c2.viewBox} role="img" aria-label=${msg('attention work for the n-th token with and without the cache')}>${c2.body}</svg>
-                <figcaption data-exp-cached-attention=${x.cached_attention_flops} data-exp-uncached-attention=${x.uncached_attention_flops}>
-                  ${msg(html`The n-th token's attention work: with the cache one query against n keys, 2·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear); without it all n queries again, C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).`)}
+                <figcaption
+                  data-exp-cached-attention=${x.cached_attention_flops}
+                  data-exp-uncached-attention=${x.uncached_attention_flops}
+                  data-n=${ns.length}
+                  data-cached-attention-flops=${d.cached_step_attention_flops[ns.length - 1]}
+                  data-uncached-attention-flops=${d.uncached_step_attention_flops[ns.length - 1]}
+                >
+                  ${msg(html`The n-th token's attention FLOPs (a multiply-add counts as two, as in the plot): with the cache one query against n keys, 4·C·n per layer (∝ n<sup>${fmt(x.cached_attention_flops, 2)}</sup>, linear); without it all n queries again, 2·C·n(n + 1) per layer (∝ n<sup>${fmt(x.uncached_attention_flops, 2)}</sup>, quadratic).`)}
+                  ${msg(str`At n = ${ns.length}: ${d.cached_step_attention_flops[ns.length - 1].toLocaleString('en')} FLOPs with the cache, ${d.uncached_step_attention_flops[ns.length - 1].toLocaleString('en')} without.`)}
                 </figcaption>
               </figure>
             </div>

@@ -38,6 +38,7 @@ export class TpSaturation extends LocalizedElement {
     layer: { type: Number },
     row: { type: Number },
     scaleOn: { type: Boolean },
+    score: { type: String },
     beforeLabel: { type: String },
     sides: { attribute: false },
   };
@@ -48,6 +49,8 @@ export class TpSaturation extends LocalizedElement {
   layer = 0;
   row = 0;
   scaleOn = true;
+  /** The model's score function: only `scaled_dot` is divided by √d_k, and only then does the switch act. */
+  score = 'scaled_dot';
   beforeLabel = '';
   /** The settings of the previous pass and of now, in words (each side's column label). */
   sides: { before: string; after: string } | null = null;
@@ -110,13 +113,19 @@ export class TpSaturation extends LocalizedElement {
     const now = readout(cur, this.row);
     const before = this.beforeLabel && prev && cur && prev.entropy.shape.join() === cur.entropy.shape.join() ? readout(prev, this.row) : null;
     const keys = cur ? cur.probs.shape[3] : 0;
-    const setting = before && this.sides ? this.sides.after : this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
+    const scaled = this.score === 'scaled_dot';
+    const setting = before && this.sides ? this.sides.after : !scaled ? msg('never scaled') : this.scaleOn ? msg('√d_k scaling on') : msg('√d_k scaling off');
     const was = this.sides ? this.sides.before : msg('before');
+    const promise = scaled
+      ? msg('Turn the √d_k scaling off and the dot-product part of every score grows by the factor √d_k: rows saturate toward one key.')
+      : this.score === 'dot'
+        ? msg("This model's scores are plain dot products, never divided by √d_k, so the scaling switch changes nothing here: its rows are as peaked as training made them.")
+        : msg("This model's scores are additive, w·tanh(q + k), never divided by √d_k, so the scaling switch changes nothing here.");
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Softmax saturation')} <span class="sub">${SITE_NAMES[this.site]}${msg(', ')}${msg(str`layer ${this.layer + 1}`)}</span></h2>
       <p>
         ${msg(str`Per head: the entropy of a query's attention row (in nats; 0 = all weight on one key, at most ln ${keys} = ${fmt(Math.log(Math.max(keys, 1)), 2)} for ${keys} equal keys) and its largest probability, averaged over the queries.`)}
-        ${msg('Turn the √d_k scaling off and the scores grow by √d_k: rows saturate toward one key.')}
+        <span data-score-function=${this.score}>${promise}</span>
       </p>
       ${now
         ? html`<div class="wrap" ${scrollRegion(scrollLabel())}>
@@ -161,7 +170,7 @@ export class TpSaturation extends LocalizedElement {
             </div>
             ${before
               ? html`<p class="small muted">${msg(str`“before”: the setting before the last switch (${this.beforeLabel}).`)}</p>`
-              : html`<p class="small muted">${msg('Toggle √d_k scaling (Controls) to see the previous setting beside this one.')}</p>`}`
+              : html`<p class="small muted">${scaled ? msg('Toggle √d_k scaling (Controls) to see the previous setting beside this one.') : msg('Change a setting (Controls) to see the previous one beside this.')}</p>`}`
         : html`<p class="muted">${msg('No attention map for this layer yet.')}</p>`}
     </section>`;
   }

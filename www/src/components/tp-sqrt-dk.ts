@@ -202,7 +202,7 @@ export class TpSqrtDk extends LocalizedElement {
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Why divide by √d_k')} <span class="sub">${msg('measured by the engine')}</span></h2>
       <p>
-        ${msg('Draw a query q and a key k whose d_k entries each have mean 0 and variance 1. Their dot product adds up d_k independent products of variance 1, so its variance is d_k: wider heads give wider scores, and a softmax over wide scores puts almost all its weight on one key — the entropy collapses and the gradient through the other keys vanishes. Dividing by √d_k brings the variance back to 1 at every width')}${at64 ? msg(str` (here at d_k = 64: ${fmt(at64.var_raw, 1)} before, ${fmt(at64.var_scaled)} after)`) : nothing}${msg('.')}
+        ${msg('Draw a query q and a key k whose d_k entries each have mean 0 and variance 1. Their dot product adds up d_k independent products of variance 1, so its variance is d_k: wider heads give wider scores, and a softmax over wide scores puts almost all its weight on one key — the entropy collapses and the gradient through the other keys vanishes. Dividing by √d_k brings the variance back to 1 at every width')}${at64 ? msg(str` (here at d_k = ${at64.d_k}: ${fmt(at64.var_raw, 1)} before, ${fmt(at64.var_scaled)} after)`) : nothing}${msg('.')}
       </p>
       <div class="controls">
         <label

@@ -79,6 +79,10 @@ export interface ManifestEntry {
   variant?: string;
   /** …and the file of the model it differs from. */
   variant_of?: string;
+  /** What `tplay train` measured on held-out data when the model was trained (`metric`: its name)… */
+  metric?: string;
+  /** …and the value it reached, 0 to 1 (the lessons quote it). */
+  held_out_accuracy?: number;
 }
 
 export interface BackendInfo {

@@ -128,11 +128,11 @@ const TEXTS: Record<string, Text> = {
   },
   "reverse-batch-norm.safetensors": {
     title: "Reverse · BatchNorm",
-    description: "The reverse model with BatchNorm where LayerNorm was: each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch change this one's output; in eval mode it uses the running statistics it kept while training.",
+    description: "The reverse model with BatchNorm instead of LayerNorm, and in another place: after each residual add (x = BN(x + f(x)), where post-LN puts its norm) instead of before the sublayer, so it changes two design choices, the norm and where it sits; the final norm after the stack stays a LayerNorm. Each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch, and the other positions of the same sequence, change this one's output; in eval mode it uses the running statistics it kept while training.",
     t: () => msg("Reverse · BatchNorm", { id: "model.reverse-batch-norm.title" }),
-    d: () => msg("The reverse model with BatchNorm where LayerNorm was: each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch change this one's output; in eval mode it uses the running statistics it kept while training.", { id: "model.reverse-batch-norm.description" }),
-    variant: "BatchNorm",
-    v: () => msg("BatchNorm", { id: "model.reverse-batch-norm.variant" }),
+    d: () => msg("The reverse model with BatchNorm instead of LayerNorm, and in another place: after each residual add (x = BN(x + f(x)), where post-LN puts its norm) instead of before the sublayer, so it changes two design choices, the norm and where it sits; the final norm after the stack stays a LayerNorm. Each feature is normalised over the batch and the positions, so in train mode the other sequences of a batch, and the other positions of the same sequence, change this one's output; in eval mode it uses the running statistics it kept while training.", { id: "model.reverse-batch-norm.description" }),
+    variant: "BatchNorm, after the add",
+    v: () => msg("BatchNorm, after the add", { id: "model.reverse-batch-norm.variant" }),
   },
   "reverse-no-residual.safetensors": {
     title: "Reverse · no residual connections",
@@ -144,9 +144,9 @@ const TEXTS: Record<string, Text> = {
   },
   "reverse-no-embed-scale.safetensors": {
     title: "Reverse · no ×√d_model",
-    description: "The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so the sine/cosine position vectors start out as large as the embeddings.",
+    description: "The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so nothing lifts them to the size of the sine/cosine position vectors: in these weights the position vectors are the larger part of the sum (the embedding-scale view measures by how much).",
     t: () => msg("Reverse · no ×√d_model", { id: "model.reverse-no-embed-scale.title" }),
-    d: () => msg("The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so the sine/cosine position vectors start out as large as the embeddings.", { id: "model.reverse-no-embed-scale.description" }),
+    d: () => msg("The reverse model whose token embeddings are not multiplied by √d_model before the positions are added, so nothing lifts them to the size of the sine/cosine position vectors: in these weights the position vectors are the larger part of the sum (the embedding-scale view measures by how much).", { id: "model.reverse-no-embed-scale.description" }),
     variant: "no ×√d_model",
     v: () => msg("no ×√d_model", { id: "model.reverse-no-embed-scale.variant" }),
   },

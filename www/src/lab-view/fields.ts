@@ -593,7 +593,7 @@ export const PRESETS: readonly Preset[] = [
       return msg('Embeddings with and without ×√d_model');
     },
     get about() {
-      return msg('Without the scale the fixed positions are as large as the tokens themselves.');
+      return msg('Without the scale nothing lifts the token embeddings, which start small, to the size of the fixed sine/cosine positions: the positions are the larger part of the sum.');
     },
     task: 'reverse',
     runs: [

@@ -7,17 +7,28 @@
 // Every sentence goes through `msg` with an explicit id (`lesson.<id>.<part>`), so the
 // localisation tools can translate it; formulas are the same in every language and are not.
 
-import { msg } from '@lit/localize';
+import { msg, str } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
+import type { ManifestEntry, MaskEdit, ParallelTiming, Positions } from '../engine/protocol';
+
+/**
+ * What a lesson's sentences may read: a number in a sentence is the engine's (a view's
+ * measured result, the loaded model's info) or the training CLI's (the manifest's
+ * `held_out_accuracy`), never typed into the text.
+ */
+export interface LessonText {
+  /** The page's store (null before the page has one). */
+  store: PlaygroundStore | null;
+  /** A shown view's element, by tag (to read its measured result), or null. */
+  view<T = HTMLElement>(tag: string): T | null;
+}
 
 /** What a lesson's `done` may look at. */
-export interface LessonCtx {
+export interface LessonCtx extends LessonText {
   /** The settings now. */
   st: PlaygroundState;
   store: PlaygroundStore;
-  /** A shown view's element, by tag (to read its measured result), or null. */
-  view<T = HTMLElement>(tag: string): T | null;
   /**
    * Has this value changed since the lesson first saw it (its first non-null value)?
    * Keyed by `key`; the value is compared as JSON.
@@ -30,7 +41,7 @@ export interface Lesson {
   readonly id: string;
   readonly title: () => string;
   /** The explanation, a paragraph or two. */
-  readonly explain: () => string[];
+  readonly explain: (c: LessonText) => string[];
   /** The formula, as plain text (the same in every language). */
   readonly formula?: string;
   /** The settings it opens with, in the URL-hash format. */
@@ -39,7 +50,7 @@ export interface Lesson {
   readonly task: () => string;
   readonly question: () => string;
   /** What to notice once it is done. */
-  readonly notice: () => string;
+  readonly notice: (c: LessonText) => string;
   /** Has the learner done it? */
   readonly done: (c: LessonCtx) => boolean;
   /** The setting the experiment changes (a classroom link leaves it unlocked), if it is one. */
@@ -52,6 +63,30 @@ export interface Lesson {
 
 const GRAMMAR = 'model=grammar-sinusoidal.safetensors';
 const REVERSE = 'model=reverse.safetensors';
+
+/** A shipped model's manifest entry, by file. */
+function entry(c: LessonText, file: string): ManifestEntry | undefined {
+  return c.store?.manifest.find((m) => m.file === file);
+}
+
+/** A share 0…1 as a percentage, as precise as the manifest gives it ("99.6 %", "100 %"). */
+export function percent(x: number): string {
+  return `${String(Math.round(x * 1000) / 10)} %`;
+}
+
+/** What the training CLI measured on held-out data for a shipped model, as a percentage ('' if unknown). */
+export function heldOut(c: LessonText, file: string): string {
+  const a = entry(c, file)?.held_out_accuracy;
+  return a === undefined ? '' : percent(a);
+}
+
+/** The two held-out scores of a lesson that compares two models, when both are known. */
+function pair(c: LessonText, a: string, b: string): [string, string] | null {
+  const x = heldOut(c, a);
+  const y = heldOut(c, b);
+  return x && y ? [x, y] : null;
+}
+
 
 export const LESSONS: readonly Lesson[] = [
   {
@@ -134,16 +169,25 @@ export const LESSONS: readonly Lesson[] = [
       msg('A dot product is one of many ways to score a query against a key. Additive attention passes both through a small network with a tanh and reads one number out.', {
         id: 'lesson.dot-vs-additive.explain1',
       }),
-      msg('Both can learn the task. The dot product wins on speed: all scores are one matrix product, which hardware does very well.', { id: 'lesson.dot-vs-additive.explain2' }),
+      msg('The dot product is cheap: all scores are one matrix product, which hardware does very well. The additive score does as many multiply-adds, plus an addition and a tanh for every dimension of every query–key pair; the timing table of the parallel view measures both on this device.', {
+        id: 'lesson.dot-vs-additive.explain2',
+      }),
     ],
     formula: 'dot: score(q, k) = q·k / √d_k        additive: score(q, k) = vᵀ · tanh(q + k)',
-    preset: `${REVERSE}&views=controls,attention&play=0`,
+    preset: `${REVERSE}&views=controls,attention,parallel&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with additive scores.', { id: 'lesson.dot-vs-additive.task' }),
     question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
-    notice: () =>
-      msg('Both models learn the task and their maps show a similar pattern. The q·k inspector shows the additive formula instead of a row of products: as many multiply-adds, plus an addition and a tanh for every dimension of every query–key pair.', {
+    notice: (c) => {
+      const p = pair(c, 'reverse-additive.safetensors', 'reverse.safetensors');
+      const scores = p
+        ? msg(str`Both learn the task, not equally well: trained with the same recipe, the additive model reverses ${p[0]} of held-out strings exactly, the scaled-dot model ${p[1]}.`, {
+            id: 'lesson.dot-vs-additive.notice-scores',
+          })
+        : '';
+      return `${scores} ${msg('Compare their attention maps. The q·k inspector shows the additive formula instead of a row of products, and the timing table under the parallel view shows what the tanh costs.', {
         id: 'lesson.dot-vs-additive.notice',
-      }),
+      })}`.trim();
+    },
     done: (c) => c.st.model === 'reverse-additive.safetensors',
     setting: 'model',
     code: ['crate/src/model/attention.rs'],
@@ -229,10 +273,29 @@ export const LESSONS: readonly Lesson[] = [
     preset: `${GRAMMAR}&views=parallel&play=0`,
     task: () => msg('Change “tokens N” and press “Measure again”.', { id: 'lesson.parallel.task' }),
     question: () => msg('How does each of the three times grow as N grows?', { id: 'lesson.parallel.question' }),
-    notice: () =>
-      msg('One parallel pass stays cheap. Token by token with the cache grows about linearly; without the cache each step redoes the whole prefix, so the total grows about with N².', {
+    notice: (c) => {
+      const d = c.view<HTMLElement & { data: ParallelTiming | null }>('tp-parallel')?.data;
+      const cpu = c.store?.backendInfo?.backend !== 'webgpu';
+      const growth = msg('Token by token with the cache grows about linearly; without the cache each step redoes the whole prefix, so the total grows about with N².', {
         id: 'lesson.parallel.notice',
-      }),
+      });
+      const where = cpu
+        ? msg('Here the CPU backend runs: the one pass does the same arithmetic as the cached steps, one position after another on one core, so what it saves is the work around each step, not the arithmetic. On WebGPU the one pass also computes the positions side by side.', {
+            id: 'lesson.parallel.notice-cpu',
+          })
+        : msg('Here WebGPU runs: the one pass computes the positions side by side, while each serial step also pays a round trip to the device.', {
+            id: 'lesson.parallel.notice-gpu',
+          });
+      const n = d?.tokens.length ?? 0;
+      const k = d ? d.forward_lengths.indexOf(n) : -1;
+      const measured =
+        d && k >= 0
+          ? msg(str`Measured now for N = ${n}: one pass ${d.forward_ms[k].toFixed(2)} ms, token by token ${d.cached_ms[n - 1].toFixed(2)} ms with the cache and ${d.uncached_ms[n - 1].toFixed(2)} ms without.`, {
+              id: 'lesson.parallel.notice-measured',
+            })
+          : '';
+      return [measured, growth, where].filter(Boolean).join(' ');
+    },
     done: (c) => {
       const d = c.view<HTMLElement & { data: { tokens: unknown[] } | null }>('tp-parallel')?.data;
       return !!d && c.changed('parallel.n', d.tokens.length);
@@ -253,10 +316,19 @@ export const LESSONS: readonly Lesson[] = [
     preset: `${REVERSE}&views=controls,embedding-scale&play=0`,
     task: () => msg('Under “Design”, load the sibling trained without ×√d_model.', { id: 'lesson.embedding-scale.task' }),
     question: () => msg('Which is larger now, the token part or the position part?', { id: 'lesson.embedding-scale.question' }),
-    notice: () =>
-      msg('The view draws the token part with and without the factor beside the position part. Compare the balance in the model trained with the factor and in the one trained without it: without it the position vectors start out as large as the embeddings.', {
+    notice: (c) => {
+      const first = msg('The view draws the token part with and without the factor beside the position part, and states the ratio in the loaded weights. Compare the balance in the model trained with the factor and in the one trained without it.', {
         id: 'lesson.embedding-scale.notice',
-      }),
+      });
+      // The view's ratio, once it is the one of a model trained without the factor.
+      const v = c.view<HTMLElement & { ratio: number | null; data: { scaled_in_model: boolean } | null }>('tp-embedding-scale');
+      const r = v?.ratio ?? null;
+      if (r === null || v?.data?.scaled_in_model !== false || c.store?.st.model !== 'reverse-no-embed-scale.safetensors') return first;
+      const x = (Math.round(r * 10) / 10).toFixed(1);
+      return `${first} ${r >= 1
+        ? msg(str`In the model trained without it the position vectors are about ${x}× the token vectors they are added to, so the position dominates the sum.`, { id: 'lesson.embedding-scale.notice-ratio' })
+        : msg(str`In the model trained without it the position vectors are about ${x}× the token vectors they are added to.`, { id: 'lesson.embedding-scale.notice-ratio-small' })}`;
+    },
     done: (c) => c.st.model === 'reverse-no-embed-scale.safetensors',
     setting: 'model',
     code: ['crate/src/model/embedding.rs'],
@@ -279,7 +351,13 @@ export const LESSONS: readonly Lesson[] = [
       msg('The view changes with the scheme: a table of vectors for sinusoidal and learned, rotating pairs for RoPE, a slope per head for ALiBi. Only the first two touch the input at all.', {
         id: 'lesson.positions.notice',
       }),
-    done: (c) => /^grammar-/.test(c.st.model) && c.st.model !== 'grammar-sinusoidal.safetensors',
+    // Done when the positions view has drawn a grammar model with another encoding (the
+    // W_Q = W_K model keeps sinusoidal positions, so it does not count).
+    done: (c) => {
+      const e = c.store.manifest.find((m) => m.file === c.st.model);
+      const d = c.view<HTMLElement & { data: Positions | null }>('tp-positions')?.data;
+      return !!e && e.task === 'grammar' && e.pos_encoding !== 'sinusoidal' && c.store.info?.pos_encoding === e.pos_encoding && d?.scheme === e.pos_encoding;
+    },
     setting: 'model',
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
@@ -309,7 +387,7 @@ export const LESSONS: readonly Lesson[] = [
     id: 'extrapolation',
     title: () => msg('Train short, test long', { id: 'lesson.extrapolation.title' }),
     explain: () => [
-      msg('A model sees sequences up to some length in training. What happens after that length depends on the position encoding: a learned table has no rows for unseen positions, while schemes based on distance may carry on.', {
+      msg('A model sees sequences up to some length in training. What happens after that length depends on the position encoding: a learned table has rows past it, up to the model’s context, but no training sequence ever reached them, so they keep the random values they started with; schemes based on distance may carry on.', {
         id: 'lesson.extrapolation.explain1',
       }),
     ],
@@ -318,7 +396,11 @@ export const LESSONS: readonly Lesson[] = [
     question: () => msg('Which schemes keep their accuracy beyond the training length?', { id: 'lesson.extrapolation.question' }),
     notice: () =>
       msg('Up to the training length the schemes are close. Past it they part: watch which curves hold their level and which fall away, and compare that with where each scheme puts the position.', { id: 'lesson.extrapolation.notice' }),
-    done: (c) => (c.view<HTMLElement & { results: unknown[] }>('tp-extrapolation')?.results.length ?? 0) > 0,
+    // Done once every grammar model of the view was measured, not after the first of them.
+    done: (c) => {
+      const v = c.view<HTMLElement & { results: unknown[]; progress: unknown; expected: number }>('tp-extrapolation');
+      return !!v && !v.progress && v.expected > 0 && v.results.length === v.expected;
+    },
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
   },
@@ -335,8 +417,13 @@ export const LESSONS: readonly Lesson[] = [
     preset: `${REVERSE}&views=controls,hidden,output&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with no residual connections.', { id: 'lesson.residual.task' }),
     question: () => msg('How do the norms per layer change, and is the output still right?', { id: 'lesson.residual.question' }),
-    notice: () =>
-      msg('The norms per layer follow a different course without the residual stream. The model without it was trained with the same recipe and is clearly weaker: 86 % of held-out strings reversed exactly, against 99.6 %.', { id: 'lesson.residual.notice' }),
+    notice: (c) => {
+      const p = pair(c, 'reverse-no-residual.safetensors', 'reverse.safetensors');
+      const first = msg('The norms per layer follow a different course without the residual stream.', { id: 'lesson.residual.notice' });
+      return p
+        ? `${first} ${msg(str`The model without it was trained with the same recipe and is weaker: it reverses ${p[0]} of held-out strings exactly, against ${p[1]} with residuals.`, { id: 'lesson.residual.notice-scores' })}`
+        : first;
+    },
     done: (c) => c.st.model === 'reverse-no-residual.safetensors',
     setting: 'model',
     code: ['crate/src/model/forward.rs'],
@@ -346,19 +433,26 @@ export const LESSONS: readonly Lesson[] = [
     id: 'no-leak',
     title: () => msg('The residual path does not leak the future', { id: 'lesson.no-leak.title' }),
     explain: () => [
-      msg('The residual, the norms and the FFN all work on one position at a time. The only place positions meet is attention, so under the causal mask nothing from a later token can reach an earlier one.', {
+      msg('The residual, LayerNorm and the FFN all work on one position at a time. With LayerNorm, the only place positions meet is attention, so under the causal mask nothing from a later token can reach an earlier one.', {
         id: 'lesson.no-leak.explain1',
       }),
-      msg('The view changes the last token and compares every earlier row bit for bit.', { id: 'lesson.no-leak.explain2' }),
+      msg('BatchNorm in train mode is different: it normalises each feature with a mean and variance taken over every position of the batch, so a later token moves the earlier rows through the norm, whatever the mask.', {
+        id: 'lesson.no-leak.explain-batch-norm',
+      }),
+      msg('The view changes the last token and compares every earlier row bit for bit: first under the mask the page applies now, then under the opposite for comparison.', { id: 'lesson.no-leak.explain2' }),
     ],
     preset: `${REVERSE}&views=controls,no-leak&play=0`,
-    task: () => msg('Untick “causal mask” and read the table again.', { id: 'lesson.no-leak.task' }),
+    task: () => msg('Untick “causal mask” and read the first table again: it follows the mask the page applies.', { id: 'lesson.no-leak.task' }),
     question: () => msg('Which earlier rows change now?', { id: 'lesson.no-leak.question' }),
     notice: () =>
-      msg('With the mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: the leak comes through attention only.', {
+      msg('With the causal mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: in this LayerNorm model the leak comes through attention only. Load the BatchNorm sibling under “Design” and choose train mode: the earlier rows change even under the causal mask, through the batch statistics.', {
         id: 'lesson.no-leak.notice',
       }),
-    done: (c) => c.st.causal === false,
+    // Done when the view's first table runs under a mask that lets positions read later keys.
+    done: (c) => {
+      const v = c.view<HTMLElement & { diffs: unknown[]; ran: MaskEdit[] }>('tp-no-leak');
+      return !!v && v.diffs.length === 2 && v.ran[0]?.rule.kind === 'none';
+    },
     setting: 'causal',
     code: ['crate/src/model/forward.rs', 'crate/src/model/mask.rs'],
     doc: 'forward-pass',
@@ -370,11 +464,11 @@ export const LESSONS: readonly Lesson[] = [
       msg('Both subtract a mean and divide by a standard deviation. LayerNorm takes them over the features of one token. BatchNorm takes them over the whole batch for each feature.', {
         id: 'lesson.norms.explain1',
       }),
-      msg('So with BatchNorm in training, one sentence’s output depends on the other sentences in its batch, and padding counts too.', { id: 'lesson.norms.explain2' }),
+      msg('So with BatchNorm in training, one sentence’s output depends on the other sentences in its batch and on every position of its own, and padding counts too.', { id: 'lesson.norms.explain2' }),
     ],
     formula: 'LN(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β,   statistics over one token’s features',
     preset: `${REVERSE}&views=controls,norms&play=0`,
-    task: () => msg('Under “Design”, load the sibling trained with BatchNorm.', { id: 'lesson.norms.task' }),
+    task: () => msg('Under “Design”, load the sibling trained with BatchNorm (it changes two things: BatchNorm instead of LayerNorm, and after the residual add instead of before the sublayer).', { id: 'lesson.norms.task' }),
     question: () => msg('In train mode, does another sequence in the batch change this one’s output?', { id: 'lesson.norms.question' }),
     notice: () =>
       msg('With BatchNorm the batch statistics couple the sequences; LayerNorm never does, which is one reason transformers use it.', { id: 'lesson.norms.notice' }),
@@ -407,7 +501,7 @@ export const LESSONS: readonly Lesson[] = [
     id: 'ffn',
     title: () => msg('The position-wise feed-forward network', { id: 'lesson.ffn.title' }),
     explain: () => [
-      msg('After attention, each position goes through the same small two-layer network on its own: widen, apply a nonlinearity, narrow again. It holds most of a block’s parameters.', {
+      msg('After attention, each position goes through the same small two-layer network on its own: widen, apply a nonlinearity, narrow again. It holds a large share of a block’s parameters; the view says how many in the loaded model.', {
         id: 'lesson.ffn.explain1',
       }),
     ],
@@ -415,8 +509,15 @@ export const LESSONS: readonly Lesson[] = [
     preset: `${REVERSE}&views=ffn&play=0`,
     task: () => msg('Pick another position to change in the view.', { id: 'lesson.ffn.task' }),
     question: () => msg('In each layer, which rows of the FFN output change?', { id: 'lesson.ffn.question' }),
-    notice: () =>
-      msg('An FFN output row changes exactly where its input row changed. The FFN never mixes positions; the spreading you see comes from attention in between.', { id: 'lesson.ffn.notice' }),
+    notice: (c) => {
+      const first = msg('An FFN output row changes exactly where its input row changed. The FFN never mixes positions; the spreading you see comes from attention in between (and, in a BatchNorm model in train mode, from the norm’s statistics).', {
+        id: 'lesson.ffn.notice',
+      });
+      const sh = c.view<HTMLElement & { share: { ffn: number; layer: number } | null }>('tp-ffn')?.share;
+      return sh
+        ? `${first} ${msg(str`Here the FFN holds ${percent(sh.ffn / sh.layer)} of a layer’s parameters.`, { id: 'lesson.ffn.notice-share' })}`
+        : first;
+    },
     done: (c) => {
       const d = c.view<HTMLElement & { diff: unknown }>('tp-ffn')?.diff;
       return !!d && c.changed('ffn.diff', d);
@@ -436,7 +537,13 @@ export const LESSONS: readonly Lesson[] = [
     task: () => msg('Choose “train mode” for the forward pass, then press “run again”.', { id: 'lesson.dropout.task' }),
     question: () => msg('Does the output change from run to run? Does it in eval mode?', { id: 'lesson.dropout.question' }),
     notice: () => msg('In train mode each run draws new masks and the numbers change; in eval mode repeated runs are identical.', { id: 'lesson.dropout.notice' }),
-    done: (c) => c.st.mode === 'train' && c.store.draw > 0,
+    // Done after two train-mode passes with different draws have been drawn: a rerun in
+    // eval mode, then a switch to train mode, is one train-mode pass only.
+    done: (c) => {
+      const f = c.store.lastForward;
+      const trainDraw = c.st.mode === 'train' && f?.train_note != null ? c.store.draw : null;
+      return trainDraw !== null && c.changed('dropout.train-draw', trainDraw);
+    },
     setting: 'mode',
     code: ['crate/src/model/dropout.rs'],
     doc: 'ffn-norms',

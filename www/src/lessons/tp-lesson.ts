@@ -8,7 +8,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { msg, str, updateWhenLocaleChanges } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
-import { LESSONS, lessonNamed, type Lesson, type LessonCtx } from './lessons';
+import { LESSONS, lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
 import { loadProgress, saveProgress } from './progress';
 import { keepLessonState, lessonState } from './lesson-state';
 
@@ -127,7 +127,8 @@ export class TpLesson extends LitElement {
 
   connectedCallback(): void {
     super.connectedCallback();
-    this.timer = setInterval(() => this.check(), 500);
+    // Once done, the notice is drawn again as the views finish measuring (it quotes them).
+    this.timer = setInterval(() => (this.doneNow ? this.requestUpdate() : this.check()), 500);
   }
 
   disconnectedCallback(): void {
@@ -255,6 +256,8 @@ export class TpLesson extends LitElement {
     }
     const i = LESSONS.indexOf(l);
     const done = this.doneNow;
+    // What the sentences read their numbers from: the store and the views' measured results.
+    const text: LessonText = { store: this.store, view: <T,>(tag: string) => this.findView(tag) as T | null };
     const finished = this.progress.done.filter((id) => lessonNamed(id)).length;
     return html`<section class="card" aria-labelledby="lesson-title" data-lesson=${l.id}>
       <header>
@@ -265,7 +268,7 @@ export class TpLesson extends LitElement {
         ${this.tour ? this.nav(i) : nothing}
       </header>
       ${this.tour && this.showToc ? this.toc() : nothing}
-      ${l.explain().map((p) => html`<p>${p}</p>`)}
+      ${l.explain(text).map((p) => html`<p>${p}</p>`)}
       ${l.formula ? html`<div class="formula" role="math" aria-label=${msg('formula', { id: 'tour.formula' })}>${l.formula}</div>` : nothing}
       <div class="try" data-step=${done ? 'done' : 'todo'}>
         <p><strong>${msg('Try it:', { id: 'tour.try' })}</strong> ${l.task()}</p>
@@ -273,7 +276,7 @@ export class TpLesson extends LitElement {
         <p class="status" role="status">
           ${done ? msg('Done: the page saw you do it.', { id: 'tour.done' }) : msg('Waiting for you to do it…', { id: 'tour.waiting' })}
         </p>
-        ${done ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice()}</p>` : nothing}
+        ${done ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>` : nothing}
       </div>
       <p class="links">
         ${msg('The code:', { id: 'tour.code' })} ${l.code.map((c, k) => html`${k ? ', ' : ''}<code>${c}</code>`)} ·

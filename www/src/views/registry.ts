@@ -180,6 +180,7 @@ export const VIEWS = [
       .row=${s.shownRow}
       .scaleOn=${s.st.scale}
       .causalOn=${s.switches().causal ?? s.info?.causal_default ?? true}
+      .masks=${s.lastForward?.masks ?? EMPTY}
       .paddingOn=${s.st.pad}
       .engine=${s}
       .batch=${s.lastForward?.tokens ?? EMPTY}
@@ -315,6 +316,7 @@ export const VIEWS = [
       .layer=${s.st.layer}
       .row=${s.shownRow}
       .scaleOn=${s.st.scale}
+      .score=${s.info?.score ?? 'scaled_dot'}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
       .sides=${s.previousSides()}
     ></tp-saturation>`,
@@ -419,6 +421,7 @@ export const VIEWS = [
       .info=${s.info}
       .input=${s.sequenceInput()}
       .switches=${s.switches()}
+      .masks=${s.lastForward?.masks ?? EMPTY}
       .train=${s.trainMode()}
     ></tp-no-leak>`,
   },
