@@ -50,6 +50,7 @@ export class TpOverview extends LocalizedElement {
     sampling: { attribute: false },
     classNames: { attribute: false },
     causal: { type: Boolean },
+    reach: { type: Number },
     shown: { state: true },
   };
 
@@ -66,6 +67,10 @@ export class TpOverview extends LocalizedElement {
   classNames: readonly string[] = [];
   /** The main stack's self-attention is causal. */
   causal = true;
+  /** The length the generated sequence can reach (0: nothing is generated): its token chips keep room for it (../../views/reserve.ts). */
+  reach = 0;
+  /** The height the growing row of chips holds, in CSS pixels (it only grows while a run lasts). */
+  private chipsRoom = 0;
   /** The layer drawn in full, per stack name (the reader picks it in the layer row). */
   shown: Record<string, number> = {};
 
@@ -373,6 +378,8 @@ export class TpOverview extends LocalizedElement {
   }
 
   protected updated(changed: PropertyValues<this>): void {
+    if (changed.has('reach') || changed.has('info')) this.chipsRoom = 0;
+    this.keepChipsRoom();
     if (this.forward && this.firstLiveAt === null) {
       this.firstLiveAt = performance.now();
       this.requestUpdate();
@@ -383,6 +390,30 @@ export class TpOverview extends LocalizedElement {
       this.journeyOf = this.generated.length;
       if (had >= 0 && this.generated.length > 0 && !prefersReducedMotion()) this.journey();
     }
+  }
+
+  /**
+   * The row of chips of the sequence that grows keeps the room of \`reach\` chips, measured
+   * on the chips it holds (their mean width and line height at this width, within the
+   * row's own height limit), so that a new line of chips moves nothing below it.
+   */
+  private keepChipsRoom() {
+    const row = this.renderRoot.querySelector<HTMLElement>('.flow:last-child [data-stage="tokens"] .chips');
+    if (!row) return;
+    const chips = [...row.querySelectorAll<HTMLElement>('.chip')];
+    if (this.reach <= 0 || !chips.length) {
+      this.chipsRoom = 0;
+      row.style.minHeight = '';
+      return;
+    }
+    const width = row.clientWidth;
+    const gap = 2;
+    const mean = chips.reduce((w, c) => w + c.offsetWidth + gap, 0) / chips.length;
+    const line = chips[0].offsetHeight + gap;
+    const lines = Math.ceil((this.reach * mean) / Math.max(1, width));
+    const room = Math.min(parseFloat(getComputedStyle(row).maxHeight) || Infinity, lines * line);
+    if (room > this.chipsRoom) this.chipsRoom = room;
+    row.style.minHeight = `${this.chipsRoom}px`;
   }
 
   private journey() {
