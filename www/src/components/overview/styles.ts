@@ -237,9 +237,12 @@ export const overviewStyles = css`
     outline: 2px solid var(--tp-focus);
     outline-offset: -2px;
   }
+  /* One line of chips' room before the first pass (then tp-overview keeps the lines the generation will fill). */
   .chips {
     display: flex;
     flex-wrap: wrap;
+    align-content: flex-start;
+    min-height: 1.45rem;
     gap: 2px;
     max-height: 132px;
     overflow: hidden;
@@ -287,6 +290,8 @@ export const overviewStyles = css`
   .bars {
     display: grid;
     grid-template-columns: max-content 1fr max-content;
+    grid-auto-rows: 1.3em;
+    align-content: start;
     gap: 2px 5px;
     align-items: center;
     font-size: 0.72rem;

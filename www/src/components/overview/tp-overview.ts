@@ -128,9 +128,9 @@ export class TpOverview extends LocalizedElement {
     </span>`;
   }
 
-  /** Bars of the largest probabilities: token (or class name), bar, value. */
-  private bars(rows: [number, number][], label: (id: number) => string, attr: 'token' | 'class') {
-    return html`<span class="bars">
+  /** Bars of the largest probabilities: token (or class name), bar, value; the box holds \`room\` rows from the start. */
+  private bars(rows: [number, number][], label: (id: number) => string, attr: 'token' | 'class', room: number) {
+    return html`<span class="bars" style=${styles(`min-height:calc(${room} * ${BAR_ROW}em + ${Math.max(0, room - 1) * 2}px)`)}>
       ${rows.map(
         ([id, p]) => html`<span class="tok" lang=${ifDefined(tokenLang(label(id)))}>${label(id)}</span>
           <span class="track"><span class="fill" style=${styles(`width:${100 * Math.min(1, p)}%;background:${viridis(0.25 + 0.7 * p)}`)}></span></span>
@@ -286,7 +286,7 @@ export class TpOverview extends LocalizedElement {
         'out',
         msg('Class probabilities'),
         msg('The classifier reads the encoder and gives a probability to each class.'),
-        this.bars(rows, (c) => this.classNames[c] ?? msg(str`class ${c}`), 'class'),
+        this.bars(rows, (c) => this.classNames[c] ?? msg(str`class ${c}`), 'class', info.num_classes),
       );
     }
     if (kind === 'tags') {
@@ -313,7 +313,7 @@ export class TpOverview extends LocalizedElement {
       'out',
       msg('Next-token probabilities'),
       msg(str`Logits, then softmax over all ${v.length} tokens: the five most likely.`),
-      this.bars(top, (id) => showToken(v[id] ?? `${id}`), 'token'),
+      this.bars(top, (id) => showToken(v[id] ?? `${id}`), 'token', 5),
     );
     return html`${logits}<span class="arrow" aria-hidden="true"></span>${this.nextStage()}`;
   }
@@ -324,8 +324,11 @@ export class TpOverview extends LocalizedElement {
     const v = info.vocab;
     const f = this.forward;
     const s = this.sampling?.strategy ?? 'greedy';
-    const shaped = topOf(f?.next_probs ?? null, s === 'beam' ? Math.min(3, this.sampling?.beam_width ?? 3) : 3).filter(([, p]) => p > 0);
-    const loop = this.generated.length && !this.done ? html`<span class="loop">${msg('↩ appended to the tokens, and the model runs again')}</span>` : nothing;
+    const k = s === 'beam' ? Math.min(3, this.sampling?.beam_width ?? 3) : 3;
+    const shaped = topOf(f?.next_probs ?? null, k).filter(([, p]) => p > 0);
+    // The line is there, unseen, while nothing is appended, so that it takes its room from the start.
+    const looping = this.generated.length > 0 && !this.done;
+    const loop = html`<span class="loop" style=${styles(looping ? '' : 'visibility:hidden')} aria-hidden=${looping ? 'false' : 'true'}>${msg('↩ appended to the tokens, and the model runs again')}</span>`;
     if (s === 'greedy') {
       const [id] = shaped[0] ?? [-1];
       return this.stage(
@@ -337,7 +340,7 @@ export class TpOverview extends LocalizedElement {
       );
     }
     const caption = s === 'sample' ? msg('Sampling draws one of these (after temperature, top-k and top-p).') : msg('Beam search keeps several continuations.');
-    return this.stage('next', 'next', msg('Next token'), caption, html`${this.bars(shaped, (id) => showToken(v[id] ?? `${id}`), 'token')}${loop}`);
+    return this.stage('next', 'next', msg('Next token'), caption, html`${this.bars(shaped, (id) => showToken(v[id] ?? `${id}`), 'token', k)}${loop}`);
   }
 
   /** One row of the picture: a stack from its tokens to what it hands on. */
@@ -400,17 +403,24 @@ export class TpOverview extends LocalizedElement {
   private keepChipsRoom() {
     const row = this.renderRoot.querySelector<HTMLElement>('.flow:last-child [data-stage="tokens"] .chips');
     if (!row) return;
-    const chips = [...row.querySelectorAll<HTMLElement>('.chip')];
-    if (this.reach <= 0 || !chips.length) {
+    if (this.reach <= 0) {
       this.chipsRoom = 0;
       row.style.minHeight = '';
       return;
     }
-    const width = row.clientWidth;
+    const stage = row.closest<HTMLElement>('.stage');
+    const css = stage ? getComputedStyle(stage) : null;
+    const width = (stage?.clientWidth ?? row.clientWidth) - (css ? parseFloat(css.paddingLeft) + parseFloat(css.paddingRight) : 0);
     const gap = 2;
-    const mean = chips.reduce((w, c) => w + c.offsetWidth + gap, 0) / chips.length;
-    const line = chips[0].offsetHeight + gap;
-    const lines = Math.ceil((this.reach * mean) / Math.max(1, width));
+    // The chips' median width (a special token such as <bos> is wider than the rest); before
+    // the first pass, that of a chip of one glyph (a word: four), as the styles draw it.
+    const chips = [...row.querySelectorAll<HTMLElement>('.chip')];
+    const widths = chips.map((c) => c.offsetWidth + gap).sort((a, b) => a - b);
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    const glyphs = this.info?.tokenizer_kind === 'word' ? 4 : 1;
+    const median = widths.length ? widths[widths.length >> 1] : Math.ceil(0.85 * rem * 0.6 * glyphs + 10 + gap);
+    const line = chips.length ? chips[0].offsetHeight + gap : Math.ceil(0.85 * rem * 1.15 + 6 + gap);
+    const lines = Math.ceil((this.reach * median) / Math.max(1, width));
     const room = Math.min(parseFloat(getComputedStyle(row).maxHeight) || Infinity, lines * line);
     if (room > this.chipsRoom) this.chipsRoom = room;
     row.style.minHeight = `${this.chipsRoom}px`;
@@ -427,6 +437,9 @@ export class TpOverview extends LocalizedElement {
     );
   }
 }
+
+/** The height of one row of probability bars, in em of the bars' text (styles.ts, \`.bars\`). */
+const BAR_ROW = 1.3;
 
 /** A position encoding's name in words. */
 function posName(pos: string): string {
