@@ -19,6 +19,8 @@ const BIG_MAP = 48 * 48;
 /** The large map's row-label column and key-label row while the sequence grows (the labels' largest sizes, .lab.row and .lab.col). */
 const LABEL_COL = 90;
 const LABEL_ROW = 72;
+/** A panel at least this wide (CSS pixels) holds the map and the q·k inspector side by side. */
+const WIDE_PANEL = 600;
 
 export const SITE_NAMES: Record<AttnSite, string> = {
   get encoder_self() {
@@ -116,7 +118,10 @@ export class TpAttention extends LocalizedElement {
   /** Side of one cell of the large map: shrinks so that the S columns fit the panel. */
   private cellSide(S: number): number {
     if (this.zoom) return 22;
-    const avail = this.width - 90 - 24; // the row labels and the card's padding
+    // The row labels and the card's padding; on a wide panel also the q·k inspector beside
+    // the map (flex-basis 240 px and the gap), so that it stays there however long the
+    // sequence grows.
+    const avail = this.width - 90 - 24 - (this.width >= WIDE_PANEL ? 256 : 0);
     return Math.max(5, Math.min(22, Math.floor(avail / Math.max(1, S)) - 1));
   }
 

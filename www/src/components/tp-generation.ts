@@ -55,14 +55,15 @@ export class TpGeneration extends LocalizedElement {
 
   /**
    * The lines the stream holds room for: those the prompt and \`max\` more tokens take at
-   * this width (a monospaced glyph is about 0.6 em; a word token about six glyphs with its
+   * this width (a monospaced glyph is about 0.6 em, counted as 0.62; a word token about six glyphs with its
    * space), so that it does not grow a line at a time while the tokens arrive.
    */
   private streamLines(): number {
     if (!this.width || !this.info || this.info.arch === 'encoder_only') return 1;
     const word = this.info.tokenizer_kind === 'word';
     const chars = this.prompt.reduce((n, t) => n + t.length + (word ? 1 : 0), 0) + this.max * (word ? 6 : 1);
-    const perLine = Math.max(1, Math.floor((this.width - 36) / (16 * 0.6)));
+    // The card's padding and border; a glyph's advance rounded up (fonts differ a little).
+    const perLine = Math.max(1, Math.floor((this.width - 48) / (16 * 0.62)));
     return Math.min(40, Math.ceil(chars / perLine));
   }
 
@@ -126,12 +127,25 @@ export class TpGeneration extends LocalizedElement {
          width, the long ones on a row of their own. */
       .stats {
         display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(11.5em, 1fr));
+        grid-template-columns: repeat(auto-fill, minmax(15em, 1fr));
         gap: 2px 14px;
         font-size: var(--tp-text-sm);
       }
+      .stats > span:not(.row) {
+        white-space: nowrap;
+      }
       .stats .row {
         grid-column: 1 / -1;
+      }
+      :host {
+        display: block;
+        container-type: inline-size;
+      }
+      /* In a narrow panel the running totals take two lines once their numbers grow: they hold both from the start. */
+      @container (max-width: 520px) {
+        .stats .totals {
+          min-height: 2.6em;
+        }
       }
       /* Pause and Play take the same room, so the controls after them stay put. */
       button.play {

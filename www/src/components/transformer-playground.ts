@@ -38,7 +38,7 @@ import { PlaygroundRunsApi } from './playground-runs-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
-import { reserveOf } from '../views/reserve';
+import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
@@ -572,11 +572,12 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   private frame(v: ViewDef, s: PlaygroundStore) {
     const r = reserveOf(v.name, this.arch(s));
     const waiting = !s.lastForward && r;
+    const room = r && (waiting || KEEP_ROOM.has(v.name));
     return html`<div
       class="view"
       data-view=${v.name}
-      ?data-waiting=${!!waiting}
-      style=${styles(waiting ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
+      ?data-waiting=${!!room}
+      style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
     >
       ${v.render(s)}
       <tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>

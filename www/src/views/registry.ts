@@ -74,7 +74,6 @@ export const VIEWS = [
       .sampling=${s.sampling()}
       .classNames=${s.classNames}
       .causal=${s.switches().causal ?? s.info?.causal_default ?? true}
-      .reach=${generationReach(s)}
     ></tp-overview>`,
   },
   {

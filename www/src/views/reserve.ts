@@ -11,9 +11,9 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
   controls: { wide: 170, narrow: 390 },
   backend: { wide: 32, narrow: 95 },
   input: { wide: 180, narrow: 205 },
-  generation: { wide: 210, narrow: 275 },
+  generation: { wide: 270, narrow: 470 },
   architecture: { wide: 950, narrow: 1090 },
-  attention: { wide: 685, narrow: 1035 },
+  attention: { wide: 755, narrow: 1130 },
   masks: { wide: 335, narrow: 495 },
   output: { wide: 490, narrow: 590 },
   hidden: { wide: 195, narrow: 285 },
@@ -42,11 +42,19 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
  */
 export const RESERVE_BY_ARCH: Readonly<Record<string, Readonly<Record<Arch, { wide: number; narrow: number }>>>> = {
   overview: {
-    decoder_only: { wide: 430, narrow: 1426 },
+    decoder_only: { wide: 430, narrow: 1486 },
     encoder_decoder: { wide: 755, narrow: 2430 },
     encoder_only: { wide: 415, narrow: 1180 },
   },
 };
+
+/**
+ * Views whose content follows the generation (and the settings that shape it): they keep
+ * their reserved room as a minimum after the first pass too, so that a shorter content
+ * (fewer tokens asked for, a short prompt) leaves space at the foot of the view instead of
+ * pulling up what is below it.
+ */
+export const KEEP_ROOM: ReadonlySet<string> = new Set(['overview', 'attention', 'generation']);
 
 /** The room a view takes before the engine first answers, for a model of kind `arch` (null: reserve nothing). */
 export function reserveOf(view: string, arch: Arch): { wide: number; narrow: number } | null {

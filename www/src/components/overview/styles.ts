@@ -237,7 +237,9 @@ export const overviewStyles = css`
     outline: 2px solid var(--tp-focus);
     outline-offset: -2px;
   }
-  /* One line of chips' room before the first pass (then tp-overview keeps the lines the generation will fill). */
+  /* One line of chips' room before the first pass; the row of a decoder's tokens, which
+     grows a chip per generated token, holds its full height from the start, so that a new
+     line of chips moves nothing below it. */
   .chips {
     display: flex;
     flex-wrap: wrap;
@@ -246,6 +248,9 @@ export const overviewStyles = css`
     gap: 2px;
     max-height: 132px;
     overflow: hidden;
+  }
+  .chips.grows {
+    min-height: 132px;
   }
   .chip {
     font-family: var(--tp-mono);

@@ -50,7 +50,6 @@ export class TpOverview extends LocalizedElement {
     sampling: { attribute: false },
     classNames: { attribute: false },
     causal: { type: Boolean },
-    reach: { type: Number },
     shown: { state: true },
   };
 
@@ -67,10 +66,6 @@ export class TpOverview extends LocalizedElement {
   classNames: readonly string[] = [];
   /** The main stack's self-attention is causal. */
   causal = true;
-  /** The length the generated sequence can reach (0: nothing is generated): its token chips keep room for it (../../views/reserve.ts). */
-  reach = 0;
-  /** The height the growing row of chips holds, in CSS pixels (it only grows while a run lasts). */
-  private chipsRoom = 0;
   /** The layer drawn in full, per stack name (the reader picks it in the layer row). */
   shown: Record<string, number> = {};
 
@@ -107,10 +102,10 @@ export class TpOverview extends LocalizedElement {
   // ---------------------------------------------------------------- pictures
 
   /** Token chips of a row, the newest marked. */
-  private chips(ids: number[], newest: number) {
+  private chips(ids: number[], newest: number, grows: boolean) {
     const v = this.info?.vocab ?? [];
     const pad = this.info?.pad ?? -1;
-    return html`<span class="chips">
+    return html`<span class="chips ${grows ? 'grows' : ''}">
       ${ids.map((id, i) =>
         id === pad && i >= realLength(ids, pad)
           ? nothing
@@ -158,7 +153,9 @@ export class TpOverview extends LocalizedElement {
       : enc
         ? msg('What the decoder has written so far, from <bos>.')
         : msg('The text, split into tokens: one chip per token id.');
-    return this.stage('tokens', 'io', title, caption, this.chips(ids, this.newest(stack)), { site: stack.site });
+    // The tokens a decoder writes: their row holds its full room from the start (styles.ts, \`.chips.grows\`).
+    const grows = !source && headKind(this.plan!, this.info!) === 'next';
+    return this.stage('tokens', 'io', title, caption, this.chips(ids, this.newest(stack), grows), { site: stack.site });
   }
 
   private embeddingStage(stack: StackPlan) {
@@ -381,8 +378,6 @@ export class TpOverview extends LocalizedElement {
   }
 
   protected updated(changed: PropertyValues<this>): void {
-    if (changed.has('reach') || changed.has('info')) this.chipsRoom = 0;
-    this.keepChipsRoom();
     if (this.forward && this.firstLiveAt === null) {
       this.firstLiveAt = performance.now();
       this.requestUpdate();
@@ -393,37 +388,6 @@ export class TpOverview extends LocalizedElement {
       this.journeyOf = this.generated.length;
       if (had >= 0 && this.generated.length > 0 && !prefersReducedMotion()) this.journey();
     }
-  }
-
-  /**
-   * The row of chips of the sequence that grows keeps the room of \`reach\` chips, measured
-   * on the chips it holds (their mean width and line height at this width, within the
-   * row's own height limit), so that a new line of chips moves nothing below it.
-   */
-  private keepChipsRoom() {
-    const row = this.renderRoot.querySelector<HTMLElement>('.flow:last-child [data-stage="tokens"] .chips');
-    if (!row) return;
-    if (this.reach <= 0) {
-      this.chipsRoom = 0;
-      row.style.minHeight = '';
-      return;
-    }
-    const stage = row.closest<HTMLElement>('.stage');
-    const css = stage ? getComputedStyle(stage) : null;
-    const width = (stage?.clientWidth ?? row.clientWidth) - (css ? parseFloat(css.paddingLeft) + parseFloat(css.paddingRight) : 0);
-    const gap = 2;
-    // The chips' median width (a special token such as <bos> is wider than the rest); before
-    // the first pass, that of a chip of one glyph (a word: four), as the styles draw it.
-    const chips = [...row.querySelectorAll<HTMLElement>('.chip')];
-    const widths = chips.map((c) => c.offsetWidth + gap).sort((a, b) => a - b);
-    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    const glyphs = this.info?.tokenizer_kind === 'word' ? 4 : 1;
-    const median = widths.length ? widths[widths.length >> 1] : Math.ceil(0.85 * rem * 0.6 * glyphs + 10 + gap);
-    const line = chips.length ? chips[0].offsetHeight + gap : Math.ceil(0.85 * rem * 1.15 + 6 + gap);
-    const lines = Math.ceil((this.reach * median) / Math.max(1, width));
-    const room = Math.min(parseFloat(getComputedStyle(row).maxHeight) || Infinity, lines * line);
-    if (room > this.chipsRoom) this.chipsRoom = room;
-    row.style.minHeight = `${this.chipsRoom}px`;
   }
 
   private journey() {
