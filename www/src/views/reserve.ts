@@ -42,7 +42,7 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
  */
 export const RESERVE_BY_ARCH: Readonly<Record<string, Readonly<Record<Arch, { wide: number; narrow: number }>>>> = {
   overview: {
-    decoder_only: { wide: 430, narrow: 1486 },
+    decoder_only: { wide: 430, narrow: 1426 },
     encoder_decoder: { wide: 755, narrow: 2430 },
     encoder_only: { wide: 415, narrow: 1180 },
   },

@@ -238,8 +238,8 @@ export const overviewStyles = css`
     outline-offset: -2px;
   }
   /* One line of chips' room before the first pass; the row of a decoder's tokens, which
-     grows a chip per generated token, holds its full height from the start, so that a new
-     line of chips moves nothing below it. */
+     grows a chip per generated token, holds three lines from the start (the default prompt
+     and its 32 tokens on a phone), so that a new line of chips moves nothing below it. */
   .chips {
     display: flex;
     flex-wrap: wrap;
@@ -250,7 +250,7 @@ export const overviewStyles = css`
     overflow: hidden;
   }
   .chips.grows {
-    min-height: 132px;
+    min-height: 74px;
   }
   .chip {
     font-family: var(--tp-mono);
