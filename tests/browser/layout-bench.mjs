@@ -1,5 +1,7 @@
 // Layout stability for `cargo xtask bench` (a program that prints numbers; it asserts
-// nothing): the cumulative layout shift (CLS) of the page and of embedded views, from
+// nothing): the cumulative layout shift (CLS) of the page (the overview it opens on, and a
+// chapter), of one view in embed.html and of the three-widget post example.html with its
+// iframe, at 1440 and 390 px, from
 // navigation until the page has been live for a few seconds, beside the target (< 0.1).
 // CLS as browsers report it: `layout-shift` entries without recent input, summed in
 // session windows (gaps under 1 s, windows at most 5 s long), the largest window counts.
@@ -70,7 +72,9 @@ try {
   console.log(`cumulative layout shift (largest session window, ${SETTLE_MS} ms after the page is live)`);
   for (const width of [1440, 390]) {
     const pageRun = await measure(browser.context, `${server.url}index.html`, { width, ready: readyEl });
-    row(`the page (index.html), ${width} px`, pageRun.top);
+    row(`the page: the overview (index.html), ${width} px`, pageRun.top);
+    const chapter = await measure(browser.context, `${server.url}index.html#chapter=attention`, { width, ready: readyEl });
+    row(`a chapter (index.html#chapter=attention), ${width} px`, chapter.top);
     const embed = await measure(browser.context, `${server.url}embed.html#views=attention`, { width, ready: readyEl });
     row(`one view in embed.html (attention), ${width} px`, embed.top);
     const post = await measure(browser.context, `${server.url}example.html`, { width, ready: readyEl });

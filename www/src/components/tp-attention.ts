@@ -16,6 +16,11 @@ import './tp-qk';
 
 /** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
 const BIG_MAP = 48 * 48;
+/** The large map's row-label column and key-label row while the sequence grows (the labels' largest sizes, .lab.row and .lab.col). */
+const LABEL_COL = 90;
+const LABEL_ROW = 72;
+/** A panel at least this wide (CSS pixels) holds the map and the q·k inspector side by side. */
+const WIDE_PANEL = 600;
 
 export const SITE_NAMES: Record<AttnSite, string> = {
   get encoder_self() {
@@ -51,6 +56,7 @@ export class TpAttention extends LocalizedElement {
     maxDistance: { type: Number },
     previous: { attribute: false },
     beforeLabel: { type: String },
+    reach: { type: Number },
     showDiff: { state: true },
     focusCell: { state: true },
     raw: { state: true },
@@ -77,6 +83,13 @@ export class TpAttention extends LocalizedElement {
   previous: AttnTrace[] = [];
   /** What changed, in words ("causal mask on → off"). */
   beforeLabel = '';
+  /**
+   * The length the decoder's sequence can reach while it generates (prompt + max new
+   * tokens, within the model's context), 0 when nothing will be generated. The large map
+   * keeps the box of that many positions from the start, its cells sized for it, so it
+   * fills in token by token without moving what is around it.
+   */
+  reach = 0;
   showDiff = false;
   focusCell: [number, number] = [0, 0];
   /** Colour the map by the raw scores (before softmax, after the mask) instead of probabilities. */
@@ -105,8 +118,22 @@ export class TpAttention extends LocalizedElement {
   /** Side of one cell of the large map: shrinks so that the S columns fit the panel. */
   private cellSide(S: number): number {
     if (this.zoom) return 22;
-    const avail = this.width - 90 - 24; // the row labels and the card's padding
+    // The row labels and the card's padding; on a wide panel also the q·k inspector beside
+    // the map (flex-basis 240 px and the gap), so that it stays there however long the
+    // sequence grows.
+    const avail = this.width - 90 - 24 - (this.width >= WIDE_PANEL ? 256 : 0);
     return Math.max(5, Math.min(22, Math.floor(avail / Math.max(1, S)) - 1));
+  }
+
+  /**
+   * The queries × keys the large map holds room for: the trace's own, or, on the side
+   * that grows while the decoder generates (its self-attention: both; cross-attention: the
+   * queries), the length the generation can reach.
+   */
+  private room(t: AttnTrace): [number, number] {
+    const [, , T, S] = t.probs.shape;
+    if (this.reach <= 0 || t.site === 'encoder_self' || this.zoom) return [T, S];
+    return [Math.max(T, this.reach), t.site === 'cross' ? S : Math.max(S, this.reach)];
   }
 
   /** The colour value of a cell: its probability, or its raw score scaled into [0, 1]. */
@@ -439,7 +466,7 @@ export class TpAttention extends LocalizedElement {
     const [B, H, T, S] = t.probs.shape;
     const b = Math.min(this.row, B - 1);
     const h = Math.min(this.head, H - 1);
-    const side = this.cellSide(S);
+    const side = this.cellSide(this.room(t)[1]);
     const gap = 1;
     const w = S * side + (S - 1) * gap;
     const ht = T * side + (T - 1) * gap;
@@ -467,6 +494,11 @@ export class TpAttention extends LocalizedElement {
     }
   }
 
+  /** Side of one cell of the large map drawn on a canvas (sized for the room it holds). */
+  private bigCell(t: AttnTrace): number {
+    return this.zoom ? 10 : Math.max(2, Math.min(10, Math.floor((this.width - 24) / Math.max(1, this.room(t)[1]))));
+  }
+
   /** The large map on a canvas: one pixel block per cell, the focused one outlined. */
   private drawBig() {
     const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas.big');
@@ -475,7 +507,7 @@ export class TpAttention extends LocalizedElement {
     const [B, H, T, S] = t.probs.shape;
     const b = Math.min(this.row, B - 1);
     const h = Math.min(this.head, H - 1);
-    const cell = this.zoom ? 10 : Math.max(2, Math.min(10, Math.floor((this.width - 24) / Math.max(1, S))));
+    const cell = this.bigCell(t);
     const shade = this.shade(t, b, h);
     c.width = S * cell;
     c.height = T * cell;
@@ -506,18 +538,22 @@ export class TpAttention extends LocalizedElement {
     const q = (i: number) => showToken(this.queryTokens[i] ?? `${i}`);
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const cells = [];
-    const side = this.cellSide(S);
+    const keys = [];
+    const [roomT, roomS] = this.room(t);
+    const growing = roomT > T || roomS > S;
+    const side = this.cellSide(roomS);
     // Labels thin out as cells shrink: every `every`-th key (and query) is named.
     const every = side >= 14 ? 1 : Math.ceil(14 / side);
     const named = (n: number, hot: boolean) => hot || n % every === 0;
     // Header row: an empty corner, then the key tokens.
-    cells.push(html`<div class="lab" aria-hidden="true"></div>`);
+    keys.push(html`<div class="lab" aria-hidden="true"></div>`);
     // A key label wider than one Chinese character (two columns) is written vertically.
     for (let j = 0; j < S; j++)
-      cells.push(
+      keys.push(
         html`<div class="lab col ${displayWidth(k(j)) > 2 ? 'long' : ''} ${j === fj ? 'hot' : ''}" style=${styles(`width:${side}px`)} lang=${ifDefined(tokenLang(k(j)))} aria-hidden="true" title=${msg(str`key ${j}`)}>${named(j, j === fj) ? k(j) : ''}</div>`,
       );
-    const big = T * S > BIG_MAP;
+    // Grid or canvas is chosen for the room, so that it does not change while the sequence grows.
+    const big = roomT * roomS > BIG_MAP;
     this.shape = [T, S];
     const locale = getLocale();
     for (let i = 0; i < T && !big; i++) {
@@ -588,11 +624,18 @@ export class TpAttention extends LocalizedElement {
           data-layer=${t.layer}
           data-head=${h}
           data-shows=${this.raw ? 'scores' : 'probabilities'}
-          style=${styles(`grid-template-columns: auto repeat(${S}, ${side}px); grid-template-rows: auto repeat(${T}, ${side}px)`)}
+          style=${styles(
+            growing
+              ? `grid-template-columns: ${LABEL_COL}px repeat(${S}, ${side}px); grid-template-rows: ${LABEL_ROW}px repeat(${T}, ${side}px)`
+              : `grid-template-columns: auto repeat(${S}, ${side}px); grid-template-rows: auto repeat(${T}, ${side}px)`,
+          )}
         >
           <canvas class="under" aria-hidden="true"></canvas>
-          ${cells}
+          ${keys}${cells}
         </div>`;
+    // While the sequence grows, the map's box is that of the full length from the start.
+    const cell = big ? this.bigCell(t) : side + 1;
+    const box = growing ? `min-width:${(big ? 0 : LABEL_COL) + roomS * cell}px;min-height:${(big ? 0 : LABEL_ROW) + roomT * cell}px` : '';
     return html`<div class="map-tools small">
         <label><input type="checkbox" .checked=${this.raw} @change=${(e: Event) => (this.raw = (e.target as HTMLInputElement).checked)} />
           ${msg('raw scores (before softmax, after the mask)')}</label>
@@ -600,7 +643,7 @@ export class TpAttention extends LocalizedElement {
           ${msg('zoom (full-size cells, scroll)')}</label>
       </div>
       <div class="beside">
-        <div class="map-wrap ${this.zoom ? 'zoomed' : ''}" ${scrollRegion(scrollLabel())}>${map}</div>
+        <div class="map-wrap ${this.zoom ? 'zoomed' : ''}" ${scrollRegion(scrollLabel())} style=${styles(box)}>${map}</div>
         <tp-qk
           .trace=${t}
           .b=${b}

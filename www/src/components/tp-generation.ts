@@ -5,7 +5,7 @@
 
 import { html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
-import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
+import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import type { GenStats } from '../state/generation';
 import type { GenBefore } from '../state/store-data';
 import { ifDefined } from 'lit/directives/if-defined.js';
@@ -33,7 +33,39 @@ export class TpGeneration extends LocalizedElement {
     cache: { type: Boolean },
     previousRun: { attribute: false },
     sides: { attribute: false },
+    width: { state: true },
   };
+
+  /** The stream's width in CSS pixels, as last measured (the lines it reserves follow it). */
+  width = 0;
+  private resize = new ResizeObserver((e) => {
+    const w = e[0]?.contentRect.width ?? 0;
+    if (Math.abs(w - this.width) > 1) this.width = w;
+  });
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.resize.observe(this);
+  }
+
+  disconnectedCallback(): void {
+    this.resize.disconnect();
+    super.disconnectedCallback();
+  }
+
+  /**
+   * The lines the stream holds room for: those the prompt and \`max\` more tokens take at
+   * this width (a monospaced glyph is about 0.6 em, counted as 0.62; a word token about six glyphs with its
+   * space), so that it does not grow a line at a time while the tokens arrive.
+   */
+  private streamLines(): number {
+    if (!this.width || !this.info || this.info.arch === 'encoder_only') return 1;
+    const word = this.info.tokenizer_kind === 'word';
+    const chars = this.prompt.reduce((n, t) => n + t.length + (word ? 1 : 0), 0) + this.max * (word ? 6 : 1);
+    // The card's padding and border; a glyph's advance rounded up (fonts differ a little).
+    const perLine = Math.max(1, Math.floor((this.width - 48) / (16 * 0.62)));
+    return Math.min(40, Math.ceil(chars / perLine));
+  }
 
   info: ModelInfo | null = null;
   prompt: string[] = [];
@@ -91,11 +123,36 @@ export class TpGeneration extends LocalizedElement {
           background: #fde725;
         }
       }
+      /* Each figure keeps its place while the numbers change: short ones in columns of one
+         width, the long ones on a row of their own. */
       .stats {
-        display: flex;
-        gap: 14px;
-        flex-wrap: wrap;
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(15em, 1fr));
+        gap: 2px 14px;
         font-size: var(--tp-text-sm);
+      }
+      .stats > span:not(.row) {
+        white-space: nowrap;
+      }
+      .stats .row {
+        grid-column: 1 / -1;
+      }
+      :host {
+        display: block;
+        container-type: inline-size;
+      }
+      /* In a narrow panel the running totals take two lines once their numbers grow: they hold both from the start. */
+      @container (max-width: 520px) {
+        .stats .totals {
+          min-height: 2.6em;
+        }
+      }
+      /* Pause and Play take the same room, so the controls after them stay put. */
+      button.play {
+        min-width: 7em;
+      }
+      .cache.waiting {
+        visibility: hidden;
       }
       .stats b {
         font-family: var(--tp-mono);
@@ -183,7 +240,7 @@ export class TpGeneration extends LocalizedElement {
     // prefill), every one of them again without it. They get a bar under their column.
     const fresh = Math.min(S, this.cache ? step.fed : S);
     c.width = Math.max(1, S * cell);
-    c.height = Math.max(1, L * (2 * cell + 4) + 6);
+    c.height = cacheHeight(L);
     c.style.width = `${c.width}px`;
     c.style.height = `${c.height}px`;
     const ctx = c.getContext('2d');
@@ -219,7 +276,7 @@ export class TpGeneration extends LocalizedElement {
   /** The prompt and the tokens generated so far. */
   private stream(sep: string) {
     const info = this.info;
-    return html`<div class="stream" aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
+    return html`<div class="stream" style=${styles(`min-height:${1.8 * this.streamLines()}em`)} aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${this.generated.map((id) => {
       const t = info?.vocab[id] ?? `${id}`;
       return html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`;
     })}</div>`;
@@ -260,8 +317,8 @@ export class TpGeneration extends LocalizedElement {
       <h2 id="h">${this.label} <span class="sub">${this.done ? msg('finished') : this.playing ? msg('running') : msg('paused')}</span></h2>
       <div class="buttons">
         ${this.playing
-          ? html`<button @click=${() => emit(this, 'tp-pause', null)} aria-label=${msg('pause generation')}>❚❚ ${msg('Pause')}</button>`
-          : html`<button @click=${() => emit(this, 'tp-play', null)} aria-label=${msg('play generation')}>▶ ${msg('Play')}</button>`}
+          ? html`<button class="play" @click=${() => emit(this, 'tp-pause', null)} aria-label=${msg('pause generation')}>❚❚ ${msg('Pause')}</button>`
+          : html`<button class="play" @click=${() => emit(this, 'tp-play', null)} aria-label=${msg('play generation')}>▶ ${msg('Play')}</button>`}
         <button @click=${() => emit(this, 'tp-step', null)} ?disabled=${this.playing} aria-label=${msg('Step: generate one token')}>${msg('Step')}</button>
         <button @click=${() => emit(this, 'tp-restart', null)} aria-label=${msg('Restart: start again from the prompt')}>↺ ${msg('Restart')}</button>
         <label
@@ -302,30 +359,47 @@ export class TpGeneration extends LocalizedElement {
         <span>${msg('engine per token')} <b>${st.engineMsPerToken === null ? '—' : `${fmt(st.engineMsPerToken, 2)} ms`}</b></span>
         <span>${msg('page per token')} <b>${st.wallMsPerToken === null ? '—' : `${fmt(st.wallMsPerToken, 1)} ms`}</b></span>
         <span>${msg('tokens')} <b>${this.generated.length}</b></span>
-        ${step ? html`<span>${msg(html`last step <b>${int(step.step.flops)}</b> FLOPs, fed <b>${step.step.fed}</b> tokens`)}</span>` : nothing}
-        <span class="totals" data-total-flops=${st.totalFlops} data-total-fed=${st.totalFed} data-cache=${this.cache ? '1' : '0'}
+        <span class="row">${step ? msg(html`last step <b>${int(step.step.flops)}</b> FLOPs, fed <b>${step.step.fed}</b> tokens`) : html`&nbsp;`}</span>
+        <span class="row totals" data-total-flops=${st.totalFlops} data-total-fed=${st.totalFed} data-cache=${this.cache ? '1' : '0'}
           >${msg(html`so far <b>${int(st.totalFlops)}</b> FLOPs, <b>${st.totalFed}</b> tokens run through the model`)}</span
         >
       </div>
       ${step
-        ? html`<div class="cache" ${scrollRegion(scrollLabel())}>
-            <div class="small muted">
-              ${this.cache ? msg('KV cache') : msg('No cache: keys and values recomputed')}:
-              ${msg(str`${step.step.cache_len} positions × ${step.step.attention.length} layers (a K and a V row per layer), coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:`)}
-              ${this.cache ? msg('only the new position (the others were read from the cache)') : msg('every position again, the whole prefix')}${msg('.')}
-            </div>
-            <canvas
-              id="cache"
-              role="img"
-              data-cache-len=${step.step.cache_len}
-              data-computed=${Math.min(step.step.cache_len, this.cache ? step.step.fed : step.step.cache_len)}
-              aria-label=${msg(str`KV cache holding ${step.step.cache_len} positions in each of ${step.step.attention.length} layers`)}
-            ></canvas>
-          </div>`
-        : nothing}
+        ? this.cacheBlock(step.step.cache_len, step.step.attention.length, step.step.fed)
+        : info && info.arch !== 'encoder_only'
+          ? html`<div class="cache waiting" aria-hidden="true" data-cache-placeholder>${this.cacheText(0, info.decoder_layers)}<canvas style=${styles(`width:1px;height:${cacheHeight(info.decoder_layers)}px`)}></canvas></div>`
+          : nothing}
       ${this.strategy === 'beam' ? this.beamList((id) => info?.vocab[id] ?? `${id}`) : nothing}
     </section>`;
   }
+
+  /** The words over the KV cache's picture. */
+  private cacheText(len: number, layers: number) {
+    return html`<div class="small muted">
+      ${this.cache ? msg('KV cache') : msg('No cache: keys and values recomputed')}:
+      ${msg(str`${len} positions × ${layers} layers (a K and a V row per layer), coloured by the newest token's mean attention to each position. The bar underneath marks what this step computed:`)}
+      ${this.cache ? msg('only the new position (the others were read from the cache)') : msg('every position again, the whole prefix')}${msg('.')}
+    </div>`;
+  }
+
+  /** The KV cache of the last step: its words and its picture (drawn in \`updated\`). */
+  private cacheBlock(len: number, layers: number, fed: number) {
+    return html`<div class="cache" ${scrollRegion(scrollLabel())}>
+            ${this.cacheText(len, layers)}
+            <canvas
+              id="cache"
+              role="img"
+              data-cache-len=${len}
+              data-computed=${Math.min(len, this.cache ? fed : len)}
+              aria-label=${msg(str`KV cache holding ${len} positions in each of ${layers} layers`)}
+            ></canvas>
+          </div>`;
+  }
+}
+
+/** The height of the KV cache's picture for L layers (see \`updated\`). */
+function cacheHeight(L: number): number {
+  return Math.max(1, L * (2 * 8 + 4) + 6);
 }
 
 customElements.define('tp-generation', TpGeneration);

@@ -23,6 +23,9 @@ const BY_PAD = 2;
 
 type RuleKind = 'switch' | MaskEdit['rule']['kind'];
 
+/** The height of the key-label row of the map, in CSS pixels. */
+const KEY_ROW = 16;
+
 export class TpMasks extends LocalizedElement {
   static properties = {
     masks: { attribute: false },
@@ -33,6 +36,7 @@ export class TpMasks extends LocalizedElement {
     keyTokens: { attribute: false },
     mask: { attribute: false },
     promptLength: { type: Number },
+    reach: { type: Number },
     width: { state: true },
   };
 
@@ -48,6 +52,8 @@ export class TpMasks extends LocalizedElement {
   mask: MaskEdit | null = null;
   /** The prompt's length: the prefix a new prefix-LM mask starts with. */
   promptLength = 1;
+  /** The length the decoder's sequence can reach while it generates (0: none): the map keeps a box of that size, its cells sized for it (../views/reserve.ts). */
+  reach = 0;
   width = 600;
   private resize = new ResizeObserver((e) => (this.width = e[0]?.contentRect.width || this.width));
 
@@ -324,7 +330,10 @@ export class TpMasks extends LocalizedElement {
     const paintedAt = new Map(v.cells.map((c) => [`${c.query}.${c.key}`, c.hidden]));
     // Cells shrink to fit the panel; numbers show while they fit in a cell.
     const labelW = 60;
-    const cell = Math.max(6, Math.min(26, Math.floor((this.width - labelW - 8) / S) - 1));
+    const grows = this.reach > 0 && v.site !== 'encoder_self';
+    const roomT = grows ? Math.max(T, this.reach) : T;
+    const roomS = grows && v.site !== 'cross' ? Math.max(S, this.reach) : S;
+    const cell = Math.max(6, Math.min(26, Math.floor((this.width - labelW - 8) / roomS) - 1));
     const numbers = cell >= 18;
     this.drawn = { v, b, cell, T, S };
     const every = Math.ceil(11 / cell);
@@ -332,8 +341,10 @@ export class TpMasks extends LocalizedElement {
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const rule = ruleName(v);
     const locale = getLocale();
-    const rows: unknown[] = [html`<div></div>`];
-    for (let j = 0; j < S; j++) rows.push(html`<div class="lab" title=${msg(str`key ${j}`)}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
+    // The key labels and the rows in two lists: a key added during playback leaves the rows' elements where they are.
+    const keys: unknown[] = [html`<div></div>`];
+    const rows: unknown[] = [];
+    for (let j = 0; j < S; j++) keys.push(html`<div class="lab" title=${msg(str`key ${j}`)}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
     for (let i = 0; i < T; i++) {
       rows.push(html`<div class="lab row" title=${msg(str`query ${i}`)}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
       for (let j = 0; j < S; j++) {
@@ -371,8 +382,8 @@ export class TpMasks extends LocalizedElement {
     }
     return html`<section class="card" aria-labelledby="h">
       ${head} ${this.editor(v)}
-      <div class="grid map" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
-        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px); grid-template-rows: auto repeat(${T}, ${cell}px)`)}><canvas class="under" aria-hidden="true"></canvas>${rows}</div>
+      <div class="room" style=${styles(roomT > T || roomS > S ? `min-height:${KEY_ROW + roomT * (cell + 1)}px` : '')}><div class="grid map" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
+        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px); grid-template-rows: ${KEY_ROW}px repeat(${T}, ${cell}px)`)}><canvas class="under" aria-hidden="true"></canvas>${keys}${rows}</div></div>
       <div class="legend">
         <span><span class="cell rule"></span> ${v.cells.length ? msg(str`hidden by the rule or a painted cell (${ruleName(v)})`) : msg(str`hidden by the rule (${ruleName(v)})`)}</span>
         <span><span class="cell pad"></span> ${msg('hidden as padding')}</span>

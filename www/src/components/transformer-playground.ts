@@ -24,7 +24,7 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { EngineClient } from '../engine/client';
-import type { BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
+import type { Arch, BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
 import { LabRegistry } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
@@ -38,7 +38,7 @@ import { PlaygroundRunsApi } from './playground-runs-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
-import { RESERVE } from '../views/reserve';
+import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
@@ -570,13 +570,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
    * the view's exported pictures.
    */
   private frame(v: ViewDef, s: PlaygroundStore) {
-    const r = RESERVE[v.name];
+    const r = reserveOf(v.name, this.arch(s));
     const waiting = !s.lastForward && r;
+    const room = r && (waiting || KEEP_ROOM.has(v.name));
     return html`<div
       class="view"
       data-view=${v.name}
-      ?data-waiting=${!!waiting}
-      style=${styles(waiting ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
+      ?data-waiting=${!!room}
+      style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
     >
       ${v.render(s)}
       <tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>
@@ -594,8 +595,13 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     return VIEWS.filter((v) => shown.includes(v.name)).map((v) =>
       drawn.has(v.name)
         ? this.frame(v, s)
-        : html`<div class="view" data-view-placeholder=${v.name} data-waiting style=${styles(`--tp-reserve-wide: ${RESERVE[v.name]?.wide ?? 0}px; --tp-reserve-narrow: ${RESERVE[v.name]?.narrow ?? 0}px`)}></div>`,
+        : html`<div class="view" data-view-placeholder=${v.name} data-waiting style=${styles(`--tp-reserve-wide: ${reserveOf(v.name, this.arch(s))?.wide ?? 0}px; --tp-reserve-narrow: ${reserveOf(v.name, this.arch(s))?.narrow ?? 0}px`)}></div>`,
     );
+  }
+
+  /** The kind of the model loaded or being loaded (its manifest entry says it before the engine answers). */
+  private arch(s: PlaygroundStore): Arch {
+    return s.info?.arch ?? s.manifest.find((m) => m.file === s.st.model)?.arch ?? 'decoder_only';
   }
 
   /** Page-wide preferences above the controls: the colour theme and the language. */

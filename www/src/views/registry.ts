@@ -10,6 +10,7 @@ import { msg } from '@lit/localize';
 import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 import { EMPTY, type Need, type PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
+import { generationReach } from './reserve';
 import '../components/overview/tp-overview';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
@@ -212,6 +213,7 @@ export const VIEWS = [
       .maxDistance=${s.info?.relative_max_distance ?? 0}
       .previous=${s.previous?.attention ?? EMPTY}
       .beforeLabel=${s.previous ? s.beforeLabel : ''}
+      .reach=${generationReach(s)}
       @tp-select=${(e: Select) => void s.patch(e.detail)}
       @tp-ablate=${(e: CustomEvent<HeadRef>) => void s.toggleHead(e.detail)}
       @tp-focus=${(e: CustomEvent<{ i: number; j: number }>) => s.focusCell(e.detail)}
@@ -235,6 +237,7 @@ export const VIEWS = [
       .keyTokens=${s.keyTokens}
       .mask=${s.st.mask}
       .promptLength=${s.inputRow.length || 1}
+      .reach=${generationReach(s)}
       @tp-mask=${(e: CustomEvent<MaskEdit | null>) => void s.patch({ mask: e.detail })}
     ></tp-masks>`,
   },

@@ -237,12 +237,20 @@ export const overviewStyles = css`
     outline: 2px solid var(--tp-focus);
     outline-offset: -2px;
   }
+  /* One line of chips' room before the first pass; the row of a decoder's tokens, which
+     grows a chip per generated token, holds three lines from the start (the default prompt
+     and its 32 tokens on a phone), so that a new line of chips moves nothing below it. */
   .chips {
     display: flex;
     flex-wrap: wrap;
+    align-content: flex-start;
+    min-height: 1.45rem;
     gap: 2px;
     max-height: 132px;
     overflow: hidden;
+  }
+  .chips.grows {
+    min-height: 74px;
   }
   .chip {
     font-family: var(--tp-mono);
@@ -287,6 +295,8 @@ export const overviewStyles = css`
   .bars {
     display: grid;
     grid-template-columns: max-content 1fr max-content;
+    grid-auto-rows: 1.3em;
+    align-content: start;
     gap: 2px 5px;
     align-items: center;
     font-size: 0.72rem;

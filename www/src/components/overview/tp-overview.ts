@@ -102,10 +102,10 @@ export class TpOverview extends LocalizedElement {
   // ---------------------------------------------------------------- pictures
 
   /** Token chips of a row, the newest marked. */
-  private chips(ids: number[], newest: number) {
+  private chips(ids: number[], newest: number, grows: boolean) {
     const v = this.info?.vocab ?? [];
     const pad = this.info?.pad ?? -1;
-    return html`<span class="chips">
+    return html`<span class="chips ${grows ? 'grows' : ''}">
       ${ids.map((id, i) =>
         id === pad && i >= realLength(ids, pad)
           ? nothing
@@ -123,9 +123,9 @@ export class TpOverview extends LocalizedElement {
     </span>`;
   }
 
-  /** Bars of the largest probabilities: token (or class name), bar, value. */
-  private bars(rows: [number, number][], label: (id: number) => string, attr: 'token' | 'class') {
-    return html`<span class="bars">
+  /** Bars of the largest probabilities: token (or class name), bar, value; the box holds \`room\` rows from the start. */
+  private bars(rows: [number, number][], label: (id: number) => string, attr: 'token' | 'class', room: number) {
+    return html`<span class="bars" style=${styles(`min-height:calc(${room} * ${BAR_ROW}em + ${Math.max(0, room - 1) * 2}px)`)}>
       ${rows.map(
         ([id, p]) => html`<span class="tok" lang=${ifDefined(tokenLang(label(id)))}>${label(id)}</span>
           <span class="track"><span class="fill" style=${styles(`width:${100 * Math.min(1, p)}%;background:${viridis(0.25 + 0.7 * p)}`)}></span></span>
@@ -153,7 +153,9 @@ export class TpOverview extends LocalizedElement {
       : enc
         ? msg('What the decoder has written so far, from <bos>.')
         : msg('The text, split into tokens: one chip per token id.');
-    return this.stage('tokens', 'io', title, caption, this.chips(ids, this.newest(stack)), { site: stack.site });
+    // The tokens a decoder writes: their row holds its full room from the start (styles.ts, \`.chips.grows\`).
+    const grows = !source && headKind(this.plan!, this.info!) === 'next';
+    return this.stage('tokens', 'io', title, caption, this.chips(ids, this.newest(stack), grows), { site: stack.site });
   }
 
   private embeddingStage(stack: StackPlan) {
@@ -281,7 +283,7 @@ export class TpOverview extends LocalizedElement {
         'out',
         msg('Class probabilities'),
         msg('The classifier reads the encoder and gives a probability to each class.'),
-        this.bars(rows, (c) => this.classNames[c] ?? msg(str`class ${c}`), 'class'),
+        this.bars(rows, (c) => this.classNames[c] ?? msg(str`class ${c}`), 'class', info.num_classes),
       );
     }
     if (kind === 'tags') {
@@ -308,7 +310,7 @@ export class TpOverview extends LocalizedElement {
       'out',
       msg('Next-token probabilities'),
       msg(str`Logits, then softmax over all ${v.length} tokens: the five most likely.`),
-      this.bars(top, (id) => showToken(v[id] ?? `${id}`), 'token'),
+      this.bars(top, (id) => showToken(v[id] ?? `${id}`), 'token', 5),
     );
     return html`${logits}<span class="arrow" aria-hidden="true"></span>${this.nextStage()}`;
   }
@@ -319,8 +321,11 @@ export class TpOverview extends LocalizedElement {
     const v = info.vocab;
     const f = this.forward;
     const s = this.sampling?.strategy ?? 'greedy';
-    const shaped = topOf(f?.next_probs ?? null, s === 'beam' ? Math.min(3, this.sampling?.beam_width ?? 3) : 3).filter(([, p]) => p > 0);
-    const loop = this.generated.length && !this.done ? html`<span class="loop">${msg('↩ appended to the tokens, and the model runs again')}</span>` : nothing;
+    const k = s === 'beam' ? Math.min(3, this.sampling?.beam_width ?? 3) : 3;
+    const shaped = topOf(f?.next_probs ?? null, k).filter(([, p]) => p > 0);
+    // The line is there, unseen, while nothing is appended, so that it takes its room from the start.
+    const looping = this.generated.length > 0 && !this.done;
+    const loop = html`<span class="loop" style=${styles(looping ? '' : 'visibility:hidden')} aria-hidden=${looping ? 'false' : 'true'}>${msg('↩ appended to the tokens, and the model runs again')}</span>`;
     if (s === 'greedy') {
       const [id] = shaped[0] ?? [-1];
       return this.stage(
@@ -332,7 +337,7 @@ export class TpOverview extends LocalizedElement {
       );
     }
     const caption = s === 'sample' ? msg('Sampling draws one of these (after temperature, top-k and top-p).') : msg('Beam search keeps several continuations.');
-    return this.stage('next', 'next', msg('Next token'), caption, html`${this.bars(shaped, (id) => showToken(v[id] ?? `${id}`), 'token')}${loop}`);
+    return this.stage('next', 'next', msg('Next token'), caption, html`${this.bars(shaped, (id) => showToken(v[id] ?? `${id}`), 'token', k)}${loop}`);
   }
 
   /** One row of the picture: a stack from its tokens to what it hands on. */
@@ -396,6 +401,9 @@ export class TpOverview extends LocalizedElement {
     );
   }
 }
+
+/** The height of one row of probability bars, in em of the bars' text (styles.ts, \`.bars\`). */
+const BAR_ROW = 1.3;
 
 /** A position encoding's name in words. */
 function posName(pos: string): string {

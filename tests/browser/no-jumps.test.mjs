@@ -1,0 +1,106 @@
+// No layout jumps (issue #25): what a reader sees does not move while the page loads and
+// generates. On the default page (the overview and the chapter bar), on a chapter
+// (`#chapter=attention`) and in an embedded view (embed.html), at 1440 and 390 px, the top
+// edge of every view's frame (and of the chapter bar) is recorded at the first frame the
+// page paints it — before the engine has answered — and again once a 10-token generation
+// has ended: each stays within a few pixels. Measured on layout (element positions), not
+// on time; the reader does nothing meanwhile, so no shift here is "caused by input".
+// `cargo xtask bench` prints the cumulative layout shift of the same pages
+// (tests/browser/layout-bench.mjs).
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, serve } from './harness.mjs';
+
+/** Allowed movement of a frame's top edge, in CSS pixels. */
+const TOLERANCE = 4;
+
+/**
+ * Installed before the page's scripts: on every animation frame, the top edge of each view
+ * frame (`.view[data-view]`, or the placeholder holding its place) and of the chapter bar,
+ * the first time it is painted; and whether the engine had answered by then.
+ */
+const RECORD = `
+  window.__firstTops = {};
+  const tick = () => {
+    const el = document.querySelector('transformer-playground');
+    const root = el && el.shadowRoot;
+    if (root) {
+      for (const v of root.querySelectorAll('.view, tp-chapters')) {
+        const name = v.tagName === 'TP-CHAPTERS' ? 'chapter bar' : v.dataset.view || v.dataset.viewPlaceholder;
+        if (name && !(name in window.__firstTops) && v.getBoundingClientRect().height > 0) {
+          window.__firstTops[name] = { top: v.getBoundingClientRect().top + scrollY, live: !!el.lastForward };
+        }
+      }
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+`;
+
+let server;
+let browser;
+before(async () => {
+  server = await serve();
+  browser = await launch({ webgpu: false });
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Open `path`, wait for the end of its generation (10 tokens), and return the first and the final tops of each frame. */
+async function tops(path, width) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width, height: 900 });
+  await page.addInitScript(RECORD);
+  await page.goto(server.url + path);
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('transformer-playground');
+      return el && el.lastForward && el.done && el.generated.length > 0;
+    },
+    null,
+    { timeout: 90000 },
+  );
+  // Two more frames: whatever the last token set off is drawn.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const result = await page.evaluate(() => {
+    const el = document.querySelector('transformer-playground');
+    const now = {};
+    for (const v of el.shadowRoot.querySelectorAll('.view, tp-chapters')) {
+      const name = v.tagName === 'TP-CHAPTERS' ? 'chapter bar' : v.dataset.view || v.dataset.viewPlaceholder;
+      if (name) now[name] = v.getBoundingClientRect().top + scrollY;
+    }
+    return { first: window.__firstTops, now, generated: el.generated.length, scrollY };
+  });
+  await page.close();
+  return result;
+}
+
+const CASES = [
+  { what: 'the default page (the overview and the chapter bar)', path: 'index.html#max=10', expect: ['overview', 'chapter bar'] },
+  { what: 'a chapter (attention)', path: 'index.html#chapter=attention&max=10', expect: ['overview', 'chapter bar', 'attention', 'saturation', 'masks'] },
+  { what: 'an embedded view (embed.html: attention and generation)', path: 'embed.html#views=attention,generation&max=10', expect: ['attention', 'generation'] },
+];
+
+describe('no view moves between its first paint and the end of a generation', () => {
+  for (const width of [1440, 390]) {
+    for (const c of CASES) {
+      test(`${c.what}, ${width} px: every frame's top edge stays within ${TOLERANCE} px`, async () => {
+        const r = await tops(c.path, width);
+        assert.equal(r.scrollY, 0, 'the page did not scroll by itself');
+        assert.ok(r.generated > 0, 'the model generated');
+        for (const name of c.expect) {
+          assert.ok(name in r.first, `${name} was painted (painted: ${Object.keys(r.first).join(', ')})`);
+          assert.equal(r.first[name].live, false, `${name}'s frame was painted before the engine answered (its room reserved)`);
+        }
+        const moved = Object.keys(r.first)
+          .filter((name) => name in r.now)
+          .map((name) => ({ name, by: Math.round(r.now[name] - r.first[name].top) }))
+          .filter((m) => Math.abs(m.by) > TOLERANCE);
+        assert.deepEqual(moved, [], `frames that moved (px): ${moved.map((m) => `${m.name} ${m.by}`).join(', ')}`);
+      });
+    }
+  }
+});
