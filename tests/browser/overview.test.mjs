@@ -216,6 +216,32 @@ describe('the overview draws the loaded model', () => {
     assert.deepEqual(errors, []);
     await page.close();
   });
+
+  test('typing_in_the_overviews_text_box_runs_the_new_text_through_every_stage', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0', { viewport: WIDE });
+    const box = page.locator('tp-overview [data-overview-text]');
+    assert.equal(await box.inputValue(), await page.evaluate(() => document.querySelector('transformer-playground').st.text), 'the box holds the text the page runs');
+    await box.fill('the dog');
+    await page.waitForFunction(() => {
+      const el = document.querySelector('transformer-playground');
+      const t = el.tokenized[0]?.ids ?? [];
+      const ran = el.lastForward?.tokens[0] ?? [];
+      // The pass of the new text: its ids end the row the core ran (after <bos>).
+      return el.st.text === 'the dog' && t.length > 0 && ran.slice(-t.length).join() === t.join() && ran.length <= t.length + 1;
+    });
+    // Wait for the picture of the new pass, then compare it with the core's tokens and numbers.
+    await page.waitForFunction(() => {
+      const el = document.querySelector('transformer-playground');
+      const chips = el.shadowRoot.querySelector('tp-overview').shadowRoot.querySelectorAll('.stage[data-stage="tokens"] .chip');
+      return chips.length === el.lastForward.tokens[0].length;
+    });
+    const o = await readOverview(page);
+    const ids = await page.evaluate(() => [...document.querySelector('transformer-playground').lastForward.tokens[0]]);
+    assert.deepEqual(o.rows[0].chips.map((c) => c.id), ids, 'the chips are the ids of the new text');
+    checkRow(o, o.rows[0], o.plan.stacks[0]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
 });
 
 describe('the overview opens the chapters', () => {

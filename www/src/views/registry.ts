@@ -74,6 +74,9 @@ export const VIEWS = [
       .sampling=${s.sampling()}
       .classNames=${s.classNames}
       .causal=${s.switches().causal ?? s.info?.causal_default ?? true}
+      .text=${s.st.text}
+      .textLocked=${s.st.lock.includes('text')}
+      @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
     ></tp-overview>`,
   },
   {

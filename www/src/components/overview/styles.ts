@@ -25,6 +25,23 @@ export const overviewStyles = css`
     color: var(--tp-muted);
     font-size: 0.85rem;
   }
+  .text-box {
+    display: flex;
+    align-items: center;
+    gap: 8px;
+    margin: 0 0 10px;
+    font-size: 0.85rem;
+    color: var(--tp-muted);
+  }
+  .text-box input {
+    flex: 1 1 auto;
+    min-width: 0;
+    max-width: 40em;
+    font: inherit;
+    font-size: 1rem;
+    color: var(--tp-fg);
+    padding: 4px 8px;
+  }
   .rows {
     display: flex;
     flex-direction: column;

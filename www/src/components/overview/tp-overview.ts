@@ -50,6 +50,8 @@ export class TpOverview extends LocalizedElement {
     sampling: { attribute: false },
     classNames: { attribute: false },
     causal: { type: Boolean },
+    text: { type: String },
+    textLocked: { type: Boolean },
     shown: { state: true },
   };
 
@@ -66,6 +68,10 @@ export class TpOverview extends LocalizedElement {
   classNames: readonly string[] = [];
   /** The main stack's self-attention is causal. */
   causal = true;
+  /** The input text (the prompt, the source sentence or the classifier's input); edited here, it runs again. */
+  text = '';
+  /** A classroom link keeps the text as it set it. */
+  textLocked = false;
   /** The layer drawn in full, per stack name (the reader picks it in the layer row). */
   shown: Record<string, number> = {};
 
@@ -367,6 +373,7 @@ export class TpOverview extends LocalizedElement {
           )}</span
         >
       </header>
+      ${this.textBox(plan)}
       <div class="rows">${plan.stacks.map((s, i) => this.row(s, i === plan.stacks.length - 1))}</div>
       <p class="legend">
         ${msg(
@@ -375,6 +382,23 @@ export class TpOverview extends LocalizedElement {
         )}
       </p>
     </section>`;
+  }
+
+  /** The text the picture runs on, editable where it is drawn (the input chapter has the batch and the chips' details). */
+  private textBox(plan: LayerPlan) {
+    const label = plan.arch === 'encoder_decoder' ? msg('Source sentence') : plan.arch === 'encoder_only' ? msg('Input') : msg('Prompt');
+    return html`<label class="text-box"
+      ><span>${label}</span
+      ><input
+        type="text"
+        data-overview-text
+        spellcheck="false"
+        autocomplete="off"
+        maxlength="200"
+        .value=${this.text}
+        ?disabled=${this.textLocked}
+        @input=${(e: Event) => emit(this, 'tp-text', (e.target as HTMLInputElement).value)}
+    /></label>`;
   }
 
   protected updated(changed: PropertyValues<this>): void {
