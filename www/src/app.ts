@@ -7,21 +7,12 @@
 // stays one file whose own URL locates the models beside it.
 
 import { registerSW } from 'virtual:pwa-register';
+// The line's words, as the playground's class gives them in the page's language (a type only:
+// nothing of Lit is loaded by it).
+import type { PageText } from './i18n/page-text';
 
 type Status = 'none' | 'offline-ready' | 'update' | 'error';
 
-/** The line's words, as the playground's class gives them in the page's language. */
-interface PageText {
-  title: string;
-  update: string;
-  offlineReady: string;
-  error: (detail: string) => string;
-  reload: string;
-  later: string;
-  laterLabel: string;
-  ok: string;
-  okLabel: string;
-}
 
 /** English, for a page whose playground.js does not give its words. */
 const ENGLISH: PageText = {
