@@ -12,6 +12,8 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import { fmt, tokenLang, viridisRgb } from '../ui/palette';
+import type { SampleDraw } from '../engine/protocol';
+import './tp-draw';
 
 
 export class TpGeneration extends LocalizedElement {
@@ -29,6 +31,7 @@ export class TpGeneration extends LocalizedElement {
     max: { type: Number },
     label: { type: String },
     cache: { type: Boolean },
+    draws: { attribute: false },
   };
 
   info: ModelInfo | null = null;
@@ -47,6 +50,8 @@ export class TpGeneration extends LocalizedElement {
   label = 'Generation';
   /** Generating with the KV cache. */
   cache = true;
+  /** Sampling: each generated token's draw, from the core's sampler (drawn by tp-draw). */
+  draws: (SampleDraw | null)[] = [];
 
   static styles = [
     panel,
@@ -252,6 +257,7 @@ export class TpGeneration extends LocalizedElement {
           </div>`
         : nothing}
       ${this.strategy === 'beam' ? this.beamList((id) => info?.vocab[id] ?? `${id}`) : nothing}
+      ${this.strategy === 'sample' ? html`<tp-draw .draws=${this.draws} .vocab=${info?.vocab ?? []}></tp-draw>` : nothing}
     </section>`;
   }
 }

@@ -30,6 +30,7 @@ import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type The
 import { browserLang, getLocale, LocalizedElement, useLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
 import type { GenStats } from '../state/generation';
+import type { WeightEditor } from '../state/weights';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
 import { VIEW_NAMES, needsOf, viewNamed, viewsToDraw, type ViewDef } from '../views/registry';
@@ -252,6 +253,10 @@ export class TransformerPlayground extends LocalizedElement {
   /** Test-only: destroy the GPU device a running run trains on, to prove the run goes on on the CPU and says so (true when it had one). */
   testOnlyLoseRunGpu(id: string): Promise<boolean> {
     return this.needLab().testOnlyLoseGpu(id);
+  }
+  /** Hand edits of the loaded model's weights: read, set, restore, list, export (www/README.md, "Editing weights"). */
+  get weights(): WeightEditor {
+    return this.needStore().weights;
   }
   /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
   get customModel(): string {

@@ -425,7 +425,7 @@ stop: StopReason | null,
 /**
  * Beam search only.
  */
-beam: BeamStep | null, };
+beam: BeamStep | null, draw: SampleDraw | null, };
 
 export type GenerateStep = { step: CoreStep, 
 /**
@@ -493,7 +493,7 @@ stop: StopReason | null,
 /**
  * Beam search only.
  */
-beam: BeamStep | null, };
+beam: BeamStep | null, draw: SampleDraw | null, };
 
 export type GenerateStepCompact = { step: CompactStep, 
 /**
@@ -1173,3 +1173,19 @@ tokens: number, repeats: number,
  * (query, key) pairs scored per pass, every attention sublayer of every layer.
  */
 pairs: number, rows: Array<ScoreCost>, };
+
+export type SampleDraw = { u: number, total: number, ids: Array<number>, probs: Array<number>, cum: Array<number>, chosen: number, chosen_at: number, lo: number, hi: number, most_likely: number, possible: number, };
+
+export type WeightTensor = { name: string, shape: Array<number>, trained: boolean, edited: number, };
+
+export type WeightSelection = { name: string, start?: number | null, count?: number | null, stride?: number | null, };
+
+export type WeightValues = { name: string, shape: Array<number>, start: number, stride: number, indices: Array<number>, values: Float32Array, trained: Float32Array, };
+
+export type WeightSetRequest = { name: string, start?: number | null, stride?: number | null, values: Array<number>, };
+
+export type WeightRestoreRequest = { name?: string | null, start?: number | null, count?: number | null, stride?: number | null, };
+
+export type WeightEdit = { name: string, shape: Array<number>, changed: number, indices: Array<number>, max_abs_change: number, };
+
+export type WeightEdits = { edits: Array<WeightEdit>, changed: number, };
