@@ -162,7 +162,7 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
     // An FFN unit: its input row of W1 and its output column of W2 (stride F).
     set(&mut e, w1, 3 * c, None, vec![0.9; c]);
     set(&mut e, w2, 3, Some(f), vec![-0.8; c]);
-    set(&mut e, "decoder.layers.1.self_attn.in_proj_bias", 2, None, vec![1.5]);
+    set(&mut e, "decoder.layers.0.self_attn.in_proj_bias", 2, None, vec![1.5]);
     assert_differ("edited", &logits(&mut e), &before, 1e-4);
     let col = e
         .read_weights(&WeightSelection {
@@ -180,7 +180,7 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
 
     // One cell back: the tensor is still edited elsewhere.
     e.restore_weights(&WeightRestoreRequest {
-        name: Some("decoder.layers.1.self_attn.in_proj_bias".into()),
+        name: Some("decoder.layers.0.self_attn.in_proj_bias".into()),
         start: Some(2),
         count: Some(1),
         stride: None,
@@ -221,7 +221,7 @@ fn the_edited_model_exports_as_a_checkpoint_that_loads_back_to_the_same_forward_
     // Unedited, the export is the loaded checkpoint byte for byte.
     assert_eq!(e.export_model().unwrap(), tplay::checkpoint::save(&m).unwrap());
     set(&mut e, "embed.weight", 5 * c, None, vec![0.25; c]);
-    set(&mut e, "decoder.layers.1.norm2.weight", 0, None, vec![2.0, -1.0]);
+    set(&mut e, "decoder.layers.0.norm2.weight", 0, None, vec![2.0, -1.0]);
     let edited = logits(&mut e);
     let bytes = e.export_model().unwrap();
     let mut back = Engine::new();
@@ -277,7 +277,7 @@ fn bad_names_indices_and_values_are_refused_and_nothing_changes() {
     assert_eq!(e.weight_edits().unwrap().changed, 0);
     assert_eq!(bits(&logits(&mut e)), bits(&before));
     // Without a model, a clear error too.
-    let mut empty = Engine::new();
+    let empty = Engine::new();
     let msg = input_error(empty.weight_edits());
     assert!(msg.contains("no model is loaded"), "{msg}");
 }
