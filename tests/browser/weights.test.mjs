@@ -36,6 +36,17 @@ function pageAndEngineLogits(page) {
   });
 }
 
+/** Wait until the attribute of the element `locator` finds equals `want`. */
+async function attrBecomes(locator, name, want, timeout = 30000) {
+  const t0 = Date.now();
+  for (;;) {
+    const got = await locator.getAttribute(name);
+    if (got === want) return;
+    if (Date.now() - t0 > timeout) throw new Error(`${name} is ${got}, not ${want}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const edits = (page) => page.evaluate(() => document.querySelector('transformer-playground').weights.current);
 
 describe('editing weights in the page', () => {
@@ -49,7 +60,7 @@ describe('editing weights in the page', () => {
     await cell.focus();
     await page.keyboard.press('Shift+ArrowUp');
     await page.waitForFunction(() => document.querySelector('transformer-playground').weights.current.changed > 0);
-    await page.waitForFunction(() => document.querySelector('tp-weights').shadowRoot.querySelector('.cell[data-edited="1"]'));
+    await page.locator('tp-weights .cell[data-edited="1"]').first().waitFor();
     const e = await edits(page);
     assert.equal(e.edits.length, 1);
     assert.equal(e.edits[0].name, 'embed.weight');
@@ -66,13 +77,13 @@ describe('editing weights in the page', () => {
     const input = page.locator('tp-weights input.value');
     await input.fill('1.5');
     await input.press('Enter');
-    await page.waitForFunction(() => document.querySelector('tp-weights').shadowRoot.querySelectorAll('.cell')[3].dataset.value === '1.5');
-    const read = await page.evaluate(async () => {
+    await attrBecomes(page.locator('tp-weights .cell').nth(3), 'data-value', '1.5');
+    const idx = Number(await page.locator('tp-weights .cell').nth(3).getAttribute('data-index'));
+    const read = await page.evaluate(async (idx) => {
       const el = document.querySelector('transformer-playground');
-      const idx = Number(document.querySelector('tp-weights').shadowRoot.querySelectorAll('.cell')[3].dataset.index);
       const v = await el.weights.read({ name: 'embed.weight', start: idx, count: 1 });
       return v.values[0];
-    });
+    }, idx);
     assert.equal(read, 1.5);
     const typed = await pageAndEngineLogits(page);
     assert.deepEqual(typed.page, typed.engine);
@@ -103,7 +114,8 @@ describe('editing weights in the page', () => {
   test('an_edited_ffn_unit_exports_and_loads_back_to_the_same_logits', async () => {
     const { page, errors } = await open(browser.context, server.url, `model=${MODEL}&play=0&views=weights,output`);
     await page.locator('tp-weights select.mode').selectOption('ffn');
-    await page.waitForFunction(() => document.querySelector('tp-weights').shadowRoot.querySelectorAll('.strip').length === 3);
+    await page.locator('tp-weights .strip').nth(2).waitFor();
+    assert.equal(await page.locator('tp-weights .strip').count(), 3, "W1's row, the bias, W2's column");
     const got = await page.evaluate(async () => {
       const el = document.querySelector('transformer-playground');
       const w = el.weights;
@@ -133,12 +145,16 @@ describe('the draw of a sampled token', () => {
     const { page, errors } = await open(browser.context, server.url, `model=${MODEL}&play=0&strategy=sample&temp=${temp}&seed=9&max=8&views=generation`);
     for (let i = 0; i < 8; i++) await page.evaluate(() => document.querySelector('transformer-playground').store.gen.stepOne());
     await page.waitForSelector('tp-draw .bar');
-    const shown = await page.evaluate(() => {
-      const el = document.querySelector('transformer-playground');
-      const bar = document.querySelector('tp-generation').shadowRoot.querySelector('tp-draw').shadowRoot.querySelector('.bar');
-      const step = el.store.gen.step.step;
-      return { ...bar.dataset, token: step.token, logits: Array.from(step.logits), generated: [...el.generated], sentence: bar.getAttribute('aria-label') };
-    });
+    const bar = page.locator('tp-draw .bar');
+    const data = await bar.evaluate((b) => ({ ...b.dataset, sentence: b.getAttribute('aria-label') }));
+    const shown = {
+      ...data,
+      ...(await page.evaluate(() => {
+        const el = document.querySelector('transformer-playground');
+        const step = el.store.gen.step.step;
+        return { token: step.token, logits: Array.from(step.logits), generated: [...el.generated] };
+      })),
+    };
     const u = Number(shown.u);
     const lo = Number(shown.lo);
     const hi = Number(shown.hi);
@@ -156,7 +172,8 @@ describe('the draw of a sampled token', () => {
     assert.match(shown.sentence, /^u = \d\.\d+ fell in '/);
     // The first token's draw, one click back at a time.
     for (let i = 0; i < 7; i++) await page.locator('tp-draw button.prev').click();
-    const first = await page.evaluate(() => document.querySelector('tp-generation').shadowRoot.querySelector('tp-draw').shadowRoot.querySelector('.bar').dataset);
+    await attrBecomes(bar, 'data-step', '0');
+    const first = await bar.evaluate((b) => ({ ...b.dataset }));
     assert.equal(first.step, '0');
     assert.equal(Number(first.chosen), shown.generated[0]);
     assert.ok(Number(first.lo) <= Number(first.u) && Number(first.u) < Number(first.hi));

@@ -124,10 +124,12 @@ export class TpDraw extends LocalizedElement {
       </div>`;
     });
     const chosen = this.tok(d.chosen);
+    // Interval ends and u read as probabilities: three decimals (no 4.92e-9 for a tiny start).
+    const p3 = (x: number) => x.toFixed(3);
     const sentence =
       d.chosen === d.most_likely
-        ? msg(str`u = ${fmt(d.u)} fell in '${chosen}' (${fmt(d.lo)}–${fmt(d.hi)}), which is also the most likely token.`)
-        : msg(str`u = ${fmt(d.u)} fell in '${chosen}' (${fmt(d.lo)}–${fmt(d.hi)}); the most likely token was '${this.tok(d.most_likely)}'.`);
+        ? msg(str`u = ${p3(d.u)} fell in '${chosen}' (${p3(d.lo)}–${p3(d.hi)}), which is also the most likely token.`)
+        : msg(str`u = ${p3(d.u)} fell in '${chosen}' (${p3(d.lo)}–${p3(d.hi)}); the most likely token was '${this.tok(d.most_likely)}'.`);
     return html`${nav}
       <div
         class="bar"
