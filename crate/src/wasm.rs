@@ -15,7 +15,8 @@ use crate::protocol::{
     BackendName, BlockDiffRequest, BlockProbeRequest, CostRequest, EmbeddingScaleRequest,
     EngineError, ForwardRequest, GenerateStartRequest, GenerateStepsRequest, ModelInputRequest,
     NoamRequest, ParallelRequest, PositionsRequest, RopeDemoRequest, RunDefaultsRequest,
-    RunSettings, ScoreScalingRequest, ScoringRequest, TrainChunkRequest,
+    RunSettings, ScoreScalingRequest, ScoringRequest, TrainChunkRequest, WeightRestoreRequest,
+    WeightSelection, WeightSetRequest,
 };
 
 type JsResult<T> = std::result::Result<T, JsValue>;
@@ -54,7 +55,8 @@ import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, Coupli
   BackendStatus, GenerateStartRequest, GenerateStarted, ModelInput, ModelInputRequest, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
-  ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison } from '../src/engine/generated';
+  ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison, WeightEdits, WeightRestoreRequest,
+  WeightSelection, WeightSetRequest, WeightTensor, WeightValues } from '../src/engine/generated';
 import type { EmbeddingScale, Extrapolation, RopeDemo, ScoreScaling } from '../src/engine/protocol';
 "#;
 
@@ -370,6 +372,53 @@ impl Engine {
     ) -> JsResult<JsValue> {
         let req: ScoringRequest = from_js("scoring", req)?;
         to_js(&self.0.scoring(&req).await.map_err(js_err)?)
+    }
+
+    /// Every parameter tensor of the loaded model → `WeightTensor[]`.
+    #[wasm_bindgen(unchecked_return_type = "WeightTensor[]")]
+    pub fn weight_tensors(&self) -> JsResult<JsValue> {
+        to_js(&self.0.weight_tensors().map_err(js_err)?)
+    }
+
+    /// `WeightSelection` → `WeightValues` (now and as trained).
+    #[wasm_bindgen(unchecked_return_type = "WeightValues")]
+    pub fn read_weights(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "WeightSelection")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: WeightSelection = from_js("read weights", req)?;
+        to_js(&self.0.read_weights(&req).map_err(js_err)?)
+    }
+
+    /// `WeightSetRequest` → `WeightEdits`.
+    #[wasm_bindgen(unchecked_return_type = "WeightEdits")]
+    pub fn set_weights(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "WeightSetRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: WeightSetRequest = from_js("set weights", req)?;
+        to_js(&self.0.set_weights(&req).map_err(js_err)?)
+    }
+
+    /// `WeightRestoreRequest` → `WeightEdits`.
+    #[wasm_bindgen(unchecked_return_type = "WeightEdits")]
+    pub fn restore_weights(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "WeightRestoreRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: WeightRestoreRequest = from_js("restore weights", req)?;
+        to_js(&self.0.restore_weights(&req).map_err(js_err)?)
+    }
+
+    /// What is edited now → `WeightEdits`.
+    #[wasm_bindgen(unchecked_return_type = "WeightEdits")]
+    pub fn weight_edits(&self) -> JsResult<JsValue> {
+        to_js(&self.0.weight_edits().map_err(js_err)?)
+    }
+
+    /// The model as it computes now (edited or not), as checkpoint bytes (.safetensors).
+    pub fn export_model(&self) -> JsResult<Vec<u8>> {
+        self.0.export_model().map_err(js_err)
     }
 
     /// `GenerateStartRequest` → `GenerateStarted`.

@@ -13,6 +13,7 @@ mod forward;
 mod generate;
 mod input;
 mod train;
+mod weights;
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ use crate::train::session::Session;
 pub use forward::{forward_macs, forward_options, forward_result, mask_views};
 pub use generate::StepReply;
 pub use input::model_input;
+pub use weights::{EDIT_INDICES, MAX_WEIGHT_VALUES};
 
 impl BackendName {
     pub fn of(b: &Backend) -> BackendName {
@@ -59,6 +61,9 @@ pub struct Engine {
     status: BackendStatus,
     /// The training run of this engine (the lab runs each in its own engine).
     session: Option<Session>,
+    /// The model as loaded, kept once a weight is edited by hand (`weights`); `model`
+    /// then holds the edited copy.
+    trained: Option<Rc<Model>>,
 }
 
 impl Default for Engine {
@@ -76,6 +81,7 @@ impl Engine {
             generation: None,
             status: BackendStatus::Starting,
             session: None,
+            trained: None,
         }
     }
 
@@ -90,6 +96,7 @@ impl Engine {
         let model = crate::checkpoint::load(bytes)?;
         let info = model_info(&model);
         self.model = Some(Rc::new(model));
+        self.trained = None;
         self.placed = None;
         self.generation = None;
         Ok(info)

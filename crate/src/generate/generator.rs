@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::generate::beam::{BeamSearch, Ending};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
-use crate::generate::sampling::{self, log_softmax, sampling_distribution, softmax};
+use crate::generate::sampling::{self, log_softmax, sampling_distribution, softmax, SampleDraw};
 use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
 use crate::model::cache::KvCache;
 use crate::model::forward::Batch;
@@ -344,14 +344,14 @@ impl<M: Deref<Target = Model>> Generator<M> {
         }
         let sampling_time = crate::profile::scope(crate::profile::Phase::Sampling);
         let vocab_probs = softmax(&out.logits[0]); // (V)
-        let (token, drawn, beam) = match self.beam.is_some() {
+        let (token, drawn, draw, beam) = match self.beam.is_some() {
             false => {
-                let (tok, drawn) = self.choose(&out.logits[0])?;
-                (Some(tok), drawn, None)
+                let (tok, drawn, draw) = self.choose(&out.logits[0])?;
+                (Some(tok), drawn, draw, None)
             }
             true => {
                 let drawn: Vec<f64> = vocab_probs.iter().map(|&p| p as f64).collect();
-                (None, drawn, Some(self.advance_beam(&out.logits)?))
+                (None, drawn, None, Some(self.advance_beam(&out.logits)?))
             }
         };
         let candidates = self.candidates(&out.logits[0], &vocab_probs, &drawn);
@@ -377,6 +377,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             flops: 2 * out.multiply_adds,
             stop: self.stop,
             beam,
+            draw,
         }))
     }
 
@@ -642,8 +643,9 @@ impl<M: Deref<Target = Model>> Generator<M> {
     }
 
     /// Greedy or sampling: pick a token, extend the sequence, decide whether to stop.
-    /// Returns the token and the distribution it was drawn from.
-    fn choose(&mut self, logits: &[f32]) -> Result<(u32, Vec<f64>)> {
+    /// Returns the token, the distribution it was drawn from and, for a sampled token, how
+    /// the draw fell.
+    fn choose(&mut self, logits: &[f32]) -> Result<(u32, Vec<f64>, Option<SampleDraw>)> {
         let sampling = match self.opts.strategy {
             Strategy::Sample(s) => s,
             _ => sampling::Sampling {
@@ -652,8 +654,16 @@ impl<M: Deref<Target = Model>> Generator<M> {
                 top_p: None,
             },
         };
-        let token = sampling::choose(logits, &sampling, &mut self.rng)?;
+        // The same choice as `sampling::choose` (greedy takes no random number), keeping
+        // the sampler's threshold so the step can say how the token was drawn.
+        sampling.validate()?;
         let drawn = sampling_distribution(logits, &sampling)?; // (V)
+        let (token, draw) = if sampling.is_greedy() {
+            (sampling::argmax(logits)?, None)
+        } else {
+            let (token, u) = sampling::draw_with_u(&drawn, &mut self.rng);
+            (token, Some(sampling::explain_draw(&drawn, u, token)))
+        };
         self.log_prob += log_softmax(logits)[token as usize];
         self.generated.push(token);
         if token == self.model.tokenizer.spec.eos {
@@ -661,7 +671,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
         } else if self.generated.len() == self.budget {
             self.stop = Some(self.budget_reason());
         }
-        Ok((token, drawn))
+        Ok((token, drawn, draw))
     }
 
     /// Beam search: advance the beam, reorder the cache rows to follow the survivors.

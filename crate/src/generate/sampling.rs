@@ -211,8 +211,20 @@ pub fn sampling_distribution(logits: &[f32], s: &Sampling) -> Result<Vec<f64>> {
 /// Draw one token from `probs` (which need not sum exactly to one) with one uniform
 /// number from `rng`: the first token, in id order, whose cumulative mass exceeds u.
 pub fn draw<R: RngExt + ?Sized>(probs: &[f64], rng: &mut R) -> u32 {
+    draw_with_u(probs, rng).0
+}
+
+/// [`draw`], also returning the threshold it compared the running sum with: the uniform
+/// number times the distribution's total mass (≈ u itself, since the mass is ≈ 1).
+pub fn draw_with_u<R: RngExt + ?Sized>(probs: &[f64], rng: &mut R) -> (u32, f64) {
     let total: f64 = probs.iter().sum();
     let u = rng.random::<f64>() * total;
+    (walk(probs, u), u)
+}
+
+/// The sampler's walk: tokens in id order (probability 0 skipped), a running sum, and the
+/// first token whose running sum exceeds `u`.
+fn walk(probs: &[f64], u: f64) -> u32 {
     let mut cum = 0.0;
     let mut last = 0;
     for (i, &p) in probs.iter().enumerate() {
@@ -227,6 +239,88 @@ pub fn draw<R: RngExt + ?Sized>(probs: &[f64], rng: &mut R) -> u32 {
     }
     // u landed on the rounding gap at the very top: the last possible token.
     last as u32
+}
+
+/// At most this many intervals are listed in a [`SampleDraw`] (the most probable ones and
+/// the chosen one); the rest of the mass lies in the gaps between them.
+pub const DRAW_INTERVALS: usize = 64;
+
+/// How one sampled token was drawn: the shaped distribution's tokens in the order the
+/// sampler walks them (id order, tokens of probability 0 skipped), each with its interval
+/// `[cum − prob, cum)` of the running sum, and the number `u` that fell into the chosen
+/// token's interval. Made from the sampler's own distribution and threshold
+/// ([`draw_with_u`]), not recomputed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct SampleDraw {
+    /// The threshold the running sum was compared with: a uniform number in [0, 1) times
+    /// `total`.
+    pub u: f64,
+    /// The shaped distribution's total mass (1 up to rounding).
+    pub total: f64,
+    /// (N) listed tokens, in walk order: the `DRAW_INTERVALS` most probable ones and the
+    /// chosen one (every token of probability > 0 when there are no more than that).
+    pub ids: Vec<u32>,
+    /// (N) their probabilities in the shaped distribution.
+    pub probs: Vec<f64>,
+    /// (N) the running sum after each: its interval is `[cum − prob, cum)`.
+    pub cum: Vec<f64>,
+    /// The token drawn.
+    pub chosen: u32,
+    /// Where the chosen token is in `ids`.
+    pub chosen_at: usize,
+    /// The chosen token's interval: `lo ≤ u < hi` (`u ≥ hi` only when u landed in the
+    /// rounding gap above the last token, which then is the one chosen).
+    pub lo: f64,
+    pub hi: f64,
+    /// The most probable token of the shaped distribution (ties: the lower id).
+    pub most_likely: u32,
+    /// Tokens of probability > 0 the sampler walked past or could have (all of them).
+    pub possible: usize,
+}
+
+/// The record of a draw from `probs` at threshold `u` that chose `chosen`.
+pub fn explain_draw(probs: &[f64], u: f64, chosen: u32) -> SampleDraw {
+    let total: f64 = probs.iter().sum();
+    let possible = probs.iter().filter(|&&p| p > 0.0).count();
+    let ranked = rank(probs);
+    let most_likely = ranked.first().copied().unwrap_or(0) as u32;
+    let mut listed = vec![false; probs.len()];
+    for &i in ranked.iter().take(DRAW_INTERVALS) {
+        listed[i] = probs[i] > 0.0;
+    }
+    if let Some(l) = listed.get_mut(chosen as usize) {
+        *l = true;
+    }
+    let (mut ids, mut ps, mut cums) = (vec![], vec![], vec![]);
+    let (mut cum, mut lo, mut hi, mut chosen_at) = (0.0, 0.0, 0.0, 0);
+    for (i, &p) in probs.iter().enumerate() {
+        if p <= 0.0 && i != chosen as usize {
+            continue;
+        }
+        let before = cum;
+        cum += p.max(0.0);
+        if i == chosen as usize {
+            (lo, hi, chosen_at) = (before, cum, ids.len());
+        }
+        if listed[i] {
+            ids.push(i as u32);
+            ps.push(p);
+            cums.push(cum);
+        }
+    }
+    SampleDraw {
+        u,
+        total,
+        ids,
+        probs: ps,
+        cum: cums,
+        chosen,
+        chosen_at,
+        lo,
+        hi,
+        most_likely,
+        possible,
+    }
 }
 
 /// One sampling step: greedy configurations take the argmax without consuming a random

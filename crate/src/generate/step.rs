@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::generate::beam::{Hypothesis, LengthPenalty};
-use crate::generate::sampling::Sampling;
+use crate::generate::sampling::{SampleDraw, Sampling};
 
 /// How the next token is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +119,8 @@ pub struct Step {
     pub stop: Option<StopReason>,
     /// Beam search only.
     pub beam: Option<BeamStep>,
+    /// A sampled token only (not greedy, not beam search): how the sampler's draw fell.
+    pub draw: Option<SampleDraw>,
 }
 
 /// The outcome of a whole generation.

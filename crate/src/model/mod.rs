@@ -586,8 +586,19 @@ impl Model {
     }
 
     /// Walk every stored tensor with its checkpoint name, in a fixed order.
-    pub fn visit_params(&self, f: &mut dyn FnMut(&str, &Tensor, ParamKind)) {
+    pub fn visit_params<'a>(&'a self, f: &mut dyn FnMut(&str, &'a Tensor, ParamKind)) {
         walk!(self, f,);
+    }
+
+    /// The stored tensor of this checkpoint name, if the model has one.
+    pub fn param(&self, name: &str) -> Option<&Tensor> {
+        let mut found = None;
+        self.visit_params(&mut |n, t, _| {
+            if n == name {
+                found = Some(t);
+            }
+        });
+        found
     }
 
     /// Walk every stored tensor mutably with its checkpoint name, in the same order.

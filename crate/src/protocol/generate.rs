@@ -99,6 +99,8 @@ pub struct CompactStep {
     pub stop: Option<crate::generate::StopReason>,
     /// Beam search only.
     pub beam: Option<crate::generate::BeamStep>,
+    /// A sampled token only: how the sampler's draw fell (`crate::generate::Step::draw`).
+    pub draw: Option<crate::generate::sampling::SampleDraw>,
 }
 
 impl From<GenerateStep> for GenerateStepCompact {
@@ -122,6 +124,7 @@ impl From<GenerateStep> for GenerateStepCompact {
                 flops: s.flops,
                 stop: s.stop,
                 beam: s.beam,
+                draw: s.draw,
             },
             generated: U32Array(g.generated),
             done: g.done,

@@ -12,6 +12,7 @@ mod generate;
 mod input;
 mod status;
 mod train;
+mod weights;
 #[cfg(not(target_arch = "wasm32"))]
 mod typescript;
 
@@ -21,6 +22,7 @@ pub use generate::*;
 pub use input::*;
 pub use status::*;
 pub use train::*;
+pub use weights::*;
 #[cfg(not(target_arch = "wasm32"))]
 pub use typescript::typescript;
 

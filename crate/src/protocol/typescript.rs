@@ -20,6 +20,7 @@ pub fn typescript() -> String {
     use crate::explain::scoring::{ScoreCost, ScoringComparison};
     use crate::generate::beam::{Ending, Hypothesis};
     use crate::generate::step::{BeamStep, Candidate, StopReason};
+    use crate::generate::sampling::SampleDraw;
     use crate::generate::Step;
     use crate::model::cost::{CostReport, CostRow};
     use crate::model::plan::{
@@ -74,6 +75,7 @@ pub fn typescript() -> String {
         Hypothesis::decl(&cfg),
         BeamStep::decl(&cfg),
         StopReason::decl(&cfg),
+        SampleDraw::decl(&cfg),
         Step::decl(&cfg),
         GenerateStep::decl(&cfg),
         CompactStep::decl(&cfg),
@@ -133,6 +135,13 @@ pub fn typescript() -> String {
         ScoringRequest::decl(&cfg),
         ScoreCost::decl(&cfg),
         ScoringComparison::decl(&cfg),
+        WeightTensor::decl(&cfg),
+        WeightSelection::decl(&cfg),
+        WeightValues::decl(&cfg),
+        WeightSetRequest::decl(&cfg),
+        WeightRestoreRequest::decl(&cfg),
+        WeightEdit::decl(&cfg),
+        WeightEdits::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types of crate/src/protocol.rs (and the core types they\n\

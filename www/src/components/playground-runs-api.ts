@@ -8,6 +8,7 @@ import type { LabRegistry, RunHandle, RunRecord } from '../lab/registry';
 import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LocalizedElement } from '../i18n/locale';
 import type { PlaygroundStore } from '../state/store';
+import type { WeightEditor } from '../state/weights';
 
 export class PlaygroundRunsApi extends LocalizedElement {
   /** The state and its orchestration (no DOM); created when the element is connected. */
@@ -95,6 +96,10 @@ export class PlaygroundRunsApi extends LocalizedElement {
   /** Test-only: destroy the GPU device a running run trains on, to prove the run goes on on the CPU and says so (true when it had one). */
   testOnlyLoseRunGpu(id: string): Promise<boolean> {
     return this.needLab().testOnlyLoseGpu(id);
+  }
+  /** Hand edits of the loaded model's weights: read, set, restore, list, export (www/README.md, "Editing weights"). */
+  get weights(): WeightEditor {
+    return this.needStore().weights;
   }
   /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
   get customModel(): string {

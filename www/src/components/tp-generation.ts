@@ -14,6 +14,8 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import { fmt, SERIES, tokenLang, viridisRgb } from '../ui/palette';
 import { int } from '../ui/format';
+import type { SampleDraw } from '../engine/protocol';
+import './tp-draw';
 
 
 export class TpGeneration extends LocalizedElement {
@@ -34,6 +36,7 @@ export class TpGeneration extends LocalizedElement {
     previousRun: { attribute: false },
     sides: { attribute: false },
     width: { state: true },
+    draws: { attribute: false },
   };
 
   /** The stream's width in CSS pixels, as last measured (the lines it reserves follow it). */
@@ -87,6 +90,8 @@ export class TpGeneration extends LocalizedElement {
   previousRun: GenBefore | null = null;
   /** The settings of the two sides, in words. */
   sides: { before: string; after: string } | null = null;
+  /** Sampling: each generated token's draw, from the core's sampler (drawn by tp-draw). */
+  draws: (SampleDraw | null)[] = [];
 
   static styles = [
     panel,
@@ -370,6 +375,7 @@ export class TpGeneration extends LocalizedElement {
           ? html`<div class="cache waiting" aria-hidden="true" data-cache-placeholder>${this.cacheText(0, info.decoder_layers)}<canvas style=${styles(`width:1px;height:${cacheHeight(info.decoder_layers)}px`)}></canvas></div>`
           : nothing}
       ${this.strategy === 'beam' ? this.beamList((id) => info?.vocab[id] ?? `${id}`) : nothing}
+      ${this.strategy === 'sample' ? html`<tp-draw .draws=${this.draws} .vocab=${info?.vocab ?? []}></tp-draw>` : nothing}
     </section>`;
   }
 

@@ -362,6 +362,51 @@ pruned: Array<Hypothesis>, };
 
 export type StopReason = "eos" | "max_tokens" | "context_full";
 
+export type SampleDraw = { 
+/**
+ * The threshold the running sum was compared with: a uniform number in [0, 1) times
+ * `total`.
+ */
+u: number, 
+/**
+ * The shaped distribution's total mass (1 up to rounding).
+ */
+total: number, 
+/**
+ * (N) listed tokens, in walk order: the `DRAW_INTERVALS` most probable ones and the
+ * chosen one (every token of probability > 0 when there are no more than that).
+ */
+ids: Array<number>, 
+/**
+ * (N) their probabilities in the shaped distribution.
+ */
+probs: Array<number>, 
+/**
+ * (N) the running sum after each: its interval is `[cum − prob, cum)`.
+ */
+cum: Array<number>, 
+/**
+ * The token drawn.
+ */
+chosen: number, 
+/**
+ * Where the chosen token is in `ids`.
+ */
+chosen_at: number, 
+/**
+ * The chosen token's interval: `lo ≤ u < hi` (`u ≥ hi` only when u landed in the
+ * rounding gap above the last token, which then is the one chosen).
+ */
+lo: number, hi: number, 
+/**
+ * The most probable token of the shaped distribution (ties: the lower id).
+ */
+most_likely: number, 
+/**
+ * Tokens of probability > 0 the sampler walked past or could have (all of them).
+ */
+possible: number, };
+
 export type CoreStep = { 
 /**
  * 0 for the first step.
@@ -425,7 +470,11 @@ stop: StopReason | null,
 /**
  * Beam search only.
  */
-beam: BeamStep | null, };
+beam: BeamStep | null, 
+/**
+ * A sampled token only (not greedy, not beam search): how the sampler's draw fell.
+ */
+draw: SampleDraw | null, };
 
 export type GenerateStep = { step: CoreStep, 
 /**
@@ -493,7 +542,11 @@ stop: StopReason | null,
 /**
  * Beam search only.
  */
-beam: BeamStep | null, };
+beam: BeamStep | null, 
+/**
+ * A sampled token only: how the sampler's draw fell (`crate::generate::Step::draw`).
+ */
+draw: SampleDraw | null, };
 
 export type GenerateStepCompact = { step: CompactStep, 
 /**
@@ -1173,3 +1226,69 @@ tokens: number, repeats: number,
  * (query, key) pairs scored per pass, every attention sublayer of every layer.
  */
 pairs: number, rows: Array<ScoreCost>, };
+
+export type WeightTensor = { 
+/**
+ * Its checkpoint name (DESIGN.md §3), e.g. `decoder.layers.0.self_attn.in_proj_weight`.
+ */
+name: string, shape: Array<number>, 
+/**
+ * False for BatchNorm's running statistics (stored, never trained).
+ */
+trained: boolean, 
+/**
+ * Values that differ from the trained ones now.
+ */
+edited: number, };
+
+export type WeightSelection = { name: string, 
+/**
+ * The first flat index (default 0).
+ */
+start?: number, 
+/**
+ * How many values (default: from `start` to the end, at `stride`).
+ */
+count?: number, 
+/**
+ * The step between them (default 1).
+ */
+stride?: number, };
+
+export type WeightValues = { name: string, shape: Array<number>, start: number, stride: number, 
+/**
+ * (N) the flat index of each value.
+ */
+indices: Array<number>, 
+/**
+ * (N) the values the model computes with now.
+ */
+values: Float32Array, 
+/**
+ * (N) the trained values (what restoring brings back).
+ */
+trained: Float32Array, };
+
+export type WeightSetRequest = { name: string, start?: number, stride?: number, values: Array<number>, };
+
+export type WeightRestoreRequest = { name?: string, start?: number, count?: number, stride?: number, };
+
+export type WeightEdit = { name: string, shape: Array<number>, 
+/**
+ * Values that differ from the trained ones.
+ */
+changed: number, 
+/**
+ * The flat indices of the first of them (at most `EDIT_INDICES`), in order.
+ */
+indices: Array<number>, 
+/**
+ * The largest |value − trained| in the tensor.
+ */
+max_abs_change: number, };
+
+export type WeightEdits = { edits: Array<WeightEdit>, 
+/**
+ * Values changed in all.
+ */
+changed: number, };

@@ -58,6 +58,12 @@ import type {
   TrainChunk,
   TrainChunkRequest,
   TrainStarted,
+  WeightEdits,
+  WeightRestoreRequest,
+  WeightSelection,
+  WeightSetRequest,
+  WeightTensor,
+  WeightValues,
 } from './generated';
 
 export type * from './generated';
@@ -239,6 +245,18 @@ export interface Api {
   parallel: { req: ParallelRequest; res: ParallelTiming };
   /** Dot, scaled-dot and additive scoring on the loaded model's shape: counts and times. */
   scoring: { req: ScoringRequest; res: ScoringComparison };
+  /** Every parameter tensor of the loaded model, by checkpoint name, with how many of its values are edited. */
+  weightTensors: { req: Record<string, never>; res: WeightTensor[] };
+  /** Values of one tensor (a strided selection), now and as trained. */
+  readWeights: { req: WeightSelection; res: WeightValues };
+  /** Set values of one tensor; the answer lists every edit. */
+  setWeights: { req: WeightSetRequest; res: WeightEdits };
+  /** Restore trained values: all, one tensor, or a selection of it. */
+  restoreWeights: { req: WeightRestoreRequest; res: WeightEdits };
+  /** What differs from the trained model now. */
+  weightEdits: { req: Record<string, never>; res: WeightEdits };
+  /** The model as it computes now (edited or not), as checkpoint bytes (.safetensors). */
+  exportModel: { req: Record<string, never>; res: Uint8Array };
 }
 
 export type Op = keyof Api;

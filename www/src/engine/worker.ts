@@ -264,6 +264,12 @@ const handlers: Handlers = {
     eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),
   parallel: (eng, req) => eng.parallel(req),
   scoring: (eng, req) => eng.scoring(req),
+  weightTensors: (eng) => eng.weight_tensors(),
+  readWeights: (eng, req) => eng.read_weights(req),
+  setWeights: (eng, req) => eng.set_weights(req),
+  restoreWeights: (eng, req) => eng.restore_weights(req),
+  weightEdits: (eng) => eng.weight_edits(),
+  exportModel: (eng) => eng.export_model(),
   testOnlyCrash(eng, { kind }) {
     // Test-only (see Api.testOnlyCrash): die the two ways an engine can.
     if (kind === 'trap') eng.test_only_trap();

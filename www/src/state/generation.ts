@@ -3,7 +3,7 @@
 // host draws.
 
 import type { EngineClient } from '../engine/client';
-import type { BeamStep, GenerateStartRequest, GenerateStep } from '../engine/protocol';
+import type { BeamStep, GenerateStartRequest, GenerateStep, SampleDraw } from '../engine/protocol';
 
 export interface GenStats {
   /** Page-measured: from the start request to the first token. */
@@ -47,6 +47,8 @@ export class GenerationRunner {
   step: GenerateStep | null = null;
   /** Beam search: every step's beam, in order (the beam tree). */
   beamSteps: BeamStep[] = [];
+  /** Sampling: every step's draw (the core's `Step.draw`), in order; null for a step that drew nothing. */
+  draws: (SampleDraw | null)[] = [];
   /** Why generation cannot run with the current settings ('' when it can). */
   note = '';
   stats: GenStats = NO_STATS;
@@ -70,6 +72,7 @@ export class GenerationRunner {
     this.done = false;
     this.step = null;
     this.beamSteps = [];
+    this.draws = [];
     this.stepTimes = [];
     this.engineTimes = [];
     this.stats = NO_STATS;
@@ -157,6 +160,7 @@ export class GenerationRunner {
     if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
     this.step = step;
     if (step.step.beam) this.beamSteps = [...this.beamSteps, step.step.beam];
+    this.draws = [...this.draws, step.step.draw];
     this.generated = step.generated;
     this.done = step.done;
     this.stats = {

@@ -20,6 +20,7 @@ import type { StoreHost } from './host';
 import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
+import { WeightEditor } from './weights';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -28,6 +29,8 @@ export { describeSwitchChange } from './settings';
 export class PlaygroundStore extends StoreData {
   /** The generation loop and what it has produced. */
   readonly gen: GenerationRunner;
+  /** Weights edited by hand (./weights.ts): every view recomputes from the edited model. */
+  readonly weights: WeightEditor;
 
 
   /** Heads the cost panel counts with (null: the model's own). */
@@ -53,6 +56,28 @@ export class PlaygroundStore extends StoreData {
       afterStep: () => this.refresh(),
       failed: (e) => this.fail(e),
     });
+    this.weights = new WeightEditor({
+      call: (op, payload) => this.call(op, payload),
+      info: () => this.info,
+      changed: () => this.host.changed(),
+      generating: () => this.canGenerate() && (this.gen.playing || this.gen.generated.length > 0),
+      stopGeneration: () => this.gen.reset(),
+      recompute: (first, none) => this.afterWeightEdit(first, none),
+      restartGeneration: () => void this.gen.start(true),
+    });
+  }
+
+  /** A weight was edited by hand: the views' forward pass runs on the edited model, the trained model's kept as the "before". */
+  private async afterWeightEdit(first: boolean, none: boolean): Promise<void> {
+    const label = msg('the trained weights');
+    if (first) {
+      this.previous = this.lastForward;
+      this.beforeLabel = label;
+    } else if (none && this.beforeLabel === label) {
+      this.previous = null;
+      this.beforeLabel = '';
+    }
+    await this.refresh();
   }
 
   // ---------------------------------------------------------------- lifecycle

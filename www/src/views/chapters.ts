@@ -40,7 +40,7 @@ export const CHAPTERS: readonly Chapter[] = [
     name: 'blocks',
     title: () => msg('Blocks', { id: 'chapter.blocks.title' }),
     blurb: () => msg('One block taken apart: its diagram, the FFN, the norms, the residual stream and dropout.', { id: 'chapter.blocks.blurb' }),
-    views: ['architecture', 'ffn', 'norms', 'hidden', 'no-leak', 'dropout'],
+    views: ['architecture', 'ffn', 'norms', 'hidden', 'no-leak', 'dropout', 'weights'],
   },
   {
     name: 'output',

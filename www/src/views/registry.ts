@@ -36,6 +36,7 @@ import '../components/tp-norms';
 import '../components/tp-dropout';
 import '../components/tp-parallel';
 import '../components/tp-beams';
+import '../components/tp-weights';
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -155,6 +156,7 @@ export const VIEWS = [
       .previousRun=${s.genBefore}
       .sides=${s.genSides()}
       @tp-dismiss-before=${() => s.dismissGenBefore()}
+      .draws=${s.gen.draws}
       @tp-cache=${(e: CustomEvent<boolean>) => void s.patch({ cache: e.detail })}
       @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
       @tp-play=${() => void s.gen.play()}
@@ -499,6 +501,23 @@ export const VIEWS = [
       .done=${s.gen.done}
       @tp-beam=${() => void s.patch({ strategy: 'beam' })}
     ></tp-beams>`,
+  },
+  {
+    // Hand edits of the loaded model's weights: every view recomputes from the edited model.
+    name: 'weights',
+    tag: 'tp-weights',
+    get title() {
+      return msg('Edit a weight, watch everything change');
+    },
+    needs: [],
+    render: (s) => html`<tp-weights
+      class="wide"
+      .editor=${s.weights}
+      .info=${s.info}
+      .edits=${s.weights.current}
+      .promptIds=${s.inputRow}
+      .modelName=${s.customModel || s.st.model}
+    ></tp-weights>`,
   },
   {
     // Loaded when it first comes into view (it brings uPlot with it).
