@@ -16,7 +16,8 @@ use tplay::generate::sampling::{self, explain_draw, sampling_distribution, Sampl
 use tplay::generate::{GenerateOptions, LengthPenalty, Sampling, Strategy};
 
 fn gpt() -> tplay::model::Model {
-    let cfg = ModelConfig::preset(nano_preset(Arch::DecoderOnly), tokenizer().vocab_size()).unwrap();
+    let cfg =
+        ModelConfig::preset(nano_preset(Arch::DecoderOnly), tokenizer().vocab_size()).unwrap();
     eos_unlikely(model(cfg, 21))
 }
 
@@ -39,10 +40,26 @@ fn token_at(d: &SampleDraw) -> Option<u32> {
 }
 
 const SHAPES: [Sampling; 4] = [
-    Sampling { temperature: 1.0, top_k: None, top_p: None },
-    Sampling { temperature: 1.6, top_k: None, top_p: None },
-    Sampling { temperature: 0.9, top_k: Some(5), top_p: None },
-    Sampling { temperature: 1.2, top_k: None, top_p: Some(0.8) },
+    Sampling {
+        temperature: 1.0,
+        top_k: None,
+        top_p: None,
+    },
+    Sampling {
+        temperature: 1.6,
+        top_k: None,
+        top_p: None,
+    },
+    Sampling {
+        temperature: 0.9,
+        top_k: Some(5),
+        top_p: None,
+    },
+    Sampling {
+        temperature: 1.2,
+        top_k: None,
+        top_p: Some(0.8),
+    },
 ];
 
 #[test]
@@ -51,21 +68,44 @@ fn the_reported_u_and_interval_reproduce_every_sampled_token() {
     let prompt = [m.tokenizer.spec.bos, 4, 5];
     let mut not_most_likely = 0;
     for (k, shape) in SHAPES.iter().enumerate() {
-        let (steps, _) = run_to_end(&m, Backend::Cpu, &prompt, None, opts(Strategy::Sample(*shape), 40 + k as u64));
+        let (steps, _) = run_to_end(
+            &m,
+            Backend::Cpu,
+            &prompt,
+            None,
+            opts(Strategy::Sample(*shape), 40 + k as u64),
+        );
         assert!(!steps.is_empty());
         for s in &steps {
             let d = s.draw.as_ref().expect("a sampled step reports its draw");
             let token = s.token.unwrap();
             assert_eq!(d.chosen, token);
             assert_eq!(d.ids[d.chosen_at], token);
-            assert!(d.lo <= d.u && d.u < d.hi, "step {}: u {} outside [{}, {})", s.index, d.u, d.lo, d.hi);
-            assert_eq!(token_at(d), Some(token), "step {}: the interval holding u", s.index);
+            assert!(
+                d.lo <= d.u && d.u < d.hi,
+                "step {}: u {} outside [{}, {})",
+                s.index,
+                d.u,
+                d.lo,
+                d.hi
+            );
+            assert_eq!(
+                token_at(d),
+                Some(token),
+                "step {}: the interval holding u",
+                s.index
+            );
             assert!((0.0..1.0 + 1e-9).contains(&d.u));
             // The record is the sampler's distribution of this step's logits, in walk order.
             let probs = sampling_distribution(&s.logits, shape).unwrap();
-            let walked: Vec<u32> = (0..probs.len() as u32).filter(|&i| probs[i as usize] > 0.0).collect();
+            let walked: Vec<u32> = (0..probs.len() as u32)
+                .filter(|&i| probs[i as usize] > 0.0)
+                .collect();
             assert_eq!(d.possible, walked.len());
-            assert!(d.ids.windows(2).all(|w| w[0] < w[1]), "walk order is id order");
+            assert!(
+                d.ids.windows(2).all(|w| w[0] < w[1]),
+                "walk order is id order"
+            );
             let mut cum = 0.0;
             for &i in &walked {
                 cum += probs[i as usize];
@@ -74,7 +114,10 @@ fn the_reported_u_and_interval_reproduce_every_sampled_token() {
                     assert_eq!(d.cum[at], cum, "running sum at token {i}");
                 }
             }
-            assert!((d.hi - d.lo - probs[token as usize]).abs() < 1e-12, "the interval is as long as the probability");
+            assert!(
+                (d.hi - d.lo - probs[token as usize]).abs() < 1e-12,
+                "the interval is as long as the probability"
+            );
             assert_eq!(d.most_likely as usize, sampling::rank(&probs)[0]);
             if token != d.most_likely {
                 not_most_likely += 1;
@@ -91,7 +134,13 @@ fn reporting_the_draw_leaves_the_seeded_tokens_as_the_plain_sampler_draws_them()
     let prompt = [m.tokenizer.spec.bos, 6, 7, 4];
     for (k, shape) in SHAPES.iter().enumerate() {
         let seed = 7 + k as u64;
-        let (steps, summary) = run_to_end(&m, Backend::Cpu, &prompt, None, opts(Strategy::Sample(*shape), seed));
+        let (steps, summary) = run_to_end(
+            &m,
+            Backend::Cpu,
+            &prompt,
+            None,
+            opts(Strategy::Sample(*shape), seed),
+        );
         // The same seed through `sampling::choose`, one call per step's logits.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let replay: Vec<u32> = steps
@@ -100,8 +149,17 @@ fn reporting_the_draw_leaves_the_seeded_tokens_as_the_plain_sampler_draws_them()
             .collect();
         assert_eq!(summary.tokens, replay, "shape {k}");
         // And a second run gives the same tokens and the same draws.
-        let (again, _) = run_to_end(&m, Backend::Cpu, &prompt, None, opts(Strategy::Sample(*shape), seed));
-        assert_eq!(steps.iter().map(|s| &s.draw).collect::<Vec<_>>(), again.iter().map(|s| &s.draw).collect::<Vec<_>>());
+        let (again, _) = run_to_end(
+            &m,
+            Backend::Cpu,
+            &prompt,
+            None,
+            opts(Strategy::Sample(*shape), seed),
+        );
+        assert_eq!(
+            steps.iter().map(|s| &s.draw).collect::<Vec<_>>(),
+            again.iter().map(|s| &s.draw).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -111,9 +169,20 @@ fn greedy_and_beam_steps_report_no_draw() {
     let prompt = [m.tokenizer.spec.bos, 4];
     for strategy in [
         Strategy::Greedy,
-        Strategy::Sample(Sampling { temperature: 0.0, top_k: None, top_p: None }),
-        Strategy::Sample(Sampling { temperature: 1.0, top_k: Some(1), top_p: None }),
-        Strategy::Beam { width: 2, length_penalty: LengthPenalty::Gnmt { alpha: 0.6 } },
+        Strategy::Sample(Sampling {
+            temperature: 0.0,
+            top_k: None,
+            top_p: None,
+        }),
+        Strategy::Sample(Sampling {
+            temperature: 1.0,
+            top_k: Some(1),
+            top_p: None,
+        }),
+        Strategy::Beam {
+            width: 2,
+            length_penalty: LengthPenalty::Gnmt { alpha: 0.6 },
+        },
     ] {
         let (steps, _) = run_to_end(&m, Backend::Cpu, &prompt, None, opts(strategy, 3));
         assert!(steps.iter().all(|s| s.draw.is_none()), "{strategy:?}");

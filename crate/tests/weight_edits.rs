@@ -7,7 +7,9 @@
 mod support;
 
 use pollster::block_on;
-use support::{assert_close, assert_differ, default_switches, eos_unlikely, gpu_or_skip, input_error};
+use support::{
+    assert_close, assert_differ, default_switches, eos_unlikely, gpu_or_skip, input_error,
+};
 use tplay::backend::Backend;
 use tplay::config::ModelConfig;
 use tplay::engine::Engine;
@@ -111,7 +113,12 @@ fn editing_an_lm_head_bias_moves_that_tokens_logit_by_the_edit_at_every_position
         if i % v == tok {
             // logit = h·w + b: the bias goes in last, so the logit moves by the bias's own change.
             let moved = ((b0 + delta) - b0) as f64;
-            assert!(((*a - *b) as f64 - moved).abs() < 1e-5, "position {}: moved {} not {moved}", i / v, a - b);
+            assert!(
+                ((*a - *b) as f64 - moved).abs() < 1e-5,
+                "position {}: moved {} not {moved}",
+                i / v,
+                a - b
+            );
         } else {
             assert_eq!(a.to_bits(), b.to_bits(), "logit {i} of another token moved");
         }
@@ -131,12 +138,25 @@ fn editing_a_token_embedding_changes_no_position_before_that_token_and_equals_th
     set(&mut e, "embed.weight", tok * c, None, new_row.clone());
     let after = logits(&mut e);
     // Under the causal mask, positions before the token never see its embedding.
-    assert_eq!(bits(&after[..first * v]), bits(&before[..first * v]), "positions before the token");
-    assert_differ("positions from the token on", &after[first * v..], &before[first * v..], 1e-4);
+    assert_eq!(
+        bits(&after[..first * v]),
+        bits(&before[..first * v]),
+        "positions before the token"
+    );
+    assert_differ(
+        "positions from the token on",
+        &after[first * v..],
+        &before[first * v..],
+        1e-4,
+    );
     // The CPU reference on a model edited the same way predicts every logit.
     let mut edited = m.clone();
     edited.embed.data[tok * c..(tok + 1) * c].copy_from_slice(&new_row);
-    assert_eq!(bits(&after), bits(&reference_logits(&edited)), "the edited model's CPU pass");
+    assert_eq!(
+        bits(&after),
+        bits(&reference_logits(&edited)),
+        "the edited model's CPU pass"
+    );
     // The edit is listed: the tensor, how many values, where.
     let edits = e.weight_edits().unwrap();
     assert_eq!(edits.edits.len(), 1);
@@ -162,7 +182,13 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
     // An FFN unit: its input row of W1 and its output column of W2 (stride F).
     set(&mut e, w1, 3 * c, None, vec![0.9; c]);
     set(&mut e, w2, 3, Some(f), vec![-0.8; c]);
-    set(&mut e, "decoder.layers.0.self_attn.in_proj_bias", 2, None, vec![1.5]);
+    set(
+        &mut e,
+        "decoder.layers.0.self_attn.in_proj_bias",
+        2,
+        None,
+        vec![1.5],
+    );
     assert_differ("edited", &logits(&mut e), &before, 1e-4);
     let col = e
         .read_weights(&WeightSelection {
@@ -174,8 +200,14 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
         .unwrap();
     assert!(col.values.0.iter().all(|&x| x == -0.8));
     assert_eq!(col.indices, (0..c).map(|r| r * f + 3).collect::<Vec<_>>());
-    let want: Vec<f32> = (0..c).map(|r| m.decoder.as_ref().unwrap().layers[0].linear2_weight.data[r * f + 3]).collect();
-    assert_eq!(bits(&col.trained.0), bits(&want), "the trained values come with the read");
+    let want: Vec<f32> = (0..c)
+        .map(|r| m.decoder.as_ref().unwrap().layers[0].linear2_weight.data[r * f + 3])
+        .collect();
+    assert_eq!(
+        bits(&col.trained.0),
+        bits(&want),
+        "the trained values come with the read"
+    );
     assert_eq!(e.weight_edits().unwrap().edits.len(), 3);
 
     // One cell back: the tensor is still edited elsewhere.
@@ -193,7 +225,13 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
     })
     .unwrap();
     let left = e.weight_edits().unwrap();
-    assert_eq!(left.edits.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), vec![w2]);
+    assert_eq!(
+        left.edits
+            .iter()
+            .map(|x| x.name.as_str())
+            .collect::<Vec<_>>(),
+        vec![w2]
+    );
     e.restore_weights(&WeightRestoreRequest {
         name: Some(w2.into()),
         start: Some(3),
@@ -202,7 +240,11 @@ fn restoring_a_cell_a_tensor_or_everything_gives_bit_identical_logits() {
     })
     .unwrap();
     assert_eq!(e.weight_edits().unwrap().changed, 0);
-    assert_eq!(bits(&logits(&mut e)), bits(&before), "every edit restored cell by cell");
+    assert_eq!(
+        bits(&logits(&mut e)),
+        bits(&before),
+        "every edit restored cell by cell"
+    );
 
     // Everything back at once.
     set(&mut e, "embed.weight", 0, None, vec![3.0; 2 * c]);
@@ -219,9 +261,18 @@ fn the_edited_model_exports_as_a_checkpoint_that_loads_back_to_the_same_forward_
     let c = m.config.d_model;
     let mut e = engine_of(&m);
     // Unedited, the export is the loaded checkpoint byte for byte.
-    assert_eq!(e.export_model().unwrap(), tplay::checkpoint::save(&m).unwrap());
+    assert_eq!(
+        e.export_model().unwrap(),
+        tplay::checkpoint::save(&m).unwrap()
+    );
     set(&mut e, "embed.weight", 5 * c, None, vec![0.25; c]);
-    set(&mut e, "decoder.layers.0.norm2.weight", 0, None, vec![2.0, -1.0]);
+    set(
+        &mut e,
+        "decoder.layers.0.norm2.weight",
+        0,
+        None,
+        vec![2.0, -1.0],
+    );
     let edited = logits(&mut e);
     let bytes = e.export_model().unwrap();
     let mut back = Engine::new();
@@ -241,24 +292,44 @@ fn bad_names_indices_and_values_are_refused_and_nothing_changes() {
     let n_embed = m.embed.numel();
     let mut e = engine_of(&m);
     let before = logits(&mut e);
-    let try_set = |e: &mut Engine, name: &str, start: usize, stride: Option<usize>, values: Vec<f32>| {
-        input_error(e.set_weights(&WeightSetRequest {
-            name: name.into(),
-            start: Some(start),
-            stride,
-            values,
-        }))
-    };
-    let msg = try_set(&mut e, "decoder.layers.9.linear1.weight", 0, None, vec![1.0]);
-    assert!(msg.contains("no tensor named `decoder.layers.9.linear1.weight`") && msg.contains("embed.weight"), "{msg}");
+    let try_set =
+        |e: &mut Engine, name: &str, start: usize, stride: Option<usize>, values: Vec<f32>| {
+            input_error(e.set_weights(&WeightSetRequest {
+                name: name.into(),
+                start: Some(start),
+                stride,
+                values,
+            }))
+        };
+    let msg = try_set(
+        &mut e,
+        "decoder.layers.9.linear1.weight",
+        0,
+        None,
+        vec![1.0],
+    );
+    assert!(
+        msg.contains("no tensor named `decoder.layers.9.linear1.weight`")
+            && msg.contains("embed.weight"),
+        "{msg}"
+    );
     let msg = try_set(&mut e, "embed.weight", n_embed, None, vec![1.0]);
-    assert!(msg.contains(&format!("index {n_embed} is outside")), "{msg}");
+    assert!(
+        msg.contains(&format!("index {n_embed} is outside")),
+        "{msg}"
+    );
     let msg = try_set(&mut e, "embed.weight", n_embed - 1, None, vec![1.0, 2.0]);
-    assert!(msg.contains(&format!("index {n_embed} is outside")), "{msg}");
+    assert!(
+        msg.contains(&format!("index {n_embed} is outside")),
+        "{msg}"
+    );
     let msg = try_set(&mut e, "embed.weight", 0, Some(0), vec![1.0]);
     assert!(msg.contains("stride must be at least 1"), "{msg}");
     let msg = try_set(&mut e, "embed.weight", 0, None, vec![0.5, f32::NAN]);
-    assert!(msg.contains("value NaN (number 1 of the request) is not a finite number"), "{msg}");
+    assert!(
+        msg.contains("value NaN (number 1 of the request) is not a finite number"),
+        "{msg}"
+    );
     let msg = try_set(&mut e, "embed.weight", 0, None, vec![f32::INFINITY]);
     assert!(msg.contains("not a finite number"), "{msg}");
     let msg = input_error(e.read_weights(&WeightSelection {
@@ -352,7 +423,9 @@ fn a_generation_after_an_edit_draws_from_the_edited_model() {
 fn the_gpu_backend_sees_an_edit_and_agrees_with_the_cpu_after_it() {
     let Some(ctx) = gpu_or_skip() else { return };
     for preset in ["gpt-pico", "gpt-nano"] {
-        let m = trained_model(preset, |cfg| cfg.pos_encoding = tplay::config::PosEncoding::Learned);
+        let m = trained_model(preset, |cfg| {
+            cfg.pos_encoding = tplay::config::PosEncoding::Learned
+        });
         let c = m.config.d_model;
         let mut cpu = engine_of(&m);
         let mut gpu = engine_of(&m);
@@ -361,14 +434,40 @@ fn the_gpu_backend_sees_an_edit_and_agrees_with_the_cpu_after_it() {
         for e in [&mut cpu, &mut gpu] {
             set(e, "embed.weight", 5 * c, None, vec![0.6; c]);
             set(e, "pos_embed.weight", 2 * c, None, vec![-0.4; c]);
-            set(e, "decoder.layers.0.self_attn.in_proj_weight", 3 * c, None, vec![0.3; c]);
+            set(
+                e,
+                "decoder.layers.0.self_attn.in_proj_weight",
+                3 * c,
+                None,
+                vec![0.3; c],
+            );
         }
         let (a, b) = (logits(&mut cpu), logits(&mut gpu));
-        assert_close(&format!("{preset}: GPU vs CPU after the edit"), &b, &a, 1e-4);
-        assert_differ(&format!("{preset}: the GPU's logits moved"), &b, &before, 1e-3);
+        assert_close(
+            &format!("{preset}: GPU vs CPU after the edit"),
+            &b,
+            &a,
+            1e-4,
+        );
+        assert_differ(
+            &format!("{preset}: the GPU's logits moved"),
+            &b,
+            &before,
+            1e-3,
+        );
         let r = block_on(gpu.forward(&request(vec![PROMPT.to_vec()]))).unwrap();
-        assert_eq!(r.backend, tplay::protocol::BackendName::Webgpu, "{preset}: still on the GPU");
-        gpu.restore_weights(&WeightRestoreRequest::default()).unwrap();
-        assert_close(&format!("{preset}: restored on the GPU"), &logits(&mut gpu), &before, 1e-6);
+        assert_eq!(
+            r.backend,
+            tplay::protocol::BackendName::Webgpu,
+            "{preset}: still on the GPU"
+        );
+        gpu.restore_weights(&WeightRestoreRequest::default())
+            .unwrap();
+        assert_close(
+            &format!("{preset}: restored on the GPU"),
+            &logits(&mut gpu),
+            &before,
+            1e-6,
+        );
     }
 }

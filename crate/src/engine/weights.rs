@@ -165,13 +165,7 @@ impl Engine {
             )));
         }
         let t = tensor(now, &req.name)?;
-        let idx = indices(
-            &req.name,
-            t,
-            req.start,
-            Some(req.values.len()),
-            req.stride,
-        )?;
+        let idx = indices(&req.name, t, req.start, Some(req.values.len()), req.stride)?;
         shared_key_rows(now, &req.name, &idx)?;
         let values: Vec<(usize, f32)> = idx.into_iter().zip(req.values.iter().copied()).collect();
         self.edit(&req.name, |t, _| {

@@ -12,9 +12,9 @@ mod generate;
 mod input;
 mod status;
 mod train;
-mod weights;
 #[cfg(not(target_arch = "wasm32"))]
 mod typescript;
+mod weights;
 
 pub use explain::*;
 pub use forward::*;
@@ -22,8 +22,8 @@ pub use generate::*;
 pub use input::*;
 pub use status::*;
 pub use train::*;
-pub use weights::*;
 #[cfg(not(target_arch = "wasm32"))]
 pub use typescript::typescript;
+pub use weights::*;
 
 pub use crate::wire::{Dense, F32Array, F64Array, U32Array};

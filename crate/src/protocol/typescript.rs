@@ -19,8 +19,8 @@ pub fn typescript() -> String {
     use crate::explain::parallel::{Exponents, ParallelTiming};
     use crate::explain::scoring::{ScoreCost, ScoringComparison};
     use crate::generate::beam::{Ending, Hypothesis};
-    use crate::generate::step::{BeamStep, Candidate, StopReason};
     use crate::generate::sampling::SampleDraw;
+    use crate::generate::step::{BeamStep, Candidate, StopReason};
     use crate::generate::Step;
     use crate::model::cost::{CostReport, CostRow};
     use crate::model::plan::{
