@@ -122,10 +122,16 @@ describe('Chinese models', () => {
     const stream = await page.locator('tp-generation .stream').innerText();
     assert.ok(stream.replace(/\s/g, '').includes(gen.slice(0, 4)), `the generation view shows ${gen}: ${stream}`);
     // Axes: <bos>, the prompt and every generated character.
+    // The map keeps the box of the whole generation (no jumps), so with small cells the labels
+    // thin out to every n-th: each label shown is its position's token, the first is shown.
     const { cols, rows } = await axes(page);
     const tokens = ['<bos>', ...prompt, ...[...gen]];
-    assert.deepEqual(cols.slice(0, 1 + prompt.length), tokens.slice(0, 1 + prompt.length));
-    assert.deepEqual(rows.slice(0, 1 + prompt.length), tokens.slice(0, 1 + prompt.length));
+    for (const [name, labels] of [['key', cols], ['query', rows]]) {
+      const n = 1 + prompt.length;
+      assert.equal(labels[0], '<bos>', `the first ${name} is named`);
+      labels.slice(0, n).forEach((l, i) => assert.ok(l === '' || l === tokens[i], `${name} ${i}: ${l} is ${tokens[i]} or thinned out`));
+      assert.ok(labels.slice(0, n).filter(Boolean).length >= Math.ceil(n / 2), `at least every other ${name} is named: ${labels}`);
+    }
     const fit = await labelsFit(page);
     assert.ok(fit.length >= prompt.length);
     for (const l of fit) {

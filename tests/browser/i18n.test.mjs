@@ -21,7 +21,7 @@ const ALLOW = new Set(
   eos bos pad unk sep cls mask ln sqrt norm sum mean var std eps FFN Softmax viridis cividis gelu relu silu
   alibi rope sinusoidal LM nats PyTorch lr step warmup teacher forcing Kᵀ tanh rad
   eval train greedy sample beam auto none causal prefix window webgpu cpu encoder_self decoder_self cross
-  heads factor null
+  heads factor null Shift Delete Enter Esc Escape Tab
   safetensors tplay Transformer Playground`.split(/\s+/),
 );
 

@@ -127,7 +127,15 @@ describe('redrawing only what changed', () => {
       const before = await page.evaluate(() => document.querySelector('transformer-playground').lastForward);
       await box.click();
       assert.equal(await box.isChecked(), causal, 'the switch shows its new state');
-      await page.waitForFunction((b) => document.querySelector('transformer-playground').lastForward !== b, before);
+      // The pass of the new setting: its decoder mask is the rule the switch asks for (a pass
+      // of the old setting may still land first on a busy machine).
+      await page.waitForFunction(
+        ({ b, causal }) => {
+          const f = document.querySelector('transformer-playground').lastForward;
+          return f !== b && f.masks.find((m) => m.site === 'decoder_self')?.rule.kind === (causal ? 'causal' : 'none');
+        },
+        { b: before, causal },
+      );
       await drawn(page);
       const r = await compareWithCore(page, causal);
       assert.equal(r.cells, r.T * r.S);

@@ -15,7 +15,7 @@ import type { WeightEditor } from '../state/weights';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import { panel, styles } from '../ui/shared';
-import { diverging, fmt, showToken } from '../ui/palette';
+import { diverging, inkOnDiverging, fmt, showToken } from '../ui/palette';
 import { download } from '../ui/export';
 
 type Mode = 'embedding' | 'qkv' | 'bias' | 'ffn';
@@ -368,7 +368,7 @@ export class TpWeights extends LocalizedElement {
         data-trained=${t}
         data-edited=${edited ? '1' : '0'}
         title=${edited ? msg(str`${fmt(x, 4)} (trained ${fmt(t, 4)})`) : fmt(x, 4)}
-        style=${styles(`background:${diverging(x / m)};color:${Math.abs(x / m) > 0.55 ? "#fff" : "#111"}`)}
+        style=${styles(`background:${diverging(x / m)};color:${inkOnDiverging(x / m)}`)}
         @focus=${() => (this.focused = { key: strip.key, i })}
         @keydown=${(e: KeyboardEvent) => this.onKey(e, strip, i, v)}
         @pointerdown=${(e: PointerEvent) => this.onDown(e, strip, i, v)}

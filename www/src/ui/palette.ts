@@ -89,12 +89,22 @@ export const fmt = fixed;
 
 /** Diverging blue ↔ orange for signed differences in [−1, 1] (PuOr-like, colour-blind safe). */
 export function diverging(t: number): string {
+  const c = divergingRgb(t);
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+function divergingRgb(t: number): [number, number, number] {
   const x = Math.max(-1, Math.min(1, Number.isFinite(t) ? t : 0));
   const white = [247, 247, 247];
   const end = x < 0 ? [33, 102, 172] : [230, 97, 1];
   const a = Math.abs(x);
   const c = white.map((w, i) => Math.round(w + (end[i] - w) * a));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
+  return [c[0], c[1], c[2]];
+}
+
+/** Text colour that stays legible on top of diverging(t). */
+export function inkOnDiverging(t: number): string {
+  return inkFor(divergingRgb(t));
 }
 
 /**

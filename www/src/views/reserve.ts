@@ -42,9 +42,10 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
  */
 export const RESERVE_BY_ARCH: Readonly<Record<string, Readonly<Record<Arch, { wide: number; narrow: number }>>>> = {
   overview: {
-    decoder_only: { wide: 430, narrow: 1426 },
-    encoder_decoder: { wide: 755, narrow: 2430 },
-    encoder_only: { wide: 415, narrow: 1180 },
+    // Each with the text box above the stages (41 px).
+    decoder_only: { wide: 471, narrow: 1467 },
+    encoder_decoder: { wide: 796, narrow: 2471 },
+    encoder_only: { wide: 456, narrow: 1221 },
   },
 };
 
