@@ -372,7 +372,7 @@ export class TpGeneration extends LocalizedElement {
       ${step
         ? this.cacheBlock(step.step.cache_len, step.step.attention.length, step.step.fed)
         : info && info.arch !== 'encoder_only'
-          ? html`<div class="cache waiting" aria-hidden="true" data-cache-placeholder>${this.cacheText(0, info.decoder_layers)}<canvas style=${styles(`width:1px;height:${cacheHeight(info.decoder_layers)}px`)}></canvas></div>`
+          ? html`<div class="cache waiting" aria-hidden="true" data-cache-placeholder>${this.cacheText(0, info.decoder_layers)}<span style=${styles(`display:inline-block;width:1px;height:${cacheHeight(info.decoder_layers)}px`)}></span></div>`
           : nothing}
       ${this.strategy === 'beam' ? this.beamList((id) => info?.vocab[id] ?? `${id}`) : nothing}
       ${this.strategy === 'sample' ? html`<tp-draw .draws=${this.draws} .vocab=${info?.vocab ?? []}></tp-draw>` : nothing}
