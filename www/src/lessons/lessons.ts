@@ -36,6 +36,35 @@ export interface LessonCtx extends LessonText {
   changed(key: string, value: unknown): boolean;
 }
 
+/**
+ * How a lesson checks what the learner understood: after the experiment, the learner commits
+ * an answer to the lesson's question, and the page checks it against what the engine
+ * measured on the loaded model now (never a fixed key, so it stays true when the model
+ * changes). "What to notice" shows once the answer is right; a wrong one gets the hint,
+ * which points at what to look at, never at the answer.
+ */
+export type Check =
+  | {
+      readonly kind: 'choice';
+      /** The options, in the page's language; each one a claim the engine can decide. */
+      readonly options: () => readonly string[];
+      /** The index of the right option, decided from the engine's numbers now; null while they are not measured yet. */
+      readonly right: (c: LessonCtx) => number | null;
+      /** Where to look after a wrong answer. */
+      readonly hint: (c: LessonText) => string;
+    }
+  | {
+      readonly kind: 'number';
+      /** What number to read off the view ("the largest |q − k|"). */
+      readonly label: () => string;
+      /** The engine's value on the loaded model now; null while it is not measured yet. */
+      readonly expected: (c: LessonCtx) => number | null;
+      /** How far an answer may lie from the expected value and still be right (absolute). */
+      readonly tolerance: (expected: number) => number;
+      /** Where to look after a wrong answer. */
+      readonly hint: (c: LessonText) => string;
+    };
+
 export interface Lesson {
   /** The id in `#lesson=<id>` and `<transformer-playground lesson="<id>">`. */
   readonly id: string;
@@ -53,6 +82,8 @@ export interface Lesson {
   readonly notice: (c: LessonText) => string;
   /** Has the learner done it? */
   readonly done: (c: LessonCtx) => boolean;
+  /** The answer to `question` the learner commits once the experiment is done (optional until every lesson has one). */
+  readonly check?: Check;
   /** The setting the experiment changes (a classroom link leaves it unlocked), if it is one. */
   readonly setting?: keyof PlaygroundState;
   /** The code it is about, paths in the repository. */
