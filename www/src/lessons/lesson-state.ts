@@ -1,8 +1,10 @@
 // Where each lesson stood when the learner left it: the settings of its link (what they
 // changed under the lesson's preset), whether the page had seen the experiment done, and
-// the values the experiment is judged against. Kept in session storage, so closing a
+// the values the experiment is judged against, and the answer given to its question. Kept in session storage, so closing a
 // lesson (or the lessons' chapter) and opening it again returns to it in this tab; never
 // sent anywhere. A browser without storage simply starts the lesson afresh.
+
+import { validAnswer, type Answer } from './progress';
 
 const KEY = 'tplay-lesson-state';
 
@@ -13,6 +15,8 @@ export interface LessonState {
   done?: boolean;
   /** The first value seen of each thing the experiment watches (its `changed` baseline). */
   memo?: [string, string][];
+  /** The last answer committed to the lesson's question (right or not), and the tries so far. */
+  answer?: Answer;
 }
 
 function readAll(): Record<string, LessonState> {
@@ -39,6 +43,8 @@ export function lessonState(id: string): LessonState | null {
       .filter((e): e is [string, string] => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string')
       .slice(0, 50);
   }
+  const a = validAnswer(s.answer);
+  if (a) out.answer = a;
   return out;
 }
 

@@ -11,6 +11,7 @@ import { msg, str } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
 import type { ManifestEntry, MaskEdit, ParallelTiming, Positions } from '../engine/protocol';
+import { CHECKS } from './checks';
 
 /**
  * What a lesson's sentences may read: a number in a sentence is the engine's (a view's
@@ -46,6 +47,8 @@ export interface LessonCtx extends LessonText {
 export type Check =
   | {
       readonly kind: 'choice';
+      /** The narrower question the options answer, when the lesson's `question` is broader (else the question itself). */
+      readonly ask?: () => string;
       /** The options, in the page's language; each one a claim the engine can decide. */
       readonly options: () => readonly string[];
       /** The index of the right option, decided from the engine's numbers now; null while they are not measured yet. */
@@ -82,8 +85,8 @@ export interface Lesson {
   readonly notice: (c: LessonText) => string;
   /** Has the learner done it? */
   readonly done: (c: LessonCtx) => boolean;
-  /** The answer to `question` the learner commits once the experiment is done (optional until every lesson has one). */
-  readonly check?: Check;
+  /** The answer to `question` the learner commits once the experiment is done; "what to notice" shows once it is right. */
+  readonly check: Check;
   /** The setting the experiment changes (a classroom link leaves it unlocked), if it is one. */
   readonly setting?: keyof PlaygroundState;
   /** The code it is about, paths in the repository. */
@@ -142,6 +145,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => c.st.ablate.length > 0,
     setting: 'ablate',
+    check: CHECKS['heads'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
@@ -166,6 +170,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => c.st.model === 'grammar-shared-qk.safetensors',
     setting: 'model',
+    check: CHECKS['qkv'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
@@ -190,6 +195,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => !c.st.scale,
     setting: 'scale',
+    check: CHECKS['scaled-dot'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
@@ -221,6 +227,7 @@ export const LESSONS: readonly Lesson[] = [
     },
     done: (c) => c.st.model === 'reverse-additive.safetensors',
     setting: 'model',
+    check: CHECKS['dot-vs-additive'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
@@ -243,6 +250,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => !c.st.pad,
     setting: 'pad',
+    check: CHECKS['padding-mask'],
     code: ['crate/src/model/mask.rs'],
     doc: 'attention',
   },
@@ -267,6 +275,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => c.st.causal === false,
     setting: 'causal',
+    check: CHECKS['causal-mask'],
     code: ['crate/src/model/mask.rs'],
     doc: 'attention',
   },
@@ -289,6 +298,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => c.st.site === 'cross',
     setting: 'site',
+    check: CHECKS['attention-sites'],
     code: ['crate/src/model/forward.rs', 'crate/src/model/attention.rs'],
     doc: 'forward-pass',
   },
@@ -331,6 +341,7 @@ export const LESSONS: readonly Lesson[] = [
       const d = c.view<HTMLElement & { data: { tokens: unknown[] } | null }>('tp-parallel')?.data;
       return !!d && c.changed('parallel.n', d.tokens.length);
     },
+    check: CHECKS['parallel'],
     code: ['crate/src/generate', 'crate/src/model/cache.rs'],
     doc: 'forward-pass',
   },
@@ -362,6 +373,7 @@ export const LESSONS: readonly Lesson[] = [
     },
     done: (c) => c.st.model === 'reverse-no-embed-scale.safetensors',
     setting: 'model',
+    check: CHECKS['embedding-scale'],
     code: ['crate/src/model/embedding.rs'],
     doc: 'forward-pass',
   },
@@ -390,6 +402,7 @@ export const LESSONS: readonly Lesson[] = [
       return !!e && e.task === 'grammar' && e.pos_encoding !== 'sinusoidal' && c.store.info?.pos_encoding === e.pos_encoding && d?.scheme === e.pos_encoding;
     },
     setting: 'model',
+    check: CHECKS['positions'],
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
   },
@@ -411,6 +424,7 @@ export const LESSONS: readonly Lesson[] = [
       const o = c.view<HTMLElement & { perm: number[]; result: unknown; busy: boolean }>('tp-order');
       return !!o && c.changed('order.perm', o.perm) && !!o.result && !o.busy;
     },
+    check: CHECKS['order'],
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
   },
@@ -432,6 +446,7 @@ export const LESSONS: readonly Lesson[] = [
       const v = c.view<HTMLElement & { results: unknown[]; progress: unknown; expected: number }>('tp-extrapolation');
       return !!v && !v.progress && v.expected > 0 && v.results.length === v.expected;
     },
+    check: CHECKS['extrapolation'],
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
   },
@@ -457,6 +472,7 @@ export const LESSONS: readonly Lesson[] = [
     },
     done: (c) => c.st.model === 'reverse-no-residual.safetensors',
     setting: 'model',
+    check: CHECKS['residual'],
     code: ['crate/src/model/forward.rs'],
     doc: 'forward-pass',
   },
@@ -485,6 +501,7 @@ export const LESSONS: readonly Lesson[] = [
       return !!v && v.diffs.length === 2 && v.ran[0]?.rule.kind === 'none';
     },
     setting: 'causal',
+    check: CHECKS['no-leak'],
     code: ['crate/src/model/forward.rs', 'crate/src/model/mask.rs'],
     doc: 'forward-pass',
   },
@@ -505,6 +522,7 @@ export const LESSONS: readonly Lesson[] = [
       msg('With BatchNorm the batch statistics couple the sequences; LayerNorm never does, which is one reason transformers use it.', { id: 'lesson.norms.notice' }),
     done: (c) => c.st.model === 'reverse-batch-norm.safetensors',
     setting: 'model',
+    check: CHECKS['norms'],
     code: ['crate/src/model/norm.rs'],
     doc: 'ffn-norms',
   },
@@ -525,6 +543,7 @@ export const LESSONS: readonly Lesson[] = [
       msg('In post-LN the norm sits on the main path after each sum, so the stream is renormalised every sublayer; in pre-LN it grows from layer to layer.', { id: 'lesson.pre-post-ln.notice' }),
     done: (c) => c.st.model === 'reverse-post-ln.safetensors',
     setting: 'model',
+    check: CHECKS['pre-post-ln'],
     code: ['crate/src/model/norm.rs', 'crate/src/model/plan.rs'],
     doc: 'ffn-norms',
   },
@@ -553,6 +572,7 @@ export const LESSONS: readonly Lesson[] = [
       const d = c.view<HTMLElement & { diff: unknown }>('tp-ffn')?.diff;
       return !!d && c.changed('ffn.diff', d);
     },
+    check: CHECKS['ffn'],
     code: ['crate/src/model/ffn.rs'],
     doc: 'ffn-norms',
   },
@@ -576,6 +596,7 @@ export const LESSONS: readonly Lesson[] = [
       return trainDraw !== null && c.changed('dropout.train-draw', trainDraw);
     },
     setting: 'mode',
+    check: CHECKS['dropout'],
     code: ['crate/src/model/dropout.rs'],
     doc: 'ffn-norms',
   },
@@ -594,6 +615,7 @@ export const LESSONS: readonly Lesson[] = [
     question: () => msg('Where is the peak now, and how high?', { id: 'lesson.noam-adam.question' }),
     notice: () => msg('The peak is always at step = warmup, and a shorter warmup gives a higher peak: (d_model · warmup)^−0.5.', { id: 'lesson.noam-adam.notice' }),
     done: (c) => !!c.store.schedule && c.changed('noam.warmup', c.store.schedule.warmup),
+    check: CHECKS['noam-adam'],
     code: ['crate/src/train'],
     doc: 'forward-pass',
   },
@@ -614,6 +636,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => !!c.store.info && c.store.info.arch !== 'decoder_only',
     setting: 'model',
+    check: CHECKS['architectures'],
     code: ['crate/src/model/plan.rs', 'crate/src/model/forward.rs'],
     doc: 'forward-pass',
   },
@@ -636,6 +659,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
     done: (c) => !c.st.cache && c.store.gen.done && c.store.gen.generated.length > 0,
     setting: 'cache',
+    check: CHECKS['kv-cache'],
     code: ['crate/src/model/cache.rs', 'crate/src/generate'],
     doc: 'forward-pass',
   },
@@ -656,6 +680,7 @@ export const LESSONS: readonly Lesson[] = [
       msg('The tree keeps several branches alive and drops the weak ones. The sequence it keeps can begin with a token that was not the single most likely one.', { id: 'lesson.decoding.notice' }),
     done: (c) => c.st.strategy === 'beam' && c.store.gen.beamSteps.length > 0,
     setting: 'strategy',
+    check: CHECKS['decoding'],
     code: ['crate/src/generate'],
     doc: 'forward-pass',
   },

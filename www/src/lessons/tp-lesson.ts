@@ -1,15 +1,19 @@
 // <tp-lesson>: one lesson above the playground's views — its explanation, formula, the
-// experiment with its question, and, once the page has seen the learner do it, what to
-// notice. With `tour`, also the table of contents and previous / next; the tour's progress
-// is kept in local storage. It sends `tp-lesson-open` (detail: a lesson id, '' to close)
-// and `tp-lesson-done` (detail: the id) and never blocks the views below it.
+// experiment with its question; once the page has seen the learner do it, the answer box
+// (a choice or a number), checked against what the engine measured on the loaded model now;
+// once the answer is right, what to notice, and the lesson counts as done. With `tour`, also
+// the table of contents and previous / next; the tour's progress (answers included) is kept
+// in local storage. It sends `tp-lesson-open` (detail: a lesson id, '' to close) and
+// `tp-lesson-done` (detail: the id, once the answer is right) and never blocks the views
+// below it.
 
 import { LitElement, html, css, nothing } from 'lit';
 import { msg, str, updateWhenLocaleChanges } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
 import { LESSONS, lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
-import { loadProgress, saveProgress } from './progress';
+import { loadProgress, recordAnswer, saveProgress, type Answer } from './progress';
+import { isRight, parseNumber } from './answer';
 import { keepLessonState, lessonState } from './lesson-state';
 
 /** Where docs/model.md is in the build (beside the page). */
@@ -24,6 +28,9 @@ export class TpLesson extends LitElement {
     findView: { attribute: false },
     doneNow: { state: true },
     showToc: { state: true },
+    answer: { state: true },
+    draft: { state: true },
+    unreadable: { state: true },
   };
 
   lessonId = '';
@@ -37,6 +44,12 @@ export class TpLesson extends LitElement {
   /** The page has seen this lesson's experiment done (since it opened). */
   doneNow = false;
   showToc = false;
+  /** The last answer committed to the lesson's question (null: none yet). */
+  answer: Answer | null = null;
+  /** What is chosen or typed in the answer box, not yet committed. */
+  draft = '';
+  /** The typed answer is not a number (nothing was committed). */
+  unreadable = false;
 
   private progress = loadProgress();
   private memo = new Map<string, string>();
@@ -100,6 +113,43 @@ export class TpLesson extends LitElement {
       .status {
         font-weight: 600;
       }
+      .answer fieldset {
+        border: none;
+        margin: 0;
+        padding: 0;
+      }
+      .answer legend {
+        font-weight: 600;
+        padding: 0;
+        margin: 4px 0;
+      }
+      .answer .option {
+        display: flex;
+        gap: 6px;
+        align-items: baseline;
+        margin: 2px 0;
+      }
+      .answer .number {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 6px;
+        align-items: baseline;
+        font-weight: 600;
+      }
+      .answer .number input {
+        font: inherit;
+        font-weight: normal;
+        width: 10em;
+      }
+      .answer .row {
+        display: flex;
+        gap: 8px;
+        align-items: baseline;
+        margin: 6px 0;
+      }
+      [data-measuring] {
+        font-style: italic;
+      }
       .links {
         font-size: var(--tp-text-sm);
         color: var(--tp-muted);
@@ -147,6 +197,9 @@ export class TpLesson extends LitElement {
       const kept = lessonState(this.lessonId);
       this.memo = new Map(kept?.memo ?? []);
       this.doneNow = kept?.done ?? false;
+      this.answer = kept?.answer ?? null;
+      this.draft = this.answer?.answer ?? '';
+      this.unreadable = false;
       this.keptText = '';
       if (this.lesson) {
         this.progress = { ...loadProgress(), last: this.lessonId };
@@ -166,19 +219,21 @@ export class TpLesson extends LitElement {
   private keep(): void {
     if (!this.lesson) return;
     const s = this.store;
-    const part = { done: this.doneNow, memo: [...this.memo], ...(s && s.st.lesson === this.lessonId ? { hash: s.hash } : {}) };
+    const part = {
+      done: this.doneNow,
+      memo: [...this.memo],
+      ...(this.answer ? { answer: this.answer } : {}),
+      ...(s && s.st.lesson === this.lessonId ? { hash: s.hash } : {}),
+    };
     const text = JSON.stringify(part);
     if (text === this.keptText) return;
     this.keptText = text;
     keepLessonState(this.lessonId, part);
   }
 
-  /** Has the learner done the experiment? Checked on every change of the page and twice a second (views measure on their own). */
-  private check(): void {
-    const l = this.lesson;
-    const s = this.store;
-    if (!l || !s || this.doneNow || !s.info) return;
-    const ctx: LessonCtx = {
+  /** What a lesson's `done` and `check` read: the store now, the shown views, the experiment's baselines. */
+  private ctx(s: PlaygroundStore): LessonCtx {
+    return {
       st: s.st,
       store: s,
       view: <T,>(tag: string) => this.findView(tag) as T | null,
@@ -193,6 +248,14 @@ export class TpLesson extends LitElement {
         return first !== now;
       },
     };
+  }
+
+  /** Has the learner done the experiment? Checked on every change of the page and twice a second (views measure on their own). */
+  private check(): void {
+    const l = this.lesson;
+    const s = this.store;
+    if (!l || !s || this.doneNow || !s.info) return;
+    const ctx = this.ctx(s);
     let done = false;
     try {
       done = l.done(ctx);
@@ -203,13 +266,43 @@ export class TpLesson extends LitElement {
       this.keep();
       return;
     }
+    // The experiment is done; the lesson is, once its question is answered right.
     this.doneNow = true;
     this.keep();
-    const p = loadProgress();
-    if (!p.done.includes(l.id)) p.done.push(l.id);
-    this.progress = { ...p, last: l.id };
-    saveProgress(this.progress);
-    emit(this, 'tp-lesson-done', l.id);
+  }
+
+  /** The right answer on the model now (an option index or a number), or null while the engine has not measured it. */
+  private truth(l: Lesson): number | null {
+    const s = this.store;
+    if (!s || !s.info) return null;
+    try {
+      const c = l.check;
+      const v = c.kind === 'choice' ? c.right(this.ctx(s)) : c.expected(this.ctx(s));
+      return typeof v === 'number' && Number.isFinite(v) ? v : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Commit the answer in the box: right or wrong, kept with the lesson's state and the progress. */
+  private commit(l: Lesson): void {
+    if (!this.doneNow || this.answer?.right) return;
+    const truth = this.truth(l);
+    if (truth === null || this.draft === '') return;
+    const c = l.check;
+    let right: boolean;
+    if (c.kind === 'choice') {
+      right = Number(this.draft) === truth;
+    } else {
+      const x = parseNumber(this.draft);
+      this.unreadable = x === null;
+      if (x === null) return;
+      right = isRight(x, truth, c.tolerance(truth));
+    }
+    this.answer = { answer: this.draft.slice(0, 64), right, tries: (this.answer?.tries ?? 0) + 1 };
+    this.keep();
+    this.progress = { ...recordAnswer(l.id, this.answer), last: l.id };
+    if (right) emit(this, 'tp-lesson-done', l.id);
   }
 
   private open(id: string) {
@@ -246,6 +339,77 @@ export class TpLesson extends LitElement {
     </ol>`;
   }
 
+  /**
+   * The answer box, once the experiment is done: the options (a radio group) or a number
+   * field, and "Check". It waits ("measuring…") while the engine has not measured the value
+   * it is judged against; after a wrong answer it gives the hint, after a right one it keeps
+   * the answer shown and locked.
+   */
+  private answerBox(l: Lesson, text: LessonText) {
+    const c = l.check;
+    const a = this.answer;
+    const solved = a?.right === true;
+    const measuring = !solved && this.truth(l) === null;
+    const locked = solved;
+    const submit = (e: Event) => {
+      e.preventDefault();
+      this.commit(l);
+    };
+    // A wrong answer's hint stays until the next answer is committed.
+    const verdict = solved ? 'right' : this.unreadable ? 'unreadable' : a && !a.right ? 'wrong' : '';
+    const field =
+      c.kind === 'choice'
+        ? html`<fieldset ?disabled=${locked}>
+            <legend>${c.ask ? c.ask() : l.question()}</legend>
+            ${c.options().map(
+              (o, i) => html`<label class="option"
+                ><input
+                  type="radio"
+                  name="answer"
+                  value=${String(i)}
+                  data-option=${i}
+                  .checked=${this.draft === String(i)}
+                  @change=${() => {
+                    this.draft = String(i);
+                  }}
+                />
+                ${o}</label
+              >`,
+            )}
+          </fieldset>`
+        : html`<label class="number"
+            >${c.label()}
+            <input
+              type="text"
+              inputmode="decimal"
+              autocomplete="off"
+              spellcheck="false"
+              data-answer-input
+              ?disabled=${locked}
+              .value=${this.draft}
+              @input=${(e: Event) => {
+                this.draft = (e.target as HTMLInputElement).value.slice(0, 64);
+                this.unreadable = false;
+              }}
+          /></label>`;
+    return html`<form class="answer" data-answer=${solved ? 'right' : measuring ? 'measuring' : 'open'} aria-label=${msg('your answer', { id: 'tour.answer-label' })} @submit=${submit}>
+        ${field}
+        <div class="row">
+          <button type="submit" data-check ?disabled=${locked || measuring || this.draft === ''}>${msg('Check', { id: 'tour.check' })}</button>
+          ${measuring ? html`<span data-measuring>${msg('measuring on the loaded model…', { id: 'tour.measuring' })}</span>` : nothing}
+        </div>
+      </form>
+      <p class="verdict" role="status" data-verdict=${verdict || nothing}>
+        ${verdict === 'right'
+          ? html`<strong>${msg('Right.', { id: 'tour.right' })}</strong> ${a && a.tries > 1 ? msg(str`(after ${a.tries} tries)`, { id: 'tour.tries' }) : nothing}`
+          : verdict === 'wrong'
+            ? html`<strong>${msg('Not quite.', { id: 'tour.wrong' })}</strong> <span data-hint>${c.hint(text)}</span> ${msg('Look again and try once more.', { id: 'tour.again' })}`
+            : verdict === 'unreadable'
+              ? msg('Type a number, for example as the view prints it.', { id: 'tour.unreadable' })
+              : nothing}
+      </p>`;
+  }
+
   render() {
     const l = this.lesson;
     if (!l) {
@@ -276,7 +440,8 @@ export class TpLesson extends LitElement {
         <p class="status" role="status">
           ${done ? msg('Done: the page saw you do it.', { id: 'tour.done' }) : msg('Waiting for you to do it…', { id: 'tour.waiting' })}
         </p>
-        ${done ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>` : nothing}
+        ${done ? this.answerBox(l, text) : nothing}
+        ${done && this.answer?.right ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>` : nothing}
       </div>
       <p class="links">
         ${msg('The code:', { id: 'tour.code' })} ${l.code.map((c, k) => html`${k ? ', ' : ''}<code>${c}</code>`)} ·
