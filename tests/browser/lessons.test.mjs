@@ -2,7 +2,10 @@
 // is opened by its link (`#lesson=<id>`) in English and in Simplified Chinese; the test
 // does its experiment through the page's own controls, as a learner would (clicks,
 // choices, typing), and waits for the lesson to say the step is done — which it says only
-// when the page observes the change. Then: the tour's previous / next and its progress;
+// when the page observes the change. Then it answers the lesson's question, wrong first
+// (the hint shows, what to notice does not, the lesson is not done), then right: the right
+// answer is worked out here from the engine's numbers the page holds or the view prints,
+// never by the lesson's own code. Then: the tour's previous / next and its progress;
 // a classroom link (a locked setting cannot change, a hidden control is absent, unknown
 // names are ignored and named); the teacher page's link opens locked; one lesson embedded
 // with the `lesson` attribute. Screenshots of three lessons in each language land in
@@ -143,6 +146,175 @@ const EXPERIMENTS = {
   },
 };
 
+/**
+ * Each lesson's right answer, worked out from the engine's numbers (the store's forward
+ * pass, the model's info, a view's measured result or what the view prints): an option
+ * index, or a number. null while the numbers are not there yet.
+ */
+const ANSWERS = {
+  heads: () => {
+    const s = document.querySelector('transformer-playground').store;
+    if (!s.previous || !s.lastForward) return null;
+    const was = s.previous.model_probs;
+    const now = s.lastForward.model_probs;
+    const top = was.indexOf(Math.max(...was));
+    return { choice: now[top] > was[top] ? 0 : now[top] < was[top] ? 1 : 2 };
+  },
+  qkv: () => {
+    const qk = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention')?.shadowRoot.querySelector('tp-qk');
+    const gap = qk?.shadowRoot?.querySelector('.box')?.dataset.qkGap;
+    return gap ? { number: Number(gap) } : null;
+  },
+  'scaled-dot': () => {
+    const tr = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-saturation')?.shadowRoot.querySelector('tr[data-mean-entropy]');
+    if (!tr || !tr.dataset.beforeMeanEntropy) return null;
+    const [now, was] = [Number(tr.dataset.meanEntropy), Number(tr.dataset.beforeMeanEntropy)];
+    return { choice: now < was ? 0 : now > was ? 1 : 2 };
+  },
+  'dot-vs-additive': () => ({ choice: document.querySelector('transformer-playground').info.score === 'additive' ? 1 : 0 }),
+  'padding-mask': () => {
+    const el = document.querySelector('transformer-playground');
+    const f = el.lastForward;
+    if (!f) return null;
+    const pad = el.info.pad;
+    for (const t of f.attention) {
+      const [B, H, T, S] = t.probs.shape;
+      for (let b = 0; b < B; b++)
+        for (let h = 0; h < H; h++)
+          for (let i = 0; i < T; i++)
+            for (let j = 0; j < S; j++)
+              if (f.tokens[b][i] !== pad && f.tokens[b][j] === pad && t.probs.data[((b * H + h) * T + i) * S + j] > 0) return { choice: 0 };
+    }
+    return { choice: 2 };
+  },
+  'causal-mask': () => {
+    const s = document.querySelector('transformer-playground').store;
+    if (!s.previous || !s.lastForward) return null;
+    const differ = s.lastForward.model_probs.some((p, i) => p !== s.previous.model_probs[i]);
+    return { choice: differ ? 0 : 1 };
+  },
+  'attention-sites': () => {
+    const el = document.querySelector('transformer-playground');
+    return el.lastForward ? { number: el.lastForward.src_tokens[el.store.row].length } : null;
+  },
+  parallel: () => {
+    const cap = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-parallel')?.shadowRoot.querySelector('figcaption[data-exp-forward-ms]');
+    if (!cap) return null;
+    const e = [cap.dataset.expForwardMs, cap.dataset.expCachedMs, cap.dataset.expUncachedMs].map(Number);
+    return { choice: e.indexOf(Math.max(...e)) };
+  },
+  'embedding-scale': () => {
+    const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embedding-scale')?.data;
+    if (!d || !d.position_norm.length) return null;
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    return { choice: mean(d.position_norm) >= mean(d.scaled_in_model ? d.token_norm_scaled : d.token_norm) ? 1 : 0 };
+  },
+  positions: () => ({ choice: { sinusoidal: 0, learned: 0, relative: 1, alibi: 1, rope: 2, none: 3 }[document.querySelector('transformer-playground').info.pos_encoding] }),
+  order: () => {
+    const v = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order')?.shadowRoot.querySelector('.verdict[data-identical]');
+    return v ? { choice: v.dataset.identical === v.dataset.rows ? 0 : 1 } : null;
+  },
+  extrapolation: () => {
+    const rows = [...(document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation')?.shadowRoot.querySelectorAll('tr[data-scheme]') ?? [])];
+    if (!rows.length) return null;
+    return { number: Math.max(...rows.map((r) => Number(r.querySelector('td:last-child').dataset.accuracy))) };
+  },
+  residual: () => {
+    const el = document.querySelector('transformer-playground');
+    const h = el.lastForward?.hidden.at(-1);
+    if (!h) return null;
+    const [L1, B, T] = h.norms.shape;
+    const b = Math.min(el.store.row, B - 1);
+    const mean = (l) => Array.from({ length: T }, (_, i) => h.norms.data[(l * B + b) * T + i]).reduce((a, x) => a + x, 0) / T;
+    return { choice: mean(L1 - 1) >= mean(0) ? 0 : 1 };
+  },
+  'no-leak': () => {
+    const v = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-no-leak')?.shadowRoot.querySelector('.verdict[data-role="now"]');
+    return v ? { choice: Number(v.dataset.earlierChanged) > 0 ? 0 : 1 } : null;
+  },
+  norms: () => {
+    const el = document.querySelector('transformer-playground');
+    const m = el.shadowRoot.querySelector('tp-norms')?.shadowRoot.querySelector(`[data-norm="${el.info.norm}"] tr[data-mode="train"]`);
+    return m ? { choice: m.dataset.identical === 'true' ? 1 : 0 } : null;
+  },
+  'pre-post-ln': () => ({ choice: { post_ln: 0, batch_norm: 0, pre_ln: 1, none: 2 }[document.querySelector('transformer-playground').info.norm] }),
+  ffn: () => {
+    const el = document.querySelector('transformer-playground');
+    const d = el.shadowRoot.querySelector('tp-ffn')?.diff;
+    if (!d) return null;
+    const stack = el.info.arch === 'decoder_only' ? 'decoder_self' : 'encoder_self';
+    const outs = d.rows.filter((r) => r.what === 'ffn_output' && r.stack === stack).sort((a, b) => b.layer - a.layer);
+    return outs.length ? { number: outs[0].changed.filter(Boolean).length } : null;
+  },
+  dropout: () => {
+    const ul = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-dropout')?.shadowRoot.querySelector('ul[data-train-diff]');
+    if (!ul) return null;
+    const train = Number(ul.dataset.trainDiff) > 0;
+    const evalSame = ul.dataset.evalIdentical === 'true';
+    return { choice: train && evalSame ? 0 : !train && evalSame ? 1 : 2 };
+  },
+  'noam-adam': () => {
+    const el = document.querySelector('transformer-playground');
+    const input = el.shadowRoot.querySelector('tp-schedule')?.shadowRoot.querySelector('input[type="number"]');
+    if (!input || !el.info) return null;
+    // The Noam formula's peak, at step = warmup: (d_model · warmup)^−0.5.
+    return { number: (el.info.d_model * Number(input.value)) ** -0.5 };
+  },
+  architectures: () => {
+    const el = document.querySelector('transformer-playground');
+    const a = el.info.arch;
+    return { choice: a === 'decoder_only' ? 0 : a === 'encoder_decoder' ? 3 : el.lastForward.class_probs ? 1 : 2 };
+  },
+  'kv-cache': () => {
+    const t = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-generation')?.shadowRoot.querySelector('[data-total-fed]');
+    return t ? { number: Number(t.dataset.totalFed) } : null;
+  },
+  decoding: () => {
+    const g = document.querySelector('transformer-playground').store.gen;
+    const first = g.beamSteps[0];
+    if (!g.done || !first) return null;
+    const cands = [...first.live, ...first.newly_finished].sort((a, b) => b.log_prob - a.log_prob);
+    return { choice: cands[0].tokens[0] === g.generated[0] ? 0 : 1 };
+  },
+};
+
+/** The lesson's answer box and verdict, and the progress kept for it. */
+function answerState(page, id) {
+  return page.evaluate(
+    (id) => {
+      const root = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot;
+      const p = JSON.parse(localStorage.getItem('tplay-lessons') ?? 'null');
+      return {
+        box: root.querySelector('[data-answer]')?.dataset.answer ?? null,
+        options: root.querySelectorAll('[data-answer] [data-option]').length,
+        verdict: root.querySelector('[data-verdict]')?.dataset.verdict ?? null,
+        hint: root.querySelector('[data-hint]')?.textContent ?? '',
+        notice: root.querySelector('[data-notice]')?.textContent ?? null,
+        done: !!p?.done?.includes(id),
+        answer: p?.answers?.[id] ?? null,
+      };
+    },
+    id,
+  );
+}
+
+/** Commit an answer through the answer box: an option index, or a number typed. */
+async function giveAnswer(page, a) {
+  const box = page.locator(`${P} tp-lesson [data-answer]`);
+  if ('choice' in a) await box.locator(`[data-option="${a.choice}"]`).check();
+  else await box.locator('[data-answer-input]').fill(String(a.number));
+  await box.locator('[data-check]').click();
+}
+
+/** Answer the open lesson `id` right (worked out from the engine's numbers), and wait for what to notice. */
+async function answerRight(page, id) {
+  await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-answer]')?.dataset.answer === 'open', undefined, 120000);
+  const right = await until(page, ANSWERS[id], undefined, 60000).then((h) => h.jsonValue());
+  await giveAnswer(page, right);
+  await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]') !== null);
+  return right;
+}
+
 const IDS = Object.keys(EXPERIMENTS);
 const SHOTS = ['scaled-dot', 'causal-mask', 'kv-cache'];
 
@@ -165,6 +337,8 @@ describe('every lesson, in both languages', () => {
       test(`${id} (${lang}): the step completes when the learner does the experiment`, async (t) => {
         const { page, errors } = await open(browser.context, server.url, `lesson=${id}&lang=${lang}`);
         try {
+          // The browser context is shared: forget what another test answered.
+          await page.evaluate(() => localStorage.removeItem('tplay-lessons'));
           const before = await state(page);
           assert.equal(before.st.lesson, id);
           assert.equal(before.step, 'todo', 'the step must not be done before the experiment');
@@ -185,10 +359,34 @@ describe('every lesson, in both languages', () => {
             undefined,
             id === 'extrapolation' ? 240000 : 90000,
           );
-          const after = await state(page);
-          assert.ok(after.progress.done.includes(id), 'the progress is kept');
-          const notice = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]')?.textContent ?? '');
-          assert.ok(notice.length > 20, 'what to notice appears once the step is done');
+          // The experiment alone does not finish the lesson: its question waits for an answer.
+          await until(page, () => ['open', 'measuring'].includes(document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-answer]')?.dataset.answer));
+          let a = await answerState(page, id);
+          assert.equal(a.notice, null, 'what to notice waits for the answer');
+          assert.equal(a.done, false, 'the lesson is not done before the answer');
+          // The engine has measured what the answer is judged against.
+          await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-answer]')?.dataset.answer === 'open', undefined, 120000);
+          const right = await until(page, ANSWERS[id], undefined, 60000).then((h) => h.jsonValue());
+          a = await answerState(page, id);
+          // A wrong answer first: another option, or a number far from the engine's.
+          const wrong = 'choice' in right ? { choice: (right.choice + 1) % a.options } : { number: right.number === 0 ? 1 : right.number * 3 + 1 };
+          await giveAnswer(page, wrong);
+          await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-verdict]')?.dataset.verdict === 'wrong');
+          a = await answerState(page, id);
+          assert.ok(a.hint.length > 10, `a wrong answer gets a hint: ${a.hint}`);
+          assert.equal(a.notice, null, 'no notice after a wrong answer');
+          assert.equal(a.done, false, 'a wrong answer does not finish the lesson');
+          assert.equal(a.answer?.right, false);
+          assert.equal(a.answer?.tries, 1);
+          // Then the right one.
+          await giveAnswer(page, right);
+          await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]') !== null);
+          a = await answerState(page, id);
+          assert.equal(a.verdict, 'right');
+          assert.equal(a.box, 'right');
+          assert.ok(a.done, 'the progress keeps the lesson as done');
+          assert.deepEqual({ right: a.answer?.right, tries: a.answer?.tries }, { right: true, tries: 2 }, 'the progress keeps the answer');
+          assert.ok(a.notice.length > 20, 'what to notice appears once the answer is right');
           if (SHOTS.includes(id)) await page.locator(P).screenshot({ path: join(artifacts, `lesson-${id}-${lang}.png`) });
           assert.deepEqual(errors, []);
         } finally {
@@ -395,7 +593,7 @@ describe('accessibility of the lesson panel and the teacher page', () => {
       const { page } = await open(browser.context, server.url, 'lesson=causal-mask', { media: { colorScheme } });
       await page.locator(`${P} tp-controls input[data-setting="causal"]`).uncheck();
       await page.locator(`${P} tp-lesson [data-tour="toc"]`).click();
-      await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]') !== null);
+      await answerRight(page, 'causal-mask');
       assert.deepEqual(await axeSerious(page), []);
       await page.goto(`${server.url}teacher.html`);
       await page.emulateMedia({ colorScheme });
