@@ -381,6 +381,15 @@ describe('a browser whose language is English', () => {
     await lesson.locator('.try[data-step="todo"]').waitFor({ timeout: 30000 });
     await page.locator(`${P} tp-controls input[data-setting="scale"]`).uncheck();
     await lesson.locator('.try[data-step="done"]').waitFor({ timeout: 30000 });
+    // Answer the lesson's question, trying the options in turn until one is right.
+    await lesson.locator('[data-answer="open"]').waitFor({ timeout: 30000 });
+    const options = lesson.locator('[data-answer] [data-option]');
+    for (let k = 0; k < (await options.count()); k++) {
+      await options.nth(k).check();
+      await lesson.locator('[data-check]').click();
+      if ((await lesson.locator('[data-verdict]').getAttribute('data-verdict')) === 'right') break;
+    }
+    assert.equal(await lesson.locator('[data-verdict]').getAttribute('data-verdict'), 'right');
     await lesson.locator('[data-tour="close"]').click();
     await page.waitForFunction(() => !document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson'));
     assert.equal((await state(page)).st.lesson, '');
@@ -390,6 +399,7 @@ describe('a browser whose language is English', () => {
     assert.equal(s.st.lesson, 'scaled-dot');
     assert.equal(s.st.scale, false, 'what the learner changed is back');
     assert.equal(await lesson.locator('[data-notice]').count(), 1, 'what to notice is shown again');
+    assert.equal(await lesson.locator('[data-verdict]').getAttribute('data-verdict'), 'right', 'the answer given is kept');
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -245,10 +245,23 @@ describe('the parallel view’s attention FLOPs', () => {
 });
 
 describe('the lessons’ numbers', () => {
-  /** Open a lesson, do its experiment by `patch`, and read its notice once done. */
+  /** Answer the open lesson's question (a choice), trying the options in turn until one is right: what to notice shows after a right answer. */
+  async function answer(page) {
+    const lesson = page.locator('tp-lesson');
+    await lesson.locator('[data-answer="open"]').waitFor({ timeout: 60000 });
+    const options = lesson.locator('[data-answer] [data-option]');
+    for (let k = 0; k < (await options.count()); k++) {
+      await options.nth(k).check();
+      await lesson.locator('[data-check]').click();
+      if ((await lesson.locator('[data-verdict]').getAttribute('data-verdict')) === 'right') return;
+    }
+  }
+
+  /** Open a lesson, do its experiment by `patch`, answer its question, and read its notice. */
   async function notice(lesson, patch) {
     const { page, errors } = await open(browser.context, server.url, `lesson=${lesson}`);
     await page.evaluate((p) => document.querySelector('transformer-playground').store.patch(p), patch);
+    await answer(page);
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('[data-notice]'), null, {
       timeout: 60000,
     });
@@ -276,6 +289,7 @@ describe('the lessons’ numbers', () => {
   test('embedding_scale_quotes_the_ratio_the_view_measured_on_the_sibling', async () => {
     const { page, errors } = await open(browser.context, server.url, `lesson=embedding-scale`);
     await page.evaluate(`${el}.store.patch({ model: 'reverse-no-embed-scale.safetensors' })`);
+    await answer(page);
     await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('[data-notice]')?.textContent.includes('×')`, null, { timeout: 60000 });
     const text = await page.locator('tp-lesson [data-notice]').innerText();
     const r = await page.evaluate(`${view('tp-embedding-scale')}.ratio`);
