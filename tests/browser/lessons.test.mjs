@@ -154,7 +154,8 @@ const EXPERIMENTS = {
 const ANSWERS = {
   heads: () => {
     const s = document.querySelector('transformer-playground').store;
-    if (!s.previous || !s.lastForward) return null;
+    // The pass of the new setting is back (until then the store holds the old one as both).
+    if (!s.previous || !s.lastForward || s.previous === s.lastForward) return null;
     const was = s.previous.model_probs;
     const now = s.lastForward.model_probs;
     const top = was.indexOf(Math.max(...was));
@@ -166,6 +167,8 @@ const ANSWERS = {
     return gap ? { number: Number(gap) } : null;
   },
   'scaled-dot': () => {
+    const s = document.querySelector('transformer-playground').store;
+    if (!s.previous || s.previous === s.lastForward) return null;
     const tr = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-saturation')?.shadowRoot.querySelector('tr[data-mean-entropy]');
     if (!tr || !tr.dataset.beforeMeanEntropy) return null;
     const [now, was] = [Number(tr.dataset.meanEntropy), Number(tr.dataset.beforeMeanEntropy)];
@@ -189,7 +192,8 @@ const ANSWERS = {
   },
   'causal-mask': () => {
     const s = document.querySelector('transformer-playground').store;
-    if (!s.previous || !s.lastForward) return null;
+    // The pass of the new setting is back (until then the store holds the old one as both).
+    if (!s.previous || !s.lastForward || s.previous === s.lastForward) return null;
     const differ = s.lastForward.model_probs.some((p, i) => p !== s.previous.model_probs[i]);
     return { choice: differ ? 0 : 1 };
   },
@@ -378,6 +382,7 @@ describe('every lesson, in both languages', () => {
           assert.equal(a.done, false, 'a wrong answer does not finish the lesson');
           assert.equal(a.answer?.right, false);
           assert.equal(a.answer?.tries, 1);
+          if (SHOTS.includes(id)) await page.locator(`${P} tp-lesson`).screenshot({ path: join(artifacts, `lesson-${id}-${lang}-wrong.png`) });
           // Then the right one.
           await giveAnswer(page, right);
           await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]') !== null);

@@ -21,10 +21,14 @@ function differ(a: ArrayLike<number> | null | undefined, b: ArrayLike<number> | 
   return false;
 }
 
-/** The forward pass before the last switch and the one now, when both ran on the same model and input. */
+/**
+ * The forward pass before the last switch and the one now, when both ran on the same model
+ * and input; null while the pass of the new setting has not come back (the store keeps the
+ * old pass as both until it does).
+ */
 function beforeAndNow(c: LessonCtx): [ForwardResult, ForwardResult] | null {
   const s = c.store;
-  return s.previous && s.lastForward && s.previousState ? [s.previous, s.lastForward] : null;
+  return s.previous && s.lastForward && s.previousState && s.previous !== s.lastForward ? [s.previous, s.lastForward] : null;
 }
 
 /** Mean of row `b` of a (B, H) tensor. */
