@@ -179,6 +179,7 @@ const ANSWERS = {
     const el = document.querySelector('transformer-playground');
     const f = el.lastForward;
     if (!f) return null;
+    if (el.store.previous && el.store.previous === el.store.lastForward) return null; // a pass is on its way
     const pad = el.info.pad;
     for (const t of f.attention) {
       const [B, H, T, S] = t.probs.shape;
@@ -199,6 +200,7 @@ const ANSWERS = {
   },
   'attention-sites': () => {
     const el = document.querySelector('transformer-playground');
+    if (el.store.previous && el.store.previous === el.store.lastForward) return null; // a pass is on its way
     return el.lastForward ? { number: el.lastForward.src_tokens[el.store.row].length } : null;
   },
   parallel: () => {
@@ -208,8 +210,11 @@ const ANSWERS = {
     return { choice: e.indexOf(Math.max(...e)) };
   },
   'embedding-scale': () => {
-    const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embedding-scale')?.data;
-    if (!d || !d.position_norm.length) return null;
+    const el = document.querySelector('transformer-playground');
+    const v = el.shadowRoot.querySelector('tp-embedding-scale');
+    const d = v?.data;
+    // Measured on the model loaded now, not the one before.
+    if (!d || !d.position_norm.length || v.measuredInfo !== el.info) return null;
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     return { choice: mean(d.position_norm) >= mean(d.scaled_in_model ? d.token_norm_scaled : d.token_norm) ? 1 : 0 };
   },
@@ -227,6 +232,7 @@ const ANSWERS = {
     const el = document.querySelector('transformer-playground');
     const h = el.lastForward?.hidden.at(-1);
     if (!h) return null;
+    if (el.store.previous && el.store.previous === el.store.lastForward) return null; // a pass is on its way
     const [L1, B, T] = h.norms.shape;
     const b = Math.min(el.store.row, B - 1);
     const mean = (l) => Array.from({ length: T }, (_, i) => h.norms.data[(l * B + b) * T + i]).reduce((a, x) => a + x, 0) / T;

@@ -36,6 +36,8 @@ export class TpEmbeddingScale extends LocalizedElement {
   problem = '';
   private asked = '';
   private askedInfo: ModelInfo | null = null;
+  /** The model `data` was measured on (read by the lessons: a model just loaded is not measured yet). */
+  measuredInfo: ModelInfo | null = null;
 
   /**
    * Mean ‖position vector‖ over mean ‖token part as the model adds it‖ (×√d_model where
@@ -107,8 +109,10 @@ export class TpEmbeddingScale extends LocalizedElement {
   }
 
   private async load() {
+    const info = this.info;
     try {
       this.data = await this.engine!.call('embeddingScale', { tokens: this.tokens });
+      this.measuredInfo = info;
       this.problem = '';
     } catch (e) {
       this.problem = e instanceof Error ? e.message : String(e);

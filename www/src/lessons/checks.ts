@@ -31,6 +31,12 @@ function beforeAndNow(c: LessonCtx): [ForwardResult, ForwardResult] | null {
   return s.previous && s.lastForward && s.previousState && s.previous !== s.lastForward ? [s.previous, s.lastForward] : null;
 }
 
+/** The forward pass now, or null while the pass of a changed setting has not come back (the store then holds the old pass as both "before" and "now"). */
+function forwardNow(c: LessonCtx): ForwardResult | null {
+  const s = c.store;
+  return s.previous && s.previous === s.lastForward ? null : s.lastForward;
+}
+
 /** Mean of row `b` of a (B, H) tensor. */
 function meanRow(d: { shape: number[]; data: ArrayLike<number> } | undefined, b: number): number | null {
   if (!d || d.shape.length !== 2 || b >= d.shape[0]) return null;
@@ -67,7 +73,7 @@ export const CHECKS = {
     kind: 'number',
     label: () => msg('The largest |q − k| the inspector shows for the head shown', { id: 'check.qkv.label' }),
     expected: (c) => {
-      const t = trace(c.store.lastForward, c.store.site, c.st.layer);
+      const t = trace(forwardNow(c), c.store.site, c.st.layer);
       const gap = t?.qk_gap;
       if (!gap) return null;
       const [B, H] = gap.shape;
@@ -115,7 +121,7 @@ export const CHECKS = {
       msg('None: every row is as it was.', { id: 'check.padding-mask.none' }),
     ],
     right: (c) => {
-      const f = c.store.lastForward;
+      const f = forwardNow(c);
       const info = c.store.info;
       const t = trace(f, c.store.site, c.st.layer);
       if (!f || !info || !t || t.site === 'cross') return null;
@@ -148,7 +154,7 @@ export const CHECKS = {
     kind: 'number',
     label: () => msg('How many columns (keys) does the cross-attention map have?', { id: 'check.attention-sites.label' }),
     expected: (c) => {
-      const t = trace(c.store.lastForward, 'cross', c.st.layer);
+      const t = trace(forwardNow(c), 'cross', c.st.layer);
       return t ? t.probs.shape[3] : null;
     },
     tolerance: () => 0,
@@ -176,7 +182,8 @@ export const CHECKS = {
     ask: () => msg('In the loaded model, which part of the first block’s input is larger?', { id: 'check.embedding-scale.ask' }),
     options: () => [msg('The token part', { id: 'check.embedding-scale.token' }), msg('The position part', { id: 'check.embedding-scale.position' })],
     right: (c) => {
-      const r = c.view<HTMLElement & { ratio: number | null }>('tp-embedding-scale')?.ratio ?? null;
+      const v = c.view<HTMLElement & { ratio: number | null; measuredInfo: unknown }>('tp-embedding-scale');
+      const r = v && v.measuredInfo === c.store.info ? v.ratio : null;
       return r === null ? null : r >= 1 ? 1 : 0;
     },
     hint: () => msg('Compare the bars of the token part, as the model adds it, with the bars of the position part.', { id: 'check.embedding-scale.hint' }),
@@ -225,7 +232,7 @@ export const CHECKS = {
     ask: () => msg('In the loaded model, from the input to the last layer, what does the mean norm of the stream do?', { id: 'check.residual.ask' }),
     options: () => [msg('It grows.', { id: 'check.residual.grows' }), msg('It shrinks.', { id: 'check.residual.shrinks' })],
     right: (c) => {
-      const f = c.store.lastForward;
+      const f = forwardNow(c);
       const h = f?.hidden[f.hidden.length - 1];
       if (!h) return null;
       const [L1, B, T] = h.norms.shape;
@@ -331,7 +338,7 @@ export const CHECKS = {
     ],
     right: (c) => {
       const a = c.store.info?.arch;
-      const f = c.store.lastForward;
+      const f = forwardNow(c);
       if (!a) return null;
       if (a === 'decoder_only') return 0;
       if (a === 'encoder_decoder') return 3;
