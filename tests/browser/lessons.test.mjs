@@ -471,6 +471,33 @@ describe('completion checks that need the experiment itself', () => {
   });
 });
 
+describe('answers kept in storage that anyone could have written', () => {
+  test('hostile_progress_and_lesson_state_do_not_break_the_lesson_and_are_replaced_by_a_real_answer', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lesson=causal-mask');
+    await page.evaluate(() => {
+      localStorage.setItem(
+        'tplay-lessons',
+        JSON.stringify({ done: [{}, 'causal-mask'.repeat(9)], last: 42, answers: { 'causal-mask': { answer: { x: 1 }, right: 'yes', tries: -1 }, __proto__: 7, heads: 'right' } }),
+      );
+      sessionStorage.setItem('tplay-lesson-state', JSON.stringify({ 'causal-mask': { done: 'yes', answer: { answer: '0', right: true, tries: 1e9 }, memo: 5 } }));
+    });
+    await page.reload();
+    await page.evaluate(() => document.querySelector('transformer-playground').ready);
+    const s = await state(page);
+    assert.equal(s.step, 'todo', 'a kept state of the wrong shape is not taken for a done experiment');
+    assert.equal(await page.locator(`${P} tp-lesson [data-answer]`).count(), 0, 'nor for an answer');
+    await page.locator(`${P} tp-controls input[data-setting="causal"]`).uncheck();
+    await answerRight(page, 'causal-mask');
+    const p = (await state(page)).progress;
+    assert.ok(p.done.includes('causal-mask'));
+    assert.equal(p.answers['causal-mask'].right, true);
+    assert.equal(p.answers['causal-mask'].tries, 1);
+    assert.equal(p.answers.heads, undefined, 'an answer of the wrong shape is dropped');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('the tour', () => {
   test('next and previous walk the lessons, each with its own preset; closing returns to the free playground', async () => {
     const { page } = await open(browser.context, server.url, 'lesson=scaled-dot');
