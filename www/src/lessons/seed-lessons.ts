@@ -49,7 +49,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         { id: 'lesson.new-token.explain1' },
       );
       const sizes = info
-        ? msg(str`Here the vectors have ${info.d_model} numbers, there are ${info.decoder_layers} blocks, and the vocabulary has ${info.vocab.length} tokens: so each step ends in ${info.vocab.length} logits.`, {
+        ? msg(str`Here the vectors have ${info.d_model} numbers, there are ${info.decoder_layers || info.encoder_layers} blocks, and the vocabulary has ${info.vocab.length} tokens: so each step ends in ${info.vocab.length} logits.`, {
             id: 'lesson.new-token.explain-sizes',
           })
         : '';
@@ -61,7 +61,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     question: () => msg('Which position’s vector becomes the logits, and was the appended token the most likely one?', { id: 'lesson.new-token.question' }),
     notice: (c) => {
       const first = msg(
-        'Only the last position’s vector was turned into the choice. The other positions were computed too (training uses every one of them), but generating ignores their outputs. The new token then joins the chips on the left, and the next step starts from the longer text.',
+        'Only the last position’s vector was turned into the choice. The other positions were computed too (training uses every one of them), but generating ignores their outputs. The new token then joins the token chips, and the next step starts from the longer text.',
         { id: 'lesson.new-token.notice' },
       );
       const fed = c.store?.gen.stats.totalFed ?? 0;
@@ -198,7 +198,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     ],
     formula: 'x ← LN(x + SelfAttention(x));   x ← LN(x + FFN(x))',
     preset: 'model=reverse-post-ln.safetensors&views=architecture,hidden&play=0',
-    task: () => msg('In the diagram, click the first “Add & Norm” box of a layer to open it on the live numbers.', { id: 'lesson.block-anatomy.task' }),
+    task: () => msg('In the diagram, click a layer’s first “Add &” norm box, the one after its self-attention, to open it on the live numbers.', { id: 'lesson.block-anatomy.task' }),
     question: () => msg('What does the norm take its mean and variance over, and how many sublayers, each with its own Add & Norm, does one layer have?', { id: 'lesson.block-anatomy.question' }),
     notice: () =>
       msg('Each position is normalised over its own features only: μ and σ² are one pair per position, and nothing from another position enters. The residual arcs beside the column show what each Add adds back.', {
@@ -271,7 +271,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       msg('BatchNorm normalises each feature with the mean and variance of the whole mini-batch, then scales and shifts it with learned parameters. While training it also keeps running averages of those statistics, and in evaluation it uses them instead.', {
         id: 'lesson.batch-norm.explain1',
       }),
-      msg('Its strengths: training is steadier and tolerates larger learning rates, which made it the norm of convolutional networks. Its weaknesses: it depends on the batch, so small batches give noisy statistics; training and evaluation compute different things; and in a sequence model the statistics mix positions and sentences.', {
+      msg('Its strengths: training is steadier and tolerates larger learning rates, which made it the standard in convolutional networks. Its weaknesses: it depends on the batch, so small batches give noisy statistics; training and evaluation compute different things; and in a sequence model the statistics mix positions and sentences.', {
         id: 'lesson.batch-norm.explain2',
       }),
     ],
@@ -280,7 +280,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     task: () => msg('Choose “train mode” for the forward pass and compare the output probabilities with those of eval mode beside them.', { id: 'lesson.batch-norm.task' }),
     question: () => msg('When only the other sequence of the batch changes, in which mode does this sequence’s output move?', { id: 'lesson.batch-norm.question' }),
     notice: (c) => {
-      const first = msg('In train mode the batch’s own statistics are used, so the output differs from eval mode and depends on the other sequence; in eval mode the stored averages make every sequence independent. A LayerNorm model has no such split.', {
+      const first = msg('In train mode the batch’s own statistics are used, so the output differs from eval mode, and in the norms view it moves when only the other sequence changes; in eval mode the stored averages make every sequence independent. A LayerNorm model has no such split.', {
         id: 'lesson.batch-norm.notice',
       });
       const s = scores(c, 'reverse-batch-norm.safetensors', 'reverse.safetensors');
