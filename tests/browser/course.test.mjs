@@ -61,6 +61,20 @@ function until(page, fn, arg, timeout = 60000) {
   return page.waitForFunction(fn, arg, { timeout, polling: 100 });
 }
 
+/**
+ * The lesson's check decided on the page now: the right option's index or the expected
+ * number, from the engine's numbers on the loaded model (null while they are not measured).
+ */
+function decided(page) {
+  return page.evaluate(() => {
+    const el = document.querySelector('transformer-playground');
+    const l = el.shadowRoot.querySelector('tp-lesson').lesson;
+    const ctx = { st: el.store.st, store: el.store, view: (tag) => el.shadowRoot.querySelector(tag), changed: () => false };
+    const c = l.check;
+    return c.kind === 'choice' ? { kind: c.kind, value: c.right(ctx), options: c.options().length } : { kind: c.kind, value: c.expected(ctx) };
+  });
+}
+
 const isDone = () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try')?.dataset.step === 'done';
 
 /** Choose an option of the n-th model select of the settings (0: model, 1: position encoding, 2: design). */
@@ -103,27 +117,77 @@ const EXPERIMENTS = {
   recap: async (page) => page.locator(`${P} tp-generation .buttons button.play`).click(),
 };
 
-/** What the engine says after the experiment, which the lesson's question is about. */
+/** Read a value of the page's store (a function of the store). */
+function store(page, fn) {
+  return page.evaluate(`(${fn})(document.querySelector('transformer-playground').store)`);
+}
+
+/**
+ * After the experiment: what the engine says, and the lesson's check decided from it — the
+ * answer is derived here from the engine's own numbers (the store, the view's data, the
+ * drawn table), not from the lesson's code.
+ */
 const AFTER = {
-  'new-token': (page) => page.evaluate(() => document.querySelector('transformer-playground').store.gen.generated.length).then((n) => assert.equal(n, 1)),
+  'new-token': async (page) => {
+    const s = await store(page, (s) => ({ n: s.gen.generated.length, strategy: s.st.strategy, token: s.gen.step.step.token, best: s.gen.step.step.candidates[0].id }));
+    assert.equal(s.n, 1);
+    // Greedy keeps the most likely token: the engine's candidates are sorted, most likely first.
+    assert.equal(s.strategy, 'greedy');
+    assert.equal(s.token, s.best);
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
+  },
+  'shared-qk': async (page) => {
+    const gaps = await store(page, (s) => Array.from(s.trace.qk_gap.data));
+    assert.ok(gaps.some((g) => g > 0), `separate W_Q and W_K: some |q − k| is not 0 (${gaps})`);
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 2 });
+  },
   'head-dim': async (page) => {
-    // The cost view rebuilt the count for one head, and the lesson's answer is the engine's comparison.
-    const r = await page.evaluate(() => {
-      const s = document.querySelector('transformer-playground').store;
-      return { h: s.costReport.n_heads, params: s.costReport.params, trained: s.info.params };
-    });
+    // The cost view rebuilt the count for one head; the table's total is the engine's.
+    const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
+    const r = await store(page, (s) => ({ h: s.costReport.n_heads, trained: s.info.params }));
     assert.equal(r.h, 1);
-    assert.ok(r.params > 0 && r.trained > 0);
+    assert.equal(total, r.trained, 'one head of full width has exactly the trained parameter count');
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 3 });
   },
   'block-anatomy': async (page) => {
-    const open = await page.locator(`${P} tp-architecture .open[data-open="norm"]`).count();
-    assert.equal(open, 1, 'the norm opened on its live numbers');
+    assert.equal(await page.locator(`${P} tp-architecture .open[data-open="norm"]`).count(), 1, 'the norm opened on its live numbers');
+    // A decoder-only layer: self-attention and the FFN, each with its residual add drawn.
+    const adds = await page.locator(`${P} tp-architecture g.blk[data-adds="true"][data-layer="0"]`).count();
+    assert.equal(adds, 2);
+    assert.deepEqual(await decided(page), { kind: 'number', value: adds });
   },
   'residual-and-norm': async (page) => {
-    const plan = await page.evaluate(() => document.querySelector('transformer-playground').store.plan);
+    const plan = await store(page, (s) => s.plan);
     assert.ok(plan.stacks.every((s) => s.sublayers.every((x) => !x.residual)));
+    assert.ok(await page.locator(`${P} tp-architecture g.blk[data-kind="norm"]`).count() > 0, 'the diagram still draws norms');
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
   },
-  'which-architecture': async (page) => assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').info.arch), 'encoder_decoder'),
+  'batch-norm': async (page) => {
+    // The norms view measures once it is on screen, as the learner scrolls to it.
+    await page.locator(`${P} tp-norms`).scrollIntoViewIfNeeded();
+    await viewHas(page, 'tp-norms', 'data');
+    const m = await page.evaluate(() => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-norms').data.models[0];
+      return { norm: d.norm, train: d.train_identical, evalSame: d.eval_identical };
+    });
+    assert.deepEqual(m, { norm: 'batch_norm', train: false, evalSame: true });
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 4 });
+  },
+  'dropout-where': async (page) => {
+    const rows = await page.locator(`${P} tp-dropout tbody tr`).count();
+    const paper = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-dropout').data.sites.filter((s) => s.in_paper).length);
+    assert.ok(rows > paper && paper > 0, `${paper} of ${rows} places from the paper`);
+    assert.deepEqual(await decided(page), { kind: 'number', value: paper });
+  },
+  'which-architecture': async (page) => {
+    assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').info.arch), 'encoder_decoder');
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 2, options: 3 });
+  },
+  recap: async (page) => {
+    const kinds = await store(page, (s) => s.lastForward.masks.filter((m) => m.site === 'decoder_self').map((m) => m.rule.kind));
+    assert.deepEqual(kinds, ['causal']);
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
+  },
 };
 
 const NEW = Object.keys(EXPERIMENTS);
@@ -216,6 +280,11 @@ describe('completion needs the experiment itself', () => {
     await page.locator(`${P} tp-controls input[data-setting="causal"]`).uncheck();
     await page.waitForTimeout(1500);
     assert.equal((await lesson(page)).step, 'todo');
+    // On the tied model the same question has the other answer: every |q − k| is 0.
+    await page.locator(`${P} tp-controls input[data-setting="causal"]`).check();
+    await until(page, () => document.querySelector('transformer-playground').store.trace?.qk_gap);
+    assert.ok((await store(page, (s) => Array.from(s.trace.qk_gap.data))).every((g) => g === 0));
+    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
     await pick(page, 0, 'grammar-sinusoidal.safetensors');
     await until(page, isDone);
     assert.deepEqual(errors, []);

@@ -55,7 +55,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         : '';
       return sizes ? [first, sizes] : [first];
     },
-    formula: 'text → ids → E[id]·√d_model + PE(t) → blocks → logits = h_T · W_out → choose → append',
+    formula: 'x_t = E[id_t]·√d_model + PE(t),   h = Block_L(… Block_1(x)),   p = softmax(h_T · W_out),   id_{T+1} ~ p',
     preset: `${GRAMMAR}&views=overview,generation&max=8&speed=0&play=0`,
     task: () => msg('Press “Step” under the generation view once, and follow the new token through the picture above it.', { id: 'lesson.new-token.task' }),
     question: () => msg('Which position’s vector becomes the logits, and was the appended token the most likely one?', { id: 'lesson.new-token.question' }),
@@ -154,7 +154,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       });
       return here ? [first, here, why] : [first, why];
     },
-    formula: 'd_k = d_model / h;   W_Q = [W_Q^1 | … | W_Q^h],  each W_Q^i of size d_model × d_k',
+    formula: 'd_k = d_model / h,   W_Q = [W_Q^1 | … | W_Q^h],   W_Q^i ∈ ℝ^(d_model × d_k)',
     preset: `${GRAMMAR}&views=cost,attention&play=0`,
     task: () => msg('In the cost view, choose another number of heads h — try h = 1, one head as wide as the model.', { id: 'lesson.head-dim.task' }),
     question: () => msg('With your h, does the model have more, the same or fewer parameters than with the trained number of heads?', { id: 'lesson.head-dim.question' }),
@@ -233,7 +233,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         id: 'lesson.residual-and-norm.explain2',
       }),
     ],
-    formula: 'x_{l+1} = x_l + F(LN(x_l))   (the residual: x_l passes unchanged; LN: F sees a normalised input)',
+    formula: 'x_{l+1} = x_l + F(LN(x_l))',
     preset: `${REVERSE}&views=controls,architecture,hidden&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with no residual connections, and compare its diagram and its stream sizes with this one.', { id: 'lesson.residual-and-norm.task' }),
     question: () => msg('Without the residual, are the norms still there?', { id: 'lesson.residual-and-norm.question' }),
@@ -275,7 +275,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         id: 'lesson.batch-norm.explain2',
       }),
     ],
-    formula: 'BN(x)_f = γ_f · (x_f − μ_f) / √(σ²_f + ε) + β_f,   μ_f, σ²_f over the batch (train) or running averages (eval)',
+    formula: 'BN(x)_f = γ_f · (x_f − μ_f) / √(σ²_f + ε) + β_f',
     preset: 'model=reverse-batch-norm.safetensors&views=controls,norms,output&play=0',
     task: () => msg('Choose “train mode” for the forward pass and compare the output probabilities with those of eval mode beside them.', { id: 'lesson.batch-norm.task' }),
     question: () => msg('When only the other sequence of the batch changes, in which mode does this sequence’s output move?', { id: 'lesson.batch-norm.question' }),
@@ -319,7 +319,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       }),
       msg('All of them act only in train mode. A model in use must be in eval mode, or its answers change from run to run.', { id: 'lesson.dropout-where.explain2' }),
     ],
-    formula: 'x ← x + Dropout(Sublayer(x));   input = Dropout(E·√d_model + PE)',
+    formula: 'x_0 = Dropout(E·√d_model + PE),   x ← x + Dropout(Sublayer(x))',
     preset: 'model=reverse-dropout.safetensors&views=controls,dropout&play=0',
     task: () => msg('In the dropout view, pick another place in the table to see its mask.', { id: 'lesson.dropout-where.task' }),
     question: () => msg('How many of the listed places belong to the original paper’s recipe?', { id: 'lesson.dropout-where.question' }),
