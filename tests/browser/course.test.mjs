@@ -221,6 +221,15 @@ describe('the course follows the seed notes', () => {
     await page.close();
   });
 
+  test('start_the_course_without_progress_opens_the_big_picture_first', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'play=0');
+    await page.evaluate(() => localStorage.removeItem('tplay-lessons'));
+    await page.locator(`${P} .bar button[data-tour="start"]`).click();
+    await until(page, (id) => document.querySelector('transformer-playground').st.lesson === id, ORDER[0]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   for (const lang of ['en', 'zh-Hans']) {
     test(`every_lesson_names_the_seed_question_it_answers (${lang})`, async () => {
       const { page, errors } = await open(browser.context, server.url, `lesson=new-token&lang=${lang}`);
