@@ -99,7 +99,7 @@ function viewHas(page, tag, prop) {
 const EXPERIMENTS = {
   'new-token': async (page) => page.locator(`${P} tp-generation .buttons button`).nth(1).click(),
   'shared-qk': async (page) => pick(page, 0, 'grammar-sinusoidal.safetensors'),
-  'head-dim': async (page) => {
+  'head-dim': async (page, lang) => {
     await viewHas(page, 'tp-cost', 'report');
     await page.locator(`${P} tp-cost select`).selectOption('1');
   },
@@ -141,13 +141,19 @@ const AFTER = {
     assert.ok(gaps.some((g) => g > 0), `separate W_Q and W_K: some |q − k| is not 0 (${gaps})`);
     assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 2 });
   },
-  'head-dim': async (page) => {
+  'head-dim': async (page, lang) => {
     // The cost view rebuilt the count for one head; the table's total is the engine's.
     const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
     const r = await store(page, (s) => ({ h: s.costReport.n_heads, trained: s.info.params }));
     assert.equal(r.h, 1);
     assert.equal(total, r.trained, 'one head of full width has exactly the trained parameter count');
     assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 3 });
+    if (lang === 'en') {
+      const d = await store(page, (s) => ({ dh: s.costReport.d_head, h: s.info.n_heads }));
+      const n = total.toLocaleString('en');
+      await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]')?.textContent.includes('h = 1'));
+      assert.match((await lesson(page)).notice, new RegExp(`h = 1, heads of ${d.dh} dimensions, the model counts ${n} parameters; as trained, with h = ${d.h}, ${n}\\.`));
+    }
   },
   'block-anatomy': async (page) => {
     assert.equal(await page.locator(`${P} tp-architecture .open[data-open="norm"]`).count(), 1, 'the norm opened on its live numbers');
@@ -173,11 +179,13 @@ const AFTER = {
     assert.deepEqual(m, { norm: 'batch_norm', train: false, evalSame: true });
     assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 4 });
   },
-  'dropout-where': async (page) => {
+  'dropout-where': async (page, lang) => {
     const rows = await page.locator(`${P} tp-dropout tbody tr`).count();
     const paper = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-dropout').data.sites.filter((s) => s.in_paper).length);
     assert.ok(rows > paper && paper > 0, `${paper} of ${rows} places from the paper`);
     assert.deepEqual(await decided(page), { kind: 'number', value: paper });
+    // The notice's counts are the engine's.
+    if (lang === 'en') assert.match((await lesson(page)).notice, new RegExp(`dropout in ${rows} places, ${paper} of them`));
   },
   'which-architecture': async (page) => {
     assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').info.arch), 'encoder_decoder');
@@ -267,7 +275,7 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
           assert.equal((await lesson(page)).step, 'todo', 'the step must not be done before the experiment');
           await EXPERIMENTS[id](page);
           await until(page, isDone, undefined, 120000);
-          await AFTER[id]?.(page);
+          await AFTER[id]?.(page, lang);
           const after = await lesson(page);
           assert.ok(after.progress.done.includes(id), 'the progress is kept');
           assert.ok(after.notice.length > 20, 'what to notice appears once the step is done');

@@ -67,7 +67,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       const fed = c.store?.gen.stats.totalFed ?? 0;
       const steps = c.store?.gen.generated.length ?? 0;
       return fed > 0 && steps > 0
-        ? `${first} ${msg(str`So far ${steps} tokens were generated and ${fed} positions run through the model: with the KV cache, each step after the first feeds only the newest token.`, { id: 'lesson.new-token.notice-fed' })}`
+        ? `${first} ${msg(str`Tokens generated so far: ${steps}; positions run through the model: ${fed}. With the KV cache, each step after the first feeds only the newest token.`, { id: 'lesson.new-token.notice-fed' })}`
         : first;
     },
     // Done once a step has appended a token since the lesson opened.
@@ -165,7 +165,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         id: 'lesson.head-dim.notice',
       });
       return r && info && r.n_heads !== info.n_heads
-        ? `${msg(str`With ${r.n_heads} heads of ${r.d_head} dimensions the model counts ${int(r.params)} parameters; as trained, with ${info.n_heads} heads, ${int(info.params)}.`, { id: 'lesson.head-dim.notice-counts' })} ${first}`
+        ? `${msg(str`With h = ${r.n_heads}, heads of ${r.d_head} dimensions, the model counts ${int(r.params)} parameters; as trained, with h = ${info.n_heads}, ${int(info.params)}.`, { id: 'lesson.head-dim.notice-counts' })} ${first}`
         : first;
     },
     done: (c) => !!c.store.costReport && !!c.store.info && c.store.costReport.n_heads !== c.store.info.n_heads,
@@ -403,7 +403,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       const first = msg('Every stage you passed is one of the course’s answers: the ids and embeddings, the masked self-attention of each block, the feed-forward network, the norms and residuals, the logits of the last position and the choice.', {
         id: 'lesson.recap.notice',
       });
-      return n > 0 ? `${msg(str`The model appended ${n} tokens, each from the prefix before it.`, { id: 'lesson.recap.notice-count' })} ${first}` : first;
+      return n > 0 ? `${msg(str`Tokens the model appended: ${n}, each one predicted from the prefix before it.`, { id: 'lesson.recap.notice-count' })} ${first}` : first;
     },
     // Done once a generation that started after the lesson opened has run to its end.
     done: (c) => {
