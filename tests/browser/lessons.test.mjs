@@ -338,7 +338,8 @@ describe('every lesson, in both languages', () => {
       await toc.updateComplete;
       return [...toc.shadowRoot.querySelectorAll('ol.toc li')].map((li) => li.dataset.lesson);
     });
-    assert.deepEqual(ids, IDS);
+    // Every lesson here is in the table of contents; its order and the lessons for the seed's open questions are course.test.mjs's.
+    assert.deepEqual(ids.filter((id) => IDS.includes(id)).sort(), [...IDS].sort());
     await page.close();
   });
 
@@ -529,7 +530,7 @@ describe('the tour', () => {
     const { page } = await open(browser.context, server.url, 'lesson=no-such-thing');
     const text = await page.locator(`${P} tp-lesson [data-lesson-missing]`).textContent();
     assert.match(text, /no-such-thing/);
-    assert.equal(await page.locator(`${P} tp-lesson ol.toc li`).count(), IDS.length);
+    assert.ok((await page.locator(`${P} tp-lesson ol.toc li`).count()) >= IDS.length);
     await page.close();
   });
 });

@@ -44,7 +44,8 @@ import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
 import { linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, styles, theme } from '../ui/shared';
-import { LESSON_IDS, lessonNamed } from '../lessons/lessons';
+import { lessonNamed } from '../lessons/lessons';
+import { courseLessons } from '../lessons/course';
 import { HIDEABLE } from '../lessons/classroom';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
@@ -443,7 +444,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
 
   /** The lesson the tour starts from: the one seen last, else the first. */
   private courseLesson(): string {
-    return lessonNamed(loadProgress().last)?.id ?? LESSON_IDS[0];
+    return lessonNamed(loadProgress().last)?.id ?? courseLessons()[0].id;
   }
 
   /** Start the course: the lessons' tour, from the lesson seen last. */

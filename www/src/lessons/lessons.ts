@@ -12,6 +12,7 @@ import type { PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
 import type { ManifestEntry, MaskEdit, ParallelTiming, Positions } from '../engine/protocol';
 import { CHECKS } from './checks';
+import { SEED_LESSONS } from './seed-lessons';
 
 /**
  * What a lesson's sentences may read: a number in a sentence is the engine's (a view's
@@ -684,6 +685,7 @@ export const LESSONS: readonly Lesson[] = [
     code: ['crate/src/generate'],
     doc: 'forward-pass',
   },
+  ...SEED_LESSONS,
 ];
 
 /** The lesson of this id, if there is one. */

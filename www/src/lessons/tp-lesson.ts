@@ -8,10 +8,12 @@
 // below it.
 
 import { LitElement, html, css, nothing } from 'lit';
+import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str, updateWhenLocaleChanges } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
-import { LESSONS, lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
+import { lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
+import { courseLessons, courseParts, partOf, seedQuestion } from './course';
 import { loadProgress, recordAnswer, saveProgress, type Answer } from './progress';
 import { isRight, parseNumber } from './answer';
 import { keepLessonState, lessonState } from './lesson-state';
@@ -157,10 +159,27 @@ export class TpLesson extends LitElement {
       .links code {
         font-family: var(--tp-mono);
       }
-      ol.toc {
-        columns: 2 16em;
-        font-size: var(--tp-text-md);
+      div.toc {
+        columns: 2 18em;
         margin: 6px 0;
+      }
+      div.toc .part {
+        break-inside: avoid;
+      }
+      div.toc h3 {
+        margin: 6px 0 2px;
+        font-size: var(--tp-text-md);
+      }
+      ol.toc {
+        font-size: var(--tp-text-md);
+        margin: 0 0 6px;
+      }
+      .seed {
+        font-style: italic;
+        color: var(--tp-muted);
+      }
+      .seed strong {
+        font-style: normal;
       }
       ol.toc li[data-done] a::after {
         content: ' ✓';
@@ -310,8 +329,9 @@ export class TpLesson extends LitElement {
   }
 
   private nav(i: number) {
-    const prev = LESSONS[i - 1];
-    const next = LESSONS[i + 1];
+    const course = courseLessons();
+    const prev = course[i - 1];
+    const next = course[i + 1];
     return html`<nav aria-label=${msg('lesson tour', { id: 'tour.nav' })}>
       <button data-tour="prev" ?disabled=${!prev} @click=${() => prev && this.open(prev.id)}>${msg('← Previous', { id: 'tour.prev' })}</button>
       <button data-tour="next" ?disabled=${!next} @click=${() => next && this.open(next.id)}>${msg('Next →', { id: 'tour.next' })}</button>
@@ -320,23 +340,35 @@ export class TpLesson extends LitElement {
     </nav>`;
   }
 
+  /** The table of contents, in the course's order, one list per part of the seed notes. */
   private toc() {
     const done = this.progress.done;
-    return html`<ol class="toc" aria-label=${msg('lessons', { id: 'tour.toc-label' })}>
-      ${LESSONS.map(
-        (l) => html`<li ?data-done=${done.includes(l.id)} data-lesson=${l.id}>
-          <a
-            href=${`#lesson=${l.id}`}
-            aria-current=${l.id === this.lessonId ? 'page' : 'false'}
-            @click=${(e: Event) => {
-              e.preventDefault();
-              this.open(l.id);
-            }}
-            >${l.title()}</a
-          >
-        </li>`,
-      )}
-    </ol>`;
+    let n = 0;
+    return html`<div class="toc" role="group" aria-label=${msg('lessons', { id: 'tour.toc-label' })}>
+      ${courseParts().map(({ part, lessons }) => {
+        const start = n + 1;
+        n += lessons.length;
+        const head = part ? `toc-${part.id}` : 'toc-more';
+        return html`<div class="part" data-part=${part?.id ?? ''}>
+          ${part ? html`<h3 id=${head}>${part.title()}</h3>` : nothing}
+          <ol class="toc" start=${start} aria-labelledby=${ifDefined(part ? head : undefined)}>
+            ${lessons.map(
+              (l) => html`<li ?data-done=${done.includes(l.id)} data-lesson=${l.id}>
+                <a
+                  href=${`#lesson=${l.id}`}
+                  aria-current=${l.id === this.lessonId ? 'page' : 'false'}
+                  @click=${(e: Event) => {
+                    e.preventDefault();
+                    this.open(l.id);
+                  }}
+                  >${l.title()}</a
+                >
+              </li>`,
+            )}
+          </ol>
+        </div>`;
+      })}
+    </div>`;
   }
 
   /**
@@ -418,19 +450,23 @@ export class TpLesson extends LitElement {
         ${this.toc()}
       </section>`;
     }
-    const i = LESSONS.indexOf(l);
+    const course = courseLessons();
+    const i = course.indexOf(l);
+    const part = partOf(l.id);
+    const asks = seedQuestion(l.id);
     const done = this.doneNow;
     // What the sentences read their numbers from: the store and the views' measured results.
     const text: LessonText = { store: this.store, view: <T,>(tag: string) => this.findView(tag) as T | null };
     const finished = this.progress.done.filter((id) => lessonNamed(id)).length;
     return html`<section class="card" aria-labelledby="lesson-title" data-lesson=${l.id}>
       <header>
-        <span class="count">${msg(str`Lesson ${i + 1} of ${LESSONS.length}`, { id: 'tour.count' })}${this.tour
+        <span class="count">${msg(str`Lesson ${i + 1} of ${course.length}`, { id: 'tour.count' })}${part ? html` · <span data-part=${part.id}>${part.title()}</span>` : nothing}${this.tour
             ? html` · ${msg(str`${finished} done`, { id: 'tour.finished' })}`
             : nothing}</span>
         <h2 id="lesson-title">${l.title()}</h2>
         ${this.tour ? this.nav(i) : nothing}
       </header>
+      ${asks ? html`<p class="seed" data-seed-question><strong>${msg('The question it answers:', { id: 'tour.seed-question' })}</strong> ${asks}</p>` : nothing}
       ${this.tour && this.showToc ? this.toc() : nothing}
       ${l.explain(text).map((p) => html`<p>${p}</p>`)}
       ${l.formula ? html`<div class="formula" role="math" aria-label=${msg('formula', { id: 'tour.formula' })}>${l.formula}</div>` : nothing}
