@@ -7,23 +7,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve, shot } from './harness.mjs';
-
-/**
- * English words that may stay in the Chinese interface: names of products, formats and
- * units, the notation of the formulas, setting values as links spell them, and the names
- * of the model's parts as Chinese texts write them (softmax, dropout, logit, FLOPs…).
- */
-const ALLOW = new Set(
-  `WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs logit logits softmax
-  dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN pre post RoPE ALiBi NoPE
-  Q K V QK KV QKᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O x y h L S T N log exp max min sin cos argmax top p k
-  eos bos pad unk sep cls mask ln sqrt norm sum mean var std eps FFN Softmax viridis cividis gelu relu silu
-  alibi rope sinusoidal LM nats PyTorch lr step warmup teacher forcing Kᵀ tanh rad
-  eval train greedy sample beam auto none causal prefix window webgpu cpu encoder_self decoder_self cross
-  heads factor null Shift Delete Enter Esc Escape Tab
-  safetensors tplay Transformer Playground`.split(/\s+/),
-);
+import { englishLeft, launch, open, serve, shot } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -68,26 +52,6 @@ function visibleTexts(page) {
     walk(el.shadowRoot);
     return { texts: out, vocab: [...vocab] };
   });
-}
-
-/** English words of the interface left untranslated (outside the allowed ones and the model's tokens). */
-function englishLeft({ texts, vocab }) {
-  const tokens = new Set(vocab.flatMap((v) => v.split(/[^A-Za-z]+/)).filter(Boolean));
-  const left = [];
-  for (const { text, model, where } of texts) {
-    if (model) continue;
-    // Identifiers (decoder.norm, W_Q, d_model) are names, not words.
-    // Quoted text (“cat”) is the reader's or the model's; E[token] and x^−0.5 are formulas.
-    const plain = text
-      .replace(/“[^”]*”/g, ' ')
-      .replace(/\w+\[[^\]]*\]/g, ' ')
-      .replace(/\w+\^[−-]?[\d.]+/g, ' ')
-      .replace(/[\w.]*[_.][\w.]*\w/g, ' ');
-    const words = plain.match(/[A-Za-z][A-Za-zᵀ]*/g) ?? [];
-    const bad = words.filter((w) => w.length > 1 && !ALLOW.has(w) && !tokens.has(w));
-    if (bad.length) left.push(`${where}: ${JSON.stringify(text.slice(0, 100))} (${bad.slice(0, 4).join(', ')})`);
-  }
-  return [...new Set(left)];
 }
 
 /** Every number in the visible text, in order of appearance per kind of element. */
@@ -145,7 +109,7 @@ describe('the interface in Simplified Chinese', () => {
     // The scan sees Chinese at all (a broken locale module would leave everything English).
     const chinese = scan.texts.filter((t) => /[\u4e00-\u9fff]/.test(t.text));
     assert.ok(chinese.length > 100, `only ${chinese.length} Chinese texts`);
-    assert.deepEqual(englishLeft(scan), []);
+    assert.deepEqual(await englishLeft(page), []);
     // The shipped model's title and description are the manifest's English turned into
     // Chinese (www/src/i18n/models.ts), not left as they are.
     const model = await page.evaluate(() => {
@@ -168,7 +132,7 @@ describe('the interface in Simplified Chinese', () => {
     const intro = page.locator('transformer-playground tp-lab p.intro');
     await intro.waitFor({ timeout: 30000 });
     assert.match(await intro.textContent(), /[\u4e00-\u9fff]{4}/);
-    assert.deepEqual(englishLeft(await visibleTexts(page)), []);
+    assert.deepEqual(await englishLeft(page), []);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -185,7 +149,7 @@ describe('the interface in Simplified Chinese', () => {
       await page.locator(`tp-architecture g.blk[data-stack="decoder"][data-part="${part}"][data-layer="0"]`).click();
       await page.locator(`tp-architecture div.open[data-open="${kind}"][data-stack="decoder"]`).waitFor();
       await localeIs(page, 'zh-Hans');
-      assert.deepEqual(englishLeft(await visibleTexts(page)), [], `${part} opened`);
+      assert.deepEqual(await englishLeft(page), [], `${part} opened`);
     }
     await shot(page, 'i18n-zh-Hans-architecture-open');
     assert.deepEqual(errors, []);
@@ -231,8 +195,7 @@ describe('a browser whose language is Chinese', () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0&views=controls,input,generation,attention,output');
     assert.equal(await page.evaluate(() => navigator.language), 'zh-CN');
     await localeIs(page, 'zh-Hans');
-    const scan = await visibleTexts(page);
-    assert.deepEqual(englishLeft(scan), []);
+    assert.deepEqual(await englishLeft(page), []);
     await shot(page, 'i18n-zh-CN-browser');
     // A link's lang=en still wins over the browser.
     const en = await open(browser.context, server.url, 'lang=en&play=0&views=controls');

@@ -17,7 +17,7 @@ import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 import './tp-heat';
-import { archName, stackName } from '../i18n/terms';
+import { archName, normName, posEncodingShort, stackName } from '../i18n/terms';
 import { int } from '../ui/format';
 
 interface Block {
@@ -303,7 +303,7 @@ export class TpArchitecture extends LocalizedElement {
         {
           label:
             info.pos_encoding === 'sinusoidal' || info.pos_encoding === 'learned'
-              ? msg(str`embedding + ${info.pos_encoding} positions`)
+              ? msg(str`embedding + ${posEncodingShort(info.pos_encoding)} positions`)
               : info.pos_encoding === 'none'
                 ? msg('embedding (no positions)')
                 : msg('embedding'),
@@ -331,7 +331,7 @@ export class TpArchitecture extends LocalizedElement {
           const first = blocks.length;
           if (norm && n?.placement === 'before') blocks.push(norm);
           blocks.push({
-            label: `L${l + 1} ${title(sub.kind)}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
+            label: `L${l + 1} ${title(sub.kind)}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${posEncodingShort(info.pos_encoding)}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
             kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
             site: sub.site ?? st.site,
             layer: l,
@@ -731,7 +731,7 @@ export class TpArchitecture extends LocalizedElement {
         ${msg('Architecture')}
         <span class="sub"
           >${info
-            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${msg(str`${int(info.params)} parameters`)}`
+            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${normName(info.norm)} · ${msg(str`${int(info.params)} parameters`)}`
             : ''}</span
         >
       </h2>

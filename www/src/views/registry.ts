@@ -388,7 +388,7 @@ export const VIEWS = [
       return msg('Order-blindness without positions');
     },
     needs: [],
-    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase}></tp-order>`,
+    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model}></tp-order>`,
   },
   {
     name: 'extrapolation',
