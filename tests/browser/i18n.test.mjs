@@ -205,3 +205,97 @@ describe('a browser whose language is Chinese', () => {
     await page.close();
   });
 });
+
+/** Draw every view of the page once (a lazily drawn view draws when it is seen), then back to the top. */
+async function drawEveryView(page) {
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    for (const v of el.shadowRoot.querySelectorAll('.view')) {
+      v.scrollIntoView();
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    window.scrollTo(0, 0);
+  });
+  await page.waitForTimeout(600);
+}
+
+describe('no English word anywhere on the Chinese page', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false, locale: 'zh-CN' });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('the_front_page_every_chapter_every_lesson_and_the_teacher_page_are_chinese', { timeout: 900000 }, async () => {
+    const left = [];
+    const scan = async (what, page) => {
+      await localeIs(page, 'zh-Hans');
+      await drawEveryView(page);
+      await localeIs(page, 'zh-Hans');
+      for (const l of await englishLeft(page)) left.push(`${what} — ${l}`);
+    };
+    // The front page as a Chinese browser opens it, and the chapters and lessons it lists.
+    const front = await open(browser.context, server.url, 'play=0');
+    await scan('front page', front.page);
+    const chapters = await front.page.evaluate(() =>
+      [...document.querySelector('transformer-playground').shadowRoot.querySelector('tp-chapters').shadowRoot.querySelectorAll('a[data-chapter]')]
+        .map((a) => a.dataset.chapter)
+        .filter((c) => c !== 'lessons'),
+    );
+    assert.ok(chapters.length >= 5, `chapters: ${chapters}`);
+    const errors = [...front.errors];
+    await front.page.close();
+    for (const chapter of [...chapters, 'all']) {
+      const { page, errors: e } = await open(browser.context, server.url, `chapter=${chapter}&play=0`);
+      await scan(`chapter=${chapter}`, page);
+      errors.push(...e);
+      await page.close();
+    }
+    const first = await open(browser.context, server.url, 'lesson=heads&play=0');
+    const lessons = await first.page.evaluate(async () => {
+      const toc = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson');
+      toc.shadowRoot.querySelector('[data-tour="toc"]').click();
+      await toc.updateComplete;
+      return [...toc.shadowRoot.querySelectorAll('ol.toc li')].map((li) => li.dataset.lesson);
+    });
+    await scan('lesson=heads with its table of contents', first.page);
+    errors.push(...first.errors);
+    await first.page.close();
+    assert.ok(lessons.length >= 20, `lessons: ${lessons}`);
+    for (const id of lessons) {
+      const { page, errors: e } = await open(browser.context, server.url, `lesson=${id}`);
+      await scan(`lesson=${id}`, page);
+      errors.push(...e);
+      await page.close();
+    }
+    // The teacher page: its own element, no playground.
+    const teacher = await browser.context.newPage();
+    await teacher.goto(`${server.url}teacher.html`);
+    await teacher.waitForFunction(() => document.querySelector('tp-teacher')?.shadowRoot?.querySelector('input[data-allow]') && document.documentElement.lang === 'zh-Hans');
+    await teacher.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('tp-teacher').shadowRoot.querySelector('h1').textContent));
+    for (const l of await englishLeft(teacher)) left.push(`teacher.html — ${l}`);
+    await teacher.close();
+    assert.deepEqual(left, []);
+    assert.deepEqual(errors, []);
+  });
+
+  test('the_scanner_finds_an_english_word_left_on_a_chinese_page', async () => {
+    // The scan above must be able to fail: an English sentence put into the page is found.
+    const { page } = await open(browser.context, server.url, 'play=0&views=controls');
+    await localeIs(page, 'zh-Hans');
+    assert.deepEqual(await englishLeft(page), []);
+    await page.evaluate(() => {
+      const p = document.createElement('p');
+      p.textContent = '注意力 heads look here';
+      document.querySelector('transformer-playground').shadowRoot.append(p);
+      const sel = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-controls').shadowRoot.querySelector('select');
+      sel.append(new Option('greedy', 'greedy'));
+    });
+    const left = await englishLeft(page);
+    assert.ok(left.some((l) => l.includes('heads look here')), left.join('\n'));
+    assert.ok(left.some((l) => l.startsWith('option: "greedy"')), left.join('\n'));
+    await page.close();
+  });
+});

@@ -183,7 +183,7 @@
 'lesson.scaled-dot.question': `注意力的各行变得更尖锐还是更平坦？每个头的熵怎么变？`,
 'lesson.scaled-dot.task': `在设置中取消勾选“除以 √d_k 缩放”。`,
 'lesson.scaled-dot.title': `缩放点积：为什么要除以 √d_k`,
-'masks.prefix-lm': `前缀语言模型（prefix-LM）`,
+'masks.prefix-lm': `前缀语言模型`,
 'menu.button': str`${0}：图片与链接`,
 'menu.link': `复制链接`,
 'menu.png': `保存为 PNG`,
