@@ -265,3 +265,59 @@ describe('Chinese models', () => {
     await page.close();
   });
 });
+
+describe('the lessons on the Chinese models', () => {
+  // With the page in Chinese, a lesson whose experiment works on a Chinese model opens on
+  // it (www/src/lessons/zh-presets.ts); the others keep the English-data model their task
+  // names a sibling of. In English every lesson keeps its own model.
+  const ZH = {
+    heads: 'zh-grammar-sinusoidal.safetensors',
+    'scaled-dot': 'zh-grammar-sinusoidal.safetensors',
+    'padding-mask': 'zh-sentiment.safetensors',
+    'causal-mask': 'zh-grammar-sinusoidal.safetensors',
+    'attention-sites': 'zh-numerals.safetensors',
+    parallel: 'zh-grammar-sinusoidal.safetensors',
+    positions: 'zh-grammar-sinusoidal.safetensors',
+    order: 'zh-grammar-none.safetensors',
+    architectures: 'zh-grammar-sinusoidal.safetensors',
+    'kv-cache': 'zh-grammar-sinusoidal.safetensors',
+    decoding: 'zh-grammar-sinusoidal.safetensors',
+  };
+  const KEPT = { qkv: 'grammar-sinusoidal.safetensors', 'dot-vs-additive': 'reverse.safetensors', 'embedding-scale': 'reverse.safetensors', norms: 'reverse.safetensors' };
+
+  const opened = async (hash) => {
+    const { page, errors } = await open(browser.context, server.url, hash);
+    const s = await page.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      return { model: el.st.model, lesson: el.st.lesson, text: el.st.text, batch: el.st.batch, locale: el.locale, infoModel: el.info ? el.st.model : null };
+    });
+    await page.close();
+    return { ...s, errors };
+  };
+
+  for (const [id, file] of Object.entries(ZH)) {
+    test(`${id}_opens_on_${file.replace('.safetensors', '')}_in_chinese_and_on_its_own_model_in_english`, async () => {
+      const zh = await opened(`lesson=${id}&lang=zh-Hans`);
+      assert.equal(zh.lesson, id);
+      assert.equal(zh.locale, 'zh-Hans');
+      assert.equal(zh.model, file);
+      assert.equal(zh.infoModel, file, 'the model is loaded');
+      const en = await opened(`lesson=${id}&lang=en`);
+      assert.ok(!en.model.startsWith('zh-'), `in English: ${en.model}`);
+      if (id === 'padding-mask') {
+        assert.equal(zh.text, '这部电影很好');
+        assert.ok([...zh.batch[0]].length > [...zh.text].length, 'the other review is longer, so the first one is padded');
+      }
+      if (id === 'attention-sites') assert.equal(zh.text, '三百一十二');
+      assert.deepEqual([...zh.errors, ...en.errors], []);
+    });
+  }
+
+  test('lessons_whose_task_names_an_english_only_sibling_keep_their_model_in_chinese', async () => {
+    for (const [id, file] of Object.entries(KEPT)) {
+      const zh = await opened(`lesson=${id}&lang=zh-Hans`);
+      assert.equal(zh.model, file, id);
+      assert.deepEqual(zh.errors, []);
+    }
+  });
+});
