@@ -17,7 +17,7 @@ import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 import './tp-heat';
-import { archName, normName, posEncodingShort, stackName } from '../i18n/terms';
+import { activationName, archName, normName, posEncodingShort, stackName } from '../i18n/terms';
 import { int } from '../ui/format';
 
 interface Block {
@@ -603,7 +603,7 @@ export class TpArchitecture extends LocalizedElement {
     const [, T, F] = f.hidden.shape;
     const C = f.input.shape[2];
     const zeros = f.zeros.slice(b * T, (b + 1) * T);
-    const act = info.activation === 'relu' ? 'relu' : 'gelu';
+    const act = activationName(info.activation === 'relu' ? 'relu' : 'gelu');
     const map = (name: string, data: Float32Array, cols: number, label: string, zerosOn = false) =>
       html`<div>
         <h3>${label}</h3>
@@ -624,7 +624,7 @@ export class TpArchitecture extends LocalizedElement {
       <p class="small">
         ${msg(str`Layer ${(o.layer ?? 0) + 1} feed-forward of the ${stackName(o.stack)}${this.batch.length > 1 ? msg(str`, batch row ${b}`) : ''}: every position's row goes through the same two matrices,`)}
         <span class="mono">x (${C}) → W₁x + b₁ (${F}) → ${act} (${F}) → W₂h + b₂ (${C})</span>.
-        ${act === 'relu'
+        ${act === 'ReLU'
           ? msg(str`ReLU sets every negative unit to exactly 0: ${total} of ${T * F} hidden units here (${fmt((100 * total) / Math.max(1, T * F), 1)}%).`)
           : msg(str`GELU is smooth: ${total} of ${T * F} hidden units are exactly 0.`)}
         ${this.train ? msg("Train mode: the hidden units also carry this pass's dropout mask.") : nothing}

@@ -124,7 +124,7 @@ export class TpFfn extends EditView {
       <h2 id="h">${msg('Position-wise FFN')} <span class="sub">${msg("edit one token: which rows of each layer's FFN change")}</span></h2>
       ${info
         ? html`<p>
-            ${msg('Every layer applies one small network,')} <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
+            ${msg('Every layer applies one small network,')} <span class="mono">${activationName(info.activation)}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
             ${msg("to each position by itself. What carries an edit to other positions is attention and, in a model with BatchNorm run in train mode, the norm's statistics taken over every position; the FFN passes on a change in a row only if that same row's input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.")}
             ${this.share
               ? html`<span data-ffn-params=${this.share.ffn} data-layer-params=${this.share.layer}
