@@ -321,3 +321,31 @@ describe('the lessons on the Chinese models', () => {
     }
   });
 });
+
+describe('the Chinese page on a phone and on a desktop', () => {
+  // Screenshots for a reader to look at: the front page and two lessons on Chinese models,
+  // at 390 and 1440 px. The page must not scroll sideways at either width.
+  for (const width of [390, 1440]) {
+    for (const [name, hash] of [
+      ['front', 'lang=zh-Hans&play=0'],
+      ['lesson-order', 'lesson=order&lang=zh-Hans'],
+      ['lesson-attention-sites', 'lesson=attention-sites&lang=zh-Hans'],
+    ]) {
+      test(`${name}_at_${width}px`, async () => {
+        const { page, errors } = await open(browser.context, server.url, hash, { viewport: { width, height: width < 600 ? 844 : 900 } });
+        await page.waitForFunction(() => document.querySelector('transformer-playground').locale === 'zh-Hans');
+        if (name === 'lesson-order') {
+          await page.locator('transformer-playground tp-order').scrollIntoViewIfNeeded();
+          await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order')?.result);
+          await page.evaluate(() => window.scrollTo(0, 0));
+        }
+        await page.waitForTimeout(500);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.ok(wide <= 1, `the page scrolls sideways by ${wide}px`);
+        await shot(page, `zh-${name}-${width}`);
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+    }
+  }
+});

@@ -7,7 +7,7 @@
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { currentLang, LocalizedElement } from '../i18n/locale';
+import { currentLang, getLocale, LocalizedElement } from '../i18n/locale';
 import { posEncodingName } from '../i18n/terms';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
@@ -272,6 +272,8 @@ export class TpOrder extends LocalizedElement {
     const next = r ? r.perm.map((p, t) => [argmaxRow(r.logits, p), argmaxRow(r.permuted_logits, t)]) : [];
     const nextDiffer = next.filter(([x, y]) => x !== y).length;
     const tok = (id: number) => showToken(this.vocab[id] ?? '');
+    // Sentences side by side: a space between English ones, none between Chinese ones.
+    const gap = getLocale() === 'zh-Hans' ? '' : ' ';
     const groups: [string, OrderModel['lang']][] = [
       [msg('English sentences', { id: 'order.group-en' }), 'en'],
       [msg('Chinese sentences', { id: 'order.group-zh' }), 'zh'],
@@ -313,14 +315,14 @@ export class TpOrder extends LocalizedElement {
         : nothing}
       ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${r
-        ? html`<p class="verdict" data-identical=${same} data-rows=${n} data-next-differ=${nextDiffer}>
-              ${same === n
-                ? msg(str`All ${n} output rows are the original rows, moved with their characters, identical to the last bit.`)
-                : msg(str`${n - same} of ${n} rows differ from the row their character had before (largest logit difference ${fmt(Math.max(...r.row_diff))}).`)}
-              ${nextDiffer
-                ? msg(str`The most likely next character changes at ${nextDiffer} of ${n} positions.`, { id: 'order.next-differ' })
-                : msg('The most likely next character is the same at every position.', { id: 'order.next-same' })}
-            </p>
+        ? html`<p class="verdict" data-identical=${same} data-rows=${n} data-next-differ=${nextDiffer}>${[
+                same === n
+                  ? msg(str`All ${n} output rows are the original rows, moved with their characters, identical to the last bit.`)
+                  : msg(str`${n - same} of ${n} rows differ from the row their character had before (largest logit difference ${fmt(Math.max(...r.row_diff))}).`),
+                nextDiffer
+                  ? msg(str`The most likely next character changes at ${nextDiffer} of ${n} positions.`, { id: 'order.next-differ' })
+                  : msg('The most likely next character is the same at every position.', { id: 'order.next-same' }),
+              ].join(gap)}</p>
             <div class="wrap" ${scrollRegion(scrollLabel())}>
               <table aria-label=${msg('each reordered position, where its character came from, and whether its output row is unchanged')}>
                 <tr><th scope="row">${msg('position')}</th>${r.perm.map((_, t) => html`<td>${t}</td>`)}</tr>
@@ -344,8 +346,10 @@ export class TpOrder extends LocalizedElement {
                 </tr>
               </table>
             </div>
-            <p class="small muted">${msg('Green: the row equals the original row of the same character bit for bit. Orange: it changed.')}
-              ${msg('The two “next” rows name the most likely next character after each position: after the original order, at the row the character came from, and after the reordered one.', { id: 'order.next-legend' })}</p>`
+            <p class="small muted">${[
+              msg('Green: the row equals the original row of the same character bit for bit. Orange: it changed.'),
+              msg('The two “next” rows name the most likely next character after each position: after the original order, at the row the character came from, and after the reordered one.', { id: 'order.next-legend' }),
+            ].join(gap)}</p>`
         : nothing}
     </section>`;
   }
