@@ -293,7 +293,7 @@ describe('the order and embedding-scale views', () => {
     assert.ok(v.identical.every(Boolean), 'without positions every row moves with its character, bit for bit');
     againstCore(v, 'zh-grammar-none.safetensors', false);
     // With positions: the same two orders differ, position by position, as the core says.
-    await page.getByLabel('model to compare orders with').selectOption('zh-grammar-sinusoidal.safetensors');
+    await page.locator('tp-order select').selectOption('zh-grammar-sinusoidal.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order').result?.pos_encoding === 'sinusoidal');
     await settle();
     v = await read();
