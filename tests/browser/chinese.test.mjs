@@ -93,8 +93,10 @@ describe('Chinese models', () => {
     // The grammar models are siblings: the position-encoding switch moves between them.
     await page.getByLabel('model', { exact: true }).selectOption('zh-grammar-alibi.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').info?.pos_encoding === 'alibi');
-    const pes = await page.getByLabel('position encoding (loads the model trained with it)').locator('option').allInnerTexts();
-    assert.deepEqual(pes.map((s) => s.trim()).sort(), ['alibi', 'learned', 'none', 'sinusoidal']);
+    // The Chinese siblings, one per position encoding, each named in words (not by the link's value).
+    const pes = await page.getByLabel('position encoding (loads the model trained with it)').locator('option').evaluateAll((os) => os.map((o) => [o.value, o.textContent.trim()]));
+    assert.deepEqual(pes.map(([v]) => v).sort(), ['zh-grammar-alibi.safetensors', 'zh-grammar-learned.safetensors', 'zh-grammar-none.safetensors', 'zh-grammar-sinusoidal.safetensors']);
+    assert.deepEqual(pes.map(([, t]) => t).sort(), ['ALiBi (distance penalty)', 'learned', 'none', 'sinusoidal']);
     assert.deepEqual(errors, []);
     await page.close();
   });
