@@ -93,8 +93,10 @@ describe('Chinese models', () => {
     // The grammar models are siblings: the position-encoding switch moves between them.
     await page.getByLabel('model', { exact: true }).selectOption('zh-grammar-alibi.safetensors');
     await page.waitForFunction(() => document.querySelector('transformer-playground').info?.pos_encoding === 'alibi');
-    const pes = await page.getByLabel('position encoding (loads the model trained with it)').locator('option').allInnerTexts();
-    assert.deepEqual(pes.map((s) => s.trim()).sort(), ['alibi', 'learned', 'none', 'sinusoidal']);
+    // The Chinese siblings, one per position encoding, each named in words (not by the link's value).
+    const pes = await page.getByLabel('position encoding (loads the model trained with it)').locator('option').evaluateAll((os) => os.map((o) => [o.value, o.textContent.trim()]));
+    assert.deepEqual(pes.map(([v]) => v).sort(), ['zh-grammar-alibi.safetensors', 'zh-grammar-learned.safetensors', 'zh-grammar-none.safetensors', 'zh-grammar-sinusoidal.safetensors']);
+    assert.deepEqual(pes.map(([, t]) => t).sort(), ['ALiBi (distance penalty)', 'learned', 'none', 'sinusoidal']);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -264,4 +266,88 @@ describe('Chinese models', () => {
     assert.deepEqual(errors, []);
     await page.close();
   });
+});
+
+describe('the lessons on the Chinese models', () => {
+  // With the page in Chinese, a lesson whose experiment works on a Chinese model opens on
+  // it (www/src/lessons/zh-presets.ts); the others keep the English-data model their task
+  // names a sibling of. In English every lesson keeps its own model.
+  const ZH = {
+    heads: 'zh-grammar-sinusoidal.safetensors',
+    'scaled-dot': 'zh-grammar-sinusoidal.safetensors',
+    'padding-mask': 'zh-sentiment.safetensors',
+    'causal-mask': 'zh-grammar-sinusoidal.safetensors',
+    'attention-sites': 'zh-numerals.safetensors',
+    parallel: 'zh-grammar-sinusoidal.safetensors',
+    positions: 'zh-grammar-sinusoidal.safetensors',
+    order: 'zh-grammar-none.safetensors',
+    architectures: 'zh-grammar-sinusoidal.safetensors',
+    'kv-cache': 'zh-grammar-sinusoidal.safetensors',
+    decoding: 'zh-grammar-sinusoidal.safetensors',
+  };
+  const KEPT = { qkv: 'grammar-sinusoidal.safetensors', 'dot-vs-additive': 'reverse.safetensors', 'embedding-scale': 'reverse.safetensors', norms: 'reverse.safetensors' };
+
+  const opened = async (hash) => {
+    const { page, errors } = await open(browser.context, server.url, hash);
+    const s = await page.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      return { model: el.st.model, lesson: el.st.lesson, text: el.st.text, batch: el.st.batch, locale: el.locale, infoModel: el.info ? el.st.model : null };
+    });
+    await page.close();
+    return { ...s, errors };
+  };
+
+  for (const [id, file] of Object.entries(ZH)) {
+    test(`${id}_opens_on_${file.replace('.safetensors', '')}_in_chinese_and_on_its_own_model_in_english`, async () => {
+      const zh = await opened(`lesson=${id}&lang=zh-Hans`);
+      assert.equal(zh.lesson, id);
+      assert.equal(zh.locale, 'zh-Hans');
+      assert.equal(zh.model, file);
+      assert.equal(zh.infoModel, file, 'the model is loaded');
+      const en = await opened(`lesson=${id}&lang=en`);
+      assert.ok(!en.model.startsWith('zh-'), `in English: ${en.model}`);
+      if (id === 'padding-mask') {
+        assert.equal(zh.text, '这部电影很好');
+        assert.ok([...zh.batch[0]].length > [...zh.text].length, 'the other review is longer, so the first one is padded');
+      }
+      if (id === 'attention-sites') assert.equal(zh.text, '三百一十二');
+      assert.deepEqual([...zh.errors, ...en.errors], []);
+    });
+  }
+
+  test('lessons_whose_task_names_an_english_only_sibling_keep_their_model_in_chinese', async () => {
+    for (const [id, file] of Object.entries(KEPT)) {
+      const zh = await opened(`lesson=${id}&lang=zh-Hans`);
+      assert.equal(zh.model, file, id);
+      assert.deepEqual(zh.errors, []);
+    }
+  });
+});
+
+describe('the Chinese page on a phone and on a desktop', () => {
+  // Screenshots for a reader to look at: the front page and two lessons on Chinese models,
+  // at 390 and 1440 px. The page must not scroll sideways at either width.
+  for (const width of [390, 1440]) {
+    for (const [name, hash] of [
+      ['front', 'lang=zh-Hans&play=0'],
+      ['lesson-order', 'lesson=order&lang=zh-Hans'],
+      ['lesson-attention-sites', 'lesson=attention-sites&lang=zh-Hans'],
+    ]) {
+      test(`${name}_at_${width}px`, async () => {
+        const { page, errors } = await open(browser.context, server.url, hash, { viewport: { width, height: width < 600 ? 844 : 900 } });
+        await page.waitForFunction(() => document.querySelector('transformer-playground').locale === 'zh-Hans');
+        if (name === 'lesson-order') {
+          await page.locator('transformer-playground tp-order').scrollIntoViewIfNeeded();
+          await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order')?.result);
+          await page.evaluate(() => window.scrollTo(0, 0));
+        }
+        await page.waitForTimeout(500);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.ok(wide <= 1, `the page scrolls sideways by ${wide}px`);
+        await shot(page, `zh-${name}-${width}`);
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+    }
+  }
 });

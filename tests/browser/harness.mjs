@@ -162,3 +162,96 @@ export async function waitTokens(page, n, timeout = 60000) {
 export function shot(page, name) {
   return page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 }
+
+/**
+ * The English words that may stay on a Chinese page, one list for every test that scans
+ * for English: names of products, formats and units; the notation of formulas and the
+ * symbols of the model (d_k, W_Q, QKᵀ); the Latin names Chinese texts on transformers do
+ * write (Pre-LN, Post-LN, ReLU, GELU, softmax, logit, dropout, LayerNorm…); and the names of
+ * keyboard keys. Setting values as a link spells them (alibi, greedy, causal…) are not on
+ * it: the page shows each one in words.
+ */
+export const ENGLISH_ALLOWED = new Set(
+  `Transformer WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs
+  logit logits softmax Softmax dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN
+  RoPE ALiBi NoPE Shaw GPT LM FFN Q K V QK KV QKᵀ Kᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O
+  PE x y h L S T N log exp max min sin cos tanh argmax top p k sqrt norm ln sum mean var std eps
+  eos bos pad unk sep cls nats rad safetensors tplay viridis cividis PyTorch
+  Shift Delete Enter Esc Escape Tab Ctrl Alt Home End PageUp PageDown`.split(/\s+/),
+);
+
+/**
+ * The English words left on the page in `page` (every document, every shadow root): in
+ * the text shown, the accessible names, tooltips and placeholders, the options of every
+ * shown drop-down and the document's title. What the model reads or writes is not the
+ * interface's and is skipped: token chips, the generated stream, the input boxes, formulas
+ * and code, anything marked `data-model-text`, and the loaded models' vocabulary. Returns
+ * one line per text with English in it (where, the text, the words), empty when none.
+ * `firstScreen`: only what lies inside the viewport.
+ */
+export async function englishLeft(page, allow = ENGLISH_ALLOWED, { firstScreen = false } = {}) {
+  const texts = await page.evaluate((firstScreen) => {
+    const out = [];
+    const vw = innerWidth;
+    const vh = innerHeight;
+    const shown = (e) => {
+      if (!e || !e.getClientRects().length) return false;
+      if (e.checkVisibility && !e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) return false;
+      if (!firstScreen) return true;
+      const r = e.getBoundingClientRect();
+      return r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw;
+    };
+    const modelText = (e) => !!e.closest('[data-model-text], .chips, .stream, [data-token], textarea, input, .mono, .formula, code');
+    const vocab = new Set();
+    const walk = (root) => {
+      const tw = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+      for (let n = tw.nextNode(); n; n = tw.nextNode()) {
+        if (n.nodeType === Node.TEXT_NODE) {
+          const p = n.parentElement;
+          const t = n.data.trim();
+          if (t && p && !['STYLE', 'SCRIPT', 'OPTION', 'OPTGROUP', 'TEMPLATE', 'NOSCRIPT'].includes(p.tagName) && shown(p)) out.push({ text: t, model: modelText(p), where: p.tagName.toLowerCase() });
+          continue;
+        }
+        if (n.tagName === 'TRANSFORMER-PLAYGROUND') for (const v of n.info?.vocab ?? []) vocab.add(v);
+        if (shown(n)) {
+          for (const a of ['aria-label', 'title', 'placeholder', 'aria-valuetext', 'alt', 'aria-description']) {
+            const v = n.getAttribute(a);
+            if (v) out.push({ text: v, model: modelText(n) && a !== 'aria-label', where: `${n.tagName.toLowerCase()}[${a}]` });
+          }
+          // A drop-down's options are read when it opens: all of them, and their groups.
+          if (n.tagName === 'SELECT') {
+            const model = !!n.closest('[data-model-text]');
+            // An option that declares its own language (the language switch's "English") is a name in that language.
+            for (const o of n.querySelectorAll('option')) {
+              const own = !!o.lang && !o.lang.startsWith('zh');
+              out.push({ text: o.textContent.trim(), model: model || own || !!o.closest('[data-model-text]'), where: 'option' });
+            }
+            for (const g of n.querySelectorAll('optgroup')) out.push({ text: g.label, model, where: 'optgroup' });
+          }
+        }
+        if (n.shadowRoot) walk(n.shadowRoot);
+      }
+    };
+    walk(document.documentElement);
+    out.push({ text: document.title, model: false, where: 'title' });
+    return { out, vocab: [...vocab] };
+  }, firstScreen);
+  const tokens = new Set(texts.vocab.flatMap((v) => v.split(/[^A-Za-z]+/)).filter(Boolean));
+  const left = [];
+  for (const { text, model, where } of texts.out) {
+    if (model || !text) continue;
+    // Quoted text (“cat”) is the reader's or the model's; E[token] and x^−0.5 are formulas;
+    // identifiers (decoder.norm, W_Q, d_model, grammar-none.safetensors) and paths
+    // (docs/model.md) are names, not words.
+    const plain = text
+      .replace(/“[^”]*”/g, ' ')
+      .replace(/\w+\[[^\]]*\]/g, ' ')
+      .replace(/\w+\^[−-]?[\d.]+/g, ' ')
+      .replace(/[\w.-]*\.safetensors/g, ' ')
+      .replace(/\b[\w-]+(?:\/[\w.-]+)+/g, ' ')
+      .replace(/[\w.]*[_.][\w.]*\w/g, ' ');
+    const bad = (plain.match(/[A-Za-z][A-Za-zᵀ]*/g) ?? []).filter((w) => w.length > 1 && !allow.has(w) && !tokens.has(w));
+    if (bad.length) left.push(`${where}: ${JSON.stringify(text.slice(0, 100))} (${[...new Set(bad)].slice(0, 4).join(', ')})`);
+  }
+  return [...new Set(left)];
+}

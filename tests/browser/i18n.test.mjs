@@ -7,23 +7,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve, shot } from './harness.mjs';
-
-/**
- * English words that may stay in the Chinese interface: names of products, formats and
- * units, the notation of the formulas, setting values as links spell them, and the names
- * of the model's parts as Chinese texts write them (softmax, dropout, logit, FLOPs…).
- */
-const ALLOW = new Set(
-  `WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs logit logits softmax
-  dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN pre post RoPE ALiBi NoPE
-  Q K V QK KV QKᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O x y h L S T N log exp max min sin cos argmax top p k
-  eos bos pad unk sep cls mask ln sqrt norm sum mean var std eps FFN Softmax viridis cividis gelu relu silu
-  alibi rope sinusoidal LM nats PyTorch lr step warmup teacher forcing Kᵀ tanh rad
-  eval train greedy sample beam auto none causal prefix window webgpu cpu encoder_self decoder_self cross
-  heads factor null Shift Delete Enter Esc Escape Tab
-  safetensors tplay Transformer Playground`.split(/\s+/),
-);
+import { englishLeft, launch, open, serve, shot } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -68,26 +52,6 @@ function visibleTexts(page) {
     walk(el.shadowRoot);
     return { texts: out, vocab: [...vocab] };
   });
-}
-
-/** English words of the interface left untranslated (outside the allowed ones and the model's tokens). */
-function englishLeft({ texts, vocab }) {
-  const tokens = new Set(vocab.flatMap((v) => v.split(/[^A-Za-z]+/)).filter(Boolean));
-  const left = [];
-  for (const { text, model, where } of texts) {
-    if (model) continue;
-    // Identifiers (decoder.norm, W_Q, d_model) are names, not words.
-    // Quoted text (“cat”) is the reader's or the model's; E[token] and x^−0.5 are formulas.
-    const plain = text
-      .replace(/“[^”]*”/g, ' ')
-      .replace(/\w+\[[^\]]*\]/g, ' ')
-      .replace(/\w+\^[−-]?[\d.]+/g, ' ')
-      .replace(/[\w.]*[_.][\w.]*\w/g, ' ');
-    const words = plain.match(/[A-Za-z][A-Za-zᵀ]*/g) ?? [];
-    const bad = words.filter((w) => w.length > 1 && !ALLOW.has(w) && !tokens.has(w));
-    if (bad.length) left.push(`${where}: ${JSON.stringify(text.slice(0, 100))} (${bad.slice(0, 4).join(', ')})`);
-  }
-  return [...new Set(left)];
 }
 
 /** Every number in the visible text, in order of appearance per kind of element. */
@@ -145,7 +109,7 @@ describe('the interface in Simplified Chinese', () => {
     // The scan sees Chinese at all (a broken locale module would leave everything English).
     const chinese = scan.texts.filter((t) => /[\u4e00-\u9fff]/.test(t.text));
     assert.ok(chinese.length > 100, `only ${chinese.length} Chinese texts`);
-    assert.deepEqual(englishLeft(scan), []);
+    assert.deepEqual(await englishLeft(page), []);
     // The shipped model's title and description are the manifest's English turned into
     // Chinese (www/src/i18n/models.ts), not left as they are.
     const model = await page.evaluate(() => {
@@ -168,7 +132,7 @@ describe('the interface in Simplified Chinese', () => {
     const intro = page.locator('transformer-playground tp-lab p.intro');
     await intro.waitFor({ timeout: 30000 });
     assert.match(await intro.textContent(), /[\u4e00-\u9fff]{4}/);
-    assert.deepEqual(englishLeft(await visibleTexts(page)), []);
+    assert.deepEqual(await englishLeft(page), []);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -185,7 +149,7 @@ describe('the interface in Simplified Chinese', () => {
       await page.locator(`tp-architecture g.blk[data-stack="decoder"][data-part="${part}"][data-layer="0"]`).click();
       await page.locator(`tp-architecture div.open[data-open="${kind}"][data-stack="decoder"]`).waitFor();
       await localeIs(page, 'zh-Hans');
-      assert.deepEqual(englishLeft(await visibleTexts(page)), [], `${part} opened`);
+      assert.deepEqual(await englishLeft(page), [], `${part} opened`);
     }
     await shot(page, 'i18n-zh-Hans-architecture-open');
     assert.deepEqual(errors, []);
@@ -231,14 +195,107 @@ describe('a browser whose language is Chinese', () => {
     const { page, errors } = await open(browser.context, server.url, 'play=0&views=controls,input,generation,attention,output');
     assert.equal(await page.evaluate(() => navigator.language), 'zh-CN');
     await localeIs(page, 'zh-Hans');
-    const scan = await visibleTexts(page);
-    assert.deepEqual(englishLeft(scan), []);
+    assert.deepEqual(await englishLeft(page), []);
     await shot(page, 'i18n-zh-CN-browser');
     // A link's lang=en still wins over the browser.
     const en = await open(browser.context, server.url, 'lang=en&play=0&views=controls');
     await localeIs(en.page, 'en');
     assert.deepEqual(errors, []);
     await en.page.close();
+    await page.close();
+  });
+});
+
+/** Draw every view of the page once (a lazily drawn view draws when it is seen), then back to the top. */
+async function drawEveryView(page) {
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    for (const v of el.shadowRoot.querySelectorAll('.view')) {
+      v.scrollIntoView();
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    window.scrollTo(0, 0);
+  });
+  await page.waitForTimeout(600);
+}
+
+describe('no English word anywhere on the Chinese page', () => {
+  let browser;
+  before(async () => {
+    browser = await launch({ webgpu: false, locale: 'zh-CN' });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('the_front_page_every_chapter_every_lesson_and_the_teacher_page_are_chinese', { timeout: 900000 }, async () => {
+    const left = [];
+    const scan = async (what, page) => {
+      await localeIs(page, 'zh-Hans');
+      await drawEveryView(page);
+      await localeIs(page, 'zh-Hans');
+      for (const l of await englishLeft(page)) left.push(`${what} — ${l}`);
+    };
+    // The front page as a Chinese browser opens it, and the chapters and lessons it lists.
+    const front = await open(browser.context, server.url, 'play=0');
+    await scan('front page', front.page);
+    const chapters = await front.page.evaluate(() =>
+      [...document.querySelector('transformer-playground').shadowRoot.querySelector('tp-chapters').shadowRoot.querySelectorAll('a[data-chapter]')]
+        .map((a) => a.dataset.chapter)
+        .filter((c) => c !== 'lessons'),
+    );
+    assert.ok(chapters.length >= 5, `chapters: ${chapters}`);
+    const errors = [...front.errors];
+    await front.page.close();
+    for (const chapter of [...chapters, 'all']) {
+      const { page, errors: e } = await open(browser.context, server.url, `chapter=${chapter}&play=0`);
+      await scan(`chapter=${chapter}`, page);
+      errors.push(...e);
+      await page.close();
+    }
+    const first = await open(browser.context, server.url, 'lesson=heads&play=0');
+    const lessons = await first.page.evaluate(async () => {
+      const toc = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson');
+      toc.shadowRoot.querySelector('[data-tour="toc"]').click();
+      await toc.updateComplete;
+      return [...toc.shadowRoot.querySelectorAll('ol.toc li')].map((li) => li.dataset.lesson);
+    });
+    await scan('lesson=heads with its table of contents', first.page);
+    errors.push(...first.errors);
+    await first.page.close();
+    assert.ok(lessons.length >= 20, `lessons: ${lessons}`);
+    for (const id of lessons) {
+      const { page, errors: e } = await open(browser.context, server.url, `lesson=${id}`);
+      await scan(`lesson=${id}`, page);
+      errors.push(...e);
+      await page.close();
+    }
+    // The teacher page: its own element, no playground.
+    const teacher = await browser.context.newPage();
+    await teacher.goto(`${server.url}teacher.html`);
+    await teacher.waitForFunction(() => document.querySelector('tp-teacher')?.shadowRoot?.querySelector('input[data-allow]') && document.documentElement.lang === 'zh-Hans');
+    await teacher.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('tp-teacher').shadowRoot.querySelector('h1').textContent));
+    for (const l of await englishLeft(teacher)) left.push(`teacher.html — ${l}`);
+    await teacher.close();
+    assert.deepEqual(left, []);
+    assert.deepEqual(errors, []);
+  });
+
+  test('the_scanner_finds_an_english_word_left_on_a_chinese_page', async () => {
+    // The scan above must be able to fail: an English sentence put into the page is found.
+    const { page } = await open(browser.context, server.url, 'play=0&views=controls');
+    await localeIs(page, 'zh-Hans');
+    assert.deepEqual(await englishLeft(page), []);
+    await page.evaluate(() => {
+      const p = document.createElement('p');
+      p.textContent = '注意力 heads look here';
+      document.querySelector('transformer-playground').shadowRoot.append(p);
+      const sel = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-controls').shadowRoot.querySelector('select');
+      sel.append(new Option('greedy', 'greedy'));
+    });
+    const left = await englishLeft(page);
+    assert.ok(left.some((l) => l.includes('heads look here')), left.join('\n'));
+    assert.ok(left.some((l) => l.startsWith('option: "greedy"')), left.join('\n'));
     await page.close();
   });
 });

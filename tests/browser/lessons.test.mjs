@@ -109,7 +109,8 @@ const EXPERIMENTS = {
     await page.locator(`${P} tp-parallel .row button`).first().click();
   },
   'embedding-scale': async (page) => pick(page, 2, 'reverse-no-embed-scale.safetensors'),
-  positions: async (page) => pick(page, 1, 'grammar-rope.safetensors'),
+  // In Chinese the lesson runs on the Chinese grammar models (www/src/lessons/zh-presets.ts), which have no RoPE sibling.
+  positions: async (page) => pick(page, 1, (await state(page)).st.model.startsWith('zh-') ? 'zh-grammar-alibi.safetensors' : 'grammar-rope.safetensors'),
   order: async (page) => {
     await viewHas(page, 'tp-order', 'result');
     const buttons = page.locator(`${P} tp-order .controls button`);

@@ -6,9 +6,27 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts, launch, open, root, serve } from './harness.mjs';
+
+/** The `tplay` command line (the debug build `cargo test` leaves in target/, or TPLAY_BIN): the core, outside the page. */
+function tplayBin() {
+  const candidates = [process.env.TPLAY_BIN, join(root, 'target/debug/tplay'), join(root, 'target/release/tplay')].filter(Boolean);
+  const bin = candidates.find((p) => existsSync(p));
+  assert.ok(bin, `no tplay binary (build it with cargo build -p tplay, or set TPLAY_BIN); looked at ${candidates.join(', ')}`);
+  return bin;
+}
+
+/** The core's logits (T, V) for `text` run by a shipped model without <bos> and without the causal mask, as the order view runs it. */
+function cliLogits(file, text, causal) {
+  const args = ['forward', '--model', join(root, 'models', file), '--text', text];
+  if (!causal) args.push('--no-causal-mask');
+  return JSON.parse(execFileSync(tplayBin(), args, { cwd: root, encoding: 'utf8' })).logits;
+}
+
+const argmax = (row) => row.indexOf(Math.max(...row));
 
 let server;
 let browser;
@@ -221,6 +239,77 @@ describe('the order and embedding-scale views', () => {
     [same, rows] = await state();
     assert.ok(same < rows, 'the causal mask alone tells positions apart');
     await shotOf(page, 'transformer-playground >> tp-order', 'view-order');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('on_the_chinese_models_the_order_view_reads_as_the_core_position_by_position_and_names_characters_it_cannot_spell', async () => {
+    // The Chinese page's order lesson opens on the Chinese grammar model without positions.
+    const { page, errors } = await open(browser.context, server.url, 'lesson=order&lang=zh-Hans');
+    const order = (fn) => page.evaluate(fn);
+    const settle = () => page.waitForFunction(() => {
+      const o = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order');
+      return o && (o.result || o.unknown.length) && !o.busy;
+    });
+    await page.locator('tp-order').scrollIntoViewIfNeeded();
+    await settle();
+    const read = () =>
+      order(() => {
+        const o = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order');
+        const r = o.result;
+        const cells = (row) => [...o.shadowRoot.querySelectorAll(`table tr:nth-child(${row}) td`)].map((td) => td.dataset);
+        return {
+          model: o.model,
+          text: o.text,
+          perm: r ? [...r.perm] : null,
+          permuted: r ? r.permuted : null,
+          diff: cells(6).map((d) => Number(d.diff)),
+          identical: cells(6).map((d) => d.identical === 'true'),
+          nextOriginal: cells(4).map((d) => Number(d.next)),
+          nextReordered: cells(5).map((d) => Number(d.next)),
+          nextDiffer: Number(o.shadowRoot.querySelector('p.verdict')?.dataset.nextDiffer ?? NaN),
+          unknown: [...o.unknown],
+          alert: o.shadowRoot.querySelector('[data-unknown]')?.textContent ?? '',
+        };
+      });
+    /** The view's numbers against the command line's forward passes of both orders. */
+    const againstCore = (v, file, causal) => {
+      const text = [...v.text];
+      const a = cliLogits(file, v.text, causal);
+      const b = cliLogits(file, v.perm.map((p) => text[p]).join(''), causal);
+      assert.equal(a.length, text.length, 'one row per character, no <bos>');
+      v.perm.forEach((p, t) => {
+        const want = Math.max(...b[t].map((x, k) => Math.abs(x - a[p][k])));
+        assert.ok(Math.abs(v.diff[t] - want) < 1e-4, `${file} position ${t}: the view says ${v.diff[t]}, the core ${want}`);
+        assert.equal(v.nextOriginal[t], argmax(a[p]), `${file} position ${t}: next after the original order`);
+        assert.equal(v.nextReordered[t], argmax(b[t]), `${file} position ${t}: next after the reordered input`);
+      });
+      assert.equal(v.nextDiffer, v.perm.filter((p, t) => argmax(a[p]) !== argmax(b[t])).length);
+    };
+    let v = await read();
+    assert.equal(v.model, 'zh-grammar-none.safetensors');
+    assert.equal(v.text, '猫追狗');
+    assert.deepEqual(v.permuted, ['狗', '追', '猫'], 'the swap exchanges 猫 and 狗');
+    assert.ok(v.identical.every(Boolean), 'without positions every row moves with its character, bit for bit');
+    againstCore(v, 'zh-grammar-none.safetensors', false);
+    // With positions: the same two orders differ, position by position, as the core says.
+    await page.locator('tp-order select').selectOption('zh-grammar-sinusoidal.safetensors');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order').result?.pos_encoding === 'sinusoidal');
+    await settle();
+    v = await read();
+    assert.ok(v.identical.some((x) => !x), 'with sinusoidal positions some rows change');
+    againstCore(v, 'zh-grammar-sinusoidal.safetensors', false);
+    await shotOf(page, 'transformer-playground >> tp-order', 'view-order-zh');
+    // A character the model has no token for is named, and nothing runs.
+    const input = page.locator('tp-order input[type="text"]');
+    await input.fill('猫吃鱼');
+    await input.press('Enter');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-order').unknown.length > 0);
+    v = await read();
+    assert.deepEqual(v.unknown, ['吃']);
+    assert.match(v.alert, /“吃”/);
+    assert.equal(v.perm, null, 'no comparison is shown');
+    assert.equal(await page.locator('tp-order table').count(), 0);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -12,6 +12,7 @@ import { panel, theme } from './ui/shared';
 import { browserLang, useLang } from './i18n/locale';
 import { storedLang } from './ui/prefs';
 import { parseLang } from './state/url';
+import { controlName, settingName } from './i18n/terms';
 
 export class TpTeacher extends LitElement {
   static properties = {
@@ -74,9 +75,13 @@ export class TpTeacher extends LitElement {
       }
       .grid {
         display: grid;
-        grid-template-columns: repeat(auto-fill, minmax(9em, 1fr));
+        grid-template-columns: repeat(auto-fill, minmax(13em, 1fr));
         gap: 4px 12px;
         font-size: 0.9rem;
+      }
+      .grid code {
+        font-size: 0.8em;
+        color: var(--tp-muted);
       }
       label.wide {
         display: flex;
@@ -162,6 +167,8 @@ export class TpTeacher extends LitElement {
   }
 
   render() {
+    // The tab's title, in the page's language (teacher.html's own is the English one).
+    document.title = msg('Transformer Playground · a link for your class', { id: 'teacher.page-title' });
     const l = lessonNamed(this.lesson);
     const notes = settingsOfLink(this.pasted).notes;
     return html`<section class="card">
@@ -188,7 +195,7 @@ export class TpTeacher extends LitElement {
           ${LOCKABLE.map(
             (k) => html`<label
               ><input type="checkbox" data-allow=${k} .checked=${this.allowed.includes(k)} @change=${(e: Event) => this.toggle('allowed', k, (e.target as HTMLInputElement).checked)} />
-              ${k}</label
+              ${settingName(k)} <code>${k}</code></label
             >`,
           )}
         </div>
@@ -199,7 +206,7 @@ export class TpTeacher extends LitElement {
           ${HIDEABLE.map(
             (k) => html`<label
               ><input type="checkbox" data-hide=${k} .checked=${this.hiddenControls.includes(k)} @change=${(e: Event) => this.toggle('hiddenControls', k, (e.target as HTMLInputElement).checked)} />
-              ${k}</label
+              ${controlName(k)} <code>${k}</code></label
             >`,
           )}
         </div>

@@ -17,7 +17,7 @@ import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import { at } from './tp-attention';
 import './tp-heat';
-import { archName, stackName } from '../i18n/terms';
+import { activationName, archName, normName, posEncodingShort, stackName } from '../i18n/terms';
 import { int } from '../ui/format';
 
 interface Block {
@@ -303,7 +303,7 @@ export class TpArchitecture extends LocalizedElement {
         {
           label:
             info.pos_encoding === 'sinusoidal' || info.pos_encoding === 'learned'
-              ? msg(str`embedding + ${info.pos_encoding} positions`)
+              ? msg(str`embedding + ${posEncodingShort(info.pos_encoding)} positions`)
               : info.pos_encoding === 'none'
                 ? msg('embedding (no positions)')
                 : msg('embedding'),
@@ -331,7 +331,7 @@ export class TpArchitecture extends LocalizedElement {
           const first = blocks.length;
           if (norm && n?.placement === 'before') blocks.push(norm);
           blocks.push({
-            label: `L${l + 1} ${title(sub.kind)}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${info.pos_encoding}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
+            label: `L${l + 1} ${title(sub.kind)}${sub.kind === 'self_attention' && inAttention(info.pos_encoding) ? ` + ${posEncodingShort(info.pos_encoding)}` : ''}${sub.residual ? '' : msg(' (no residual)')}`,
             kind: sub.kind === 'ffn' ? 'ffn' : 'attn',
             site: sub.site ?? st.site,
             layer: l,
@@ -603,7 +603,7 @@ export class TpArchitecture extends LocalizedElement {
     const [, T, F] = f.hidden.shape;
     const C = f.input.shape[2];
     const zeros = f.zeros.slice(b * T, (b + 1) * T);
-    const act = info.activation === 'relu' ? 'relu' : 'gelu';
+    const act = activationName(info.activation === 'relu' ? 'relu' : 'gelu');
     const map = (name: string, data: Float32Array, cols: number, label: string, zerosOn = false) =>
       html`<div>
         <h3>${label}</h3>
@@ -624,7 +624,7 @@ export class TpArchitecture extends LocalizedElement {
       <p class="small">
         ${msg(str`Layer ${(o.layer ?? 0) + 1} feed-forward of the ${stackName(o.stack)}${this.batch.length > 1 ? msg(str`, batch row ${b}`) : ''}: every position's row goes through the same two matrices,`)}
         <span class="mono">x (${C}) → W₁x + b₁ (${F}) → ${act} (${F}) → W₂h + b₂ (${C})</span>.
-        ${act === 'relu'
+        ${act === 'ReLU'
           ? msg(str`ReLU sets every negative unit to exactly 0: ${total} of ${T * F} hidden units here (${fmt((100 * total) / Math.max(1, T * F), 1)}%).`)
           : msg(str`GELU is smooth: ${total} of ${T * F} hidden units are exactly 0.`)}
         ${this.train ? msg("Train mode: the hidden units also carry this pass's dropout mask.") : nothing}
@@ -731,7 +731,7 @@ export class TpArchitecture extends LocalizedElement {
         ${msg('Architecture')}
         <span class="sub"
           >${info
-            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${info.norm.replace('_', '-')} · ${msg(str`${int(info.params)} parameters`)}`
+            ? `${archName(info.arch)} · d_model ${info.d_model} · ${msg(str`${info.n_heads} heads of ${info.d_head}`)} · FFN ${info.d_ff} · ${normName(info.norm)} · ${msg(str`${int(info.params)} parameters`)}`
             : ''}</span
         >
       </h2>

@@ -6,6 +6,7 @@ import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { modelDescription, modelTitle, modelVariant } from '../i18n/models';
+import { posEncodingName } from '../i18n/terms';
 import type { BackendInfo, ManifestEntry, ModelInfo } from '../engine/protocol';
 import { backendSummary } from '../i18n/engine-text';
 import type { PlaygroundState } from '../state/url';
@@ -183,7 +184,7 @@ export class TpControls extends LocalizedElement {
             ?disabled=${siblings.length < 2 || this.isLocked('model')}
             @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
           >
-            ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.pos_encoding}</option>`)}
+            ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${posEncodingName(m.pos_encoding)}</option>`)}
           </select></label
         >` : nothing}
         ${designs.length > 1 && this.shown('design')
@@ -195,7 +196,7 @@ export class TpControls extends LocalizedElement {
                 ?disabled=${this.isLocked('model')}
                 @change=${(e: Event) => this.set({ model: (e.target as HTMLSelectElement).value })}
               >
-                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ? modelVariant(m) : msg('as shipped (pre-LN, residuals, scaled dot)')}</option>`)}
+                ${designs.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${m.variant ? modelVariant(m) : msg('as shipped (pre-LN, residuals, scaled dot)', { id: 'controls.design-default' })}</option>`)}
               </select></label
             >`
           : nothing}

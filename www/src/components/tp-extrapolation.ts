@@ -13,6 +13,7 @@ import { panel } from '../ui/shared';
 import './tp-progress';
 import { fmt, SERIES } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
+import { posEncodingName } from '../i18n/terms';
 
 /** Okabe–Ito colours, one per scheme. */
 const COLORS: Record<string, string> = {
@@ -181,9 +182,9 @@ export class TpExtrapolation extends LocalizedElement {
       ${this.problem ? html`<p role="alert">${errorText(this.problem)}</p>` : nothing}
       ${chart
         ? html`<div class="legend" aria-hidden="true">
-              ${res.map(({ scheme }) => html`<span>${swatch(COLORS[scheme] ?? '#000')}${scheme}</span>`)}
+              ${res.map(({ scheme }) => html`<span>${swatch(COLORS[scheme] ?? '#000')}${posEncodingName(scheme)}</span>`)}
             </div>
-            <svg viewBox=${chart.viewBox} role="img" aria-label=${this.metric === 'accuracy' ? msg(str`accuracy per position for ${res.map((x) => x.scheme).join(', ')}`) : msg(str`cross-entropy per position for ${res.map((x) => x.scheme).join(', ')}`)}>${chart.body}</svg>
+            <svg viewBox=${chart.viewBox} role="img" aria-label=${this.metric === 'accuracy' ? msg(str`accuracy per position for ${res.map((x) => posEncodingName(x.scheme)).join(msg(', '))}`) : msg(str`cross-entropy per position for ${res.map((x) => posEncodingName(x.scheme)).join(msg(', '))}`)}>${chart.body}</svg>
             <table aria-label=${msg('accuracy and cross-entropy at the positions each length adds')}>
               <thead>
                 <tr>
@@ -194,7 +195,7 @@ export class TpExtrapolation extends LocalizedElement {
               <tbody>
                 ${res.map(
                   ({ scheme, r }) => html`<tr data-scheme=${scheme}>
-                    <th scope="row">${scheme}</th>
+                    <th scope="row">${posEncodingName(scheme)}</th>
                     ${r.bands.map(
                       (b) => html`<td data-multiple=${b.multiple} data-accuracy=${b.accuracy} data-loss=${b.loss}>${fmt(b.accuracy)} / ${fmt(b.loss, 2)}</td>`,
                     )}

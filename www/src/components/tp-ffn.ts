@@ -11,6 +11,7 @@ import './tp-heat';
 import { fmt } from '../ui/palette';
 import { scrollLabel, scrollRegion } from '../ui/shared';
 import { msg, str } from '@lit/localize';
+import { activationName } from '../i18n/terms';
 
 export class TpFfn extends EditView {
   static properties = {
@@ -123,7 +124,7 @@ export class TpFfn extends EditView {
       <h2 id="h">${msg('Position-wise FFN')} <span class="sub">${msg("edit one token: which rows of each layer's FFN change")}</span></h2>
       ${info
         ? html`<p>
-            ${msg('Every layer applies one small network,')} <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
+            ${msg('Every layer applies one small network,')} <span class="mono">${activationName(info.activation)}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span> (${info.d_model} → ${info.d_ff} → ${info.d_model}),
             ${msg("to each position by itself. What carries an edit to other positions is attention and, in a model with BatchNorm run in train mode, the norm's statistics taken over every position; the FFN passes on a change in a row only if that same row's input changed. Cells compare the f32 bits of the two runs: “=” means bit-identical.")}
             ${this.share
               ? html`<span data-ffn-params=${this.share.ffn} data-layer-params=${this.share.layer}
@@ -156,13 +157,13 @@ export class TpFfn extends EditView {
         : html`<p class="muted">${msg('Waiting for the model…')}</p>`}
       ${ffn && info
         ? html`<p class="small">
-              ${msg(str`Layer ${ffn.layer + 1}, after the edit: the FFN's input, its hidden units after ${info.activation} (${fmt(100 * ffn.zero_fraction, 1)}% exactly zero${info.activation === 'relu' ? msg(' — ReLU cuts every negative pre-activation to 0') : ''}) and its output, one row per position.`)}
+              ${msg(str`Layer ${ffn.layer + 1}, after the edit: the FFN's input, its hidden units after ${activationName(info.activation)} (${fmt(100 * ffn.zero_fraction, 1)}% exactly zero${info.activation === 'relu' ? msg(' — ReLU cuts every negative pre-activation to 0') : ''}) and its output, one row per position.`)}
             </p>
             <div class="maps">
               ${(
                 [
                   ['input', msg('ffn input x'), ffn.input, info.d_model],
-                  ['hidden', msg(str`hidden ${info.activation}(x·W₁ᵀ + b₁)`), ffn.hidden, info.d_ff],
+                  ['hidden', msg(str`hidden ${activationName(info.activation)}(x·W₁ᵀ + b₁)`), ffn.hidden, info.d_ff],
                   ['output', msg('output ·W₂ᵀ + b₂'), ffn.output, info.d_model],
                 ] as const
               ).map(

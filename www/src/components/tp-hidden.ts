@@ -8,6 +8,7 @@ import { LocalizedElement } from '../i18n/locale';
 import type { HiddenTrace, ModelInfo } from '../engine/protocol';
 import { panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken, viridis } from '../ui/palette';
+import { activationName } from '../i18n/terms';
 
 export class TpHidden extends LocalizedElement {
   static properties = {
@@ -104,7 +105,7 @@ export class TpHidden extends LocalizedElement {
       ${info
         ? html`<p>
             ${msg("Each layer's FFN is the same small network applied to every position on its own:")}
-            <span class="mono">${info.activation}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span>, ${info.d_model} → ${info.d_ff} → ${info.d_model}${msg('.')}
+            <span class="mono">${activationName(info.activation)}(x·W₁ᵀ + b₁)·W₂ᵀ + b₂</span>, ${info.d_model} → ${info.d_ff} → ${info.d_model}${msg('.')}
             ${info.norm === 'batch_norm'
               ? msg("A position's FFN output never depends on its neighbours. Positions mix in attention and, in train mode, in this model's BatchNorm, whose mean and variance are taken over every position of the batch.")
               : msg("A position's FFN output never depends on its neighbours; in this model attention is the only place positions mix.")}

@@ -305,7 +305,7 @@ export class TpMasks extends LocalizedElement {
       html`<label><input type="radio" name="rule" value=${k} .checked=${kind === k} @change=${() => this.setRule(k)} /> ${label}</label>`;
     return html`<div class="editor" role="group" aria-label=${msg(str`mask of the ${SITE_NAMES[this.mainSite]}`)}>
       ${radio('switch', msg('causal switch'))} ${radio('causal', msg('causal'))} ${radio('none', msg('none'))}
-      ${radio('prefix_lm', 'prefix-LM')}
+      ${radio('prefix_lm', msg('prefix-LM', { id: 'masks.prefix-lm' }))}
       ${r?.kind === 'prefix_lm'
         ? html`<label>${msg('prefix')} <input type="number" min="0" max="999" aria-label=${msg('prefix length')} .value=${String(r.prefix)}
               @change=${(e: Event) => this.setRule('prefix_lm', Math.max(0, Number((e.target as HTMLInputElement).value) | 0))} /></label>`

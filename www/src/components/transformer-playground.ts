@@ -28,7 +28,7 @@ import type { Arch, BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestE
 import { LabRegistry } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
-import { browserLang, getLocale, useLang } from '../i18n/locale';
+import { browserLang, currentLang, getLocale, useLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
 import { pageText } from '../i18n/page-text';
 import type { GenStats } from '../state/generation';
@@ -46,6 +46,7 @@ import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/exp
 import { panel, styles, theme } from '../ui/shared';
 import { lessonNamed } from '../lessons/lessons';
 import { courseLessons } from '../lessons/course';
+import { presetFor } from '../lessons/zh-presets';
 import { HIDEABLE } from '../lessons/classroom';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
@@ -415,17 +416,25 @@ export class TransformerPlayground extends PlaygroundRunsApi {
 
   // ---------------------------------------------------------------- lessons
 
-  /** A lesson's preset, implied by `lesson=<id>` in the link (or by the `lesson` attribute, which the link may not change). */
+  /**
+   * A lesson's preset, implied by `lesson=<id>` in the link (or by the `lesson` attribute,
+   * which the link may not change): in a Chinese page, its Chinese one (../lessons/zh-presets.ts).
+   */
   private lessonPreset(hash: string): string {
     let id: string | null = null;
+    let lang: Lang | undefined;
     try {
-      id = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash).get('lesson');
+      const params = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash);
+      id = params.get('lesson');
+      lang = parseLang(params.get('lang') ?? '');
     } catch {
       id = null;
     }
-    if (id) return lessonNamed(id)?.preset ?? '';
+    const inLang = lang ?? currentLang();
+    const named = id ? lessonNamed(id) : undefined;
+    if (id) return named ? presetFor(named, inLang) : '';
     const own = lessonNamed(this.lesson);
-    return own ? `${own.preset}&lesson=${own.id}` : '';
+    return own ? `${presetFor(own, inLang)}&lesson=${own.id}` : '';
   }
 
   /** Open a lesson ('' closes it and goes back to the free playground). */

@@ -137,3 +137,153 @@ export function notForTask(note: string): string {
   }
   return note;
 }
+
+/**
+ * A position encoding (`ModelInfo.pos_encoding`, the value a link spells) in words, as the
+ * drop-downs and legends show it. The link keeps its own spelling (`alibi`, `rope`…).
+ */
+export function posEncodingName(p: string): string {
+  switch (p) {
+    case 'sinusoidal':
+      return msg('sinusoidal', { id: 'term.pos.sinusoidal' });
+    case 'learned':
+      return msg('learned', { id: 'term.pos.learned' });
+    case 'rope':
+      return msg('RoPE (rotary)', { id: 'term.pos.rope' });
+    case 'alibi':
+      return msg('ALiBi (distance penalty)', { id: 'term.pos.alibi' });
+    case 'relative':
+      return msg('relative (Shaw)', { id: 'term.pos.relative' });
+    case 'none':
+      return msg('none', { id: 'term.pos.none' });
+    default:
+      return p;
+  }
+}
+
+/** A setting of the page (a key of the link: `causal`, `topk`…) in words, for the teacher page. */
+export function settingName(key: string): string {
+  const names: Record<string, () => string> = {
+    model: () => msg('model', { id: 'term.setting.model' }),
+    text: () => msg('input text', { id: 'term.setting.text' }),
+    batch: () => msg('other sequences of the batch', { id: 'term.setting.batch' }),
+    causal: () => msg('causal mask', { id: 'term.setting.causal' }),
+    mask: () => msg('mask editor rule', { id: 'term.setting.mask' }),
+    pad: () => msg('padding mask', { id: 'term.setting.pad' }),
+    scale: () => msg('scale by √d_k', { id: 'term.setting.scale' }),
+    ablate: () => msg('heads switched off', { id: 'term.setting.ablate' }),
+    backend: () => msg('backend', { id: 'term.setting.backend' }),
+    seed: () => msg('seed', { id: 'term.setting.seed' }),
+    strategy: () => msg('decoding rule', { id: 'term.setting.strategy' }),
+    temp: () => msg('temperature', { id: 'term.setting.temp' }),
+    topk: () => msg('top-k', { id: 'term.setting.topk' }),
+    topp: () => msg('top-p', { id: 'term.setting.topp' }),
+    beam: () => msg('beam width', { id: 'term.setting.beam' }),
+    speed: () => msg('generation speed', { id: 'term.setting.speed' }),
+    max: () => msg('tokens to generate', { id: 'term.setting.max' }),
+    play: () => msg('play on load', { id: 'term.setting.play' }),
+    mode: () => msg('eval or train mode', { id: 'term.setting.mode' }),
+    drop: () => msg('dropout probability', { id: 'term.setting.drop' }),
+    cache: () => msg('KV cache', { id: 'term.setting.cache' }),
+    site: () => msg('attention shown (self or cross)', { id: 'term.setting.site' }),
+    layer: () => msg('layer shown', { id: 'term.setting.layer' }),
+    head: () => msg('head shown', { id: 'term.setting.head' }),
+    chapter: () => msg('chapter', { id: 'term.setting.chapter' }),
+    train: () => msg('lab training settings', { id: 'term.setting.train' }),
+    views: () => msg('views shown', { id: 'term.setting.views' }),
+  };
+  return Object.hasOwn(names, key) ? names[key]() : key;
+}
+
+/** A control of the page a classroom link may hide (`HIDEABLE`), in words. */
+export function controlName(key: string): string {
+  const names: Record<string, () => string> = {
+    model: () => msg('model list', { id: 'term.control.model' }),
+    position: () => msg('position encoding list', { id: 'term.control.position' }),
+    design: () => msg('design list', { id: 'term.control.design' }),
+    causal: () => msg('causal mask switch', { id: 'term.control.causal' }),
+    pad: () => msg('padding mask switch', { id: 'term.control.pad' }),
+    scale: () => msg('√d_k switch', { id: 'term.control.scale' }),
+    backend: () => msg('backend choice', { id: 'term.control.backend' }),
+    seed: () => msg('seed box', { id: 'term.control.seed' }),
+    mode: () => msg('eval or train mode', { id: 'term.control.mode' }),
+    drop: () => msg('dropout probability box', { id: 'term.control.drop' }),
+    rerun: () => msg('“run again” button', { id: 'term.control.rerun' }),
+    colours: () => msg('colour choice', { id: 'term.control.colours' }),
+    lessons: () => msg('lessons and their tour', { id: 'term.control.lessons' }),
+  };
+  return Object.hasOwn(names, key) ? names[key]() : key;
+}
+
+/** A normalisation and its place (`ModelInfo.norm`: pre_ln, post_ln, batch_norm, none), in words. */
+export function normName(norm: string): string {
+  switch (norm.replace('-', '_')) {
+    case 'pre_ln':
+      return msg('Pre-LN', { id: 'term.norm.pre-ln' });
+    case 'post_ln':
+      return msg('Post-LN', { id: 'term.norm.post-ln' });
+    case 'batch_norm':
+      return msg('BatchNorm after the add', { id: 'term.norm.batch-norm' });
+    case 'none':
+      return msg('no normalisation', { id: 'term.norm.none' });
+    default:
+      return norm;
+  }
+}
+
+/**
+ * The glossary: the standard terms of the course in English and in Simplified Chinese, as
+ * the interface and the lessons say them (every Chinese translation in
+ * ../../xliff/zh-Hans.xlf uses them; tests/unit/glossary.test.mjs checks it). `source`
+ * finds the term in an English string; `zh` must then be in its translation (or one of the
+ * Latin names `latin` that Chinese texts also write); `not` are renderings a native reader
+ * would flag, never used.
+ */
+export interface Term {
+  readonly en: string;
+  readonly zh: string;
+  readonly source: RegExp;
+  readonly latin?: readonly string[];
+  readonly not: readonly string[];
+}
+
+export const GLOSSARY: readonly Term[] = [
+  { en: 'multi-head attention', zh: '多头注意力', source: /multi-?head attention/i, not: ['多头关注', '多头注意机制', '多头专注'] },
+  { en: 'query', zh: '查询', source: /\bquer(y|ies)\b(?!\.)/i, latin: ['Q', 'q'], not: ['询问向量', '问询'] },
+  { en: 'key', zh: '键', source: /\b(queries|query), keys?\b|\bkeys? and values?\b/i, latin: ['K', 'k'], not: ['钥匙'] },
+  { en: 'value', zh: '值', source: /\bkeys? and values?\b/i, latin: ['V', 'v'], not: ['价值向量'] },
+  { en: 'residual connection', zh: '残差连接', source: /residual connections?/i, not: ['残差链接', '剩余连接', '残余连接'] },
+  { en: 'layer normalization', zh: '层归一化', source: /layer ?normali[sz]ation/i, latin: ['LayerNorm'], not: ['层标准化', '层规范化', '层正则化', '层正规化'] },
+  { en: 'batch normalization', zh: '批归一化', source: /batch ?normali[sz]ation/i, latin: ['BatchNorm'], not: ['批标准化', '批量归一化', '批规范化', '批量标准化', '批次归一化'] },
+  { en: 'feed-forward network', zh: '前馈网络', source: /feed-?forward network/i, latin: ['FFN'], not: ['前向网络', '前馈神经网路', '前向反馈网络'] },
+  { en: 'position encoding', zh: '位置编码', source: /position(al)? encodings?/i, not: ['位置码', '位置编碼', '定位编码'] },
+  { en: 'mask', zh: '掩码', source: /\b(causal|padding) mask\b/i, not: ['遮罩', '蒙版', '屏蔽码', '掩膜'] },
+  { en: 'KV cache', zh: 'KV 缓存', source: /\bKV cache\b/i, not: ['KV缓存', '键值缓存', 'KV 快取'] },
+  { en: 'beam search', zh: '束搜索', source: /beam search/i, not: ['集束搜索', '波束搜索', '光束搜索'] },
+  { en: 'teacher forcing', zh: '教师强制', source: /teacher forcing/i, not: ['教师强迫', '老师强制', 'teacher forcing'] },
+  { en: 'warmup', zh: '预热', source: /\bwarm-?up\b/i, not: ['热身', '暖启动'] },
+];
+
+/** A position encoding's short name, for a diagram's box ("RoPE", "sinusoidal"). */
+export function posEncodingShort(p: string): string {
+  switch (p) {
+    case 'sinusoidal':
+      return msg('sinusoidal', { id: 'term.pos-short.sinusoidal' });
+    case 'learned':
+      return msg('learned', { id: 'term.pos-short.learned' });
+    case 'rope':
+      return 'RoPE';
+    case 'alibi':
+      return 'ALiBi';
+    case 'relative':
+      return msg('relative', { id: 'term.pos-short.relative' });
+    default:
+      return p;
+  }
+}
+
+/** An FFN activation (`ModelInfo.activation`) as papers write it: GELU, ReLU. */
+export function activationName(a: string): string {
+  const names: Record<string, string> = { gelu: 'GELU', relu: 'ReLU', silu: 'SiLU', swish: 'SiLU' };
+  return Object.hasOwn(names, a) ? names[a] : a;
+}

@@ -111,7 +111,7 @@ export function runPlots(runs: readonly RunRecord[], labels: string[], colors: s
   const differ = new Set(differingFields(all));
   const shared = all.length ? LABEL_FIELDS.filter((f) => !differ.has(f.key)).map((f) => f.words(all[0])).filter((w) => w !== undefined) : [];
   const caption = {
-    model: runs.length ? `lab runs ${runs.map((r, i) => `${r.name} (${labels[i]})`).join(', ')}` : 'no runs',
+    model: runs.length ? msg(str`lab runs ${runs.map((r, i) => `${r.name} (${labels[i]})`).join(msg(', '))}`, { id: 'lab.caption-runs' }) : msg('no runs', { id: 'lab.caption-none' }),
     settings: shared.join(', '),
   };
   const t = `${theme}:${themeKey}`;

@@ -34,7 +34,7 @@ export interface UsedModel {
 /** A value of a setting in words, for the "in use" summary. */
 function valueText(f: FieldDef, v: Value): string {
   if (v === null) return f.control.kind === 'number' && f.control.nullable ? f.control.nullable() : f.control.kind === 'select' ? (f.control.options.find(([k]) => k === '')?.[1] ?? '–') : '–';
-  if (typeof v === 'boolean') return v ? 'on' : 'off';
+  if (typeof v === 'boolean') return v ? msg('on', { id: 'lab.value-on' }) : msg('off', { id: 'lab.value-off' });
   if (f.control.kind === 'select') return f.control.options.find(([k]) => k === String(v))?.[1] ?? String(v);
   return String(v);
 }

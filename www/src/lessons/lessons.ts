@@ -395,12 +395,13 @@ export const LESSONS: readonly Lesson[] = [
       msg('The view changes with the scheme: a table of vectors for sinusoidal and learned, rotating pairs for RoPE, a slope per head for ALiBi. Only the first two touch the input at all.', {
         id: 'lesson.positions.notice',
       }),
-    // Done when the positions view has drawn a grammar model with another encoding (the
-    // W_Q = W_K model keeps sinusoidal positions, so it does not count).
+    // Done when the positions view has drawn a grammar model (English or, in a Chinese page,
+    // Chinese: ./zh-presets.ts) with another encoding (the W_Q = W_K model keeps sinusoidal
+    // positions, so it does not count).
     done: (c) => {
       const e = c.store.manifest.find((m) => m.file === c.st.model);
       const d = c.view<HTMLElement & { data: Positions | null }>('tp-positions')?.data;
-      return !!e && e.task === 'grammar' && e.pos_encoding !== 'sinusoidal' && c.store.info?.pos_encoding === e.pos_encoding && d?.scheme === e.pos_encoding;
+      return !!e && (e.task === 'grammar' || e.task === 'zh-grammar') && e.pos_encoding !== 'sinusoidal' && c.store.info?.pos_encoding === e.pos_encoding && d?.scheme === e.pos_encoding;
     },
     setting: 'model',
     check: CHECKS['positions'],

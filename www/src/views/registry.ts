@@ -7,11 +7,12 @@
 
 import { html, type TemplateResult } from 'lit';
 import { msg } from '@lit/localize';
-import type { AttnSite, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
+import type { AttnSite, HeadRef, ManifestEntry, MaskEdit, Sampling } from '../engine/protocol';
 import { EMPTY, type Need, type PlaygroundStore } from '../state/store';
 import type { PlaygroundState } from '../state/url';
 import { generationReach } from './reserve';
 import '../components/overview/tp-overview';
+import { modelTitle } from '../i18n/models';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
@@ -37,6 +38,9 @@ import '../components/tp-dropout';
 import '../components/tp-parallel';
 import '../components/tp-beams';
 import '../components/tp-weights';
+
+/** A shipped model's title in the page's language ('' for none). */
+const overviewTitle = (m: ManifestEntry | undefined): string => (m ? modelTitle(m) : '');
 
 export interface ViewDef {
   /** The name in the `views` attribute and the URL: lower case, digits and dashes. */
@@ -69,7 +73,7 @@ export const VIEWS = [
       .info=${s.info}
       .plan=${s.plan}
       .forward=${s.lastForward}
-      .modelTitle=${s.customModel || (s.manifest.find((m) => m.file === s.st.model)?.title ?? '')}
+      .modelTitle=${s.customModel || overviewTitle(s.manifest.find((m) => m.file === s.st.model))}
       .generated=${s.gen.generated}
       .done=${s.gen.done}
       .sampling=${s.sampling()}
@@ -388,7 +392,7 @@ export const VIEWS = [
       return msg('Order-blindness without positions');
     },
     needs: [],
-    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase}></tp-order>`,
+    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model}></tp-order>`,
   },
   {
     name: 'extrapolation',
