@@ -25,6 +25,9 @@
 'chapter.output.title': `输出与解码`,
 'chapter.positions.blurb': `模型如何知道顺序：各种位置编码、它们的大小、对顺序的盲目，以及更长的输入。`,
 'chapter.positions.title': `位置`,
+'characters.add': str`添加 ${0}`,
+'characters.hint': str`这个模型每个字符是一个词元，认识 ${0} 个字符；其他字符都会变成 <unk>。点一个字符，把它加到文本末尾。`,
+'characters.title': `这个模型认识的字符`,
 'gen.restarted': str`更改${0}使生成重新开始；之前的输出作为“之前”保留在下方。`,
 'h0cc1d35926995cfe': html`嵌入上不加任何东西。在注意力内部，q 和 k 的每一对维度 (2p, 2p + 1) 都旋转角度 t·θ<sub>p</sub>，θ<sub>p</sub> = 10000<sup>−2p/d_k</sup>。两者同时多转同一个角度，点积不变，所以查询 i 对键 j 的分数只取决于 i − j。这里是该模型自己的 q 和 k（第 ${0} 层，头 ${1}），先转回位置 0，再逐个位置转动。`,
 'h153618d6dde47b18': html`第 n 个词元的注意力 FLOPs（一次乘加计为两次，与图中一致）：带缓存时一个查询对 n 个键，每层 4·C·n（∝ n<sup>${0}</sup>，线性）；不带缓存时所有 n 个查询重来一遍，每层 2·C·n(n + 1)（∝ n<sup>${1}</sup>，二次）。`,
@@ -1446,5 +1449,6 @@
 'url.expect.topp': `0.01 到 1 之间的数`,
 'url.expect.train': `形如 task=reverse&n_layers=6 的训练设置`,
 'url.expect.views': `视图名称，用逗号分隔`,
+'view.characters.title': `模型认识的字符`,
     };
   

@@ -15,6 +15,7 @@ import '../components/overview/tp-overview';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
+import '../components/tp-characters';
 import '../components/tp-generation';
 import '../components/tp-architecture';
 import '../components/tp-attention';
@@ -130,6 +131,22 @@ export const VIEWS = [
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
     ></tp-input>`,
+  },
+  {
+    // The characters a char-level model knows, from its vocabulary; a click adds one.
+    name: 'characters',
+    tag: 'tp-characters',
+    get title() {
+      return msg('Characters the model knows', { id: 'view.characters.title' });
+    },
+    needs: [],
+    available: (s) => s.info?.tokenizer_kind === 'char',
+    render: (s) => html`<tp-characters
+      .text=${s.st.text}
+      .info=${s.info}
+      .locked=${s.st.lock.includes('text')}
+      @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
+    ></tp-characters>`,
   },
   {
     name: 'generation',
