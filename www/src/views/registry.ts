@@ -140,7 +140,9 @@ export const VIEWS = [
       return msg('Characters the model knows', { id: 'view.characters.title' });
     },
     needs: [],
-    available: (s) => s.info?.tokenizer_kind === 'char',
+    // Before the engine first answers the room is kept (the default and the Chinese models
+    // read characters); a word-level model has no palette.
+    available: (s) => !s.info || s.info.tokenizer_kind === 'char',
     render: (s) => html`<tp-characters
       .text=${s.st.text}
       .info=${s.info}
