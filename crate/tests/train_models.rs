@@ -282,6 +282,17 @@ fn chinese_numerals_model_writes_the_digits_of_unseen_numerals() {
             "{numeral}"
         );
     }
+    // 两 before 千 and 百 (written by hand): the same digits as the 二 reading.
+    for (numeral, digits) in [("两千", 2000), ("一万两千", 12000), ("两百", 200)] {
+        assert!(tplay::tasks::zh_numerals::readings(digits).contains(&numeral.to_string()));
+        let ex = task.example_read(digits, numeral);
+        let out = tplay::train::eval::greedy_answers(&model, &[ex]).unwrap();
+        assert_eq!(
+            model.tokenizer.decode(&out[0]),
+            format!("{digits}<eos>"),
+            "{numeral}"
+        );
+    }
 }
 
 #[test]
@@ -298,6 +309,13 @@ fn chinese_sentiment_classifier_gets_negation_right_on_unseen_reviews() {
         ("结局让我失望", 0),
         ("结局没让我失望", 1),
         ("这首歌没意思", 0),
+        // 不错 is praise though it holds 不; 一般 is lukewarm blame, 还行 lukewarm praise.
+        ("这部电影不错", 1),
+        ("这部电影很一般", 0),
+        ("这个故事还行", 1),
+        ("这首歌很好听", 1),
+        ("我很不喜欢这首歌", 0),
+        ("这部电影很好，但是结局很一般。", 0),
     ];
     let examples: Vec<_> = reviews.iter().map(|(s, l)| task.example(s, *l)).collect();
     let got = tplay::train::eval::classify(&model, &examples).unwrap();

@@ -1,6 +1,7 @@
-// A Vite plugin that puts docs/model.md into the build as docs/model.md, so the lessons'
-// "the model, exactly" links work from any static host and offline, without a server of
-// the repository's.
+// A Vite plugin that puts docs/model.md and its Chinese translation docs/model.zh-Hans.md
+// into the build under the same names, so the lessons' "the model, exactly" links (the
+// Chinese page opens the Chinese one) work from any static host and offline, without a
+// server of the repository's.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,7 +13,9 @@ export function docs() {
   return {
     name: 'tplay-docs',
     generateBundle() {
-      this.emitFile({ type: 'asset', fileName: 'docs/model.md', source: readFileSync(join(here, '../../docs/model.md')) });
+      for (const name of ['model.md', 'model.zh-Hans.md']) {
+        this.emitFile({ type: 'asset', fileName: `docs/${name}`, source: readFileSync(join(here, '../../docs', name)) });
+      }
     },
   };
 }

@@ -2,9 +2,10 @@
 //! recogniser that checks what a model writes. Every Chinese character is one token.
 //!
 //! ```text
-//! S      → NP VP "。"
+//! S      → Clause ("，" Clause) "。"
+//! Clause → NP VP
 //! NP     → (Poss 的) (Quant) (Adj 的) (Small) N        Quant → Dem (Num) M(N) | Num M(N)
-//! VP     → (也) (都) (很) (Neg) V
+//! VP     → (也) (都) ((很) (Neg) | 在) V
 //! V      → Vt (了) NP | Vi (了)
 //! ```
 //!
@@ -14,7 +15,12 @@
 //! - 都 ("all") needs a subject counted with 两 or 三 (两只猫都睡觉);
 //! - 很 goes only with the stative verbs 喜欢 and 怕;
 //! - negation: 不 with any verb, 没 only with action verbs; the aspect particle 了 (after
-//!   an action verb) never appears in a negated clause (猫没追狗, never 猫没追了狗).
+//!   an action verb) never appears in a negated clause (猫没追狗, never 猫没追了狗);
+//! - 在 before an action verb says it is going on (猫在睡觉, 两条狗都在追那只猫); it takes
+//!   neither 了 nor 很, and this grammar does not negate it;
+//! - 吃 ("eat") takes 鱼 as its object, and 马 and 牛 (grass eaters) are not its subject:
+//!   猫吃鱼, 孩子在吃一条鱼, never 猫吃狗 or 牛吃鱼;
+//! - two clauses may be joined by "，" into one sentence: 狗追猫，猫跑了。
 //!
 //! Word order carries the meaning: 猫追狗 and 狗追猫 are both sentences, about different
 //! chases. A training sequence is `<bos>` followed by sentences written one after another
@@ -59,15 +65,23 @@ const VERY: &str = "很";
 const NOT: &str = "不";
 const NOT_PAST: &str = "没";
 const PERFECTIVE: &str = "了";
+/// The progressive 在 (going on now), before an action verb.
+const PROGRESSIVE: &str = "在";
 /// The full stop that ends every sentence.
 pub const STOP: char = '。';
+/// The comma that joins two clauses of one sentence.
+pub const COMMA: char = '，';
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Verb {
     text: &'static str,
     transitive: bool,
-    /// Action verbs take 没 and 了; stative ones take 很 instead.
+    /// Action verbs take 没, 了 and 在; stative ones take 很 instead.
     action: bool,
+    /// The nouns its object may be (empty: any noun).
+    objects: &'static [&'static str],
+    /// Nouns that are never its subject.
+    not_subjects: &'static [&'static str],
 }
 
 const fn verb(text: &'static str, transitive: bool, action: bool) -> Verb {
@@ -75,6 +89,18 @@ const fn verb(text: &'static str, transitive: bool, action: bool) -> Verb {
         text,
         transitive,
         action,
+        objects: &[],
+        not_subjects: &[],
+    }
+}
+
+impl Verb {
+    fn takes_subject(&self, noun: &str) -> bool {
+        !self.not_subjects.contains(&noun)
+    }
+
+    fn takes_object(&self, noun: &str) -> bool {
+        self.objects.is_empty() || self.objects.contains(&noun)
     }
 }
 
@@ -85,6 +111,11 @@ const VERBS: &[Verb] = &[
     verb("找", true, true),
     verb("喜欢", true, false),
     verb("怕", true, false),
+    Verb {
+        objects: &["鱼"],
+        not_subjects: &["马", "牛"],
+        ..verb("吃", true, true)
+    },
     verb("跑", false, true),
     verb("叫", false, true),
     verb("睡觉", false, true),
@@ -108,6 +139,10 @@ const P_VERY: f64 = 0.4;
 const P_NEG: f64 = 0.35;
 /// Probability of 了 after an action verb of a clause that is not negated.
 const P_PERFECTIVE: f64 = 0.4;
+/// Probability of 在 before an action verb of a clause that is not negated.
+const P_PROGRESSIVE: f64 = 0.2;
+/// Probability that a sentence has a second clause after "，".
+const P_COMMA: f64 = 0.15;
 
 pub struct ZhGrammarTask {
     /// Characters per training sequence, `<bos>` included.
@@ -131,12 +166,12 @@ impl ZhGrammarTask {
             .chain(ADJ_DE.iter().copied())
             .chain(SMALL.iter().copied())
             .chain(VERBS.iter().map(|v| v.text))
-            .chain([DE, ALSO, ALL, VERY, NOT, NOT_PAST, PERFECTIVE])
+            .chain([DE, ALSO, ALL, VERY, NOT, NOT_PAST, PERFECTIVE, PROGRESSIVE])
             .flat_map(str::chars)
             .collect();
         chars.sort_unstable();
         chars.dedup();
-        let alphabet: String = [STOP].into_iter().chain(chars).collect();
+        let alphabet: String = [STOP, COMMA].into_iter().chain(chars).collect();
         Ok(ZhGrammarTask {
             seq_len,
             tok: Tokenizer::char_level(&alphabet),
@@ -146,8 +181,11 @@ impl ZhGrammarTask {
     /// One sentence drawn from the grammar, ending in "。".
     pub fn sentence(rng: &mut ChaCha8Rng) -> String {
         let mut out = String::new();
-        let counted = noun_phrase(rng, &mut out);
-        verb_phrase(rng, counted, &mut out);
+        clause(rng, &mut out);
+        if rng.random_bool(P_COMMA) {
+            out.push(COMMA);
+            clause(rng, &mut out);
+        }
         out.push(STOP);
         out
     }
@@ -180,9 +218,16 @@ impl ZhGrammarTask {
     }
 }
 
-/// A noun phrase; returns whether it counts more than one (两只猫, 这三条鱼).
-fn noun_phrase(rng: &mut ChaCha8Rng, out: &mut String) -> bool {
-    let (noun, measure) = pick(rng, NOUNS);
+/// A subject and what it does.
+fn clause(rng: &mut ChaCha8Rng, out: &mut String) {
+    let (noun, _) = pick(rng, NOUNS);
+    let counted = noun_phrase(rng, noun, out);
+    verb_phrase(rng, noun, counted, out);
+}
+
+/// A noun phrase for `noun`; returns whether it counts more than one (两只猫, 这三条鱼).
+fn noun_phrase(rng: &mut ChaCha8Rng, noun: &str, out: &mut String) -> bool {
+    let measure = NOUNS.iter().find(|(n, _)| *n == noun).unwrap().1;
     if rng.random_bool(P_POSS) {
         out.push_str(pick(rng, POSS));
         out.push_str(DE);
@@ -211,8 +256,13 @@ fn noun_phrase(rng: &mut ChaCha8Rng, out: &mut String) -> bool {
     plural
 }
 
-fn verb_phrase(rng: &mut ChaCha8Rng, plural_subject: bool, out: &mut String) {
-    let v = pick(rng, VERBS);
+fn verb_phrase(rng: &mut ChaCha8Rng, subject: &str, plural_subject: bool, out: &mut String) {
+    let verbs: Vec<Verb> = VERBS
+        .iter()
+        .filter(|v| v.takes_subject(subject))
+        .copied()
+        .collect();
+    let v = pick(rng, &verbs);
     if rng.random_bool(P_ALSO) {
         out.push_str(ALSO);
     }
@@ -223,6 +273,7 @@ fn verb_phrase(rng: &mut ChaCha8Rng, plural_subject: bool, out: &mut String) {
         out.push_str(VERY);
     }
     let negated = rng.random_bool(P_NEG);
+    let progressive = v.action && !negated && rng.random_bool(P_PROGRESSIVE);
     if negated {
         out.push_str(if v.action && rng.random_bool(0.5) {
             NOT_PAST
@@ -230,12 +281,21 @@ fn verb_phrase(rng: &mut ChaCha8Rng, plural_subject: bool, out: &mut String) {
             NOT
         });
     }
+    if progressive {
+        out.push_str(PROGRESSIVE);
+    }
     out.push_str(v.text);
-    if v.action && !negated && rng.random_bool(P_PERFECTIVE) {
+    if v.action && !negated && !progressive && rng.random_bool(P_PERFECTIVE) {
         out.push_str(PERFECTIVE);
     }
     if v.transitive {
-        noun_phrase(rng, out);
+        let objects: Vec<&str> = NOUNS
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| v.takes_object(n))
+            .collect();
+        let object = pick(rng, &objects);
+        noun_phrase(rng, object, out);
     }
 }
 
@@ -254,8 +314,8 @@ fn optional(i: usize, ends: Vec<usize>) -> Vec<usize> {
     v
 }
 
-/// Every way a noun phrase can start at byte `i`: (end, counts more than one).
-fn parse_noun_phrase(s: &str, i: usize) -> Vec<(usize, bool)> {
+/// Every way a noun phrase can start at byte `i`: (end, counts more than one, noun).
+fn parse_noun_phrase(s: &str, i: usize) -> Vec<(usize, bool, &'static str)> {
     let mut out = vec![];
     let de = |j: usize| s[j..].starts_with(DE).then(|| j + DE.len());
     let poss: Vec<usize> = words_at(s, i, POSS)
@@ -293,7 +353,7 @@ fn parse_noun_phrase(s: &str, i: usize) -> Vec<(usize, bool)> {
                 for d in optional(c, small) {
                     for (noun, m) in NOUNS {
                         if s[d..].starts_with(noun) && measure.is_none_or(|x| x == *m) {
-                            out.push((d + noun.len(), plural));
+                            out.push((d + noun.len(), plural, *noun));
                         }
                     }
                 }
@@ -303,9 +363,9 @@ fn parse_noun_phrase(s: &str, i: usize) -> Vec<(usize, bool)> {
     out
 }
 
-/// Every end of a verb phrase starting at byte `i` after a subject that does (or does
-/// not) count more than one.
-fn parse_verb_phrase(s: &str, i: usize, plural_subject: bool) -> Vec<usize> {
+/// Every end of a verb phrase starting at byte `i` after `subject`, a noun phrase that
+/// does (or does not) count more than one.
+fn parse_verb_phrase(s: &str, i: usize, subject: &str, plural_subject: bool) -> Vec<usize> {
     let mut out = vec![];
     let also = optional(
         i,
@@ -322,29 +382,43 @@ fn parse_verb_phrase(s: &str, i: usize, plural_subject: bool) -> Vec<usize> {
             let mut very = vec![(b, false)];
             very.extend(words_at(s, b, &[VERY]).into_iter().map(|x| (x.0, true)));
             for (c, has_very) in very {
-                // (end, negation word)
+                // (end, negation word or 在)
                 let mut neg = vec![(c, None)];
                 neg.extend(
                     words_at(s, c, &[NOT, NOT_PAST])
                         .into_iter()
                         .map(|(j, w)| (j, Some(w))),
                 );
-                for (d, negation) in neg {
+                if !has_very {
+                    neg.extend(
+                        words_at(s, c, &[PROGRESSIVE])
+                            .into_iter()
+                            .map(|(j, w)| (j, Some(w))),
+                    );
+                }
+                for (d, marker) in neg {
                     for v in VERBS {
                         if !s[d..].starts_with(v.text)
+                            || !v.takes_subject(subject)
                             || (has_very && v.action)
-                            || (negation == Some(NOT_PAST) && !v.action)
+                            || (marker == Some(NOT_PAST) && !v.action)
+                            || (marker == Some(PROGRESSIVE) && !v.action)
                         {
                             continue;
                         }
                         let e = d + v.text.len();
                         let mut after = vec![e];
-                        if v.action && negation.is_none() && s[e..].starts_with(PERFECTIVE) {
+                        if v.action && marker.is_none() && s[e..].starts_with(PERFECTIVE) {
                             after.push(e + PERFECTIVE.len());
                         }
                         for f in after {
                             if v.transitive {
-                                out.extend(parse_noun_phrase(s, f).into_iter().map(|x| x.0));
+                                out.extend(
+                                    parse_noun_phrase(s, f)
+                                        .into_iter()
+                                        .filter(|x| v.takes_object(x.2))
+                                        .map(|x| x.0),
+                                );
                             } else {
                                 out.push(f);
                             }
@@ -357,15 +431,21 @@ fn parse_verb_phrase(s: &str, i: usize, plural_subject: bool) -> Vec<usize> {
     out
 }
 
+/// Does the grammar generate this clause (a subject and what it does, no punctuation)?
+fn accepts_clause(clause: &str) -> bool {
+    parse_noun_phrase(clause, 0)
+        .into_iter()
+        .any(|(i, plural, noun)| parse_verb_phrase(clause, i, noun, plural).contains(&clause.len()))
+}
+
 /// Does the grammar generate this sentence? It must end in "。" and contain nothing else
-/// (no spaces).
+/// (no spaces): one clause, or two joined by "，".
 pub fn accepts(sentence: &str) -> bool {
     let Some(body) = sentence.strip_suffix(STOP) else {
         return false;
     };
-    parse_noun_phrase(body, 0)
-        .into_iter()
-        .any(|(i, plural)| parse_verb_phrase(body, i, plural).contains(&body.len()))
+    let clauses: Vec<&str> = body.split(COMMA).collect();
+    clauses.len() <= 2 && clauses.into_iter().all(accepts_clause)
 }
 
 impl Task for ZhGrammarTask {
@@ -430,6 +510,29 @@ mod tests {
     }
 
     #[test]
+    fn the_generator_writes_the_new_words_with_their_rules() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let drawn: Vec<String> = (0..5000)
+            .map(|_| ZhGrammarTask::sentence(&mut rng))
+            .collect();
+        let has = |w: &str| drawn.iter().any(|s| s.contains(w));
+        for w in ["吃", "在", "，", "都在"] {
+            assert!(has(w), "never wrote {w}");
+        }
+        for s in &drawn {
+            for bad in ["在吃了", "在喜欢", "在怕", "不在", "没在", "马吃", "牛吃"]
+            {
+                assert!(!s.contains(bad), "{s}");
+            }
+            // The object of 吃 ends its clause.
+            for (i, _) in s.match_indices("吃") {
+                let rest = s[i..].split([COMMA, STOP]).next().unwrap();
+                assert!(rest.ends_with("鱼"), "{s}");
+            }
+        }
+    }
+
+    #[test]
     fn word_order_changes_meaning_but_both_orders_parse() {
         for good in [
             "猫追狗。",
@@ -441,6 +544,14 @@ mod tests {
             "孩子也不怕那头大牛。",
             "他的那两位聪明的老师看了一条鱼。",
             "鸟叫。",
+            // Hand-checked sentences with 吃, 在 and "，".
+            "猫吃鱼。",
+            "孩子在吃一条鱼。",
+            "两只猫都在吃鱼。",
+            "老师的狗在睡觉。",
+            "那匹马也在跑。",
+            "狗追猫，猫跑了。",
+            "这只猫吃了两条小鱼，那条狗也很怕老师。",
         ] {
             assert!(accepts(good), "rejected {good:?}");
         }
@@ -467,6 +578,14 @@ mod tests {
             "猫追狗。。",       // two stops
             "只猫跑。",         // a measure word alone
             "这只的猫跑。",     // 的 without an adjective
+            "猫吃狗。",         // 吃 takes 鱼
+            "牛吃鱼。",         // a grass eater eating fish
+            "猫在喜欢狗。",     // 在 with a stative verb
+            "猫在吃了鱼。",     // 在 with 了
+            "猫很在跑。",       // 很 with 在
+            "猫追狗，。",       // an empty clause
+            "，猫跑。",         // a comma first
+            "猫追狗，",         // no full stop after the comma
             "",
         ] {
             assert!(!accepts(bad), "accepted {bad:?}");
@@ -480,8 +599,11 @@ mod tests {
         assert!(e.unknown.is_empty(), "{:?}", e.unknown);
         assert_eq!(e.ids.len(), 13);
         assert_eq!(t.tokenizer().decode(&e.ids), "两条狗都没追那只可爱的猫。");
-        // 4 specials, 。 and 50 characters.
-        assert_eq!(t.tokenizer().vocab_size(), 55);
+        // 4 specials, 。，and 52 characters (吃 and 在 among them).
+        assert_eq!(t.tokenizer().vocab_size(), 58);
+        for c in ["吃", "在", "，", "。"] {
+            assert!(t.tokenizer().encode(c).unknown.is_empty(), "{c}");
+        }
     }
 
     #[test]

@@ -13,8 +13,11 @@
 //!   but 100500 = 十万零五百);
 //! - a number that starts with 1 in the tens place drops the 一 (十, 十二, 十万);
 //!   elsewhere it stays (一百一十, 一千零一十);
-//! - digits are written 零一二三四五六七八九 (二, not 两: 两 counts things, as in
-//!   the grammar task, and a number is read digit by digit).
+//! - digits are written 零一二三四五六七八九;
+//! - a 2 just before 百 or 千, and a 2 that is the whole group before 万, is usually read
+//!   两 (两百, 两千, 一万两千, 两千两百, 两万): [`numeral_liang`] writes that reading, and
+//!   training draws both readings of such a number with the same digits. Elsewhere 2 is
+//!   always 二: 二十, 十二, 一百零二, 二十二万 (never 两十, 十两, 二十两万).
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -30,9 +33,30 @@ const DIGITS: [char; 10] = ['零', '一', '二', '三', '四', '五', '六', '�
 /// The unit of each place within a group of four digits (ones, tens, hundreds, thousands).
 const UNITS: [Option<char>; 4] = [None, Some('十'), Some('百'), Some('千')];
 const TEN_THOUSAND: char = '万';
+/// 2 as it is read before 百, 千 and a lone 万.
+const LIANG: char = '两';
 
-/// The Chinese numeral for `n` (0 ≤ n < 10^8).
+/// The Chinese numeral for `n` (0 ≤ n < 10^8), every 2 read 二.
 pub fn numeral(n: u32) -> String {
+    write_numeral(n, false)
+}
+
+/// The reading of `n` with 两 wherever Chinese reads 2 that way (before 百 and 千, and a
+/// group of 2 before 万); `None` when there is no such 2 (then [`numeral`] is the only
+/// reading).
+pub fn numeral_liang(n: u32) -> Option<String> {
+    let s = write_numeral(n, true);
+    s.contains(LIANG).then_some(s)
+}
+
+/// Every reading of `n` the task writes: [`numeral`], then [`numeral_liang`] if there is one.
+pub fn readings(n: u32) -> Vec<String> {
+    let mut out = vec![numeral(n)];
+    out.extend(numeral_liang(n));
+    out
+}
+
+fn write_numeral(n: u32, liang: bool) -> String {
     assert!(n < 100_000_000, "{n} needs 亿");
     if n == 0 {
         return DIGITS[0].to_string();
@@ -53,7 +77,11 @@ pub fn numeral(n: u32) -> String {
                 zero_pending = false;
             }
             // 十 at the very start stands alone: 十二, not 一十二.
-            if !(d == 1 && place % 4 == 1 && out.is_empty()) {
+            // 两百, 两千, and 两万 when 2 is the whole upper group.
+            let before_unit = place % 4 >= 2 || (place == 4 && upper == 2);
+            if liang && d == 2 && before_unit {
+                out.push(LIANG);
+            } else if !(d == 1 && place % 4 == 1 && out.is_empty()) {
                 out.push(DIGITS[d as usize]);
             }
             if let Some(u) = UNITS[(place % 4) as usize] {
@@ -96,7 +124,7 @@ impl ZhNumeralsTask {
             .iter()
             .copied()
             .chain(UNITS.iter().flatten().copied())
-            .chain([TEN_THOUSAND])
+            .chain([TEN_THOUSAND, LIANG])
             .chain('0'..='9')
             .collect();
         ZhNumeralsTask {
@@ -104,9 +132,14 @@ impl ZhNumeralsTask {
         }
     }
 
-    /// The example for one number.
+    /// The example for one number, read with 二 ([`numeral`]).
     pub fn example(&self, n: u32) -> Example {
-        let src = encode_known(&self.tok, &numeral(n)); // (S)
+        self.example_read(n, &numeral(n))
+    }
+
+    /// The example for one number written as `reading` (one of [`readings`]).
+    pub fn example_read(&self, n: u32, reading: &str) -> Example {
+        let src = encode_known(&self.tok, reading); // (S)
         let out = encode_known(&self.tok, &n.to_string());
         let mut tokens = vec![self.tok.spec.bos];
         tokens.extend_from_slice(&out); // (T)
@@ -128,7 +161,7 @@ impl Task for ZhNumeralsTask {
     }
 
     fn description(&self) -> &'static str {
-        "read Chinese numerals as digits: 三百一十二 → 312, 一万零五 → 10005"
+        "read Chinese numerals as digits: 三百一十二 → 312, 一万零五 → 10005, 两千 → 2000"
     }
 
     fn tokenizer(&self) -> &Tokenizer {
@@ -175,7 +208,10 @@ impl Task for ZhNumeralsTask {
                 break n;
             }
         };
-        self.example(n)
+        // Both readings of a number with a 2 that may be read 两, half and half.
+        let mut r = readings(n);
+        let i = rng.random_range(0..r.len());
+        self.example_read(n, &r.swap_remove(i))
     }
 
     fn default_prompt(&self) -> &'static str {
@@ -232,6 +268,71 @@ mod tests {
         }
     }
 
+    /// The 两 readings, written by hand: 两 before 百 and 千 and a lone 万, 二 elsewhere.
+    const LIANG_KNOWN: &[(u32, Option<&str>)] = &[
+        (2, None),
+        (12, None),
+        (20, None),
+        (22, None),
+        (102, None),
+        (120, None),
+        (200, Some("两百")),
+        (202, Some("两百零二")),
+        (220, Some("两百二十")),
+        (2000, Some("两千")),
+        (2020, Some("两千零二十")),
+        (2200, Some("两千两百")),
+        (1200, Some("一千两百")),
+        (12000, Some("一万两千")),
+        (20000, Some("两万")),
+        (20005, Some("两万零五")),
+        (22000, Some("两万两千")),
+        (120000, None),
+        (220000, None),
+        (200000, None),
+        (202000, Some("二十万两千")),
+        (2000000, Some("两百万")),
+    ];
+
+    #[test]
+    fn two_is_read_liang_before_hundreds_thousands_and_a_lone_wan() {
+        for &(n, want) in LIANG_KNOWN {
+            assert_eq!(numeral_liang(n).as_deref(), want, "{n}");
+            let r = readings(n);
+            assert_eq!(r[0], numeral(n));
+            assert_eq!(r.len(), 1 + usize::from(want.is_some()), "{n}");
+        }
+    }
+
+    #[test]
+    fn both_readings_are_drawn_and_map_to_the_same_digits() {
+        use rand::SeedableRng;
+        let t = ZhNumeralsTask::new();
+        let tok = t.tokenizer();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (mut liang, mut er) = (0, 0);
+        for _ in 0..4000 {
+            let ex = t.sample(Split::Train, &mut rng);
+            let src = tok.decode(&ex.src);
+            let digits = tok.decode(&ex.tokens[1..]);
+            let n: u32 = digits.parse().unwrap();
+            assert!(readings(n).contains(&src), "{src} → {digits}");
+            if numeral_liang(n).is_some() {
+                if src.contains(LIANG) {
+                    liang += 1;
+                } else {
+                    er += 1;
+                }
+            }
+        }
+        assert!(liang > 100 && er > 100, "两 {liang}, 二 {er}");
+        let a = t.example_read(2000, "两千");
+        let b = t.example_read(2000, "二千");
+        assert_eq!(a.tokens, b.tokens);
+        assert_eq!(a.targets, b.targets);
+        assert_ne!(a.src, b.src);
+    }
+
     /// An independent reader: digits multiply the unit that follows them, 万 multiplies
     /// everything read so far, 零 only marks a gap.
     fn read(s: &str) -> Option<u32> {
@@ -242,6 +343,10 @@ mod tests {
                 '十' => 10,
                 '百' => 100,
                 '千' => 1000,
+                '两' => {
+                    digit = Some(2);
+                    continue;
+                }
                 '万' => {
                     total = (total + group + digit.take().unwrap_or(0)) * 10_000;
                     group = 0;
@@ -261,6 +366,10 @@ mod tests {
     fn every_numeral_below_a_million_reads_back_as_its_number_and_is_canonical() {
         let zero = DIGITS[0];
         for n in 0..1_000_000u32 {
+            if let Some(l) = numeral_liang(n) {
+                assert_eq!(read(&l), Some(n), "{n} → {l}");
+                assert!(!l.contains("两十") && !l.ends_with(LIANG), "{n} → {l}");
+            }
             let s = numeral(n);
             assert_eq!(read(&s), Some(n), "{n} → {s}");
             if n > 0 {
@@ -281,8 +390,8 @@ mod tests {
         assert_eq!(tok.decode(&ex.tokens), "<bos>10005");
         assert_eq!(tok.decode(&ex.targets), "10005<eos>");
         assert_eq!(t.example(999_999).src.len(), t.max_tokens());
-        // 4 specials, 10 numeral digits, 3 units, 万, 10 digits.
-        assert_eq!(tok.vocab_size(), 28);
+        // 4 specials, 10 numeral digits, 3 units, 万, 两, 10 digits.
+        assert_eq!(tok.vocab_size(), 29);
     }
 
     #[test]

@@ -19,7 +19,7 @@ import { isRight, parseNumber } from './answer';
 import { keepLessonState, lessonState } from './lesson-state';
 
 /** Where docs/model.md is in the build (beside the page). */
-const DOC = './docs/model.md';
+const DOC = { toString: () => (document.documentElement.lang.startsWith('zh') ? './docs/model.zh-Hans.md' : './docs/model.md') };
 
 export class TpLesson extends LitElement {
   static properties = {

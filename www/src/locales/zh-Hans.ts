@@ -25,6 +25,9 @@
 'chapter.output.title': `输出与解码`,
 'chapter.positions.blurb': `模型如何知道顺序：各种位置编码、它们的大小、对顺序的盲目，以及更长的输入。`,
 'chapter.positions.title': `位置`,
+'characters.add': str`添加 ${0}`,
+'characters.hint': str`这个模型每个字符是一个词元，认识 ${0} 个字符；其他字符都会变成 <unk>。点一个字符，把它加到文本末尾。`,
+'characters.title': `这个模型认识的字符`,
 'check.architectures.ask': `当前加载的模型输出什么？`,
 'check.architectures.class': `为整个输入给出一个类别。`,
 'check.architectures.hint': `看输出视图和架构图的上部：有几个堆栈，最后一个堆栈输出的是什么？`,
@@ -1740,5 +1743,6 @@
 'url.expect.topp': `0.01 到 1 之间的数`,
 'url.expect.train': `形如 task=reverse&n_layers=6 的训练设置`,
 'url.expect.views': `视图名称，用逗号分隔`,
+'view.characters.title': `模型认识的字符`,
     };
   

@@ -16,6 +16,7 @@ import { modelTitle } from '../i18n/models';
 import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
+import '../components/tp-characters';
 import '../components/tp-generation';
 import '../components/tp-architecture';
 import '../components/tp-attention';
@@ -134,6 +135,24 @@ export const VIEWS = [
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
     ></tp-input>`,
+  },
+  {
+    // The characters a char-level model knows, from its vocabulary; a click adds one.
+    name: 'characters',
+    tag: 'tp-characters',
+    get title() {
+      return msg('Characters the model knows', { id: 'view.characters.title' });
+    },
+    needs: [],
+    // Before the engine first answers the room is kept (the default and the Chinese models
+    // read characters); a word-level model has no palette.
+    available: (s) => !s.info || s.info.tokenizer_kind === 'char',
+    render: (s) => html`<tp-characters
+      .text=${s.st.text}
+      .info=${s.info}
+      .locked=${s.st.lock.includes('text')}
+      @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
+    ></tp-characters>`,
   },
   {
     name: 'generation',

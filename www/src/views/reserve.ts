@@ -11,6 +11,7 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
   controls: { wide: 170, narrow: 390 },
   backend: { wide: 32, narrow: 95 },
   input: { wide: 180, narrow: 205 },
+  characters: { wide: 180, narrow: 190 },
   generation: { wide: 270, narrow: 470 },
   architecture: { wide: 950, narrow: 1090 },
   attention: { wide: 755, narrow: 1130 },
