@@ -293,21 +293,12 @@ export const overviewStyles = css`
       transform: none;
     }
   }
-  .ffn-pic {
-    display: flex;
-    align-items: center;
-    justify-content: center;
-    gap: 3px;
+  .ffn-axis {
+    display: block;
+    text-align: center;
     font-family: var(--tp-mono);
     font-size: 0.68rem;
-    color: var(--tp-muted);
-  }
-  .ffn-pic i {
-    display: block;
-    width: 9px;
-    border-radius: 2px;
-    background: #e6a23c;
-    opacity: 0.8;
+    line-height: 1.2;
   }
   .bars {
     display: grid;
