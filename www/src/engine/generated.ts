@@ -252,10 +252,6 @@ export type HiddenTrace = { stack: AttnSite,
  */
 norms: Dense, };
 
-/**
- * The hidden units of one FFN sublayer: `act(x·W₁ᵀ + b₁)` at every position (after
- * dropout in a train-mode pass), what its second linear layer reads.
- */
 export type FfnTrace = { 
 /**
  * The stack the FFN belongs to (named by its self-attention site).
