@@ -35,7 +35,7 @@ export class TpOvFfn extends LitElement {
     .ffn {
       display: block;
       width: 100%;
-      height: var(--ov-ffn-h, 40px);
+      height: var(--ov-ffn-h, 31px);
       border-radius: 3px;
       overflow: hidden;
       background: var(--tp-io-fill);
@@ -87,7 +87,7 @@ export class TpOvFfn extends LitElement {
 
 /** The (T, F) matrix, a pixel per unit across and a few per position down (the CSS scales it). */
 function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof ffnMatrix>, last: number): void {
-  const sy = Math.max(1, Math.ceil(40 / Math.max(1, m.rows)));
+  const sy = Math.max(1, Math.ceil(32 / Math.max(1, m.rows)));
   const w = m.cols;
   const h = m.rows * sy;
   canvas.width = w;
