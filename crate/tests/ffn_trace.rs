@@ -186,8 +186,7 @@ fn each_traced_ffn_is_the_activation_of_its_input_by_the_checkpoint_weights() {
             assert!(d <= 1e-5, "{what} {name} layer {li}: differs by {d}");
             if m.config.activation == Activation::Relu {
                 assert!(
-                    f.hidden.data.iter().any(|&v| v == 0.0)
-                        && f.hidden.data.iter().any(|&v| v > 0.0),
+                    f.hidden.data.contains(&0.0) && f.hidden.data.iter().any(|&v| v > 0.0),
                     "{what} {name} layer {li}: ReLU leaves zeros and positives"
                 );
             }
@@ -240,7 +239,7 @@ fn a_train_mode_trace_holds_the_hidden_units_after_dropout() {
     let dropped: Vec<f32> = by_hand.iter().zip(mask).map(|(h, k)| h * k).collect();
     let d = max_diff(&f.hidden.data, &dropped);
     assert!(d <= 1e-5, "{what}: differs by {d}");
-    assert!(mask.iter().any(|&k| k == 0.0), "{what}: some units dropped");
+    assert!(mask.contains(&0.0), "{what}: some units dropped");
 }
 
 fn close_traces(what: &str, cpu: &Trace, gpu: &Trace, tol: f32) {

@@ -374,6 +374,36 @@ export const overviewStyles = css`
     font-size: 0.7rem;
     color: var(--tp-focus);
   }
+  /* A middling panel (a 1024 px window): narrower cards, so that the decoder's last add and
+     the output stay beside each other instead of overlapping. */
+  @container (max-width: 1180px) {
+    .arrow {
+      flex-basis: 14px;
+    }
+    .block .arrow {
+      flex-basis: 8px;
+    }
+    .stage.io {
+      width: 92px;
+    }
+    .stage.attn {
+      width: 124px;
+      --ov-head: 48px;
+    }
+    .stage.ffn {
+      width: 104px;
+      --ov-ffn-w: 86px;
+    }
+    .stage.out {
+      width: 150px;
+    }
+    .stage.next {
+      width: 96px;
+    }
+    .stage.memory {
+      width: 96px;
+    }
+  }
   /* A narrow panel (a phone): the flow runs top to bottom. */
   @container (max-width: 760px) {
     .flow,
