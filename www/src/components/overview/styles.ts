@@ -458,5 +458,9 @@ export const overviewStyles = css`
     .stage.attn .pic {
       align-self: flex-start;
     }
+    /* The FFN's units across the card's width. */
+    .stage.ffn {
+      --ov-ffn-w: 100%;
+    }
   }
 `;
