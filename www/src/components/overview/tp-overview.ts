@@ -380,7 +380,7 @@ export class TpOverview extends LocalizedElement {
       <div class="rows">${plan.stacks.map((s, i) => this.row(s, i === plan.stacks.length - 1))}</div>
       <p class="legend">
         ${msg(
-          'Every picture is the model’s own numbers for this input. Heads: rows are queries, columns keys, brighter is more attention (√p), grey is masked; the pink row and chip are the newest token. Bars: dark is short, yellow long. Click any stage to open the chapter that explains it.',
+          'Every picture is the model’s own numbers for this input. Heads: rows are queries, columns keys, brighter is more attention (√p), grey is masked; the pink row and chip are the newest token. Feed-forward: a row per position, a column per hidden unit, brighter is larger. Bars: dark is short, yellow long. Click any stage to open the chapter that explains it.',
           { id: 'overview.legend' },
         )}
       </p>
