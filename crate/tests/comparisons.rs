@@ -88,6 +88,7 @@ fn trace(logits: Vec<f32>) -> Trace {
         class_logits: None,
         attention: vec![],
         hidden: vec![],
+        ffn: vec![],
         running_stats: vec![],
     }
 }

@@ -118,6 +118,7 @@ fn the_causal_default_is_the_models_rule_when_the_request_leaves_it_out() {
                     seed: 0,
                 },
                 qkv: None,
+                ffn: None,
                 train: None,
             };
             block_on(e.forward(&req)).unwrap().logits

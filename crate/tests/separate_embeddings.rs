@@ -189,6 +189,7 @@ fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
             seed: 0,
         },
         qkv: None,
+        ffn: None,
         train: None,
     };
     let out = pollster::block_on(engine.forward(&req)).unwrap();

@@ -52,6 +52,7 @@ fn request(batch: Vec<Vec<u32>>) -> ForwardRequest {
             seed: 1,
         },
         qkv: None,
+        ffn: None,
         train: None,
     }
 }

@@ -39,6 +39,19 @@ function readOverview(page) {
       embed: [...row.querySelectorAll('.stage[data-stage="embedding"] .strip > span')].map((c) => num(c.dataset.norm)),
       layers: [...row.querySelectorAll('[data-layer-chip]')].map((b) => [...b.querySelectorAll('.strip > span')].map((c) => num(c.dataset.norm))),
       shownLayer: num(row.querySelector('.stack')?.dataset.shownLayer),
+      ffn: [...row.querySelectorAll('tp-ov-ffn')].map((x) => {
+        const d = x.shadowRoot.querySelector('.ffn').dataset;
+        return {
+          site: x.dataset.site,
+          layer: num(x.dataset.layer),
+          rows: num(d.rows),
+          cols: num(d.cols),
+          max: num(d.max),
+          active: num(d.active),
+          pos: num(d.pos),
+          last: (d.last ?? '').split(',').map(Number),
+        };
+      }),
       heads: [...row.querySelectorAll('tp-ov-heads')].map((h) => ({
         site: h.dataset.site,
         layer: num(h.dataset.layer),
@@ -67,6 +80,7 @@ function readOverview(page) {
         tokens: f.tokens[0],
         src: f.src_tokens[0] ?? [],
         hidden: f.hidden.map((h) => ({ stack: h.stack, shape: h.norms.shape, data: [...h.norms.data] })),
+        ffn: f.ffn.map((x) => ({ stack: x.stack, layer: x.layer, shape: x.hidden.shape, data: [...x.hidden.data] })),
         attention: f.attention.map((a) => ({ site: a.site, layer: a.layer, shape: a.probs.shape, data: [...a.probs.data] })),
         modelProbs: [...f.model_probs],
         nextProbs: [...f.next_probs],
@@ -104,6 +118,22 @@ function checkRow(o, row, stack) {
   assert.equal(row.layers.length, stack.layers, 'one chip per layer');
   row.layers.forEach((strip, l) => assert.deepEqual(strip, norms(l + 1), `${stack.name}: layer ${l + 1}'s strip is the residual stream after it`));
   const layer = row.shownLayer;
+  // The FFN strip: the hidden units of the layer drawn in full, as the core computed them.
+  assert.equal(row.ffn.length, stack.sublayers.filter((s) => s.kind === 'ffn').length, `${stack.name}: a strip per FFN step`);
+  for (const x of row.ffn) {
+    const tr = o.core.ffn.find((t) => t.stack === stack.site && t.layer === x.layer);
+    assert.ok(tr, `the pass carries the FFN trace of ${stack.name} layer ${x.layer}`);
+    assert.equal(x.site, stack.site);
+    assert.equal(x.layer, layer, 'the FFN strip is of the layer drawn in full');
+    const [, T, F] = tr.shape;
+    assert.deepEqual([x.rows, x.cols], [T, F], `${stack.name}: positions × d_ff`);
+    const m = tr.data.slice(0, T * F);
+    assert.equal(x.max, Math.max(0, ...m), `${stack.name}.${layer}: the strip's largest unit is the core's`);
+    assert.equal(x.active, m.filter((v) => v > 0).length, `${stack.name}.${layer}: units above zero`);
+    assert.ok(x.active > 0 && x.max > 0, 'a live picture, not an empty one');
+    // (a GELU's −0 reads back as 0 from the attribute)
+    assert.deepEqual(x.last, m.slice(x.pos * F, (x.pos + 1) * F).map((v) => v + 0), `${stack.name}.${layer}: the newest position's units are the core's`);
+  }
   for (const h of row.heads) {
     const tr = o.core.attention.find((a) => a.site === h.site && a.layer === h.layer);
     assert.ok(tr, `a trace for ${h.site} layer ${h.layer}`);

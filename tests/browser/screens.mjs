@@ -3,6 +3,7 @@
 // tests/browser/artifacts/screens/. Not a test: run it after `cargo xtask build` with
 //   node tests/browser/screens.mjs            (every combination)
 //   TPLAY_SCREENS=quick node tests/browser/screens.mjs   (1440 light English, 390 dark Chinese)
+//   TPLAY_SCREENS=1024,1440-dark node tests/browser/screens.mjs   (the combinations named)
 // Prints each file and the console errors the page logged (none expected).
 
 import { mkdirSync } from 'node:fs';
@@ -10,13 +11,11 @@ import { join } from 'node:path';
 import { artifacts, launch, open, serve } from './harness.mjs';
 
 const CHAPTERS = ['', 'input', 'attention', 'positions', 'blocks', 'output', 'cost', 'lab'];
-const quick = process.env.TPLAY_SCREENS === 'quick';
-const combos = quick
-  ? [
-      { width: 1440, scheme: 'light', locale: 'en-US' },
-      { width: 390, scheme: 'dark', locale: 'zh-CN' },
-    ]
-  : [1440, 1024, 390].flatMap((width) => ['light', 'dark'].flatMap((scheme) => ['en-US', 'zh-CN'].map((locale) => ({ width, scheme, locale }))));
+const want = process.env.TPLAY_SCREENS ?? '';
+const all = [1440, 1024, 390].flatMap((width) => ['light', 'dark'].flatMap((scheme) => ['en-US', 'zh-CN'].map((locale) => ({ width, scheme, locale }))));
+// `quick`, or a comma-separated list of filters such as `1024` or `1440-dark` or `390-light-zh-CN`.
+const filters = want === 'quick' ? ['1440-light-en-US', '390-dark-zh-CN'] : want.split(',').filter(Boolean);
+const combos = filters.length ? all.filter((c) => filters.some((f) => `${c.width}-${c.scheme}-${c.locale}`.startsWith(f))) : all;
 const out = join(artifacts, 'screens');
 mkdirSync(out, { recursive: true });
 

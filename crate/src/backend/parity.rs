@@ -114,6 +114,7 @@ mod tests {
             class_logits: None,
             attention: vec![],
             hidden: vec![],
+            ffn: vec![],
             running_stats: vec![],
         }
     }

@@ -18,8 +18,8 @@ use crate::model::mask::{attention_mask, check_masks, SiteMask};
 use crate::model::plan::{layer_plan, StackInput};
 use crate::model::{ForwardOptions, Mode, Model, Trace};
 use crate::protocol::{
-    AttnView, BackendName, Dense, F32Array, FailedPass, ForwardRequest, ForwardResult, HiddenView,
-    MaskView, Switches,
+    AttnView, BackendName, Dense, F32Array, FailedPass, FfnView, ForwardRequest, ForwardResult,
+    HiddenView, MaskView, Switches,
 };
 
 use super::Engine;
@@ -40,7 +40,8 @@ impl Engine {
         )?;
         // Train mode: the same weights, dropout p as asked, on the CPU (the GPU's train-mode
         // pass gives the same numbers, crate/tests/gpu_forward.rs, but is not used here).
-        let (owned, opts) = variant(m, &req.switches, req.train.as_ref())?;
+        let (owned, mut opts) = variant(m, &req.switches, req.train.as_ref())?;
+        opts.trace_ffn = req.ffn.unwrap_or(false);
         let m = &*owned;
         let batch = batch_of(&req.batch, req.src.as_deref(), m)?;
         let qkv = req.qkv.unwrap_or(false);
@@ -145,6 +146,7 @@ pub fn forward_options(sw: &Switches, m: &Model) -> Result<ForwardOptions> {
         mode: Mode::Eval,
         trace_attention: true,
         trace_hidden: true,
+        trace_ffn: false,
     })
 }
 
@@ -331,6 +333,15 @@ pub fn forward_result(
         attention.push(view);
     }
     let masks = mask_views(m, &forward_options(&req.switches, m)?, batch);
+    let ffn = trace
+        .ffn
+        .iter()
+        .map(|f| FfnView {
+            stack: f.stack,
+            layer: f.layer,
+            hidden: Dense::new(&f.hidden.shape, &f.hidden.data), // (B, T, F)
+        })
+        .collect();
     let hidden = trace
         .hidden
         .iter()
@@ -384,6 +395,7 @@ pub fn forward_result(
         attention,
         masks,
         hidden,
+        ffn,
         model_probs,
         next_probs,
         predicted,

@@ -70,6 +70,7 @@ fn forward_results_carry_the_cores_numbers() {
         switches: switches(),
         sampling: sampling(StrategyName::Sample),
         qkv: Some(true),
+        ffn: None,
         train: None,
     };
     let r = block_on(e.forward(&req)).unwrap();
@@ -114,6 +115,7 @@ fn train_mode_forward_runs_on_the_cpu_and_repeats_differ_only_with_a_new_seed() 
         switches: switches(),
         sampling: sampling(StrategyName::Greedy),
         qkv: None,
+        ffn: None,
         train,
     };
     let t = |seed| {

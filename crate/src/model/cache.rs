@@ -429,7 +429,7 @@ impl Model {
                         run.pool.give(q);
                         Ok(out)
                     }
-                    SublayerKind::Ffn => run.ffn(inp, layer, rec),
+                    SublayerKind::Ffn => run.ffn(inp, layer, (AttnSite::DecoderSelf, li, 1), rec),
                 })?;
             }
             if opts.trace_hidden {
@@ -595,6 +595,7 @@ pub fn cache_switches(opts: &ForwardOptions) -> ForwardOptions {
     ForwardOptions {
         trace_attention: false,
         trace_hidden: false,
+        trace_ffn: false,
         ..opts.clone()
     }
 }

@@ -52,7 +52,7 @@ pub(crate) mod test_support {
 
 pub use options::{ForwardOptions, Mode};
 pub use site::{AttnSite, HeadRef};
-pub use trace::{AttnTrace, Trace};
+pub use trace::{AttnTrace, FfnTrace, Trace};
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -38,6 +38,10 @@ pub struct ForwardOptions {
     pub trace_attention: bool,
     /// Record the residual stream before the first and after every layer.
     pub trace_hidden: bool,
+    /// Record every FFN's hidden units: `act(x·W₁ᵀ + b₁)` (after dropout in train mode),
+    /// the input of its second linear layer ([`super::FfnTrace`]).
+    #[serde(default)]
+    pub trace_ffn: bool,
 }
 
 impl Default for ForwardOptions {
@@ -51,6 +55,7 @@ impl Default for ForwardOptions {
             mode: Mode::Eval,
             trace_attention: false,
             trace_hidden: false,
+            trace_ffn: false,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! What a forward pass returns: logits, and the attention maps, hidden states and BatchNorm
-//! running statistics the options ask for ([`Trace`], what the UI draws).
+//! What a forward pass returns: logits, and the attention maps, hidden states, FFN hidden
+//! units and BatchNorm running statistics the options ask for ([`Trace`], what the UI draws).
 
 use super::{AttnSite, Model, ParamKind};
 use crate::error::{Error, Result};
@@ -25,6 +25,17 @@ pub struct HiddenTrace {
     pub states: Vec<Tensor>,
 }
 
+/// The hidden units of one FFN sublayer: `act(x·W₁ᵀ + b₁)` for every position (after
+/// dropout in train mode), what its second linear layer reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FfnTrace {
+    /// The stack the FFN belongs to.
+    pub stack: AttnSite,
+    pub layer: usize,
+    /// (B, T, F), F = d_ff (S instead of T for the encoder of an encoder-decoder).
+    pub hidden: Tensor,
+}
+
 /// New BatchNorm running statistics computed by a train-mode pass, by tensor name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunningStatUpdate {
@@ -44,6 +55,8 @@ pub struct Trace {
     pub attention: Vec<AttnTrace>,
     /// Empty unless `trace_hidden`.
     pub hidden: Vec<HiddenTrace>,
+    /// In the order the FFN sublayers ran; empty unless `trace_ffn`.
+    pub ffn: Vec<FfnTrace>,
     /// Train mode with BatchNorm only; apply with `Model::apply_running_stats`.
     pub running_stats: Vec<RunningStatUpdate>,
 }

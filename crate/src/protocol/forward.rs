@@ -82,6 +82,10 @@ pub struct ForwardRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub qkv: Option<bool>,
+    /// Also send every FFN sublayer's hidden units (`ForwardResult::ffn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub ffn: Option<bool>,
     /// Run in train mode (dropout with a seed, BatchNorm with batch statistics), on the
     /// CPU; absent: eval mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,6 +181,18 @@ pub struct HiddenView {
     pub norms: Dense,
 }
 
+/// The hidden units of one FFN sublayer: `act(x·W₁ᵀ + b₁)` at every position (after
+/// dropout in a train-mode pass), what its second linear layer reads.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+#[ts(rename = "FfnTrace")]
+pub struct FfnView {
+    /// The stack the FFN belongs to (named by its self-attention site).
+    pub stack: AttnSite,
+    pub layer: usize,
+    /// (B, T, F), F = d_ff (S instead of T in the encoder of an encoder-decoder).
+    pub hidden: Dense,
+}
+
 /// The mask of one attention site in a forward pass, and why each cell is hidden.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct MaskView {
@@ -206,6 +222,9 @@ pub struct ForwardResult {
     /// Per attention site of the model (in the order the stacks run), its mask.
     pub masks: Vec<MaskView>,
     pub hidden: Vec<HiddenView>,
+    /// Every FFN sublayer's hidden units in the order they ran (asked with `ffn`; empty
+    /// otherwise).
+    pub ffn: Vec<FfnView>,
     /// The model's next-token distribution after the last real token of sequence 0 (V).
     pub model_probs: F32Array,
     /// What sampling draws from, after temperature, top-k and top-p: (V), zeros where filtered.

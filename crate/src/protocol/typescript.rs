@@ -68,6 +68,7 @@ pub fn typescript() -> String {
         Dense::decl(&cfg),
         AttnView::decl(&cfg),
         HiddenView::decl(&cfg),
+        FfnView::decl(&cfg),
         ForwardResult::decl(&cfg),
         GenerateStarted::decl(&cfg),
         Candidate::decl(&cfg),

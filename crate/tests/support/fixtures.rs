@@ -98,6 +98,7 @@ pub fn options(case: &Value) -> ForwardOptions {
         mode: Mode::Eval,
         trace_attention: true,
         trace_hidden: true,
+        trace_ffn: false,
     }
 }
 

@@ -87,6 +87,10 @@ src?: Array<Array<number>>, switches: Switches, sampling: Sampling,
  */
 qkv?: boolean, 
 /**
+ * Also send every FFN sublayer's hidden units (`ForwardResult::ffn`).
+ */
+ffn?: boolean, 
+/**
  * Run in train mode (dropout with a seed, BatchNorm with batch statistics), on the
  * CPU; absent: eval mode.
  */
@@ -248,6 +252,16 @@ export type HiddenTrace = { stack: AttnSite,
  */
 norms: Dense, };
 
+export type FfnTrace = { 
+/**
+ * The stack the FFN belongs to (named by its self-attention site).
+ */
+stack: AttnSite, layer: number, 
+/**
+ * (B, T, F), F = d_ff (S instead of T in the encoder of an encoder-decoder).
+ */
+hidden: Dense, };
+
 export type ForwardResult = { backend: BackendName, ms: number, 
 /**
  * Token ids fed to the model after padding: (B, T).
@@ -265,6 +279,11 @@ logits: Dense, attention: Array<AttnTrace>,
  * Per attention site of the model (in the order the stacks run), its mask.
  */
 masks: Array<MaskView>, hidden: Array<HiddenTrace>, 
+/**
+ * Every FFN sublayer's hidden units in the order they ran (asked with `ffn`; empty
+ * otherwise).
+ */
+ffn: Array<FfnTrace>, 
 /**
  * The model's next-token distribution after the last real token of sequence 0 (V).
  */

@@ -11,6 +11,8 @@ import type { Lang, PlaygroundState } from './url';
 export type Need =
   /** q, k and v of every head on each attention trace (the q·k inspector) */
   | 'qkv'
+  /** every FFN's hidden units on the forward pass (the overview's FFN strip) */
+  | 'ffn'
   /** parameters and FLOPs per component (`cost`) */
   | 'cost'
   /** the Noam learning-rate curve (`noam`) */

@@ -669,6 +669,7 @@ export class PlaygroundStore extends StoreData {
       switches: this.switches(),
       sampling: this.sampling(),
       qkv: this.needs('qkv'),
+      ffn: this.needs('ffn'),
     };
     const train = this.trainMode();
     if (train) req.train = train;

@@ -68,7 +68,7 @@ export const VIEWS = [
     get title() {
       return msg('The model at a glance');
     },
-    needs: [],
+    needs: ['ffn'],
     render: (s) => html`<tp-overview
       class="wide"
       .info=${s.info}

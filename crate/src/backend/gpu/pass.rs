@@ -152,6 +152,8 @@ pub(super) struct Pass<'a> {
     residual: Option<GpuBuffer>,
     attention: Vec<PlannedAttention>,
     hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+    /// With `trace_ffn`: each FFN's hidden units (stack, layer, slot, (B, T, F)).
+    ffn: Vec<(AttnSite, usize, ReadSlot, [usize; 3])>,
     /// A train-mode pass that keeps nothing: each BatchNorm's updated running statistics,
     /// read back for the trace: (parameter name, running_mean, running_var, C).
     running: Vec<(String, ReadSlot, ReadSlot, usize)>,
@@ -201,6 +203,7 @@ impl<'a> Pass<'a> {
             residual: None,
             attention: vec![],
             hidden: vec![],
+            ffn: vec![],
             running: vec![],
         }
     }
@@ -220,6 +223,7 @@ impl<'a> Pass<'a> {
             head,
             attention: self.attention,
             hidden: self.hidden,
+            ffn: self.ffn,
             running: self.running,
         }
     }
@@ -492,7 +496,9 @@ impl<'a> Pass<'a> {
                             &ablate,
                         )?
                     }
-                    (SublayerKind::Ffn, _, Some(f), _) => self.ffn(layer, f, &inp, y, n)?,
+                    (SublayerKind::Ffn, _, Some(f), _) => {
+                        self.ffn(layer, f, (&inp, y), (site, li), (b, t))?
+                    }
                     _ => return Err(missing("buffers for a sublayer")),
                 }
                 self.drop(y, bufs.out_mask.as_ref(), n * c)?; // y = dropout(f(·))
@@ -695,19 +701,20 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// The FFN sublayer: `out = drop(act(inp · W₁ᵀ + b₁)) · W₂ᵀ + b₂` over N rows. A pass
-    /// that keeps the pre-activation writes it first; otherwise the activation runs in
-    /// the first product's dispatch.
+    /// The FFN sublayer of layer `li` of the stack `site`: `out = drop(act(inp · W₁ᵀ +
+    /// b₁)) · W₂ᵀ + b₂` over the B·T rows. A pass that keeps the pre-activation writes it
+    /// first; otherwise the activation runs in the first product's dispatch. With
+    /// `trace_ffn` the hidden units are read back.
     fn ffn(
         &mut self,
         l: &LayerParams<GpuBuffer>,
         a: &FfnActs,
-        inp: &GpuBuffer,
-        out: &GpuBuffer,
-        n: usize,
+        (inp, out): (&GpuBuffer, &GpuBuffer),
+        (site, li): (AttnSite, usize),
+        (b, t): (usize, usize),
     ) -> Result<()> {
         let cfg = self.cfg();
-        let (c, f) = (cfg.d_model, cfg.d_ff);
+        let (c, f, n) = (cfg.d_model, cfg.d_ff, b * t);
         let first = MatmulArgs::linear(
             inp,
             &l.linear1_weight,
@@ -726,6 +733,10 @@ impl<'a> Pass<'a> {
                 .matmul_then(&first, Epilogue::Activation(cfg.activation))?,
         }
         self.drop(&a.hid, a.mask.as_ref(), n * f)?; // train mode: dropout on the hidden units
+        if self.opts.trace_ffn {
+            let slot = self.rec.read(&a.hid, 0, n * f)?; // (B·T, F)
+            self.ffn.push((site, li, slot, [b, t, f]));
+        }
         self.last_matmul(&MatmulArgs::linear(
             &a.hid,
             &l.linear2_weight,

@@ -1,10 +1,10 @@
 //! Where each part of a GPU pass's trace lands in its one readback, and the [`Trace`] made
-//! from it: the logits (or class logits), the attention maps, the hidden states and
-//! BatchNorm's running-statistic updates that `ForwardOptions` asks for.
+//! from it: the logits (or class logits), the attention maps, the hidden states, the FFN
+//! hidden units and BatchNorm's running-statistic updates that `ForwardOptions` asks for.
 
 use super::context::{ReadSlot, Readback};
 use super::MASKED;
-use crate::model::forward::{HiddenTrace, RunningStatUpdate};
+use crate::model::forward::{FfnTrace, HiddenTrace, RunningStatUpdate};
 use crate::model::{AttnSite, AttnTrace, Trace};
 use crate::tensor::Tensor;
 
@@ -29,6 +29,8 @@ pub(super) struct TracePlan {
     pub attention: Vec<PlannedAttention>,
     /// Per stack: the residual stream before the first layer and after each, (B, T, C).
     pub hidden: Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])>,
+    /// Per FFN sublayer: (stack, layer, its hidden units (B, T, F)).
+    pub ffn: Vec<(AttnSite, usize, ReadSlot, [usize; 3])>,
     /// Train mode: (name, running_mean, running_var, C) of each BatchNorm.
     pub running: Vec<(String, ReadSlot, ReadSlot, usize)>,
 }
@@ -70,6 +72,15 @@ impl TracePlan {
                 states: slots.into_iter().map(|s| tensor(s, &shape)).collect(),
             })
             .collect();
+        let ffn = self
+            .ffn
+            .into_iter()
+            .map(|(stack, layer, slot, shape)| FfnTrace {
+                stack,
+                layer,
+                hidden: tensor(slot, &shape),
+            })
+            .collect();
         let running_stats = self
             .running
             .into_iter()
@@ -87,6 +98,7 @@ impl TracePlan {
             class_logits,
             attention,
             hidden,
+            ffn,
             running_stats,
         }
     }

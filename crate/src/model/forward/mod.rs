@@ -44,7 +44,7 @@ pub use super::options::{ForwardOptions, Mode};
 pub use super::plan::SublayerKind;
 pub use super::record::{Activations, NormRecord, StackRecord, SublayerRecord};
 pub use super::site::{AttnSite, HeadRef};
-pub use super::trace::{AttnTrace, HiddenTrace, RunningStatUpdate, Trace};
+pub use super::trace::{AttnTrace, FfnTrace, HiddenTrace, RunningStatUpdate, Trace};
 pub use sublayer::attn_spec;
 
 /// Where the key/value rows of cross-attention come from.
@@ -204,6 +204,7 @@ impl<'m> Run<'m> {
                 class_logits: None,
                 attention: vec![],
                 hidden: vec![],
+                ffn: vec![],
                 running_stats: vec![],
             },
             pool: Pool::default(),
@@ -340,7 +341,7 @@ impl<'m> Run<'m> {
                                 r,
                             )
                         }
-                        SublayerKind::Ffn => run.ffn(inp, layer, r),
+                        SublayerKind::Ffn => run.ffn(inp, layer, (site, li, t), r),
                     })?,
                 );
             }

@@ -15,7 +15,9 @@ use crate::model::{AttentionParams, LayerParams, NormParams};
 use crate::tensor::Tensor;
 
 use super::{Run, SublayerFn};
-use crate::model::forward::{AttnSite, AttnTrace, NormRecord, RunningStatUpdate, SublayerRecord};
+use crate::model::forward::{
+    AttnSite, AttnTrace, FfnTrace, NormRecord, RunningStatUpdate, SublayerRecord,
+};
 
 impl<'m> Run<'m> {
     /// A norm over (R, C) rows: LayerNorm, or BatchNorm (eval: running statistics;
@@ -219,12 +221,14 @@ impl<'m> Run<'m> {
         Ok(out)
     }
 
-    /// The FFN sublayer's function over (B·T, C) rows.
+    /// The FFN sublayer's function over (B·T, C) rows of a sequence of length T, in layer
+    /// `layer` of the stack `site`; with `trace_ffn` its hidden units join the trace.
     /// Backward: `train::backward::ffn::ffn_backward`.
     pub(crate) fn ffn(
         &mut self,
         inp: &[f32],
         layer: &LayerParams,
+        (site, li, t): (AttnSite, usize, usize),
         rec: &mut SublayerRecord,
     ) -> Result<Vec<f32>> {
         let cfg = self.cfg();
@@ -250,6 +254,16 @@ impl<'m> Run<'m> {
             c,
             f,
         );
+        if self.opts.trace_ffn {
+            self.trace.ffn.push(FfnTrace {
+                stack: site,
+                layer: li,
+                hidden: Tensor {
+                    shape: vec![n / t.max(1), t, f],
+                    data: saved.hidden.clone(),
+                },
+            });
+        }
         if self.keep {
             rec.ffn = Some(saved);
             rec.ffn_dropout = drop;

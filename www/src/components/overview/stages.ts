@@ -3,7 +3,7 @@
 // the model), each stage's kind, the chapter and view that explain it, and the numbers of
 // its small picture, taken from the engine's tensors as they came (never computed here).
 
-import type { AttnSite, AttnTrace, ForwardResult, LayerPlan, ModelInfo, NormKind, StackPlan, SublayerPlan } from '../../engine/protocol';
+import type { AttnSite, AttnTrace, FfnTrace, ForwardResult, LayerPlan, ModelInfo, NormKind, StackPlan, SublayerPlan } from '../../engine/protocol';
 
 /** Every kind of stage the overview draws. */
 export type StageKind =
@@ -147,4 +147,18 @@ export function topOf(p: ArrayLike<number> | null, k: number): [number, number][
 /** The stacks of the plan with the layer each shows in full, clamped to the stack. */
 export function shownLayer(stack: StackPlan, wanted: number | undefined): number {
   return Math.min(Math.max(0, wanted ?? 0), Math.max(0, stack.layers - 1));
+}
+
+/** The FFN trace of a stack's layer (the engine sends them when the overview asks), or null. */
+export function ffnTraceOf(f: ForwardResult | null, stack: AttnSite, layer: number): FfnTrace | null {
+  return f?.ffn.find((x) => x.stack === stack && x.layer === layer) ?? null;
+}
+
+/**
+ * The FFN's hidden units of row 0 as a (T, F) matrix (positions down, units across), read
+ * from the trace's (B, T, F) tensor as the engine sent it.
+ */
+export function ffnMatrix(t: FfnTrace): { rows: number; cols: number; values: Float32Array } {
+  const [, T, F] = t.hidden.shape;
+  return { rows: T, cols: F, values: t.hidden.data.subarray(0, T * F) };
 }

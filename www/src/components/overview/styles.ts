@@ -293,21 +293,12 @@ export const overviewStyles = css`
       transform: none;
     }
   }
-  .ffn-pic {
-    display: flex;
-    align-items: center;
-    justify-content: center;
-    gap: 3px;
+  .ffn-axis {
+    display: block;
+    text-align: center;
     font-family: var(--tp-mono);
     font-size: 0.68rem;
-    color: var(--tp-muted);
-  }
-  .ffn-pic i {
-    display: block;
-    width: 9px;
-    border-radius: 2px;
-    background: #e6a23c;
-    opacity: 0.8;
+    line-height: 1.2;
   }
   .bars {
     display: grid;
@@ -383,6 +374,36 @@ export const overviewStyles = css`
     font-size: 0.7rem;
     color: var(--tp-focus);
   }
+  /* A middling panel (a 1024 px window): narrower cards, so that the decoder's last add and
+     the output stay beside each other instead of overlapping. */
+  @container (max-width: 1180px) {
+    .arrow {
+      flex-basis: 14px;
+    }
+    .block .arrow {
+      flex-basis: 8px;
+    }
+    .stage.io {
+      width: 92px;
+    }
+    .stage.attn {
+      width: 124px;
+      --ov-head: 48px;
+    }
+    .stage.ffn {
+      width: 104px;
+      --ov-ffn-w: 86px;
+    }
+    .stage.out {
+      width: 150px;
+    }
+    .stage.next {
+      width: 96px;
+    }
+    .stage.memory {
+      width: 96px;
+    }
+  }
   /* A narrow panel (a phone): the flow runs top to bottom. */
   @container (max-width: 760px) {
     .flow,
@@ -436,6 +457,10 @@ export const overviewStyles = css`
     }
     .stage.attn .pic {
       align-self: flex-start;
+    }
+    /* The FFN's units across the card's width. */
+    .stage.ffn {
+      --ov-ffn-w: 100%;
     }
   }
 `;

@@ -5,8 +5,8 @@
 // the encoder) and every layer as a chip below → the final norm → the output: the next-token
 // probabilities and the token chosen, or a classifier's class probabilities, or a tagger's
 // token per position. Every stage carries a small live picture of its tensor from the last
-// forward pass (heads' attention maps, the residual stream's norms, the top probabilities),
-// its numbers in data attributes (stages.ts says where each comes from), and is a button
+// forward pass (heads' attention maps, the FFN's hidden units, the residual stream's norms,
+// the top probabilities), its numbers in data attributes (stages.ts says where each comes from), and is a button
 // that opens the chapter explaining it (`tp-open-chapter`, detail `{ chapter, view }`).
 // While the model generates, the newest token is marked along the way and each new token
 // runs once through the stages (not under `prefers-reduced-motion`).
@@ -23,6 +23,7 @@ import { prefersReducedMotion } from '../../ui/prefs';
 import {
   addsPositions,
   blockSteps,
+  ffnTraceOf,
   headKind,
   positionsInAttention,
   realLength,
@@ -37,6 +38,7 @@ import {
 } from './stages';
 import { overviewStyles } from './styles';
 import './tp-ov-heads';
+import './tp-ov-ffn';
 import { chapterNamed } from '../../views/chapters';
 
 export class TpOverview extends LocalizedElement {
@@ -195,9 +197,10 @@ export class TpOverview extends LocalizedElement {
     }
     if (st.kind === 'ffn') {
       const act = info.activation === 'gelu' ? 'GELU' : 'ReLU';
-      const pic = html`<span class="ffn-pic" aria-hidden="true"
-        ><span>${info.d_model}</span><i style=${styles('height:22px')}></i><i style=${styles('height:44px')}></i><i style=${styles('height:22px')}></i><span>${info.d_ff}</span></span
-      >`;
+      const ids = stackIds(stack, this.forward);
+      const last = Math.max(0, realLength(ids, info.pad) - 1);
+      const pic = html`<tp-ov-ffn .trace=${ffnTraceOf(this.forward, stack.site, layer)} .last=${last} .mark=${stack.input !== 'source'} data-site=${stack.site} data-layer=${layer}></tp-ov-ffn
+        ><span class="ffn-axis small muted" aria-hidden="true">${msg(str`${info.d_ff} units →`)}</span>`;
       return this.stage('ffn', 'ffn', msg('Feed-forward'), msg(str`The same ${info.d_model} → ${info.d_ff} → ${info.d_model} network with ${act}, on each position alone.`), pic, {
         layer,
         site: stack.site,
@@ -377,7 +380,7 @@ export class TpOverview extends LocalizedElement {
       <div class="rows">${plan.stacks.map((s, i) => this.row(s, i === plan.stacks.length - 1))}</div>
       <p class="legend">
         ${msg(
-          'Every picture is the model’s own numbers for this input. Heads: rows are queries, columns keys, brighter is more attention (√p), grey is masked; the pink row and chip are the newest token. Bars: dark is short, yellow long. Click any stage to open the chapter that explains it.',
+          'Every picture is the model’s own numbers for this input. Heads: rows are queries, columns keys, brighter is more attention (√p), grey is masked; the pink row and chip are the newest token. Feed-forward: a row per position, a column per hidden unit, brighter is larger. Bars: dark is short, yellow long. Click any stage to open the chapter that explains it.',
           { id: 'overview.legend' },
         )}
       </p>
