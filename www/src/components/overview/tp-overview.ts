@@ -371,7 +371,7 @@ export class TpOverview extends LocalizedElement {
       <header>
         <h2 id="ov-h">${msg('The model at a glance')}</h2>
         <span class="sub"
-          >${this.modelTitle ? html`<span lang="en" data-model-text>${this.modelTitle}</span> · ` : nothing}${msg(
+          >${this.modelTitle ? html`<span data-model-text>${this.modelTitle}</span> · ` : nothing}${msg(
             str`${archName(plan.arch)}, ${layers} layers, ${info.n_heads} heads, d_model ${info.d_model}, ${info.params} parameters`,
           )}</span
         >
