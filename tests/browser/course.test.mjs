@@ -123,9 +123,10 @@ function store(page, fn) {
 }
 
 /**
- * After the experiment: what the engine says, and the lesson's check decided from it — the
- * answer is derived here from the engine's own numbers (the store, the view's data, the
- * drawn table), not from the lesson's code.
+ * After the experiment: what the engine says, and the right answer to the lesson's question
+ * worked out here from the engine's own numbers (the store, the view's data, the drawn
+ * table), never from the lesson's code: `{ choice }` (an option's index) or `{ number }`.
+ * The lesson's own check, decided on the page, must agree with it.
  */
 const AFTER = {
   'new-token': async (page) => {
@@ -134,26 +135,29 @@ const AFTER = {
     // Greedy keeps the most likely token: the engine's candidates are sorted, most likely first.
     assert.equal(s.strategy, 'greedy');
     assert.equal(s.token, s.best);
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
+    // Options: 0 the most likely token, 1 a less likely one.
+    const right = { choice: s.token === s.best ? 0 : 1 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
+    return right;
   },
   'shared-qk': async (page) => {
     const gaps = await store(page, (s) => Array.from(s.trace.qk_gap.data));
     assert.ok(gaps.some((g) => g > 0), `separate W_Q and W_K: some |q − k| is not 0 (${gaps})`);
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 2 });
+    // Options: 0 every |q − k| is still 0, 1 queries and keys differ.
+    const right = { choice: gaps.every((g) => g === 0) ? 0 : 1 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
+    return right;
   },
-  'head-dim': async (page, lang) => {
+  'head-dim': async (page) => {
     // The cost view rebuilt the count for one head; the table's total is the engine's.
     const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
     const r = await store(page, (s) => ({ h: s.costReport.n_heads, trained: s.info.params }));
     assert.equal(r.h, 1);
     assert.equal(total, r.trained, 'one head of full width has exactly the trained parameter count');
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 1, options: 3 });
-    if (lang === 'en') {
-      const d = await store(page, (s) => ({ dh: s.costReport.d_head, h: s.info.n_heads }));
-      const n = total.toLocaleString('en');
-      await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]')?.textContent.includes('h = 1'));
-      assert.match((await lesson(page)).notice, new RegExp(`h = 1, heads of ${d.dh} dimensions, the model counts ${n} parameters; as trained, with h = ${d.h}, ${n}\\.`));
-    }
+    // Options: 0 more, 1 the same, 2 fewer parameters than as trained.
+    const right = { choice: total > r.trained ? 0 : total === r.trained ? 1 : 2 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 3 });
+    return right;
   },
   'block-anatomy': async (page) => {
     assert.equal(await page.locator(`${P} tp-architecture .open[data-open="norm"]`).count(), 1, 'the norm opened on its live numbers');
@@ -161,12 +165,17 @@ const AFTER = {
     const adds = await page.locator(`${P} tp-architecture g.blk[data-adds="true"][data-layer="0"]`).count();
     assert.equal(adds, 2);
     assert.deepEqual(await decided(page), { kind: 'number', value: adds });
+    return { number: adds };
   },
   'residual-and-norm': async (page) => {
     const plan = await store(page, (s) => s.plan);
     assert.ok(plan.stacks.every((s) => s.sublayers.every((x) => !x.residual)));
-    assert.ok(await page.locator(`${P} tp-architecture g.blk[data-kind="norm"]`).count() > 0, 'the diagram still draws norms');
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
+    const norms = await page.locator(`${P} tp-architecture g.blk[data-kind="norm"]`).count();
+    assert.ok(norms > 0, 'the diagram still draws norms');
+    // Options: 0 the norms are still there, 1 they went with the residuals.
+    const right = { choice: norms > 0 ? 0 : 1 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
+    return right;
   },
   'batch-norm': async (page) => {
     // The norms view measures once it is on screen, as the learner scrolls to it.
@@ -177,26 +186,81 @@ const AFTER = {
       return { norm: d.norm, train: d.train_identical, evalSame: d.eval_identical };
     });
     assert.deepEqual(m, { norm: 'batch_norm', train: false, evalSame: true });
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 4 });
+    // Options: 0 train mode only, 1 eval mode only, 2 both, 3 neither moves.
+    const trainMoves = !m.train;
+    const evalMoves = !m.evalSame;
+    const right = { choice: trainMoves ? (evalMoves ? 2 : 0) : evalMoves ? 1 : 3 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 4 });
+    return right;
   },
-  'dropout-where': async (page, lang) => {
+  'dropout-where': async (page) => {
     const rows = await page.locator(`${P} tp-dropout tbody tr`).count();
     const paper = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-dropout').data.sites.filter((s) => s.in_paper).length);
     assert.ok(rows > paper && paper > 0, `${paper} of ${rows} places from the paper`);
     assert.deepEqual(await decided(page), { kind: 'number', value: paper });
-    // The notice's counts are the engine's.
-    if (lang === 'en') assert.match((await lesson(page)).notice, new RegExp(`dropout in ${rows} places, ${paper} of them`));
+    return { number: paper };
   },
   'which-architecture': async (page) => {
-    assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').info.arch), 'encoder_decoder');
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 2, options: 3 });
+    const arch = await page.evaluate(() => document.querySelector('transformer-playground').info.arch);
+    assert.equal(arch, 'encoder_decoder');
+    // Options: 0 continues a text (decoder-only), 1 labels its input (encoder-only), 2 turns one sequence into another.
+    const right = { choice: { decoder_only: 0, encoder_only: 1, encoder_decoder: 2 }[arch] };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 3 });
+    return right;
   },
   recap: async (page) => {
     const kinds = await store(page, (s) => s.lastForward.masks.filter((m) => m.site === 'decoder_self').map((m) => m.rule.kind));
     assert.deepEqual(kinds, ['causal']);
-    assert.deepEqual(await decided(page), { kind: 'choice', value: 0, options: 2 });
+    // Options: 0 the causal mask hid every later position, 1 attention read the whole text.
+    const right = { choice: kinds[0] === 'causal' ? 0 : 1 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
+    return right;
   },
 };
+
+/** Once the answer is right, what to notice quotes the engine's counts (checked in English, where its words are known). */
+const NOTICE = {
+  'head-dim': async (page) => {
+    const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
+    const d = await store(page, (s) => ({ dh: s.costReport.d_head, h: s.info.n_heads }));
+    const n = total.toLocaleString('en');
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]')?.textContent.includes('h = 1'));
+    assert.match((await lesson(page)).notice, new RegExp(`h = 1, heads of ${d.dh} dimensions, the model counts ${n} parameters; as trained, with h = ${d.h}, ${n}\\.`));
+  },
+  'dropout-where': async (page) => {
+    const rows = await page.locator(`${P} tp-dropout tbody tr`).count();
+    const paper = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-dropout').data.sites.filter((s) => s.in_paper).length);
+    assert.match((await lesson(page)).notice, new RegExp(`dropout in ${rows} places, ${paper} of them`));
+  },
+};
+
+/** The lesson's answer box and verdict, and the progress kept for lesson `id`. */
+function answerState(page, id) {
+  return page.evaluate((id) => {
+    const root = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot;
+    const p = JSON.parse(localStorage.getItem('tplay-lessons') ?? 'null');
+    return {
+      box: root.querySelector('[data-answer]')?.dataset.answer ?? null,
+      options: root.querySelectorAll('[data-answer] [data-option]').length,
+      verdict: root.querySelector('[data-verdict]')?.dataset.verdict ?? null,
+      hint: root.querySelector('[data-hint]')?.textContent ?? '',
+      notice: root.querySelector('[data-notice]')?.textContent ?? null,
+      done: !!p?.done?.includes(id),
+      answer: p?.answers?.[id] ?? null,
+    };
+  }, id);
+}
+
+/** Commit an answer through the answer box, as a learner would: an option chosen, or a number typed. */
+async function giveAnswer(page, a) {
+  const box = page.locator(`${P} tp-lesson [data-answer]`);
+  if ('choice' in a) await box.locator(`[data-option="${a.choice}"]`).check();
+  else await box.locator('[data-answer-input]').fill(String(a.number));
+  await box.locator('[data-check]').click();
+}
+
+const answerIs = (v) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-answer]')?.dataset.answer === v;
+const verdictIs = (v) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-verdict]')?.dataset.verdict === v;
 
 const NEW = Object.keys(EXPERIMENTS);
 const SHOTS = ['new-token', 'block-anatomy'];
@@ -238,6 +302,22 @@ describe('the course follows the seed notes', () => {
     await page.close();
   });
 
+  test('a_lesson_link_followed_while_the_page_rewrites_its_own_link_is_not_lost', async () => {
+    // The page keeps its link up to date with history.replaceState (after a model loads, say).
+    // When that write lands between the learner's following a link and the hashchange event,
+    // the link followed is still the one that opens.
+    const { page, errors } = await open(browser.context, server.url, 'lesson=new-token');
+    await page.evaluate(() => {
+      const was = location.hash;
+      location.hash = 'lesson=shared-qk';
+      history.replaceState(null, '', `${location.pathname}${location.search}${was}`);
+    });
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('section')?.dataset.lesson === 'shared-qk', undefined, 10000);
+    assert.match(await page.evaluate(() => location.hash), /lesson=shared-qk/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   for (const lang of ['en', 'zh-Hans']) {
     test(`every_lesson_names_the_seed_question_it_answers (${lang})`, async () => {
       const { page, errors } = await open(browser.context, server.url, `lesson=new-token&lang=${lang}`);
@@ -263,6 +343,8 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
       test(`${id} (${lang}): the step completes when the learner does the experiment`, async () => {
         const { page, errors } = await open(browser.context, server.url, `lesson=${id}&lang=${lang}`);
         try {
+          // The browser context is shared: forget what another test answered.
+          await page.evaluate(() => localStorage.removeItem('tplay-lessons'));
           const before = await lesson(page);
           assert.equal(before.st.lesson, id);
           assert.ok(before.title && before.title.length > 3);
@@ -275,10 +357,36 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
           assert.equal((await lesson(page)).step, 'todo', 'the step must not be done before the experiment');
           await EXPERIMENTS[id](page);
           await until(page, isDone, undefined, 120000);
-          await AFTER[id]?.(page, lang);
+          // The experiment alone does not finish the lesson: its question waits for an answer.
+          let a = await answerState(page, id);
+          assert.ok(['open', 'measuring'].includes(a.box), `the answer box appears once the experiment is done (${a.box})`);
+          assert.equal(a.notice, null, 'what to notice waits for the answer');
+          assert.equal(a.done, false, 'the lesson is not done before the answer');
+          // The right answer, from the engine's numbers (the views it needs measured, as the learner reads them) …
+          const right = await AFTER[id](page);
+          // … and the page has measured what the answer is judged against.
+          await until(page, answerIs, 'open', 120000);
+          a = await answerState(page, id);
+          // A wrong answer first: another option, or a number far from the engine's.
+          const wrong = 'choice' in right ? { choice: (right.choice + 1) % a.options } : { number: right.number === 0 ? 1 : right.number * 3 + 1 };
+          await giveAnswer(page, wrong);
+          await until(page, verdictIs, 'wrong');
+          a = await answerState(page, id);
+          assert.ok(a.hint.length > 10, `a wrong answer gets a hint: ${a.hint}`);
+          if (lang === 'zh-Hans') assert.match(a.hint, /[\u4e00-\u9fff]/, 'the hint is in Chinese');
+          assert.equal(a.notice, null, 'no notice after a wrong answer');
+          assert.equal(a.done, false, 'a wrong answer does not finish the lesson');
+          assert.deepEqual({ right: a.answer?.right, tries: a.answer?.tries }, { right: false, tries: 1 });
+          // Then the right one.
+          await giveAnswer(page, right);
+          await until(page, verdictIs, 'right');
+          a = await answerState(page, id);
+          assert.equal(a.box, 'right');
+          assert.ok(a.done, 'the progress keeps the lesson as done');
+          assert.deepEqual({ right: a.answer?.right, tries: a.answer?.tries }, { right: true, tries: 2 }, 'the progress keeps the answer');
+          if (lang === 'en') await NOTICE[id]?.(page);
           const after = await lesson(page);
-          assert.ok(after.progress.done.includes(id), 'the progress is kept');
-          assert.ok(after.notice.length > 20, 'what to notice appears once the step is done');
+          assert.ok(after.notice.length > 20, 'what to notice appears once the answer is right');
           if (lang === 'zh-Hans') assert.match(after.notice, /[\u4e00-\u9fff]/, 'the notice is in Chinese');
           assert.doesNotMatch(after.notice, /undefined|NaN/);
           if (SHOTS.includes(id)) await page.locator(P).screenshot({ path: join(artifacts, `course-${id}-${lang}.png`) });

@@ -77,7 +77,9 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   private resolveReady!: () => void;
   /** Settles when the page first shows a real forward pass. */
   readonly ready: Promise<void> = new Promise((r) => (this.resolveReady = r));
-  private onHash = () => void this.store?.applyHash(location.hash);
+  // The link followed is the event's: the store's own replaceState (after a model loads, say)
+  // may rewrite location.hash between the navigation and this event, and must not undo it.
+  private onHash = (e: HashChangeEvent) => void this.store?.applyHash(hashOf(e.newURL));
 
   // The store's state, read-only, for scripts and tests.
   /** The settings (mirrored in the URL hash). */
@@ -729,6 +731,15 @@ function afterNextPaint(): Promise<void> {
 }
 
 /** Settles at the next animation frame (or after 100 ms where the page draws none). */
+/** The hash (with its `#`, or '') of a URL an event names; the page's own when it cannot be read. */
+function hashOf(url: string): string {
+  try {
+    return new URL(url).hash;
+  } catch {
+    return location.hash;
+  }
+}
+
 function nextFrame(): Promise<void> {
   return new Promise((ok) => {
     const timer = setTimeout(ok, 100);
