@@ -281,6 +281,7 @@ describe('the lessons on the Chinese models', () => {
     parallel: 'zh-grammar-sinusoidal.safetensors',
     positions: 'zh-grammar-sinusoidal.safetensors',
     order: 'zh-grammar-none.safetensors',
+    extrapolation: 'zh-grammar-sinusoidal.safetensors',
     architectures: 'zh-grammar-sinusoidal.safetensors',
     'kv-cache': 'zh-grammar-sinusoidal.safetensors',
     decoding: 'zh-grammar-sinusoidal.safetensors',

@@ -166,7 +166,8 @@ export function shot(page, name) {
 /**
  * The English words that may stay on a Chinese page, one list for every test that scans
  * for English: names of products, formats and units; the notation of formulas and the
- * symbols of the model (d_k, W_Q, QKᵀ); the Latin names Chinese texts on transformers do
+ * symbols of the model (d_k, W_Q, QKᵀ) and the function names formulas use (softmax, exp,
+ * Concat, MultiHead, Sublayer, FFN, LN…); the Latin names Chinese texts on transformers do
  * write (Pre-LN, Post-LN, ReLU, GELU, softmax, logit, dropout, LayerNorm…); and the names of
  * keyboard keys. Setting values as a link spells them (alibi, greedy, causal…) are not on
  * it: the page shows each one in words.
@@ -174,18 +175,20 @@ export function shot(page, name) {
 export const ENGLISH_ALLOWED = new Set(
   `Transformer WebGPU GPU CPU WebAssembly SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs
   logit logits softmax Softmax dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN
-  RoPE ALiBi NoPE Shaw GPT LM FFN Q K V QK KV QKᵀ Kᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O
+  RoPE ALiBi NoPE Shaw GPT LM FFN Q K V QK KV QKᵀ Kᵀ vᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O
   PE x y h L S T N log exp max min sin cos tanh argmax top p k sqrt norm ln sum mean var std eps
   eos bos pad unk sep cls nats rad safetensors tplay viridis cividis PyTorch
-  Shift Delete Enter Esc Escape Tab Ctrl Alt Home End PageUp PageDown`.split(/\s+/),
+  Shift Delete Enter Esc Escape Tab Ctrl Alt Home End PageUp PageDown
+  Concat MultiHead Attention SelfAttention Sublayer BN Bernoulli`.split(/\s+/),
 );
 
 /**
  * The English words left on the page in `page` (every document, every shadow root): in
  * the text shown, the accessible names, tooltips and placeholders, the options of every
  * shown drop-down and the document's title. What the model reads or writes is not the
- * interface's and is skipped: token chips, the generated stream, the input boxes, formulas
- * and code, anything marked `data-model-text`, and the loaded models' vocabulary. Returns
+ * interface's and is skipped: token chips, the generated stream, the input boxes, code,
+ * anything marked `data-model-text`, and the loaded models' vocabulary. Formulas are read:
+ * a lesson's formula with words in it is translated, its math names are on the allow-list. Returns
  * one line per text with English in it (where, the text, the words), empty when none.
  * `firstScreen`: only what lies inside the viewport.
  */
@@ -201,7 +204,7 @@ export async function englishLeft(page, allow = ENGLISH_ALLOWED, { firstScreen =
       const r = e.getBoundingClientRect();
       return r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw;
     };
-    const modelText = (e) => !!e.closest('[data-model-text], .chips, .stream, [data-token], textarea, input, .mono, .formula, code');
+    const modelText = (e) => !!e.closest('[data-model-text], .chips, .stream, [data-token], textarea, input, .mono, code');
     const vocab = new Set();
     const walk = (root) => {
       const tw = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);

@@ -379,6 +379,47 @@ describe('the extrapolation view', () => {
   });
 });
 
+describe('the extrapolation view on the Chinese page', () => {
+  test('it_measures_the_four_chinese_grammar_models_and_learned_positions_fall_past_the_trained_length', { timeout: 600000 }, async () => {
+    const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&chapter=all&play=0&model=zh-grammar-sinusoidal.safetensors');
+    const zhFiles = await page.evaluate(() =>
+      document.querySelector('transformer-playground').manifest.filter((m) => m.task === 'zh-grammar' && !m.share_qk).map((m) => m.file).sort(),
+    );
+    assert.equal(zhFiles.length, 4);
+    await page.locator('tp-extrapolation .controls button').first().click();
+    await page.waitForFunction(
+      () => {
+        const x = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation');
+        return (x.results.length === 4 && !x.progress) || x.problem;
+      },
+      null,
+      { timeout: 540000 },
+    );
+    const got = await page.evaluate(() => {
+      const x = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-extrapolation');
+      const mean = (a) => a.reduce((s, v) => s + v, 0) / a.length;
+      return {
+        problem: x.problem,
+        expected: x.expected,
+        files: x.results.map((r) => r.file).sort(),
+        curves: Object.fromEntries(x.results.map(({ scheme, r }) => [scheme, [mean(r.accuracy.slice(8, 64)), mean(r.accuracy.slice(128))]])),
+        rows: x.shadowRoot.querySelectorAll('tr[data-scheme]').length,
+      };
+    });
+    assert.equal(got.problem, '');
+    assert.equal(got.expected, 4);
+    assert.deepEqual(got.files, zhFiles);
+    assert.equal(got.rows, 4);
+    // ALiBi holds past the trained length; the learned rows past it were never trained.
+    assert.ok(got.curves.alibi[1] > got.curves.alibi[0] - 0.05, JSON.stringify(got.curves.alibi));
+    assert.ok(got.curves.learned[1] < got.curves.learned[0] - 0.05, JSON.stringify(got.curves.learned));
+    await page.locator('tp-extrapolation').scrollIntoViewIfNeeded();
+    await shotOf(page, 'transformer-playground >> tp-extrapolation', 'view-extrapolation-zh');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('labels that say where positions act', () => {
   test('only_added_positions_are_named_on_the_embedding_and_the_relative_term_names_its_clipped_offset', async () => {
     const labels = async (page) => page.locator('tp-architecture g.blk').evaluateAll((gs) => gs.map((g) => g.textContent.trim()));

@@ -1,5 +1,7 @@
 //! Train short, test long: a grammar model trained on sequences of `GRAMMAR_TRAIN_LEN`
-//! characters, scored on held-out text of up to 4× that length.
+//! characters, scored on held-out text of up to 4× that length. The English grammar
+//! models are scored on the `grammar` task's text, the Chinese ones (trained by the same
+//! recipe on `zh-grammar`) on that task's; the model's vocabulary says which.
 //!
 //! [`extrapolation`] is what `models/README.md`'s table and the page's plot both come
 //! from: next-character accuracy and cross-entropy at the positions each length adds
@@ -14,7 +16,8 @@ use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::tasks::grammar::GrammarTask;
-use crate::tasks::{Split, Task};
+use crate::tasks::zh_grammar::ZhGrammarTask;
+use crate::tasks::{Example, Split, Task};
 use crate::train::eval::lm_stats_by_position;
 use crate::train::recipes::GRAMMAR_TRAIN_LEN;
 
@@ -52,6 +55,36 @@ pub struct Extrapolation {
     pub loss: Vec<f64>,
 }
 
+/// The held-out text a grammar model is scored on: the task whose vocabulary it has.
+enum GrammarText {
+    English(GrammarTask),
+    Chinese(ZhGrammarTask),
+}
+
+impl GrammarText {
+    fn for_model(model: &Model, len: usize) -> Result<Self> {
+        let tokens = &model.tokenizer.spec.tokens;
+        let en = GrammarTask::new(len)?;
+        if &en.tokenizer().spec.tokens == tokens {
+            return Ok(GrammarText::English(en));
+        }
+        let zh = ZhGrammarTask::new(len)?;
+        if &zh.tokenizer().spec.tokens == tokens {
+            return Ok(GrammarText::Chinese(zh));
+        }
+        Err(Error::Input(
+            "this model's vocabulary is neither the English nor the Chinese grammar task's".into(),
+        ))
+    }
+
+    fn sequence(&self, split: Split, rng: &mut ChaCha8Rng, len: usize) -> Example {
+        match self {
+            GrammarText::English(t) => t.sequence(split, rng, len),
+            GrammarText::Chinese(t) => t.sequence(split, rng, len),
+        }
+    }
+}
+
 /// Score a decoder-only grammar model on `sequences` held-out sequences per length,
 /// drawn from a generator seeded with `seed` (a fresh one per length, as the table does).
 pub fn extrapolation(model: &Model, sequences: usize, seed: u64) -> Result<Extrapolation> {
@@ -73,12 +106,7 @@ pub fn extrapolation(model: &Model, sequences: usize, seed: u64) -> Result<Extra
             "sequences must be from 1 to 256, got {sequences}"
         )));
     }
-    let task = GrammarTask::new(l)?;
-    if task.tokenizer().spec.tokens != model.tokenizer.spec.tokens {
-        return Err(Error::Input(
-            "this model's vocabulary is not the grammar task's".into(),
-        ));
-    }
+    let task = GrammarText::for_model(model, l)?;
     let mut bands = vec![];
     let (mut accuracy, mut loss) = (vec![], vec![]);
     for mult in MULTIPLES {
@@ -157,5 +185,52 @@ mod tests {
             .contains("4×"));
         let long = grammar_model(PosEncoding::Sinusoidal, 4 * GRAMMAR_TRAIN_LEN);
         assert!(extrapolation(&long, 0, 0).is_err());
+        // A decoder-only model of another vocabulary (the addition task's) is refused.
+        let add = crate::tasks::build("add", &Default::default()).unwrap();
+        let tok = add.tokenizer().clone();
+        let mut cfg = ModelConfig::preset("gpt-pico", tok.vocab_size()).unwrap();
+        cfg.max_len = 4 * GRAMMAR_TRAIN_LEN;
+        let other = Model::init(cfg, tok, 1);
+        assert!(extrapolation(&other, 2, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("vocabulary"));
+    }
+
+    fn shipped(file: &str) -> Model {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../models")
+            .join(file);
+        crate::checkpoint::load_file(&path).unwrap()
+    }
+
+    #[test]
+    fn the_chinese_grammar_models_are_scored_on_chinese_text() {
+        // The shipped Chinese models have the zh-grammar task's vocabulary, not the English
+        // task's, and are measured on it.
+        let zh = ZhGrammarTask::new(GRAMMAR_TRAIN_LEN).unwrap();
+        let alibi = shipped("zh-grammar-alibi.safetensors");
+        assert_eq!(alibi.tokenizer.spec.tokens, zh.tokenizer().spec.tokens);
+        let learned = shipped("zh-grammar-learned.safetensors");
+        let (a, l) = (
+            extrapolation(&alibi, 8, SEED).unwrap(),
+            extrapolation(&learned, 8, SEED).unwrap(),
+        );
+        for r in [&a, &l] {
+            assert_eq!(r.train_len, GRAMMAR_TRAIN_LEN);
+            assert_eq!(r.accuracy.len(), 4 * GRAMMAR_TRAIN_LEN);
+            for b in &r.bands {
+                assert!((0.0..=1.0).contains(&b.accuracy), "{b:?}");
+                assert!(b.loss.is_finite() && b.loss > 0.0, "{b:?}");
+            }
+        }
+        // Both learned the text at the trained length (far above a uniform guess over the
+        // vocabulary); ALiBi's distance penalty carries to 4×, while the learned position
+        // rows past 64 were never trained and the learned model falls behind there.
+        let uniform = 1.0 / zh.tokenizer().vocab_size() as f64;
+        assert!(a.bands[0].accuracy > 10.0 * uniform && l.bands[0].accuracy > 10.0 * uniform);
+        assert!(a.bands[2].accuracy > l.bands[2].accuracy, "{a:?} {l:?}");
+        assert!(l.bands[2].accuracy < l.bands[0].accuracy);
+        assert!(l.bands[2].loss > a.bands[2].loss);
     }
 }

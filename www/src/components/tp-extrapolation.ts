@@ -1,11 +1,12 @@
 // Train short, test long, measured in the page: each shipped grammar model (one per
 // position encoding, all trained on 64-character sequences) is scored by the engine on
 // held-out text of up to 4× that length, position by position. The same function
-// produced the table in models/README.md.
+// produced the table in models/README.md. On a Chinese model, or with the page in
+// Chinese, the view measures the Chinese grammar models (the same recipe on Chinese text).
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { LocalizedElement } from '../i18n/locale';
+import { currentLang, LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
@@ -42,6 +43,7 @@ export class TpExtrapolation extends LocalizedElement {
     engine: { attribute: false },
     base: { attribute: false },
     manifest: { attribute: false },
+    pageModel: { attribute: false },
     results: { state: true },
     progress: { state: true },
     problem: { state: true },
@@ -51,6 +53,8 @@ export class TpExtrapolation extends LocalizedElement {
   engine: EngineCaller | null = null;
   base: URL | null = null;
   manifest: ManifestEntry[] = [];
+  /** The page's model: a Chinese one makes the view measure the Chinese grammar models. */
+  pageModel = '';
   /** Per scheme, what the engine measured (read by the browser tests). */
   results: { scheme: string; file: string; r: Extrapolation }[] = [];
   /** null: idle; otherwise [models done, models in all]. */
@@ -111,9 +115,24 @@ export class TpExtrapolation extends LocalizedElement {
     `,
   ];
 
-  /** The grammar models that differ only in their position encoding. */
+  /** The grammar task measured: the Chinese one on a Chinese model or a Chinese page. */
+  get task(): 'grammar' | 'zh-grammar' {
+    const page = this.manifest.find((m) => m.file === this.pageModel);
+    return page?.task.startsWith('zh-') || currentLang() === 'zh-Hans' ? 'zh-grammar' : 'grammar';
+  }
+
+  /** The grammar models of that task that differ only in their position encoding. */
   private models(): ManifestEntry[] {
-    return this.manifest.filter((m) => m.task === 'grammar' && !m.share_qk);
+    const task = this.task;
+    return this.manifest.filter((m) => m.task === task && !m.share_qk);
+  }
+
+  willUpdate(): void {
+    // Results of the other language's models are not this view's any more.
+    if (this.results.length && !this.progress) {
+      const files = new Set(this.models().map((m) => m.file));
+      if (!this.results.every((r) => files.has(r.file))) this.results = [];
+    }
   }
 
   /** How many models a measurement scores (the lesson is done when every one of them is). */
@@ -203,7 +222,11 @@ export class TpExtrapolation extends LocalizedElement {
                 )}
               </tbody>
             </table>
-            <p class="small muted">${msg('accuracy / cross-entropy at the positions each length adds; the same numbers as the table in models/README.md.')}</p>`
+            <p class="small muted">
+              ${this.task === 'grammar'
+                ? msg('accuracy / cross-entropy at the positions each length adds; the same numbers as the table in models/README.md.')
+                : msg('accuracy / cross-entropy at the positions each length adds, on held-out Chinese sentences.', { id: 'extrapolation.zh-footnote' })}
+            </p>`
         : html`<p class="muted">${msg('Press Measure: the engine loads each grammar model and scores it (a few seconds).')}</p>`}
     </section>`;
   }

@@ -6,7 +6,8 @@
 // translation no longer has a string, or when that module is out of date).
 //
 // One locale holds for the whole page (several playgrounds on one page share it). Numbers,
-// formulas, token text and what the model writes are never translated.
+// the math of formulas, token text and what the model writes are never translated (a
+// lesson's formula with words in it goes through msg() like its prose).
 
 import { configureLocalization, LOCALE_STATUS_EVENT, updateWhenLocaleChanges } from '@lit/localize';
 import { LitElement } from 'lit';

@@ -5,7 +5,8 @@
 // model, the generation) or a view's measured result, never a button of the lesson's own.
 //
 // Every sentence goes through `msg` with an explicit id (`lesson.<id>.<part>`), so the
-// localisation tools can translate it; formulas are the same in every language and are not.
+// localisation tools can translate it. A formula of pure math is a plain string, the same in
+// every language; one with words in it is a msg() (`lesson.<id>.formula`) like the prose.
 
 import { msg, str } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
@@ -75,8 +76,8 @@ export interface Lesson {
   readonly title: () => string;
   /** The explanation, a paragraph or two. */
   readonly explain: (c: LessonText) => string[];
-  /** The formula, as plain text (the same in every language). */
-  readonly formula?: string;
+  /** The formula, as plain text: a string when it is pure math (the same in every language), a msg() when it has words in it. */
+  readonly formula?: string | (() => string);
   /** The settings it opens with, in the URL-hash format. */
   readonly preset: string;
   /** What to do, and the question to answer while doing it. */
@@ -161,7 +162,7 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.qkv.explain2',
       }),
     ],
-    formula: 'q_i = x_i·W_Q,   k_j = x_j·W_K,   v_j = x_j·W_V,   score(i, j) = q_i·k_j',
+    formula: () => msg('q_i = x_i·W_Q,   k_j = x_j·W_K,   v_j = x_j·W_V,   score(i, j) = q_i·k_j', { id: 'lesson.qkv.formula' }),
     preset: `${GRAMMAR}&views=controls,attention&play=0`,
     task: () => msg('In the model list, load “Grammar LM · shared W_Q = W_K”.', { id: 'lesson.qkv.task' }),
     question: () => msg('What does the inspector beside the heatmap now say about the largest |q − k|, and what does that make of the score matrix?', { id: 'lesson.qkv.question' }),
@@ -211,7 +212,7 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.dot-vs-additive.explain2',
       }),
     ],
-    formula: 'dot: score(q, k) = q·k / √d_k        additive: score(q, k) = vᵀ · tanh(q + k)',
+    formula: () => msg('dot: score(q, k) = q·k / √d_k        additive: score(q, k) = vᵀ · tanh(q + k)', { id: 'lesson.dot-vs-additive.formula' }),
     preset: `${REVERSE}&views=controls,attention,parallel&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with additive scores.', { id: 'lesson.dot-vs-additive.task' }),
     question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
@@ -241,7 +242,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('The padding mask adds −∞ to the score of every pad key before softmax, so its weight becomes exactly 0.', { id: 'lesson.padding-mask.explain2' }),
     ],
-    formula: 'score(i, j) + (0 if key j is a real token, −∞ if key j is a pad)',
+    formula: () => msg('score(i, j) + (0 if key j is a real token, −∞ if key j is a pad)', { id: 'lesson.padding-mask.formula' }),
     preset: 'model=sentiment.safetensors&text=the movie was good&batch=i did not like the acting but the music was great&views=controls,masks,attention&play=0',
     task: () => msg('Untick “padding mask”, then look at sequence 1 (the short one) in the attention view.', { id: 'lesson.padding-mask.task' }),
     question: () => msg('Which cells start to receive weight, and should they?', { id: 'lesson.padding-mask.question' }),
@@ -266,7 +267,7 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.causal-mask.explain2',
       }),
     ],
-    formula: 'mask(i, j) = 0 if j ≤ i,  −∞ if j > i',
+    formula: () => msg('mask(i, j) = 0 if j ≤ i,  −∞ if j > i', { id: 'lesson.causal-mask.formula' }),
     preset: `${GRAMMAR}&views=controls,masks,attention,output&play=0`,
     task: () => msg('Untick “causal mask” in the settings.', { id: 'lesson.causal-mask.task' }),
     question: () => msg('Which cells fill in? The last position could already see every token: does its prediction change anyway?', { id: 'lesson.causal-mask.question' }),
@@ -289,7 +290,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('Cross-attention joins the two: its queries come from the decoder, its keys and values from the encoder’s output.', { id: 'lesson.attention-sites.explain2' }),
     ],
-    formula: 'cross-attention: Q = decoder states · W_Q,   K = encoder output · W_K,   V = encoder output · W_V',
+    formula: () => msg('cross-attention: Q = decoder states · W_Q,   K = encoder output · W_K,   V = encoder output · W_V', { id: 'lesson.attention-sites.formula' }),
     preset: 'model=translate.safetensors&views=architecture,attention&site=encoder_self&play=0',
     task: () => msg('In the attention view, switch to cross-attention.', { id: 'lesson.attention-sites.task' }),
     question: () => msg('What are the rows and what are the columns now, and is the map square?', { id: 'lesson.attention-sites.question' }),
@@ -516,7 +517,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('So with BatchNorm in training, one sentence’s output depends on the other sentences in its batch and on every position of its own, and padding counts too.', { id: 'lesson.norms.explain2' }),
     ],
-    formula: 'LN(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β,   statistics over one token’s features',
+    formula: () => msg('LN(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β,   statistics over one token’s features', { id: 'lesson.norms.formula' }),
     preset: `${REVERSE}&views=controls,norms&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with BatchNorm (it changes two things: BatchNorm instead of LayerNorm, and after the residual add instead of before the sublayer).', { id: 'lesson.norms.task' }),
     question: () => msg('In train mode, does another sequence in the batch change this one’s output?', { id: 'lesson.norms.question' }),
@@ -537,7 +538,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('Pre-LN keeps a clean path for gradients and trains without a long warmup; post-LN keeps the stream’s size fixed.', { id: 'lesson.pre-post-ln.explain2' }),
     ],
-    formula: 'post-LN: x ← LN(x + F(x))        pre-LN: x ← x + F(LN(x))',
+    formula: 'Post-LN: x ← LN(x + F(x))        Pre-LN: x ← x + F(LN(x))',
     preset: `${REVERSE}&views=controls,architecture,hidden&play=0`,
     task: () => msg('Under “Design”, load the post-LN sibling.', { id: 'lesson.pre-post-ln.task' }),
     question: () => msg('Where do the norm boxes sit in the diagram now, and how do the residual norms per layer differ?', { id: 'lesson.pre-post-ln.question' }),
@@ -557,7 +558,7 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.ffn.explain1',
       }),
     ],
-    formula: 'FFN(x) = W_2 · act(W_1 · x + b_1) + b_2',
+    formula: () => msg('FFN(x) = W_2 · act(W_1 · x + b_1) + b_2', { id: 'lesson.ffn.formula' }),
     preset: `${REVERSE}&views=ffn&play=0`,
     task: () => msg('Pick another position to change in the view.', { id: 'lesson.ffn.task' }),
     question: () => msg('In each layer, which rows of the FFN output change?', { id: 'lesson.ffn.question' }),
@@ -585,7 +586,7 @@ export const LESSONS: readonly Lesson[] = [
       msg('In training, dropout sets a random fraction p of activations to zero and scales the rest by 1/(1 − p), so no unit can rely on any one other.', { id: 'lesson.dropout.explain1' }),
       msg('In evaluation it does nothing at all. The scaling in training keeps the expected value the same in both modes.', { id: 'lesson.dropout.explain2' }),
     ],
-    formula: 'train: y = m ⊙ x / (1 − p),  m_i ~ Bernoulli(1 − p)        eval: y = x',
+    formula: () => msg('train: y = m ⊙ x / (1 − p),  m_i ~ Bernoulli(1 − p)        eval: y = x', { id: 'lesson.dropout.formula' }),
     preset: 'model=reverse-dropout.safetensors&views=controls,dropout&play=0',
     task: () => msg('Choose “train mode” for the forward pass, then press “run again”.', { id: 'lesson.dropout.task' }),
     question: () => msg('Does the output change from run to run? Does it in eval mode?', { id: 'lesson.dropout.question' }),
@@ -611,7 +612,7 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.noam-adam.explain2',
       }),
     ],
-    formula: 'lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)',
+    formula: () => msg('lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)', { id: 'lesson.noam-adam.formula' }),
     preset: 'views=schedule&play=0',
     task: () => msg('Set the warmup to 400 steps.', { id: 'lesson.noam-adam.task' }),
     question: () => msg('Where is the peak now, and how high?', { id: 'lesson.noam-adam.question' }),
@@ -651,7 +652,7 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('Without the cache every step recomputes the keys and values of the entire prefix, getting the same tokens at a growing cost.', { id: 'lesson.kv-cache.explain2' }),
     ],
-    formula: 'step t: q_t, k_t, v_t from token t;   K ← [K; k_t],  V ← [V; v_t];   out_t = softmax(q_t·Kᵀ / √d_k) · V',
+    formula: () => msg('step t: q_t, k_t, v_t from token t;   K ← [K; k_t],  V ← [V; v_t];   out_t = softmax(q_t·Kᵀ / √d_k) · V', { id: 'lesson.kv-cache.formula' }),
     preset: `${GRAMMAR}&views=generation&max=24&speed=0`,
     task: () => msg('Untick “KV cache”, press “↺ Restart” and let the generation run to the end.', { id: 'lesson.kv-cache.task' }),
     question: () => msg('Are the tokens the same? How many positions were run in total?', { id: 'lesson.kv-cache.question' }),

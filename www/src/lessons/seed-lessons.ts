@@ -102,7 +102,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
         id: 'lesson.shared-qk.explain2',
       }),
     ],
-    formula: 'W_Q = W_K = W  ⇒  score(i, j) = (x_i·W)·(x_j·W) = score(j, i)',
+    formula: () => msg('W_Q = W_K = W  ⇒  score(i, j) = (x_i·W)·(x_j·W) = score(j, i)', { id: 'lesson.shared-qk.formula' }),
     preset: 'model=grammar-shared-qk.safetensors&views=controls,attention&play=0',
     task: () => msg('Read the largest |q − k| beside the heatmap, then load the grammar model with sinusoidal positions (separate W_Q and W_K) from the model list and read it again.', { id: 'lesson.shared-qk.task' }),
     question: () => msg('Is the largest |q − k| still 0 with separate matrices?', { id: 'lesson.shared-qk.question' }),

@@ -469,7 +469,7 @@ export class TpLesson extends LitElement {
       ${asks ? html`<p class="seed" data-seed-question><strong>${msg('The question it answers:', { id: 'tour.seed-question' })}</strong> ${asks}</p>` : nothing}
       ${this.tour && this.showToc ? this.toc() : nothing}
       ${l.explain(text).map((p) => html`<p>${p}</p>`)}
-      ${l.formula ? html`<div class="formula" role="math" aria-label=${msg('formula', { id: 'tour.formula' })}>${l.formula}</div>` : nothing}
+      ${l.formula ? html`<div class="formula" role="math" aria-label=${msg('formula', { id: 'tour.formula' })}>${typeof l.formula === 'function' ? l.formula() : l.formula}</div>` : nothing}
       <div class="try" data-step=${done ? 'done' : 'todo'}>
         <p><strong>${msg('Try it:', { id: 'tour.try' })}</strong> ${l.task()}</p>
         <p><strong>${msg('Question:', { id: 'tour.question' })}</strong> ${l.question()}</p>

@@ -2,8 +2,7 @@
 // the same on a shipped Chinese model opens on that model instead (the preset here replaces
 // the lesson's own, ./lessons.ts). A lesson that is not listed keeps its preset: its task
 // names a sibling that only the English-data model has (a design choice, W_Q = W_K, a
-// position encoding the Chinese models lack), or its view measures the English grammar
-// task only (train short, test long).
+// position encoding the Chinese models lack).
 //
 // Each preset keeps the lesson's views and switches; only the model (and its input) change.
 
@@ -24,6 +23,8 @@ export const ZH_PRESETS: Readonly<Record<string, string>> = {
   positions: `${ZH_GRAMMAR}&views=controls,positions&play=0`,
   // The order view starts on the page's model: 猫追狗 against 狗追猫 without positions.
   order: 'model=zh-grammar-none.safetensors&views=order&play=0',
+  // On a Chinese model the view measures the four Chinese grammar models.
+  extrapolation: `${ZH_GRAMMAR}&views=extrapolation&play=0`,
   architectures: `${ZH_GRAMMAR}&views=controls,architecture,output&play=0`,
   'kv-cache': `${ZH_GRAMMAR}&views=generation&max=24&speed=0`,
   decoding: `${ZH_GRAMMAR}&views=output,generation,beams&max=16&speed=0`,

@@ -420,7 +420,7 @@ export const VIEWS = [
       return msg('Train short, test long: accuracy per position');
     },
     needs: [],
-    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest}></tp-extrapolation>`,
+    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model}></tp-extrapolation>`,
   },
   {
     name: 'ffn',
