@@ -21,6 +21,7 @@ struct Req {
     switches: ArbSwitches,
     sampling: ArbSampling,
     qkv: Option<bool>,
+    ffn: Option<bool>,
 }
 
 fn ids(rows: &[Vec<u8>]) -> Vec<Vec<u32>> {
@@ -34,6 +35,7 @@ fuzz_target!(|req: Req| {
         switches: req.switches.switches(),
         sampling: req.sampling.sampling(),
         qkv: req.qkv,
+        ffn: req.ffn,
         train: None,
     };
     with_engine(req.model, |engine, m| {
@@ -44,6 +46,14 @@ fuzz_target!(|req: Req| {
         for a in &out.attention {
             assert!(a.probs.data.0.iter().all(unit));
             assert!(a.entropy.data.0.iter().chain(&a.max_prob.data.0).all(|x| x.is_finite()));
+        }
+        // The FFN's hidden units come only when asked, one tensor per FFN sublayer, finite.
+        if req.ffn != Some(true) {
+            assert!(out.ffn.is_empty());
+        }
+        for f in &out.ffn {
+            assert_eq!(f.hidden.data.0.len(), f.hidden.shape.iter().product::<usize>());
+            assert!(f.hidden.data.0.iter().all(|x| x.is_finite()));
         }
         assert!(out.model_probs.0.iter().all(unit));
         assert!(out.next_probs.0.iter().all(unit));
