@@ -12,7 +12,7 @@ use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::engine::Engine;
 use tplay::model::forward::{Activations, Batch, SublayerKind};
 use tplay::model::{AttnSite, ForwardOptions, Mode, Model, Trace};
-use tplay::protocol::{ForwardRequest, SamplingRequest, StrategyName};
+use tplay::protocol::ForwardRequest;
 
 /// The models the trace is checked on: a pre-LN decoder (GELU), a post-LN encoder-decoder
 /// (ReLU), an encoder-only model with BatchNorm (ReLU) and a decoder without norms (GELU).
@@ -290,14 +290,7 @@ fn request(batch: Vec<Vec<u32>>, ffn: Option<bool>) -> ForwardRequest {
         batch,
         src: None,
         switches: default_switches(),
-        sampling: SamplingRequest {
-            strategy: StrategyName::Greedy,
-            temperature: 1.0,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 1,
-        },
+        sampling: support::greedy(1),
         qkv: None,
         ffn,
         train: None,

@@ -6,10 +6,7 @@ mod support;
 use pollster::block_on;
 use tplay::config::{Arch, Norm, PosEncoding, Score};
 use tplay::engine::Engine;
-use tplay::protocol::{
-    BackendName, BackendStatus, ForwardRequest, ModelInputRequest, SamplingRequest, StrategyName,
-    Switches,
-};
+use tplay::protocol::{BackendName, BackendStatus, ForwardRequest, ModelInputRequest, Switches};
 
 fn engine(arch: Arch, classes: usize) -> Engine {
     let mut cfg = support::config(arch, PosEncoding::Sinusoidal, Norm::PreLn, Score::ScaledDot);
@@ -109,14 +106,7 @@ fn the_causal_default_is_the_models_rule_when_the_request_leaves_it_out() {
                     ablate: vec![],
                     mask: None,
                 },
-                sampling: SamplingRequest {
-                    strategy: StrategyName::Greedy,
-                    temperature: 1.0,
-                    top_k: 0,
-                    top_p: 1.0,
-                    beam_width: 1,
-                    seed: 0,
-                },
+                sampling: support::greedy(0),
                 qkv: None,
                 ffn: None,
                 train: None,

@@ -163,7 +163,7 @@ fn tplay_info_describes_a_checkpoint_with_separate_embeddings() {
 #[test]
 fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
     use tplay::engine::Engine;
-    use tplay::protocol::{ForwardRequest, SamplingRequest, StrategyName};
+    use tplay::protocol::ForwardRequest;
     let cfg = config(
         Arch::EncoderDecoder,
         PosEncoding::Sinusoidal,
@@ -180,14 +180,7 @@ fn the_pages_engine_loads_a_checkpoint_with_separate_embeddings_and_runs_it() {
         batch: vec![vec![1, 5, 8, 6]],
         src: Some(vec![vec![9, 4, 7, 5]]),
         switches: support::default_switches(),
-        sampling: SamplingRequest {
-            strategy: StrategyName::Greedy,
-            temperature: 1.0,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 0,
-        },
+        sampling: support::greedy(0),
         qkv: None,
         ffn: None,
         train: None,

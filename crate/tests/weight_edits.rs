@@ -17,8 +17,7 @@ use tplay::generate::{GenerateOptions, Generator, Strategy};
 use tplay::model::forward::Batch;
 use tplay::model::{ForwardOptions, Model};
 use tplay::protocol::{
-    ForwardRequest, GenerateStartRequest, SamplingRequest, StrategyName, WeightRestoreRequest,
-    WeightSelection, WeightSetRequest,
+    ForwardRequest, GenerateStartRequest, WeightRestoreRequest, WeightSelection, WeightSetRequest,
 };
 use tplay::Tokenizer;
 
@@ -43,14 +42,7 @@ fn request(batch: Vec<Vec<u32>>) -> ForwardRequest {
         batch,
         src: None,
         switches: default_switches(),
-        sampling: SamplingRequest {
-            strategy: StrategyName::Greedy,
-            temperature: 1.0,
-            top_k: 0,
-            top_p: 1.0,
-            beam_width: 1,
-            seed: 1,
-        },
+        sampling: support::greedy(1),
         qkv: None,
         ffn: None,
         train: None,

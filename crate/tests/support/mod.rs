@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use tplay::backend::gpu::GpuContext;
 use tplay::config::{Activation, Arch, ModelConfig, Norm, PosEncoding, Score};
 use tplay::model::{HeadParams, Model};
-use tplay::protocol::Switches;
+use tplay::protocol::{SamplingRequest, StrategyName, Switches};
 use tplay::Tokenizer;
 
 /// Largest |a − b|: the project's one comparison ([`tplay::tensor::max_abs_diff`]), where a
@@ -88,6 +88,19 @@ pub fn default_switches() -> Switches {
         scale: true,
         ablate: vec![],
         mask: None,
+    }
+}
+
+/// Greedy decoding, as a forward or generate request asks for it (`seed` unused by greedy,
+/// kept for requests that compare seeds).
+pub fn greedy(seed: u64) -> SamplingRequest {
+    SamplingRequest {
+        strategy: StrategyName::Greedy,
+        temperature: 1.0,
+        top_k: 0,
+        top_p: 1.0,
+        beam_width: 1,
+        seed,
     }
 }
 
