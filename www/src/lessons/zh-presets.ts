@@ -4,33 +4,37 @@
 // names a sibling that only the English-data model has (a design choice, W_Q = W_K, a
 // position encoding the Chinese models lack).
 //
-// Each preset keeps the lesson's views and switches; only the model (and its input) change.
+// Each entry holds only what changes, the model and its input: the lesson's views and
+// switches come from its own preset, so the two never drift apart.
 
 import type { Lang } from '../state/url';
 
 const ZH_GRAMMAR = 'model=zh-grammar-sinusoidal.safetensors';
 
-/** Per lesson id, the preset of its Chinese run. */
+/** Per lesson id, the settings its Chinese run puts over the lesson's own preset. */
 export const ZH_PRESETS: Readonly<Record<string, string>> = {
-  heads: `${ZH_GRAMMAR}&views=attention,output,cost&play=0`,
-  'scaled-dot': `${ZH_GRAMMAR}&views=controls,attention,saturation,sqrt-dk&play=0`,
+  heads: ZH_GRAMMAR,
+  'scaled-dot': ZH_GRAMMAR,
   // A short review and a longer one in one batch: the short one is padded.
-  'padding-mask': 'model=zh-sentiment.safetensors&text=这部电影很好&batch=我不喜欢这部电影但是音乐很好&views=controls,masks,attention&play=0',
-  'causal-mask': `${ZH_GRAMMAR}&views=controls,masks,attention,output&play=0`,
-  'attention-sites': 'model=zh-numerals.safetensors&text=三百一十二&views=architecture,attention&site=encoder_self&play=0',
-  parallel: `${ZH_GRAMMAR}&views=parallel&play=0`,
+  'padding-mask': 'model=zh-sentiment.safetensors&text=这部电影很好&batch=我不喜欢这部电影但是音乐很好',
+  'causal-mask': ZH_GRAMMAR,
+  'attention-sites': 'model=zh-numerals.safetensors&text=三百一十二',
+  parallel: ZH_GRAMMAR,
   // The Chinese grammar models differ only in their position encoding: sinusoidal, learned, ALiBi, none.
-  positions: `${ZH_GRAMMAR}&views=controls,positions&play=0`,
+  positions: ZH_GRAMMAR,
   // The order view starts on the page's model: 猫追狗 against 狗追猫 without positions.
-  order: 'model=zh-grammar-none.safetensors&views=order&play=0',
+  order: 'model=zh-grammar-none.safetensors',
   // On a Chinese model the view measures the four Chinese grammar models.
-  extrapolation: `${ZH_GRAMMAR}&views=extrapolation&play=0`,
-  architectures: `${ZH_GRAMMAR}&views=controls,architecture,output&play=0`,
-  'kv-cache': `${ZH_GRAMMAR}&views=generation&max=24&speed=0`,
-  decoding: `${ZH_GRAMMAR}&views=output,generation,beams&max=16&speed=0`,
+  extrapolation: ZH_GRAMMAR,
+  architectures: ZH_GRAMMAR,
+  'kv-cache': ZH_GRAMMAR,
+  decoding: ZH_GRAMMAR,
 };
 
-/** The preset a lesson opens with in `lang`: its Chinese one where it has one, else its own. */
+/** The preset a lesson opens with in `lang`: its own, with the Chinese settings over it where it has them. */
 export function presetFor(lesson: { id: string; preset: string }, lang: Lang): string {
-  return lang === 'zh-Hans' && Object.hasOwn(ZH_PRESETS, lesson.id) ? ZH_PRESETS[lesson.id] : lesson.preset;
+  if (lang !== 'zh-Hans' || !Object.hasOwn(ZH_PRESETS, lesson.id)) return lesson.preset;
+  const merged = new URLSearchParams(lesson.preset);
+  for (const [k, v] of new URLSearchParams(ZH_PRESETS[lesson.id])) merged.set(k, v);
+  return merged.toString();
 }

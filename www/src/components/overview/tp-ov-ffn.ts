@@ -11,6 +11,7 @@ import { msg, str } from '@lit/localize';
 import type { FfnTrace } from '../../engine/protocol';
 import { fmt, viridisRgb } from '../../ui/palette';
 import { ffnMatrix } from './stages';
+import { paintGrid } from './paint';
 
 export class TpOvFfn extends LitElement {
   static properties = {
@@ -88,34 +89,9 @@ export class TpOvFfn extends LitElement {
 /** The (T, F) matrix, a pixel per unit across and a few per position down (the CSS scales it). */
 function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof ffnMatrix>, last: number): void {
   const sy = Math.max(1, Math.ceil(32 / Math.max(1, m.rows)));
-  const w = m.cols;
-  const h = m.rows * sy;
-  canvas.width = w;
-  canvas.height = h;
-  const ctx = canvas.getContext('2d');
-  if (!ctx) return;
   let max = 0;
   for (const v of m.values) if (v > max) max = v;
-  const img = ctx.createImageData(w, h);
-  for (let i = 0; i < m.rows; i++) {
-    for (let j = 0; j < m.cols; j++) {
-      const v = m.values[i * m.cols + j];
-      const [r, g, b] = viridisRgb(max > 0 ? Math.sqrt(Math.max(0, v) / max) : 0);
-      for (let y = 0; y < sy; y++) {
-        const o = ((i * sy + y) * w + j) * 4;
-        img.data[o] = r;
-        img.data[o + 1] = g;
-        img.data[o + 2] = b;
-        img.data[o + 3] = 255;
-      }
-    }
-  }
-  ctx.putImageData(img, 0, 0);
-  if (last >= 0 && m.rows > 1) {
-    ctx.strokeStyle = '#e4007c';
-    ctx.lineWidth = 1;
-    ctx.strokeRect(0.5, last * sy + 0.5, w - 1, sy - 1);
-  }
+  paintGrid(canvas, m.rows, m.cols, 1, sy, (k) => viridisRgb(max > 0 ? Math.sqrt(Math.max(0, m.values[k]) / max) : 0), last, 1);
 }
 
 customElements.define('tp-ov-ffn', TpOvFfn);

@@ -10,6 +10,7 @@ import { msg, str } from '@lit/localize';
 import type { AttnTrace } from '../../engine/protocol';
 import { fmt, viridisRgb } from '../../ui/palette';
 import { headMatrix } from './stages';
+import { paintGrid } from './paint';
 
 export class TpOvHeads extends LitElement {
   static properties = {
@@ -113,34 +114,7 @@ function hexRgb(v: string): [number, number, number] | null {
 /** One head's matrix, a pixel per cell (the CSS scales it up), the newest query's row outlined. */
 function draw(canvas: HTMLCanvasElement, m: ReturnType<typeof headMatrix>, last: number, grey: [number, number, number]): void {
   const scale = Math.max(1, Math.ceil(40 / Math.max(m.rows, m.cols)));
-  const w = m.cols * scale;
-  const h = m.rows * scale;
-  canvas.width = w;
-  canvas.height = h;
-  const ctx = canvas.getContext('2d');
-  if (!ctx) return;
-  const img = ctx.createImageData(w, h);
-  for (let i = 0; i < m.rows; i++) {
-    for (let j = 0; j < m.cols; j++) {
-      const k = i * m.cols + j;
-      const [r, g, b] = m.masked[k] ? grey : viridisRgb(Math.sqrt(Math.max(0, m.probs[k])));
-      for (let y = 0; y < scale; y++) {
-        for (let x = 0; x < scale; x++) {
-          const o = ((i * scale + y) * w + j * scale + x) * 4;
-          img.data[o] = r;
-          img.data[o + 1] = g;
-          img.data[o + 2] = b;
-          img.data[o + 3] = 255;
-        }
-      }
-    }
-  }
-  ctx.putImageData(img, 0, 0);
-  if (last >= 0 && m.rows > 1) {
-    ctx.strokeStyle = '#e4007c';
-    ctx.lineWidth = Math.max(1, scale / 2);
-    ctx.strokeRect(0.5, last * scale + 0.5, w - 1, scale - 1);
-  }
+  paintGrid(canvas, m.rows, m.cols, scale, scale, (k) => (m.masked[k] ? grey : viridisRgb(Math.sqrt(Math.max(0, m.probs[k])))), last, Math.max(1, scale / 2));
 }
 
 customElements.define('tp-ov-heads', TpOvHeads);
