@@ -109,12 +109,13 @@ fn npm() -> Command {
     Command::new("npm")
 }
 
-/// Install the front end's packages at the versions package-lock.json records, when any
-/// named in package.json is missing (a fresh checkout, or a package added since the last
-/// install). `npm install` rather than `npm ci`: Vite names an optional, Windows-only
-/// package that the registry does not serve, which `npm ci` treats as a lock file out of
-/// sync while `npm install` skips it and leaves the lock unchanged.
-fn npm_install() -> Result<()> {
+/// Install the front end's packages at exactly the versions package-lock.json records,
+/// when any named in package.json is missing (a fresh checkout, or a package added since
+/// the last install). `npm ci`, never `npm install`: `npm ci` does not write the lock file,
+/// whereas `npm install` rewrites it in the format of whichever npm runs it (npm 9 and 10
+/// drop the `libc` fields npm 11 records for the platform-specific optional packages), so a
+/// fresh clone would start with a changed `www/package-lock.json`.
+pub fn npm_install() -> Result<()> {
     let www = root().join("www");
     let manifest = std::fs::read_to_string(www.join("package.json"))
         .map_err(|e| format!("cannot read www/package.json: {e}"))?;
@@ -134,7 +135,7 @@ fn npm_install() -> Result<()> {
         "installing the page's npm packages ({} missing)",
         missing.join(", ")
     );
-    sh(npm().args(["--prefix", "www", "install", "--no-audit", "--no-fund"]))
+    sh(npm().args(["--prefix", "www", "ci", "--no-audit", "--no-fund"]))
 }
 
 /// The names under "dependencies" and "devDependencies" of a package.json written one

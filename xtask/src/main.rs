@@ -6,6 +6,7 @@ mod bench;
 mod build;
 mod fuzz;
 mod serve;
+mod setup;
 mod test;
 mod util;
 

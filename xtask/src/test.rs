@@ -37,6 +37,10 @@ pub fn run(args: &[String]) -> Result<()> {
     if optional {
         eprintln!("{NO_GPU_BANNER}");
     }
+    // What the system must provide, in the first seconds (installed as root with apt),
+    // then the page's npm packages: before fifteen minutes of compiling, not after.
+    crate::setup::ensure(!optional)?;
+    crate::build::npm_install()?;
     sh(cargo().args(["fmt", "--all", "--check"]))?;
     // The tree's shape: no import circle, no overlong hand-written file.
     crate::arch::run(&[])?;
