@@ -37,10 +37,11 @@ export const CSP = readFileSync(join(root, 'www/content-security-policy.txt'), '
 
 /**
  * Serve `dist` on 127.0.0.1 at a free port; resolves with { url, close, cspReports }.
- * With `csp`, every response carries the page's Content-Security-Policy plus a report-uri,
- * and every violation the browser reports (page and workers alike) lands in `cspReports`.
+ * With `csp`, every response carries the page's Content-Security-Policy (or, when `csp` is
+ * a string, that policy) plus a report-uri, and every violation the browser reports (page
+ * and workers alike) lands in `cspReports`. `headers`: more headers on every response.
  */
-export function serve(dir = dist, { csp = false } = {}) {
+export function serve(dir = dist, { csp = false, headers = {} } = {}) {
   const cspReports = [];
   const server = createServer((req, res) => {
     if (req.method === 'POST' && req.url === '/csp-report') {
@@ -52,7 +53,8 @@ export function serve(dir = dist, { csp = false } = {}) {
       });
       return;
     }
-    if (csp) res.setHeader('Content-Security-Policy', `${CSP}; report-uri /csp-report`);
+    if (csp) res.setHeader('Content-Security-Policy', `${typeof csp === 'string' ? csp : CSP}; report-uri /csp-report`);
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     let file = normalize(join(dir, path));
     if (!file.startsWith(dir + sep) && file !== dir) {

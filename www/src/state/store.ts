@@ -12,6 +12,7 @@
 
 import { msg, str } from '@lit/localize';
 import type { EngineClient } from '../engine/client';
+import { startErrorText } from '../engine/start-error';
 import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
@@ -236,7 +237,9 @@ export class PlaygroundStore extends StoreData {
   }
 
   fail(e: unknown): void {
-    this.error = e instanceof Error ? e.message : String(e);
+    // A host that refuses the engine (its Content-Security-Policy, another origin) is
+    // named with what it must allow; any other error keeps its own message.
+    this.error = startErrorText(e, import.meta.url);
     this.progress = null;
     console.warn('playground:', this.error);
     this.host.changed();
