@@ -9,6 +9,15 @@ import { msg, str } from '@lit/localize';
 
 export type StartProblem = 'csp-wasm' | 'csp-worker' | 'cross-origin';
 
+// A worker the policy refuses fails later, as an error event with no message: the page's
+// violation report is what names the cause.
+let workerRefused = false;
+if (typeof document !== 'undefined') {
+  document.addEventListener('securitypolicyviolation', (e) => {
+    if (e.effectiveDirective === 'worker-src' || e.effectiveDirective === 'child-src') workerRefused = true;
+  });
+}
+
 /** Which of the host's refusals `text` (an error's message) is, or null. */
 export function startProblem(text: string): StartProblem | null {
   // Chromium: "…Refused to compile or instantiate WebAssembly module because 'wasm-eval'
@@ -30,7 +39,7 @@ export function startProblem(text: string): StartProblem | null {
  */
 export function startErrorText(e: unknown, scriptUrl: string): string {
   const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  const problem = startProblem(text);
+  const problem = startProblem(text) ?? (workerRefused ? 'csp-worker' : null);
   if (problem === 'csp-wasm')
     return msg(
       "this site's Content-Security-Policy does not allow WebAssembly, which the playground's engine runs on. The site must add 'wasm-unsafe-eval' to its script-src directive (the playground's README lists the whole policy).",
