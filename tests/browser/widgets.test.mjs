@@ -53,6 +53,7 @@ describe('widgets in a post', () => {
   let page;
   const errors = [];
   const models = [];
+  const chunks = [];
   before(async () => {
     page = await browser.context.newPage();
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -60,6 +61,7 @@ describe('widgets in a post', () => {
     page.on('request', (r) => {
       const u = new URL(r.url()).pathname;
       if (u.endsWith('.safetensors')) models.push(u.slice(u.lastIndexOf('/') + 1));
+      if (u.endsWith('.js')) chunks.push(u.slice(u.lastIndexOf('/') + 1));
     });
     await page.goto(await post(browser.context, 'widgets-post.html', POST));
   });
@@ -80,6 +82,7 @@ describe('widgets in a post', () => {
     // The two widgets at the top show the same model: it was fetched once, and nothing Chinese was.
     assert.equal(models.length, 1, `one checkpoint fetched for two widgets: ${models.join(', ')}`);
     assert.ok(!models.some((m) => m.startsWith('zh-')), 'the Chinese widget fetched nothing');
+    assert.ok(!chunks.some((c) => c.startsWith('zh-Hans')), 'not even its Chinese strings');
     await page.evaluate(() => document.getElementById('c').scrollIntoView());
     await page.waitForFunction(() => document.getElementById('c')?.lastForward, undefined, { timeout: 60000 });
   });

@@ -327,7 +327,8 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     const lang = this.language;
     if (!this.store || lang === this.langShown) return;
     if (!isLoaded(lang)) {
-      void loadLang(lang).then(() => this.requestUpdate(), () => undefined);
+      // A widget that has not started (out of sight) loads no strings yet.
+      if (this.running) void loadLang(lang).then(() => this.requestUpdate(), () => undefined);
       return;
     }
     this.langShown = lang;
@@ -422,7 +423,11 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     this.near.observe(this);
   }
 
+  /** The engine has been asked to start (the element came into sight, or `load="eager"`). */
+  private running = false;
+
   private async run(store: PlaygroundStore) {
+    this.running = true;
     try {
       // The strings of the language first, so that what the start says (notes about the
       // link, progress) is in it.

@@ -189,7 +189,6 @@ export class LocalizedElement extends LitElement {
   protected override performUpdate(): void {
     const l = this.langNow();
     this.drawnIn = l;
-    if (!templates.has(l)) void loadLang(l).catch(() => undefined);
     withLang(l, () => super.performUpdate());
   }
 }
