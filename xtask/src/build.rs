@@ -73,6 +73,12 @@ pub fn browser_bench() -> Result<()> {
         .arg("tests/browser/layout-bench.mjs")
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", &browser))?;
+    // Widgets in a post: bytes and time to first picture for one, two and three widgets,
+    // below-the-fold widgets before and after scrolling, and the idle main thread.
+    sh(Command::new("node")
+        .arg("tests/browser/widgets-bench.mjs")
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", &browser))?;
     // The lab view: input latency of clicks while a run trains and the lab draws its plots.
     sh(Command::new("node")
         .arg("tests/browser/lab-view-bench.mjs")

@@ -6,7 +6,7 @@
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { currentLang, LocalizedElement } from '../i18n/locale';
+import { langOf, LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { Extrapolation, ManifestEntry } from '../engine/protocol';
@@ -118,7 +118,7 @@ export class TpExtrapolation extends LocalizedElement {
   /** The grammar task measured: the Chinese one on a Chinese model or a Chinese page. */
   get task(): 'grammar' | 'zh-grammar' {
     const page = this.manifest.find((m) => m.file === this.pageModel);
-    return page?.task.startsWith('zh-') || currentLang() === 'zh-Hans' ? 'zh-grammar' : 'grammar';
+    return page?.task.startsWith('zh-') || langOf(this) === 'zh-Hans' ? 'zh-grammar' : 'grammar';
   }
 
   /** The grammar models of that task that differ only in their position encoding. */

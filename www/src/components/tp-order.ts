@@ -7,7 +7,7 @@
 
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
-import { currentLang, getLocale, LocalizedElement } from '../i18n/locale';
+import { getLocale, langOf, LocalizedElement } from '../i18n/locale';
 import { posEncodingName } from '../i18n/terms';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
@@ -202,7 +202,7 @@ export class TpOrder extends LocalizedElement {
     if (this.started) return;
     this.started = true;
     // The grammar models of the page's model's language; else of the page's language.
-    const lang = orderModel(this.pageModel)?.lang ?? (this.pageModel.startsWith('zh-') || currentLang() === 'zh-Hans' ? 'zh' : 'en');
+    const lang = orderModel(this.pageModel)?.lang ?? (this.pageModel.startsWith('zh-') || langOf(this) === 'zh-Hans' ? 'zh' : 'en');
     if (lang === 'zh') this.pickModel('zh-grammar-none.safetensors');
   }
 

@@ -14,7 +14,10 @@
 //   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
 //   lang="zh-Hans"            the interface's language: en or zh-Hans (default: the reader's
 //                             last choice, else the browser's); the element then shows the
-//                             language in use in this attribute
+//                             language in use in this attribute. Each playground has its own:
+//                             the page's language is not changed
+//   load="eager"              start the engine at once (default: when the element comes near
+//                             the viewport; every playground of the page shares one engine worker)
 //
 // Scripting API (read by tests, benchmarks and lesson pages; www/README.md documents it):
 // `ready`, `store`, and the read-only mirrors of the store below; the lab's runs
@@ -28,7 +31,7 @@ import type { Arch, BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestE
 import { LabRegistry } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
-import { browserLang, currentLang, getLocale, useLang } from '../i18n/locale';
+import { browserLang, isLoaded, loadLang, setPlaygroundLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
 import { pageText } from '../i18n/page-text';
 import type { GenStats } from '../state/generation';
@@ -104,11 +107,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   }
   /** The language the interface is drawn in now ('en' or 'zh-Hans'; the strings load before it changes). */
   get locale(): string {
-    return getLocale();
+    return this.langShown ?? this.language;
   }
   /** The language the settings ask for: the `lang` setting, else the browser's. */
   get language(): Lang {
-    return this.store?.st.lang ?? browserLang();
+    // Before the settings are read (the engine starts when the element comes into sight),
+    // the language they will ask for.
+    if (!this.store?.manifest.length) return this.startLang();
+    return this.store.st.lang ?? browserLang();
   }
   /** Settings of the link that were not used. */
   get notes(): string[] {
@@ -316,10 +322,22 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     else if (this.getAttribute('theme') !== t) this.setAttribute('theme', t);
     // The language: the strings switch (every component draws itself again), and the host
     // says which language it holds, for screen readers and for the fonts' choice of glyphs.
+    // Each playground has its own language (../i18n/locale.ts): its parts draw in the
+    // language of this attribute, set once the language's strings have loaded.
     const lang = this.language;
-    if (this.store && this.getAttribute('lang') !== lang) this.setAttribute('lang', lang);
-    void useLang(lang);
+    if (!this.store || lang === this.langShown) return;
+    if (!isLoaded(lang)) {
+      // A widget that has not started (out of sight) loads no strings yet.
+      if (this.running) void loadLang(lang).then(() => this.requestUpdate(), () => undefined);
+      return;
+    }
+    this.langShown = lang;
+    if (this.getAttribute('lang') !== lang) this.setAttribute('lang', lang);
+    setPlaygroundLang(this, lang);
   }
+
+  /** The language this playground is drawn in (null: not drawn yet). */
+  private langShown: Lang | null = null;
 
   /** The reader chose a language (null: the browser's): it holds here, is remembered, and stays out of links. */
   private setLang(l: Lang | null) {
@@ -377,14 +395,43 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     });
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
     for (const type of INPUTS) this.addEventListener(type, this.onInput, { capture: true, passive: true });
-    void this.run(store);
+    this.startWhenNear(store);
   }
 
+  /** Waits for the element to come near the viewport before the engine starts. */
+  private near: IntersectionObserver | null = null;
+
+  /**
+   * Start the engine when the element comes within a screen's height of the viewport (a
+   * widget further down a post costs nothing until the reader scrolls towards it), or at
+   * once with `load="eager"`.
+   */
+  private startWhenNear(store: PlaygroundStore): void {
+    if (this.getAttribute('load') === 'eager' || typeof IntersectionObserver === 'undefined') {
+      void this.run(store);
+      return;
+    }
+    this.near = new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting) || this.store !== store) return;
+        this.near?.disconnect();
+        this.near = null;
+        void this.run(store);
+      },
+      { rootMargin: '100% 0px' },
+    );
+    this.near.observe(this);
+  }
+
+  /** The engine has been asked to start (the element came into sight, or `load="eager"`). */
+  private running = false;
+
   private async run(store: PlaygroundStore) {
+    this.running = true;
     try {
       // The strings of the language first, so that what the start says (notes about the
       // link, progress) is in it.
-      await useLang(this.startLang()).catch(() => undefined);
+      await loadLang(this.startLang()).catch(() => undefined);
       await store.start();
       await this.updateComplete;
       store.drawn();
@@ -410,6 +457,10 @@ export class TransformerPlayground extends PlaygroundRunsApi {
 
   disconnectedCallback(): void {
     super.disconnectedCallback();
+    this.near?.disconnect();
+    this.near = null;
+    this.langShown = null;
+    setPlaygroundLang(this, null);
     window.removeEventListener('hashchange', this.onHash);
     for (const type of INPUTS) this.removeEventListener(type, this.onInput, { capture: true });
     this.store?.stop();
@@ -432,7 +483,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     } catch {
       id = null;
     }
-    const inLang = lang ?? currentLang();
+    const inLang = lang ?? this.startLang();
     const named = id ? lessonNamed(id) : undefined;
     if (id) return named ? presetFor(named, inLang) : '';
     const own = lessonNamed(this.lesson);

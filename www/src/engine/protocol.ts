@@ -263,8 +263,18 @@ export type Op = keyof Api;
 
 export interface RequestMessage<K extends Op = Op> {
   id: number;
+  /**
+   * The session (one playground) the request belongs to: each has its own engine in the
+   * worker, and the worker serves every playground of the page. Absent: session 0.
+   */
+  session?: number;
   op: K;
   payload: Api[K]['req'];
+}
+
+/** A session ends: the worker frees its engine (the checkpoints it fetched stay cached). */
+export interface CloseMessage {
+  close: number;
 }
 
 /** `fatal`: the engine cannot answer any more requests (it trapped); the worker closes. */
@@ -285,8 +295,8 @@ export interface Progress {
   total: number | null;
 }
 
-/** Unsolicited news from the worker. */
-export type EventMessage = { event: 'backend'; info: BackendInfo } | { event: 'progress'; progress: Progress };
+/** Unsolicited news from the worker, for one session (absent: for every session). */
+export type EventMessage = ({ event: 'backend'; info: BackendInfo } | { event: 'progress'; progress: Progress }) & { session?: number };
 
 export function isEvent(m: ResponseMessage | EventMessage): m is EventMessage {
   return (m as EventMessage).event !== undefined;

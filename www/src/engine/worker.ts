@@ -1,15 +1,29 @@
-// The engine's Web Worker: owns the wasm `Engine`, answers one request at a time, and
+// The engine's Web Worker: owns the wasm `Engine`s, answers one request at a time, and
 // keeps the page responsive while the model computes. It decides nothing about the
 // model; it moves bytes and typed arrays between the page and the Rust core.
+//
+// Every playground of a page is a session of this one worker (RequestMessage.session):
+// the WebAssembly core is compiled once, each session has an `Engine` of its own (its
+// model, generation, edits and backend), and each checkpoint is fetched once, by URL,
+// and kept for every session that loads it.
 
 import init, { Engine } from '../../pkg/tplay.js';
-import type { Api, BackendInfo, BackendName, BackendStatus, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
+import type { Api, BackendInfo, BackendName, BackendStatus, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
+/** One playground's engine and the backend it runs on. */
+interface Session {
+  engine: Engine | null;
+  backend: BackendInfo;
+}
+const sessions = new Map<number, Session>();
+/** The session of the request being answered (requests are answered one at a time). */
+let current = 0;
 let engine: Engine | null = null;
 /** The wasm instance's exports (its linear memory, for `memoryUse`). */
 let wasm: { memory: WebAssembly.Memory } | null = null;
+let compiled: Promise<void> | null = null;
 let backend: BackendInfo = infoOf({ kind: 'starting' });
 
 /**
@@ -52,7 +66,9 @@ function infoOf(status: BackendStatus): BackendInfo {
 async function ready(): Promise<Engine> {
   if (!engine) {
     emit({ event: 'progress', progress: { phase: 'engine', label: 'Starting the engine (compiling the WebAssembly core)', done: 0, total: 1 } });
-    wasm = await init();
+    // The core is compiled once for every session.
+    compiled ??= init().then((w) => void (wasm = w));
+    await compiled;
     engine = new Engine();
     emit({ event: 'progress', progress: { phase: 'engine', label: 'The engine is running', done: 1, total: 1 } });
   }
@@ -76,7 +92,7 @@ function transferables(v: unknown, out: Transferable[] = [], seen = new Set<Arra
 }
 
 function emit(e: EventMessage): void {
-  self.postMessage(e);
+  self.postMessage({ ...e, session: current });
 }
 
 /** A GPU failure the core survived by moving to the CPU: tell the page what the core says. */
@@ -151,15 +167,19 @@ async function readWithProgress(resp: Response, name: string): Promise<Uint8Arra
   return out;
 }
 
-/** Checkpoints fetched for side studies (the loaded model stays), by URL. */
+/**
+ * Checkpoints fetched, by URL, for every session: a model loaded by a second playground,
+ * or by a side study, is not fetched again. (The engine copies what it loads, so the
+ * bytes kept here are never changed.)
+ */
 const checkpoints = new Map<string, Uint8Array>();
 
-async function bytesOf(url: string): Promise<Uint8Array> {
+async function bytesOf(url: string, progress = false): Promise<Uint8Array> {
   const have = checkpoints.get(url);
   if (have) return have;
   const resp = await fetch(url);
   if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
-  const bytes = new Uint8Array(await resp.arrayBuffer());
+  const bytes = progress ? await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1)) : new Uint8Array(await resp.arrayBuffer());
   checkpoints.set(url, bytes);
   return bytes;
 }
@@ -189,9 +209,7 @@ type Handlers = { [K in Op]: (eng: Engine, req: Api[K]['req']) => Promise<Api[K]
 
 const handlers: Handlers = {
   async load(eng, { url }) {
-    const resp = await fetch(url);
-    if (!resp.ok) throw new Error(`cannot fetch ${url}: HTTP ${resp.status}`);
-    const info = eng.load(await readWithProgress(resp, url.slice(url.lastIndexOf('/') + 1)));
+    const info = eng.load(await bytesOf(url, true));
     await recheck(eng);
     return info;
   },
@@ -287,14 +305,45 @@ async function handle<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[
   return h(eng, payload);
 }
 
-// One request at a time, in arrival order: the engine is a single stateful object.
+/** Make `session` the one the globals above (`engine`, `backend`) belong to. */
+function enter(session: number): void {
+  if (session === current && sessions.has(session)) return;
+  const was = sessions.get(current);
+  if (was) {
+    was.engine = engine;
+    was.backend = backend;
+  }
+  let s = sessions.get(session);
+  if (!s) sessions.set(session, (s = { engine: null, backend: infoOf({ kind: 'starting' }) }));
+  current = session;
+  engine = s.engine;
+  backend = s.backend;
+}
+
+/** A session ended: its engine's memory goes back to the core. */
+function close(session: number): void {
+  enter(session);
+  engine?.free();
+  engine = null;
+  sessions.delete(session);
+  current = -1;
+}
+
+// One request at a time, in arrival order: each engine is a single stateful object, and
+// the sessions take turns.
 let queue: Promise<void> = Promise.resolve();
 
-self.onmessage = (ev: MessageEvent<RequestMessage>) => {
-  const { id, op, payload } = ev.data;
+self.onmessage = (ev: MessageEvent<RequestMessage | CloseMessage>) => {
+  if ('close' in ev.data) {
+    const { close: session } = ev.data;
+    queue = queue.then(() => close(session));
+    return;
+  }
+  const { id, op, payload, session = 0 } = ev.data;
   queue = queue.then(async () => {
     let msg: ResponseMessage;
     try {
+      enter(session);
       const result = await handle(op, payload);
       msg = { id, ok: true, result };
       self.postMessage(msg, transferables(result));

@@ -1,29 +1,50 @@
 // The page's languages: English (the source text) and Simplified Chinese, with
-// @lit/localize in runtime mode. Every user-visible string of the page is a `msg()` call;
+// @lit/localize's runtime `msg()`. Every user-visible string of the page is a `msg()` call;
 // `lit-localize extract` collects them into ../../xliff/zh-Hans.xlf, where they are
 // translated, and `lit-localize build` writes the translations as ../locales/zh-Hans.ts
 // (committed; tests/unit/i18n.test.mjs fails when a string lacks a translation, when a
 // translation no longer has a string, or when that module is out of date).
 //
-// One locale holds for the whole page (several playgrounds on one page share it). Numbers,
-// the math of formulas, token text and what the model writes are never translated (a
-// lesson's formula with words in it goes through msg() like its prose).
+// A language per playground: @lit/localize keeps one active locale for the whole page,
+// so its `configureLocalization` is not used. Instead `msg()` is installed here and looks
+// its string up in the language of what is being drawn: each component draws itself
+// (`LocalizedElement.performUpdate`) in the language of its nearest ancestor with a `lang`
+// attribute — across shadow roots, as HTML defines the language of an element — and
+// every <transformer-playground> holds its own language in its `lang` attribute. Two
+// playgrounds in two languages on one page therefore each draw in theirs, and neither
+// changes the page's. A string made outside drawing (a note about a link, say) is in the
+// language the page's playgrounds share, else in the page's own.
+//
+// Numbers, the math of formulas, token text and what the model writes are never
+// translated (a lesson's formula with words in it goes through msg() like its prose).
 
-import { configureLocalization, LOCALE_STATUS_EVENT, updateWhenLocaleChanges } from '@lit/localize';
+import { _installMsgImplementation } from '@lit/localize/init/install.js';
+import { runtimeMsg } from '@lit/localize/internal/runtime-msg.js';
+import type { TemplateMap } from '@lit/localize/internal/types.js';
 import { LitElement } from 'lit';
-import { sourceLocale, targetLocales } from '../locales/codes';
+import { sourceLocale } from '../locales/codes';
 import type { Lang } from '../state/url';
 
-export { LOCALE_STATUS_EVENT };
+/** @lit/localize's event name: the language of the page's strings changed (detail: `{ status: 'ready', readyLocale }`). */
+export const LOCALE_STATUS_EVENT = 'lit-localize-status';
+/** The language of some drawn part changed, or a language's strings arrived (detail: `{ loaded?: Lang }`). */
+export const LANG_EVENT = 'tp-lang';
 
-export const { getLocale, setLocale } = configureLocalization({
-  sourceLocale,
-  targetLocales,
-  // The only target locale, so the bundler makes it one lazily loaded chunk.
-  loadLocale: () => import('../locales/zh-Hans'),
-});
+/** The translations of each language loaded so far (the source language has none). */
+const templates = new Map<Lang, TemplateMap | undefined>([[sourceLocale as Lang, undefined]]);
+const loading = new Map<Lang, Promise<void>>();
 
-/** The language of a browser locale tag (`navigator.language`): any Chinese is zh-Hans, the rest English. */
+/** The language of what is being drawn now (null: outside drawing). */
+let scope: Lang | null = null;
+/** The page's language as set by `useLang` (null: the document's `lang`). */
+let pageLang: Lang | null = null;
+/** The language of each playground on the page. */
+const playgrounds = new Map<Element, Lang>();
+let lastAmbient: Lang | null = null;
+
+_installMsgImplementation(((template, options) => runtimeMsg(templates.get(activeLang()), template, options)) as typeof import('@lit/localize').msg);
+
+/** Any tag of a `lang` attribute as one of the page's languages: any Chinese is zh-Hans, the rest English. */
 export function langOfBrowser(tag: string | undefined): Lang {
   return /^zh\b/i.test(tag ?? '') ? 'zh-Hans' : 'en';
 }
@@ -35,27 +56,144 @@ export function browserLang(): Lang {
   return langOfBrowser(tags[0]);
 }
 
-let wanted: Lang = sourceLocale as Lang;
-
-/** Switch the page to `lang` (the module with its strings loads on first use). */
-export function useLang(lang: Lang): Promise<void> {
-  if (lang === wanted) return Promise.resolve();
-  wanted = lang;
-  return setLocale(lang);
+/** The language of strings made outside drawing: the one the page's playgrounds share, else the page's. */
+function ambientLang(): Lang {
+  const langs = new Set(playgrounds.values());
+  if (langs.size === 1) return [...langs][0];
+  if (pageLang) return pageLang;
+  const doc = typeof document === 'undefined' ? '' : document.documentElement.lang;
+  return doc ? langOfBrowser(doc) : (sourceLocale as Lang);
 }
 
-/** The language the page asked for last (its strings may still be loading). */
+function activeLang(): Lang {
+  return scope ?? ambientLang();
+}
+
+/** The language of an element: that of its nearest ancestor with a `lang` attribute, across shadow roots. */
+export function langOf(el: Element): Lang {
+  for (let n: Node | null = el; n; ) {
+    if (n instanceof Element) {
+      const l = n.getAttribute('lang');
+      if (l) return langOfBrowser(l);
+    }
+    n = n.parentNode ?? (n instanceof ShadowRoot ? n.host : null);
+  }
+  return ambientLang();
+}
+
+/** Load a language's strings (once); when they arrive, what is drawn in it draws again. */
+export function loadLang(lang: Lang): Promise<void> {
+  if (templates.has(lang)) return Promise.resolve();
+  let p = loading.get(lang);
+  if (!p) {
+    // The only target language, so the bundler makes it one lazily loaded chunk.
+    p = import('../locales/zh-Hans').then(
+      (mod) => {
+        templates.set(lang, mod.templates as TemplateMap);
+        window.dispatchEvent(new CustomEvent(LANG_EVENT, { detail: { loaded: lang } }));
+        announceAmbient();
+      },
+      (e: unknown) => {
+        loading.delete(lang);
+        throw e;
+      },
+    );
+    loading.set(lang, p);
+  }
+  return p;
+}
+
+/** Run `f` with its strings in `lang` (drawing a part of the page in that language). */
+export function withLang<T>(lang: Lang, f: () => T): T {
+  const was = scope;
+  scope = lang;
+  try {
+    return f();
+  } finally {
+    scope = was;
+  }
+}
+
+/** Tell the page when the language of its strings made outside drawing changes (app.ts follows it on the playground's own pages). */
+function announceAmbient(): void {
+  const l = ambientLang();
+  if (l === lastAmbient || !templates.has(l)) return;
+  lastAmbient = l;
+  window.dispatchEvent(new CustomEvent(LOCALE_STATUS_EVENT, { detail: { status: 'ready', readyLocale: l } }));
+}
+
+/** A playground holds `lang` now (null: it left the page). */
+export function setPlaygroundLang(el: Element, lang: Lang | null): void {
+  if (lang === null) playgrounds.delete(el);
+  else playgrounds.set(el, lang);
+  // After the drawing under way: every part checks whether its language changed.
+  queueMicrotask(() => {
+    window.dispatchEvent(new CustomEvent(LANG_EVENT, { detail: {} }));
+    announceAmbient();
+  });
+  if (lang) void loadLang(lang).catch(() => undefined);
+}
+
+/** Switch the page's own language to `lang` (pages without a playground, such as the teacher page). */
+export function useLang(lang: Lang): Promise<void> {
+  pageLang = lang;
+  return loadLang(lang).then(() => {
+    window.dispatchEvent(new CustomEvent(LANG_EVENT, { detail: {} }));
+    announceAmbient();
+  });
+}
+
+/** The language strings are made in now: that of the part being drawn, else the page's. */
+export function getLocale(): Lang {
+  return activeLang();
+}
+
+/** Same as getLocale (kept for callers that ask which language was asked for). */
 export function currentLang(): Lang {
-  return wanted;
+  return activeLang();
 }
 
 /**
- * The base of every component of the page: it draws itself again when the language
- * changes (`updateWhenLocaleChanges`), so live switching needs nothing else.
+ * The base of every component of the page: it draws itself in its own language (that of
+ * its nearest ancestor with `lang`, or `ownLang()`), and again when that language changes
+ * or its strings arrive.
  */
 export class LocalizedElement extends LitElement {
-  constructor() {
-    super();
-    updateWhenLocaleChanges(this);
+  /** The language this element last drew itself in. */
+  private drawnIn: Lang | null = null;
+  private onLang = (e: Event) => {
+    const loaded = (e as CustomEvent<{ loaded?: Lang }>).detail?.loaded;
+    const l = this.langNow();
+    if (l !== this.drawnIn || l === loaded) this.requestUpdate();
+  };
+
+  /** The language this element decides for itself (a playground: its setting); null: its surroundings'. */
+  protected ownLang(): Lang | null {
+    return null;
   }
+
+  private langNow(): Lang {
+    return this.ownLang() ?? langOf(this);
+  }
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    window.addEventListener(LANG_EVENT, this.onLang);
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    window.removeEventListener(LANG_EVENT, this.onLang);
+  }
+
+  protected override performUpdate(): void {
+    const l = this.langNow();
+    this.drawnIn = l;
+    withLang(l, () => super.performUpdate());
+  }
+}
+
+/** Have `lang`'s strings loaded? */
+export function isLoaded(lang: Lang): boolean {
+  return templates.has(lang);
 }

@@ -7,9 +7,10 @@
 // `tp-lesson-done` (detail: the id, once the answer is right) and never blocks the views
 // below it.
 
-import { LitElement, html, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
+import { LocalizedElement } from '../i18n/locale';
 import { ifDefined } from 'lit/directives/if-defined.js';
-import { msg, str, updateWhenLocaleChanges } from '@lit/localize';
+import { msg, str } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
 import { emit, panel } from '../ui/shared';
 import { lessonNamed, type Lesson, type LessonCtx, type LessonText } from './lessons';
@@ -21,7 +22,7 @@ import { keepLessonState, lessonState } from './lesson-state';
 /** Where docs/model.md is in the build (beside the page). */
 const DOC = { toString: () => (document.documentElement.lang.startsWith('zh') ? './docs/model.zh-Hans.md' : './docs/model.md') };
 
-export class TpLesson extends LitElement {
+export class TpLesson extends LocalizedElement {
   static properties = {
     lessonId: { type: String, attribute: 'lesson-id' },
     tour: { type: Boolean },
@@ -57,11 +58,6 @@ export class TpLesson extends LitElement {
   private memo = new Map<string, string>();
   private seenId = '';
   private timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor() {
-    super();
-    updateWhenLocaleChanges(this);
-  }
 
   static styles = [
     panel,

@@ -87,9 +87,7 @@ export class PlaygroundStore extends StoreData {
   async start(): Promise<void> {
     this.t0 = performance.now();
     this.connect();
-    const resp = await fetch(new URL('manifest.json', this.host.modelsBase));
-    if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status})`));
-    this.manifest = validManifest(await resp.json());
+    this.manifest = validManifest(await manifestAt(new URL('manifest.json', this.host.modelsBase).href));
     if (!this.manifest.length) throw new Error(msg('the model list is empty'));
     // The model the element names, else the default: the first of the list, or in a
     // Chinese page its Chinese twin (a link or preset that names a model still wins).
@@ -708,4 +706,21 @@ export class PlaygroundStore extends StoreData {
   get stats(): GenStats {
     return this.gen.stats;
   }
+}
+
+/** The model lists fetched, by URL: the playgrounds of one page fetch theirs once. */
+const manifests = new Map<string, Promise<unknown>>();
+
+function manifestAt(url: string): Promise<unknown> {
+  let p = manifests.get(url);
+  if (!p) {
+    p = fetch(url).then((resp) => {
+      if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status})`));
+      return resp.json();
+    });
+    // A failure is not kept: the next playground (or a reload) asks again.
+    p.catch(() => manifests.delete(url));
+    manifests.set(url, p);
+  }
+  return p;
 }

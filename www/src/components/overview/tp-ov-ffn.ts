@@ -6,14 +6,15 @@
 // `data-active` (how many values are above 0), `data-pos` and `data-last` (the newest
 // position and its row of units, comma-separated).
 
-import { html, css, LitElement, type PropertyValues } from 'lit';
+import { html, css, type PropertyValues } from 'lit';
+import { LocalizedElement } from '../../i18n/locale';
 import { msg, str } from '@lit/localize';
 import type { FfnTrace } from '../../engine/protocol';
 import { fmt, viridisRgb } from '../../ui/palette';
 import { ffnMatrix } from './stages';
 import { paintGrid } from './paint';
 
-export class TpOvFfn extends LitElement {
+export class TpOvFfn extends LocalizedElement {
   static properties = {
     trace: { attribute: false },
     last: { type: Number },

@@ -5,14 +5,15 @@
 // (its largest probability) and `data-last` (the newest real query's row, comma-separated),
 // all exactly as the engine sent them.
 
-import { html, css, LitElement, type PropertyValues } from 'lit';
+import { html, css, type PropertyValues } from 'lit';
+import { LocalizedElement } from '../../i18n/locale';
 import { msg, str } from '@lit/localize';
 import type { AttnTrace } from '../../engine/protocol';
 import { fmt, viridisRgb } from '../../ui/palette';
 import { headMatrix } from './stages';
 import { paintGrid } from './paint';
 
-export class TpOvHeads extends LitElement {
+export class TpOvHeads extends LocalizedElement {
   static properties = {
     trace: { attribute: false },
     last: { type: Number },
