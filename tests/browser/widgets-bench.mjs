@@ -91,4 +91,8 @@ for (const n of [1, 2, 3]) {
   const r = await measure(html, { scroll: true });
   console.log(`  3 widgets, 2 below the fold: ${kb(r.bytes)} before scrolling (${r.models} checkpoint), +${kb(r.scrolled)} once scrolled to them (a Chinese widget's model and strings)`);
 }
+{
+  const r = await measure(postOf(['<transformer-playground no-hash lesson="kv-cache" load="eager"></transformer-playground>']), { idleMs: 5000 });
+  console.log(`  idle: a lesson widget (lesson="kv-cache") keeps the main thread busy ${(r.busy * 100).toFixed(2)} % (its panel checks the lesson's step twice a second)`);
+}
 await server.close();
