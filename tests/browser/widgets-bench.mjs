@@ -3,7 +3,8 @@
 // empty cache), the bytes transferred and the time to first picture (the last widget's
 // first drawn forward pass, from navigation start); the same with three different models;
 // a post whose second and third widgets are below the fold, before the reader scrolls; and
-// the main thread's busy share while the widgets sit idle. Prints numbers, asserts nothing.
+// the main thread's busy share while the widgets sit idle (three views; a lesson, just after
+// it drew and once left alone). Prints numbers, asserts nothing.
 
 import { launch, serve } from './harness.mjs';
 
@@ -18,7 +19,7 @@ function postOf(widgets) {
 const widget = (attrs) => `<transformer-playground no-hash views="attention" preset="play=0" ${attrs}></transformer-playground>`;
 
 /** Open `html` in a fresh browser; the bytes, the widgets' first pictures and the idle busy share. */
-async function measure(html, { idleMs = 0, scroll = false } = {}) {
+async function measure(html, { idleMs = 0, scroll = false, settleMs = 0 } = {}) {
   const browser = await launch({ serviceWorkers: 'block' });
   try {
     const { context } = browser;
@@ -43,6 +44,7 @@ async function measure(html, { idleMs = 0, scroll = false } = {}) {
     const bytes = sizes.reduce((a, s) => a + s.bytes, 0);
     const models = sizes.filter((s) => s.url.endsWith('.safetensors')).length;
     let busy = null;
+    if (settleMs) await page.waitForTimeout(settleMs);
     if (idleMs) {
       const cdp = await context.newCDPSession(page);
       await cdp.send('Performance.enable');
@@ -90,5 +92,13 @@ for (const n of [1, 2, 3]) {
   const html = postOf([widget(''), '<div style="height: 4000px"></div>', widget('lang="zh-Hans"'), widget('')]);
   const r = await measure(html, { scroll: true });
   console.log(`  3 widgets, 2 below the fold: ${kb(r.bytes)} before scrolling (${r.models} checkpoint), +${kb(r.scrolled)} once scrolled to them (a Chinese widget's model and strings)`);
+}
+{
+  const lesson = postOf(['<transformer-playground no-hash lesson="kv-cache" load="eager"></transformer-playground>']);
+  const soon = await measure(lesson, { idleMs: 5000 });
+  const later = await measure(lesson, { idleMs: 5000, settleMs: 31000 });
+  console.log(
+    `  idle: a lesson widget (lesson="kv-cache"): the main thread busy ${(soon.busy * 100).toFixed(2)} % in its first seconds (its panel checks the lesson's step twice a second), ${(later.busy * 100).toFixed(2)} % once left alone for 30 s`,
+  );
 }
 await server.close();

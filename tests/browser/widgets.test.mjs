@@ -24,10 +24,10 @@ const POST = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A post</title></head>
 <body style="margin: 0 auto; max-width: 900px">
   <h1>A post with three widgets</h1>
-  <transformer-playground id="a" no-hash views="attention" preset="play=0"></transformer-playground>
+  <transformer-playground id="a" no-hash views="attention" preset="play=0&nosuch=1"></transformer-playground>
   <transformer-playground id="b" no-hash views="output" preset="play=0"></transformer-playground>
   <div style="height: 5000px"></div>
-  <transformer-playground id="c" no-hash lang="zh-Hans" views="attention" preset="play=0"></transformer-playground>
+  <transformer-playground id="c" no-hash lang="zh-Hans" views="attention" preset="play=0&nosuch=1"></transformer-playground>
   <script type="module" src="./playground.js"></script>
 </body></html>`;
 
@@ -48,6 +48,8 @@ async function busy(page, ms) {
   await cdp.detach();
   return (t1 - t0) * 1000;
 }
+
+const cjkOf = (s) => (s.match(/[\u4e00-\u9fff]/g) ?? []).length;
 
 describe('widgets in a post', () => {
   let page;
@@ -136,6 +138,8 @@ describe('widgets in a post', () => {
         cjk: [cjk(text(a)), cjk(text(c))],
         // The language screen readers and fonts go by, inside each widget's shadow tree.
         lang: [inner(a).matches(':lang(en)'), inner(c).matches(':lang(zh-Hans)')],
+        // What each widget says about its preset's unknown setting, made outside drawing.
+        notes: [a.notes.join(' '), c.notes.join(' ')],
       };
     });
     assert.equal(r.doc, 'en', "the page's language is unchanged");
@@ -144,6 +148,10 @@ describe('widgets in a post', () => {
     assert.equal(r.cjk[0], 0, 'the English widget has no Chinese in its view');
     assert.ok(r.cjk[1] > 20, `the Chinese widget's view is in Chinese (${r.cjk[1]} characters)`);
     assert.deepEqual(r.lang, [true, true]);
+    assert.match(r.notes[0], /nosuch/);
+    assert.match(r.notes[1], /nosuch/);
+    assert.equal(cjkOf(r.notes[0]), 0, `the English widget's note is in English: ${r.notes[0]}`);
+    assert.ok(cjkOf(r.notes[1]) > 2, `the Chinese widget's note is in Chinese: ${r.notes[1]}`);
     // Nothing changes: the main thread stays idle (it was kept busy when widgets fought over one language).
     await page.waitForTimeout(500);
     const ms = await busy(page, 3000);

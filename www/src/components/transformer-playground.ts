@@ -113,7 +113,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   get language(): Lang {
     // Before the settings are read (the engine starts when the element comes into sight),
     // the language they will ask for.
-    if (!this.store?.manifest.length) return this.startLang();
+    if (!this.store || !this.settled) return this.startLang();
     return this.store.st.lang ?? browserLang();
   }
   /** Settings of the link that were not used. */
@@ -381,6 +381,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       implied: (hash) => this.lessonPreset(hash),
       hideable: HIDEABLE,
       startLang: () => this.startLang(),
+      lang: () => this.language,
     });
     this.store = store;
     this.lab = new LabRegistry({
@@ -425,6 +426,8 @@ export class TransformerPlayground extends PlaygroundRunsApi {
 
   /** The engine has been asked to start (the element came into sight, or `load="eager"`). */
   private running = false;
+  /** The settings have been read and the model loaded: the language is the settings'. */
+  private settled = false;
 
   private async run(store: PlaygroundStore) {
     this.running = true;
@@ -433,6 +436,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       // link, progress) is in it.
       await loadLang(this.startLang()).catch(() => undefined);
       await store.start();
+      this.settled = true;
       await this.updateComplete;
       store.drawn();
       this.resolveReady();
@@ -460,6 +464,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     this.near?.disconnect();
     this.near = null;
     this.langShown = null;
+    this.settled = false;
     setPlaygroundLang(this, null);
     window.removeEventListener('hashchange', this.onHash);
     for (const type of INPUTS) this.removeEventListener(type, this.onInput, { capture: true });

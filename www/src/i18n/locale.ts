@@ -18,55 +18,26 @@
 // Numbers, the math of formulas, token text and what the model writes are never
 // translated (a lesson's formula with words in it goes through msg() like its prose).
 
-import { _installMsgImplementation } from '@lit/localize/init/install.js';
-import { runtimeMsg } from '@lit/localize/internal/runtime-msg.js';
 import type { TemplateMap } from '@lit/localize/internal/types.js';
 import { LitElement } from 'lit';
-import { sourceLocale } from '../locales/codes';
 import type { Lang } from '../state/url';
+import { activeLang, ambientLang, langOfBrowser, playgrounds, setPageLang, templates, withLang } from './scope';
+
+export { langOfBrowser, withLang };
 
 /** @lit/localize's event name: the language of the page's strings changed (detail: `{ status: 'ready', readyLocale }`). */
 export const LOCALE_STATUS_EVENT = 'lit-localize-status';
 /** The language of some drawn part changed, or a language's strings arrived (detail: `{ loaded?: Lang }`). */
 export const LANG_EVENT = 'tp-lang';
 
-/** The translations of each language loaded so far (the source language has none). */
-const templates = new Map<Lang, TemplateMap | undefined>([[sourceLocale as Lang, undefined]]);
 const loading = new Map<Lang, Promise<void>>();
-
-/** The language of what is being drawn now (null: outside drawing). */
-let scope: Lang | null = null;
-/** The page's language as set by `useLang` (null: the document's `lang`). */
-let pageLang: Lang | null = null;
-/** The language of each playground on the page. */
-const playgrounds = new Map<Element, Lang>();
 let lastAmbient: Lang | null = null;
-
-_installMsgImplementation(((template, options) => runtimeMsg(templates.get(activeLang()), template, options)) as typeof import('@lit/localize').msg);
-
-/** Any tag of a `lang` attribute as one of the page's languages: any Chinese is zh-Hans, the rest English. */
-export function langOfBrowser(tag: string | undefined): Lang {
-  return /^zh\b/i.test(tag ?? '') ? 'zh-Hans' : 'en';
-}
 
 /** The browser's preferred language among the page's. */
 export function browserLang(): Lang {
   const tags = typeof navigator === 'undefined' ? [] : (navigator.languages?.length ? navigator.languages : [navigator.language]);
   // The first tag decides; a Chinese reader with English second still reads Chinese.
   return langOfBrowser(tags[0]);
-}
-
-/** The language of strings made outside drawing: the one the page's playgrounds share, else the page's. */
-function ambientLang(): Lang {
-  const langs = new Set(playgrounds.values());
-  if (langs.size === 1) return [...langs][0];
-  if (pageLang) return pageLang;
-  const doc = typeof document === 'undefined' ? '' : document.documentElement.lang;
-  return doc ? langOfBrowser(doc) : (sourceLocale as Lang);
-}
-
-function activeLang(): Lang {
-  return scope ?? ambientLang();
 }
 
 /** The language of an element: that of its nearest ancestor with a `lang` attribute, across shadow roots. */
@@ -103,17 +74,6 @@ export function loadLang(lang: Lang): Promise<void> {
   return p;
 }
 
-/** Run `f` with its strings in `lang` (drawing a part of the page in that language). */
-export function withLang<T>(lang: Lang, f: () => T): T {
-  const was = scope;
-  scope = lang;
-  try {
-    return f();
-  } finally {
-    scope = was;
-  }
-}
-
 /** Tell the page when the language of its strings made outside drawing changes (app.ts follows it on the playground's own pages). */
 function announceAmbient(): void {
   const l = ambientLang();
@@ -136,7 +96,7 @@ export function setPlaygroundLang(el: Element, lang: Lang | null): void {
 
 /** Switch the page's own language to `lang` (pages without a playground, such as the teacher page). */
 export function useLang(lang: Lang): Promise<void> {
-  pageLang = lang;
+  setPageLang(lang);
   return loadLang(lang).then(() => {
     window.dispatchEvent(new CustomEvent(LANG_EVENT, { detail: {} }));
     announceAmbient();

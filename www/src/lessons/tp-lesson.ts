@@ -8,7 +8,7 @@
 // below it.
 
 import { html, css, nothing } from 'lit';
-import { LocalizedElement } from '../i18n/locale';
+import { getLocale, LocalizedElement } from '../i18n/locale';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
 import type { PlaygroundStore } from '../state/store';
@@ -20,7 +20,12 @@ import { isRight, parseNumber } from './answer';
 import { keepLessonState, lessonState } from './lesson-state';
 
 /** Where docs/model.md is in the build (beside the page). */
-const DOC = { toString: () => (document.documentElement.lang.startsWith('zh') ? './docs/model.zh-Hans.md' : './docs/model.md') };
+const DOC = { toString: () => (getLocale() === 'zh-Hans' ? './docs/model.zh-Hans.md' : './docs/model.md') };
+
+/** The reader's actions that set the lesson's checks going again. */
+const STIRS = ['pointerdown', 'keydown', 'input', 'change'] as const;
+/** How long after the last change the panel keeps checking (a view's slowest measurement fits in it). */
+const QUIET_MS = 30_000;
 
 export class TpLesson extends LocalizedElement {
   static properties = {
@@ -192,20 +197,49 @@ export class TpLesson extends LocalizedElement {
 
   connectedCallback(): void {
     super.connectedCallback();
-    // Once done, the notice is drawn again as the views finish measuring (it quotes them).
-    this.timer = setInterval(() => (this.doneNow ? this.requestUpdate() : this.check()), 500);
+    this.stir();
+    for (const type of STIRS) window.addEventListener(type, this.stir, { capture: true, passive: true });
   }
 
   disconnectedCallback(): void {
     super.disconnectedCallback();
     clearInterval(this.timer);
+    this.timer = undefined;
+    for (const type of STIRS) window.removeEventListener(type, this.stir, { capture: true });
   }
+
+  /** When the playground last drew or the reader last acted. */
+  private stirredAt = 0;
+  private drawnVersion = -1;
+
+  /**
+   * Something changed (the playground drew, the reader acted): for a while the panel checks
+   * the lesson's step twice a second, and once done draws its notice again as the views
+   * finish measuring (it quotes them). A lesson left alone runs no timer.
+   */
+  private stir = () => {
+    this.stirredAt = performance.now();
+    if (this.timer !== undefined || !this.isConnected) return;
+    this.timer = setInterval(() => {
+      if (performance.now() - this.stirredAt > QUIET_MS) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+        return;
+      }
+      if (this.doneNow) this.requestUpdate();
+      else this.check();
+    }, 500);
+  };
 
   private get lesson(): Lesson | undefined {
     return lessonNamed(this.lessonId);
   }
 
   protected willUpdate(): void {
+    if (this.version !== this.drawnVersion) {
+      this.drawnVersion = this.version;
+      this.stir();
+    }
     if (this.lessonId !== this.seenId) {
       this.seenId = this.lessonId;
       // Where the learner left this lesson (in this tab), else a fresh start.

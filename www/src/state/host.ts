@@ -60,4 +60,10 @@ export interface StoreHost {
    * twin of the default model, with its Chinese prompt. Absent: English.
    */
   startLang?(): Lang;
+  /**
+   * The language of this playground: the store makes its words (notes about a link, what
+   * it says after an engine restart) in it, whatever language other playgrounds of the
+   * page are in. Absent: the page's.
+   */
+  lang?(): Lang;
 }

@@ -3,6 +3,7 @@
 // names, a lesson's implied settings under the link's), with the names the page does not
 // know dropped and said in a note. Also the words for what a switch change did.
 
+import { withLang } from '../i18n/scope';
 import { msg, str } from '@lit/localize';
 import type { ManifestEntry } from '../engine/protocol';
 import { DEFAULTS, formatHash, formatMask, parseHash, quote, SETTING_NAMES, type Parsed, type PlaygroundState } from './url';
@@ -113,7 +114,7 @@ export class SettingsReader {
   private impliedNow = '';
 
   constructor(
-    private host: Pick<StoreHost, 'viewNames' | 'implied' | 'hideable' | 'chapterNames'>,
+    private host: Pick<StoreHost, 'viewNames' | 'implied' | 'hideable' | 'chapterNames' | 'lang'>,
     private manifest: () => readonly ManifestEntry[],
   ) {}
 
@@ -125,6 +126,13 @@ export class SettingsReader {
 
   /** Parse settings; a link that names a model but no text gets that model's prompt. */
   parse(text: string, base: PlaygroundState): Parsed {
+    // The notes in this playground's language.
+    const lang = this.host.lang?.();
+    if (lang) return withLang(lang, () => this.parseIn(text, base));
+    return this.parseIn(text, base);
+  }
+
+  private parseIn(text: string, base: PlaygroundState): Parsed {
     const first = this.checkViews(parseHash(text, base), base);
     const entry = this.manifest().find((m) => m.file === first.state.model);
     if (!entry || entry.file === base.model) return first;
@@ -152,7 +160,9 @@ export class SettingsReader {
   /** A model named by a link must be one of the shipped ones. */
   checkModel(s: PlaygroundState, notes: string[]): PlaygroundState {
     if (this.manifest().some((m) => m.file === s.model)) return s;
-    notes.push(msg(str`Ignored model=${quote(s.model)}: not one of the shipped models.`));
+    const lang = this.host.lang?.();
+    const note = () => msg(str`Ignored model=${quote(s.model)}: not one of the shipped models.`);
+    notes.push(lang ? withLang(lang, note) : note());
     return { ...s, model: this.defaults.model };
   }
 

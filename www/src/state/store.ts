@@ -22,6 +22,7 @@ import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validMa
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
+import { withLang } from '../i18n/scope';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -167,7 +168,7 @@ export class PlaygroundStore extends StoreData {
       return;
     }
     this.engineRestarts++;
-    this.engineNote = msg(str`The engine stopped (${why}) and was restarted; the model and your settings were loaded again.`);
+    this.engineNote = this.words(() => msg(str`The engine stopped (${why}) and was restarted; the model and your settings were loaded again.`));
     console.warn('playground:', this.engineNote);
     this.host.changed();
     try {
@@ -243,6 +244,12 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
   }
 
+  /** Words made by the store, in this playground's language. */
+  private words(f: () => string): string {
+    const lang = this.host.lang?.();
+    return lang ? withLang(lang, f) : f();
+  }
+
   /** Where manifest.json and the checkpoints are (views that load a side model read it). */
   get modelsBase(): URL {
     return this.host.modelsBase;
@@ -295,10 +302,11 @@ export class PlaygroundStore extends StoreData {
       const allowed = { ...p };
       for (const k of refused) delete allowed[k as keyof PlaygroundState];
       const names = refused.join(', ');
-      this.lockNote =
+      this.lockNote = this.words(() =>
         refused.length === 1
           ? msg(str`This link keeps ${names} as it is: your teacher locked it.`, { id: 'teacher.locked-one' })
-          : msg(str`This link keeps ${names} as they are: your teacher locked them.`, { id: 'teacher.locked-many' });
+          : msg(str`This link keeps ${names} as they are: your teacher locked them.`, { id: 'teacher.locked-many' }),
+      );
       this.host.changed();
       return this.apply({ ...this.st, ...allowed });
     }
