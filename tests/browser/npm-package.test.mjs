@@ -1,7 +1,7 @@
 // The npm package `transformer-playground`, as a site would use it: built
 // (www/scripts/build-npm.mjs), packed with `npm pack`, installed from the tarball (offline:
 // the package has no dependencies) into a fresh Vite project built with the front end's
-// own Vite, and into a plain static page that loads the module from node_modules. In both
+// own Vite (its build and its dev server), and into a plain static page that loads the module from node_modules. In both
 // the element renders, and its next-token probabilities equal those of the wasm core run
 // under node on the same model and input. A consumer's TypeScript file typechecks against
 // the package's types, and a page that loads the module from another origin shows what to do.
@@ -150,6 +150,18 @@ describe('the npm package', () => {
     assert.deepEqual(s.cspReports, [], 'no violation of the documented policy');
     assert.deepEqual(errors, []);
     await shot(page, 'npm-vite');
+    await page.close();
+  });
+
+  test('under_the_vite_dev_server_the_element_draws_the_cores_probabilities', async () => {
+    const { createServer } = await import(join(www, 'node_modules/vite/dist/node/index.js'));
+    const dev = await createServer({ root: project, configFile: false, logLevel: 'error', server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false } });
+    await dev.listen();
+    servers.push({ close: () => dev.close() });
+    const { page, errors } = await live(`${dev.resolvedUrls.local[0]}index.html`);
+    const d = await drawn(page);
+    assertSameNumbers(d.probs, await coreProbs(d.model, d.req), 'vite dev server');
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
