@@ -3,6 +3,7 @@
 
 import type { Api, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 import { isEvent } from './protocol';
+import { startWorker } from './worker-start';
 
 /** Anything that sends typed requests to an engine (the client, or the page's store). */
 export type EngineCaller = Pick<EngineClient, 'call'>;
@@ -23,7 +24,7 @@ export class EngineClient {
 
   constructor(worker?: Worker) {
     this.worker =
-      worker ?? new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-engine' });
+      worker ?? startWorker(() => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-engine' }));
     this.worker.onmessage = (ev: MessageEvent<ResponseMessage | EventMessage>) => this.receive(ev.data);
     this.worker.onerror = (ev: ErrorEvent) => {
       ev.preventDefault();
@@ -34,7 +35,7 @@ export class EngineClient {
 
   /** A separate engine for one training run (its own worker, so the views stay responsive). */
   static trainer(): EngineClient {
-    return new EngineClient(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-train' }));
+    return new EngineClient(startWorker(() => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-train' })));
   }
 
   /** Send one request; the promise settles with the worker's one answer to it. */
