@@ -1,10 +1,10 @@
 // The npm package `transformer-playground`, as a site would use it: built
 // (www/scripts/build-npm.mjs), packed with `npm pack`, installed from the tarball (offline:
 // the package has no dependencies) into a fresh Vite project built with the front end's
-// own Vite, and into a plain static page that loads the module from node_modules. In both
+// own Vite (its build and its dev server), and into a plain static page that loads the module from node_modules. In both
 // the element renders, and its next-token probabilities equal those of the wasm core run
 // under node on the same model and input. A consumer's TypeScript file typechecks against
-// the package's types, and a page that loads the module from another origin shows what to do.
+// the package's types, and a page that loads the module from another origin runs it too.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -153,6 +153,18 @@ describe('the npm package', () => {
     await page.close();
   });
 
+  test('under_the_vite_dev_server_the_element_draws_the_cores_probabilities', async () => {
+    const { createServer } = await import(join(www, 'node_modules/vite/dist/node/index.js'));
+    const dev = await createServer({ root: project, configFile: false, logLevel: 'error', server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false } });
+    await dev.listen();
+    servers.push({ close: () => dev.close() });
+    const { page, errors } = await live(`${dev.resolvedUrls.local[0]}index.html`);
+    const d = await drawn(page);
+    assertSameNumbers(d.probs, await coreProbs(d.model, d.req), 'vite dev server');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('in_a_plain_static_page_the_element_draws_the_cores_probabilities', async () => {
     const s = await served(project, { csp: true });
     const { page, errors } = await live(`${s.url}static/index.html`);
@@ -186,28 +198,34 @@ void main();
     assert.throws(() => run(process.execPath, [join(www, 'node_modules/typescript/bin/tsc'), '-p', project], project));
   });
 
-  test('loaded_from_another_origin_the_widget_says_what_to_do', async () => {
-    // The module on one origin (with CORS, as a CDN sends it), the page on another.
+  test('loaded_from_another_origin_it_runs_and_a_host_refusing_blob_workers_is_told_so', async () => {
+    // The module on one origin (with CORS, as a CDN sends it), the page on another (another
+    // port): the worker starts from a blob shim, and the numbers are the core's.
     const cdn = await served(project, { headers: { 'Access-Control-Allow-Origin': '*' } });
     const host = mkdtempSync(join(work, 'host-'));
-    const cdnUrl = cdn.url; // another port: another origin
     writeFileSync(
       join(host, 'index.html'),
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Another site</title></head><body>
-<transformer-playground no-hash views="output" preset="play=0" models="${cdnUrl}node_modules/transformer-playground/dist/models/"></transformer-playground>
-<script type="module" src="${cdnUrl}node_modules/transformer-playground/dist/transformer-playground.js"></script></body></html>`,
+<transformer-playground no-hash views="output" preset="play=0"></transformer-playground>
+<script type="module" src="${cdn.url}node_modules/transformer-playground/dist/transformer-playground.js"></script></body></html>`,
     );
     const site = await served(host);
-    const page = await browser.context.newPage();
-    await page.goto(`${site.url}index.html`);
-    await page.waitForFunction(`${el} && ${el}.error`, null, { timeout: 30000 });
-    const error = await page.evaluate(`${el}.error`);
-    assert.match(error, /another site than this page/, error);
-    assert.ok(error.includes(new URL(cdnUrl).origin), 'names where the script came from');
-    assert.match(error, /npm package|iframe/);
-    const shown = await page.evaluate(`${el}.renderRoot.querySelector('[role="alert"]').textContent`);
-    assert.ok(shown.includes('another site than this page'), shown);
-    assert.doesNotMatch(shown, /SecurityError|Failed to construct/);
+    const { page, errors } = await live(`${site.url}index.html`);
+    const d = await drawn(page);
+    assertSameNumbers(d.probs, await coreProbs(d.model, d.req), 'script from another origin');
+    assert.deepEqual(errors, []);
     await page.close();
+
+    // A host whose policy allows the CDN's script but no blob: worker: the widget says what to add.
+    const strict = await served(host, { csp: `default-src 'self' ${cdn.url.slice(0, -1)}; script-src 'self' ${cdn.url.slice(0, -1)} 'wasm-unsafe-eval'; worker-src 'self'` });
+    const refused = await browser.context.newPage();
+    await refused.goto(`${strict.url}index.html`);
+    await refused.waitForFunction(`${el} && ${el}.error`, null, { timeout: 60000 });
+    const error = await refused.evaluate(`${el}.error`);
+    assert.match(error, /worker-src blob:/, error);
+    const shown = await refused.evaluate(`${el}.renderRoot.querySelector('[role="alert"]').textContent`);
+    assert.ok(shown.includes(error), shown);
+    assert.doesNotMatch(shown, /SecurityError|Failed to construct/);
+    await refused.close();
   });
 });

@@ -9,6 +9,7 @@
 
 import type { Api, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 import { isEvent } from './protocol';
+import { startWorker } from './worker-start';
 
 /** Anything that sends typed requests to an engine (the client, or the page's store). */
 export type EngineCaller = Pick<EngineClient, 'call'>;
@@ -95,7 +96,7 @@ let shared: Channel | null = null;
 
 function sharedChannel(): Channel {
   if (!shared || shared.crashed !== null) {
-    const ch: Channel = new Channel(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-engine' }), (gone) => {
+    const ch: Channel = new Channel(startWorker(() => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-engine' })), (gone) => {
       if (shared === gone) shared = null;
     });
     shared = ch;
@@ -120,7 +121,7 @@ export class EngineClient {
 
   /** A separate engine for one training run (its own worker, so the views stay responsive). */
   static trainer(): EngineClient {
-    return new EngineClient(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-train' }));
+    return new EngineClient(startWorker(() => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'tplay-train' })));
   }
 
   /** How many sessions the page's shared engine worker serves now (0: none runs). */

@@ -1,5 +1,6 @@
 // Why the engine could not start, in words a site's author can act on. A browser refuses
-// to start the engine in three ways a host page causes, each with a technical message
+// to start the engine in three ways a host page causes (the third only where a worker
+// cannot be started from a blob either, see ./worker-start.ts), each with a technical message
 // (a CompileError naming 'wasm-eval', a SecurityError naming the worker's script): the
 // page's Content-Security-Policy forbids WebAssembly, or forbids the worker, or the
 // playground's script comes from another origin than the page. Everything else is left
@@ -47,7 +48,7 @@ export function startErrorText(e: unknown, scriptUrl: string): string {
     );
   if (problem === 'csp-worker')
     return msg(
-      "this site's Content-Security-Policy does not allow the playground's engine to start its Web Worker. The site must allow the playground's folder in worker-src (for example worker-src 'self'; the playground's README lists the whole policy).",
+      "this site's Content-Security-Policy does not allow the playground's engine to start its Web Worker. The site must allow it in worker-src: worker-src 'self' where the playground's folder is on this site, worker-src blob: where its script comes from another site (the playground's README lists the whole policy).",
       { id: 'start.csp-worker' },
     );
   if (problem === 'cross-origin') {

@@ -1612,7 +1612,7 @@
 'sffe9ca353e97eaa7': `窗口长度`,
 'start.cross-origin': str`演示的脚本来自 ${0}，与本页不是同一个站点，而浏览器只允许从页面自己的站点启动它的引擎（一个 Web Worker）。请把演示的文件夹复制到本站，或安装 npm 包，或用 iframe 嵌入 embed.html。`,
 'start.csp-wasm': `本站的内容安全策略（Content-Security-Policy）不允许运行 WebAssembly，而演示的引擎正是靠它运行的。站点需要在 script-src 指令中加入 'wasm-unsafe-eval'（完整的策略见演示的 README）。`,
-'start.csp-worker': `本站的内容安全策略（Content-Security-Policy）不允许演示的引擎启动它的 Web Worker。站点需要在 worker-src 中允许演示所在的文件夹（例如 worker-src 'self'；完整的策略见演示的 README）。`,
+'start.csp-worker': `本站的内容安全策略（Content-Security-Policy）不允许演示的引擎启动它的 Web Worker。站点需要在 worker-src 中允许它：演示的文件夹在本站时写 worker-src 'self'，演示的脚本来自别的站点时写 worker-src blob:（完整的策略见演示的 README）。`,
 'store.cannot-spell': str`${0} 无法拼写提示中的 ${1}${2}，因此从它自己的示例“${3}”开始。`,
 'task.addition': `两个最多三位的数相加：12+345=357`,
 'task.copy': `复制一串字母：“cab”>“cab”`,
