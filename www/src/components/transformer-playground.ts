@@ -48,6 +48,7 @@ import { lessonNamed } from '../lessons/lessons';
 import { courseLessons } from '../lessons/course';
 import { presetFor } from '../lessons/zh-presets';
 import { HIDEABLE } from '../lessons/classroom';
+import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
 import '../lessons/tp-lesson';
@@ -185,6 +186,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   /** What the page said when a model switch could not keep the prompt: the characters the new model cannot spell ('' when it kept it). */
   get promptNote(): string {
     return this.store?.promptNote ?? '';
+  }
+  /** What the page said when a change of a setting the classroom link locked was refused ('' when nothing was). */
+  get lockNote(): string {
+    return this.store?.lockNote ?? '';
+  }
+  /** Why this setting cannot change here (a classroom link locked it; '' when it can), as its control says beside it. */
+  lockedWhy(name: string): string {
+    return this.store?.lockedWhy(name) ?? '';
   }
   /** The generation a switch restarted, kept as the "before" beside the new one (null when none). */
   get genBefore(): { ids: number[]; tokens: string[]; prompt: string[]; done: boolean; what: string; model: string } | null {
@@ -374,6 +383,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       changed: () => this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true })),
       storageFailed: (msg) => store.fail(new Error(msg)),
       storage: new IdbRunStorage(),
+      refuse: (settings, defaults) => {
+        const why = trainRefusal(store.st, settings, defaults);
+        if (why) {
+          store.lockNote = why;
+          this.requestUpdate();
+        }
+        return why;
+      },
     });
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
     for (const type of INPUTS) this.addEventListener(type, this.onInput, { capture: true, passive: true });
