@@ -152,6 +152,8 @@
 'course.q.scaled-dot': `为什么在 softmax 之前要把分数除以 √d_k？`,
 'course.q.shared-qk': `如果 Q 和 K 共用一个权重矩阵，会失去什么？`,
 'course.q.which-architecture': `哪种架构适合哪类任务？`,
+'engine.no-gpu-insecure': `WebGPU 只能在安全页面（HTTPS，或本机自己的地址）上使用，而此页面是通过普通 HTTP 打开的——正在 CPU 上运行`,
+'engine.no-gpu-insecure-short': `WebGPU 需要安全页面（HTTPS），不能用普通 HTTP`,
 'extrapolation.zh-footnote': `各长度新增位置上的准确率 / 交叉熵，在留出的中文句子上测得。`,
 'gen.restarted': str`更改${0}使生成重新开始；之前的输出作为“之前”保留在下方。`,
 'h0cc1d35926995cfe': html`嵌入上不加任何东西。在注意力内部，q 和 k 的每一对维度 (2p, 2p + 1) 都旋转角度 t·θ<sub>p</sub>，θ<sub>p</sub> = 10000<sup>−2p/d_k</sup>。两者同时多转同一个角度，点积不变，所以查询 i 对键 j 的分数只取决于 i − j。这里是该模型自己的 q 和 k（第 ${0} 层，头 ${1}），先转回位置 0，再逐个位置转动。`,
