@@ -41,7 +41,7 @@ export const CSP = readFileSync(join(root, 'www/content-security-policy.txt'), '
  * a string, that policy) plus a report-uri, and every violation the browser reports (page
  * and workers alike) lands in `cspReports`. `headers`: more headers on every response.
  */
-export function serve(dir = dist, { csp = false, headers = {} } = {}) {
+export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1' } = {}) {
   const cspReports = [];
   const server = createServer((req, res) => {
     if (req.method === 'POST' && req.url === '/csp-report') {
@@ -71,9 +71,10 @@ export function serve(dir = dist, { csp = false, headers = {} } = {}) {
     }
   });
   return new Promise((ok) => {
-    server.listen(0, '127.0.0.1', () => {
+    // `host` '0.0.0.0' listens on every network of the machine (a class on a LAN); the url stays the local one.
+    server.listen(0, host, () => {
       const { port } = server.address();
-      ok({ url: `http://127.0.0.1:${port}/`, cspReports, close: () => new Promise((r) => server.close(r)) });
+      ok({ url: `http://127.0.0.1:${port}/`, port, cspReports, close: () => new Promise((r) => server.close(r)) });
     });
   });
 }
@@ -82,9 +83,9 @@ export function serve(dir = dist, { csp = false, headers = {} } = {}) {
  * Headless Chromium; `webgpu` adds --enable-unsafe-webgpu (a SwiftShader adapter).
  * `serviceWorkers: 'block'` keeps the page's offline worker out, so `page.route` sees every
  * request (a test that swaps a model or the manifest needs that). `locale` sets the
- * browser's language.
+ * browser's language. `reach`: more addresses the browser may open (this machine's network address).
  */
-export async function launch({ webgpu = false, serviceWorkers = 'allow', locale } = {}) {
+export async function launch({ webgpu = false, serviceWorkers = 'allow', locale, reach = [] } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tplay-chromium-'));
   const args = [
     '--no-sandbox',
@@ -93,7 +94,8 @@ export async function launch({ webgpu = false, serviceWorkers = 'allow', locale 
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-sync',
-    '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+    // Nothing outside this machine: 127.0.0.1 and the addresses in `reach` (this machine's own network address, for a class on a LAN).
+    `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1${reach.map((h) => ` , EXCLUDE ${h}`).join('')}`,
   ];
   if (webgpu) args.push('--enable-unsafe-webgpu');
   const context = await chromium.launchPersistentContext(dataDir, {

@@ -22,7 +22,7 @@ fn main() {
         Some("fuzz") => fuzz::run(rest),
         _ => {
             eprintln!("usage: cargo xtask <serve | test | build | bench | fuzz | arch>");
-            eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1");
+            eprintln!("  serve   build the wasm engine and the page, serve on 127.0.0.1 (--lan: on the network, printing the addresses for students)");
             eprintln!(
                 "  test    fmt, clippy, every Rust test (GPU on lavapipe) and the browser tests;"
             );

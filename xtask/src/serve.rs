@@ -1,9 +1,12 @@
-//! `cargo xtask serve [--port N] [--no-build]`: build everything, then serve the
+//! `cargo xtask serve [--port N] [--no-build] [--lan]`: build everything, then serve the
 //! playground from `www/dist` on 127.0.0.1 (WebGPU needs a secure context, and
-//! localhost is one). A small static file server on the standard library.
+//! localhost is one). With `--lan`, on every interface (0.0.0.0), printing this
+//! computer's network addresses to give students: a lab without internet, from one
+//! machine (www/README.md, "Running a class on a LAN"). A small static file server on the
+//! standard library.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::{Component, Path, PathBuf};
 
 use crate::util::Result;
@@ -11,6 +14,7 @@ use crate::util::Result;
 pub fn run(args: &[String]) -> Result<()> {
     let mut port: Option<u16> = None;
     let mut build = true;
+    let mut lan = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -22,9 +26,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 );
             }
             "--no-build" => build = false,
+            "--lan" => lan = true,
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (serve takes --port N and --no-build)"
+                    "unknown argument `{other}` (serve takes --port N, --no-build and --lan)"
                 ))
             }
         }
@@ -39,22 +44,93 @@ pub fn run(args: &[String]) -> Result<()> {
             dir.display()
         ));
     }
-    let listener = bind(port)?;
+    let host = if lan {
+        Ipv4Addr::UNSPECIFIED
+    } else {
+        Ipv4Addr::LOCALHOST
+    };
+    let listener = bind(host, port)?;
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    println!("Transformer Playground: http://{addr}/");
+    if lan {
+        print!("{}", lan_banner(addr.port(), &lan_addresses()));
+    } else {
+        println!("Transformer Playground: http://{addr}/");
+    }
     serve(listener, &dir)
 }
 
-/// Bind 127.0.0.1: the given port, or the first free one from 8000.
-fn bind(port: Option<u16>) -> Result<TcpListener> {
+/// Bind `host`: the given port, or the first free one from 8000.
+fn bind(host: Ipv4Addr, port: Option<u16>) -> Result<TcpListener> {
     match port {
-        Some(p) => TcpListener::bind(("127.0.0.1", p))
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{p}: {e}")),
+        Some(p) => {
+            TcpListener::bind((host, p)).map_err(|e| format!("cannot listen on {host}:{p}: {e}"))
+        }
         None => (8000..8100)
-            .find_map(|p| TcpListener::bind(("127.0.0.1", p)).ok())
-            .ok_or_else(|| "no free port between 8000 and 8099 on 127.0.0.1".into()),
+            .find_map(|p| TcpListener::bind((host, p)).ok())
+            .ok_or_else(|| format!("no free port between 8000 and 8099 on {host}")),
+    }
+}
+
+/// This computer's IPv4 addresses on its networks (not loopback), found by asking the
+/// system which local address it would send from towards the default route and towards
+/// each private range. A UDP `connect` sends nothing, so this works with no internet.
+pub fn lan_addresses() -> Vec<Ipv4Addr> {
+    let towards = [
+        Ipv4Addr::new(8, 8, 8, 8),
+        Ipv4Addr::new(10, 255, 255, 254),
+        Ipv4Addr::new(172, 31, 255, 254),
+        Ipv4Addr::new(192, 168, 255, 254),
+        Ipv4Addr::new(169, 254, 255, 254),
+    ];
+    let mut out: Vec<Ipv4Addr> = Vec::new();
+    for t in towards {
+        let Ok(sock) = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)) else {
+            continue;
+        };
+        if sock.connect(SocketAddr::from((t, 9))).is_err() {
+            continue;
+        }
+        if let Ok(SocketAddr::V4(a)) = sock.local_addr() {
+            let ip = *a.ip();
+            if !ip.is_loopback() && !ip.is_unspecified() && !out.contains(&ip) {
+                out.push(ip);
+            }
+        }
+    }
+    out
+}
+
+/// What `serve --lan` prints: where the page is, the addresses to give students, and
+/// what plain HTTP on a network address leaves out.
+pub fn lan_banner(port: u16, addrs: &[Ipv4Addr]) -> String {
+    let mut s = format!(
+        "Transformer Playground, serving on every network of this computer (port {port}).\n\
+         On this computer: http://127.0.0.1:{port}/ (WebGPU and the offline copy work here)\n"
+    );
+    if addrs.is_empty() {
+        s.push_str(
+            "No network address found: connect this computer to the class network (or start its hotspot) and run this again.\n",
+        );
+    } else {
+        s.push_str("Give students (same network):\n");
+        for a in addrs {
+            s.push_str(&format!("  {}\n", url_of(IpAddr::V4(*a), port)));
+        }
+        s.push_str(
+            "Over plain HTTP on a network address the page runs on the CPU engine (WebGPU needs a \
+             secure context) and keeps no offline copy (no service worker); everything else works. \
+             See www/README.md, \"Running a class on a LAN\".\n",
+        );
+    }
+    s
+}
+
+fn url_of(ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V4(a) => format!("http://{a}:{port}/"),
+        IpAddr::V6(a) => format!("http://[{a}]:{port}/"),
     }
 }
 
@@ -233,6 +309,35 @@ mod tests {
             "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
              img-src 'self' data: blob:; worker-src 'self'"
         );
+    }
+
+    #[test]
+    fn the_lan_banner_names_every_address_and_what_plain_http_leaves_out() {
+        let s = lan_banner(
+            8001,
+            &[Ipv4Addr::new(192, 168, 1, 23), Ipv4Addr::new(10, 0, 0, 5)],
+        );
+        assert!(s.contains("http://127.0.0.1:8001/"), "{s}");
+        assert!(s.contains("  http://192.168.1.23:8001/\n"), "{s}");
+        assert!(s.contains("  http://10.0.0.5:8001/\n"), "{s}");
+        assert!(s.contains("CPU") && s.contains("service worker"), "{s}");
+        let none = lan_banner(8001, &[]);
+        assert!(none.contains("No network address found"), "{none}");
+    }
+
+    #[test]
+    fn lan_addresses_are_never_loopback_and_listening_on_all_interfaces_reaches_them() {
+        let addrs = lan_addresses();
+        assert!(addrs
+            .iter()
+            .all(|a| !a.is_loopback() && !a.is_unspecified()));
+        let l = bind(Ipv4Addr::UNSPECIFIED, None).unwrap();
+        let port = l.local_addr().unwrap().port();
+        // Every printed address (and localhost) reaches the server bound on 0.0.0.0.
+        for a in addrs.iter().copied().chain([Ipv4Addr::LOCALHOST]) {
+            TcpStream::connect((a, port)).unwrap_or_else(|e| panic!("{a}:{port}: {e}"));
+            l.accept().unwrap();
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 import { html, css, nothing, unsafeCSS } from 'lit';
 import type { AttnSite, AttnTrace, HeadRef } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { canvasFor, emit, panel, scrollLabel, scrollRegion, styles, ThemeColours } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { guard } from 'lit/directives/guard.js';
@@ -50,6 +51,7 @@ export class TpAttention extends LocalizedElement {
     queryTokens: { attribute: false },
     keyTokens: { attribute: false },
     ablate: { attribute: false },
+    lock: { attribute: false },
     scaleOn: { type: Boolean },
     score: { type: String },
     posEncoding: { type: String },
@@ -73,6 +75,8 @@ export class TpAttention extends LocalizedElement {
   queryTokens: string[] = [];
   keyTokens: string[] = [];
   ablate: HeadRef[] = [];
+  /** Classroom mode: the settings the link locked (`ablate` disables the heads' off switches, saying why). */
+  lock: readonly string[] = [];
   scaleOn = true;
   /** The model's score function (scaled_dot, dot, additive) and position encoding. */
   score = 'scaled_dot';
@@ -721,6 +725,7 @@ export class TpAttention extends LocalizedElement {
     const cur = this.current();
     const traces = this.traces();
     const H = cur ? cur.probs.shape[1] : 0;
+    const ablateLocked = whyLocked(this.lock, 'ablate');
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
         ${msg('Attention')}
@@ -743,6 +748,7 @@ export class TpAttention extends LocalizedElement {
             )}
           </div>`
         : nothing}
+      ${traces.length && ablateLocked ? html`<p class="small">${lockedNote('ablate', ablateLocked, 'why-ablate')}</p>` : nothing}
       ${traces.length
         ? html`<div class="thumbs" ${scrollRegion(scrollLabel())} style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
             ${traces.map(
@@ -763,6 +769,8 @@ export class TpAttention extends LocalizedElement {
                     <button
                       class="abl"
                       aria-pressed=${off}
+                      ?disabled=${!!ablateLocked}
+                      aria-describedby=${ablateLocked ? 'why-ablate' : nothing}
                       aria-label=${off ? msg(str`off — switch on layer ${t.layer + 1} head ${h + 1}`) : msg(str`h${h + 1} — switch off (ablate) layer ${t.layer + 1} head ${h + 1}`)}
                       title=${msg("zero this head's output")}
                       @click=${() => emit(this, 'tp-ablate', ref)}

@@ -9,6 +9,7 @@ import { html, css, svg, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import type { BeamStep, Hypothesis, ModelInfo } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { emit, panel, scrollLabel, scrollRegion } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 
@@ -60,7 +61,11 @@ export class TpBeams extends LocalizedElement {
     strategy: { type: String },
     generated: { attribute: false },
     done: { type: Boolean },
+    lock: { attribute: false },
   };
+
+  /** Classroom mode: the settings the link locked (a locked decoding rule disables the switch to beam search, saying why). */
+  lock: readonly string[] = [];
 
   info: ModelInfo | null = null;
   /** Every beam step of the running generation, in order. */
@@ -111,7 +116,7 @@ export class TpBeams extends LocalizedElement {
       return html`<section class="card" aria-labelledby="h">
         <h2 id="h">${msg('Beam search tree')}</h2>
         <p>${msg('Beam search keeps the few most probable partial sequences instead of one. Switch the decoding to beam search to grow its tree.')}</p>
-        <button @click=${() => emit(this, 'tp-beam', null)}>${msg('Use beam search')}</button>
+        <button data-setting="strategy" ?disabled=${!!whyLocked(this.lock, 'strategy')} @click=${() => emit(this, 'tp-beam', null)}>${msg('Use beam search')}</button>${lockedNote('strategy', whyLocked(this.lock, 'strategy'))}
       </section>`;
     }
     const { root, best, nodes } = beamTree(this.steps);

@@ -5,6 +5,7 @@
 
 import { html, css } from 'lit';
 import type { ModelInfo } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { emit, panel } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
@@ -29,12 +30,15 @@ export class TpCharacters extends LocalizedElement {
     text: { type: String },
     info: { attribute: false },
     locked: { type: Boolean },
+    lock: { attribute: false },
   };
 
   text = '';
   info: ModelInfo | null = null;
   /** The text may not be changed (a lesson or an embed locked it). */
   locked = false;
+  /** Classroom mode: the settings the link locked (`text` among them disables the keys, saying why). */
+  lock: readonly string[] = [];
 
   static styles = [
     panel,
@@ -78,12 +82,13 @@ export class TpCharacters extends LocalizedElement {
   render() {
     const chars = knownCharacters(this.info);
     const full = this.text.length >= MAX_TEXT;
+    const why = whyLocked(this.lock, 'text');
     return html`<section aria-labelledby="h">
       <h3 id="h">${msg('Characters this model knows', { id: 'characters.title' })}</h3>
       <p class="hint">
         ${msg(str`This model reads one character per token and knows ${chars.length} characters; any other character becomes <unk>. Click one to add it to the end of the text.`, {
           id: 'characters.hint',
-        })}
+        })}${lockedNote('text', why)}
       </p>
       <ul class="keys" aria-label=${msg('Characters this model knows', { id: 'characters.title' })}>
         ${chars.map(

@@ -13,6 +13,7 @@ import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 import { num } from '../ui/format';
 import { maskName } from '../ui/mask-name';
+import { lockedNote, whyLocked } from '../ui/locked';
 
 const ARCH_NAMES: Record<string, () => string> = {
   decoder_only: () => msg('Decoder-only'),
@@ -53,7 +54,11 @@ export class TpControls extends LocalizedElement {
     return !this.hide.includes(control);
   }
   private isLocked(setting: string): boolean {
-    return this.locked.includes(setting);
+    return whyLocked(this.locked, setting) !== '';
+  }
+  /** The note beside a locked control (nothing when it is free). */
+  private lockNote(setting: string) {
+    return lockedNote(setting, whyLocked(this.locked, setting));
   }
 
   static styles = [
@@ -142,19 +147,24 @@ export class TpControls extends LocalizedElement {
     const causal = st.causal ?? this.causalDefault;
     // A switch that does nothing on this model or under these settings is disabled, and
     // says why beside it.
-    const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string, why = '') =>
-      this.shown(key)
-        ? html`<label title=${why || help}
+    const check = (key: 'causal' | 'pad' | 'scale', label: string, value: boolean, patch: (v: boolean) => Partial<PlaygroundState>, help: string, why = '') => {
+      if (!this.shown(key)) return nothing;
+      const locked = whyLocked(this.locked, key);
+      return html`<label title=${locked || why || help}
             ><input
               type="checkbox"
               data-setting=${key}
-              ?disabled=${this.isLocked(key) || !!why}
-              aria-describedby=${why ? `why-${key}` : nothing}
+              ?disabled=${!!locked || !!why}
+              aria-describedby=${locked || why ? `why-${key}` : nothing}
               .checked=${value}
               @change=${(e: Event) => this.set(patch((e.target as HTMLInputElement).checked))}
-            />${label}${why ? html` <span class="why small muted" id=${`why-${key}`} data-why=${key}>(${why})</span>` : nothing}</label
-          >`
-        : nothing;
+            />${label}${locked
+              ? lockedNote(key, locked, `why-${key}`)
+              : why
+                ? html` <span class="why small muted" id=${`why-${key}`} data-why=${key}>(${why})</span>`
+                : nothing}</label
+          >`;
+    };
     // The mask editor's rule replaces the causal switch on the main stack (Switches.mask).
     const causalWhy = st.mask ? msg(str`the mask editor's rule decides: ${maskName(st.mask)}`) : '';
     const scaleWhy = !this.info
@@ -175,7 +185,7 @@ export class TpControls extends LocalizedElement {
               </optgroup>`,
             )}
           </select></label
-        >` : nothing}
+        >${this.lockNote('model')}` : nothing}
         ${this.shown('position') ? html`<label
           >${msg('Position encoding')}
           <select
@@ -186,7 +196,7 @@ export class TpControls extends LocalizedElement {
           >
             ${siblings.map((m) => html`<option value=${m.file} ?selected=${m.file === st.model}>${posEncodingName(m.pos_encoding)}</option>`)}
           </select></label
-        >` : nothing}
+        >${this.shown('model') ? nothing : this.lockNote('model')}` : nothing}
         ${designs.length > 1 && this.shown('design')
           ? html`<label
               >${msg('Design')}
@@ -211,6 +221,7 @@ export class TpControls extends LocalizedElement {
           ${(['webgpu', 'cpu'] as const).map(
             (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
+          ${this.lockNote('backend')}
           <span class="runs" role="status" data-backend-runs=${this.backendInfo?.backend ?? ''}>${backendSummary(st.backend, this.backendInfo)}</span>
         </fieldset>` : nothing}
         ${this.shown('seed') ? html`<label
@@ -226,12 +237,12 @@ export class TpControls extends LocalizedElement {
               const v = Number((e.target as HTMLInputElement).value);
               if (Number.isInteger(v) && v >= 0 && v <= 4294967295) this.set({ seed: v });
             }}
-        /></label>` : nothing}
+        />${this.lockNote('seed')}</label>` : nothing}
         ${this.shown('mode') ? html`<fieldset>
           <legend title=${msg("train mode: dropout active, BatchNorm with the batch's statistics; eval mode: neither")}>${msg('forward pass')}</legend>
           ${(['eval', 'train'] as const).map(
             (m) => html`<label><input type="radio" name="mode" data-setting="mode" value=${m} ?disabled=${this.isLocked('mode')} .checked=${st.mode === m} @change=${() => this.set({ mode: m })} />${m === 'eval' ? msg('eval mode') : msg('train mode')}</label>`,
-          )}
+          )}${this.lockNote('mode')}
         </fieldset>` : nothing}
         ${st.mode === 'train' && this.shown('drop')
           ? html`<label title=${msg("dropout probability for train mode; empty: the model's own")}
@@ -252,11 +263,11 @@ export class TpControls extends LocalizedElement {
                   if (raw === '') this.set({ drop: null });
                   else if (Number.isFinite(v) && v >= 0 && v <= 0.9) this.set({ drop: v });
                 }}
-            /></label>`
+            />${this.lockNote('drop')}</label>`
           : nothing}
         ${this.shown('rerun') ? html`<button data-control="rerun" title=${msg('run the forward pass again (train mode: with the next seed)')} @click=${() => emit(this, 'tp-rerun', null)}>${msg('run again')}</button>` : nothing}
         ${st.ablate.length
-          ? html`<button @click=${() => this.set({ ablate: [] })}>${st.ablate.length === 1 ? msg('switch the ablated head back on') : msg(str`switch all ${st.ablate.length} ablated heads back on`)}</button>`
+          ? html`<button data-setting="ablate" ?disabled=${this.isLocked('ablate')} @click=${() => this.set({ ablate: [] })}>${st.ablate.length === 1 ? msg('switch the ablated head back on') : msg(str`switch all ${st.ablate.length} ablated heads back on`)}</button>${this.lockNote('ablate')}`
           : nothing}
       </div>
       ${st.mode === 'train'

@@ -5,6 +5,7 @@
 
 import { html, css, nothing } from 'lit';
 import type { GenerateStep, Hypothesis, ModelInfo } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import type { GenStats } from '../state/generation';
 import type { GenBefore } from '../state/store-data';
@@ -37,7 +38,11 @@ export class TpGeneration extends LocalizedElement {
     sides: { attribute: false },
     width: { state: true },
     draws: { attribute: false },
+    lock: { attribute: false },
   };
+
+  /** Classroom mode: the settings the link locked (their inputs are disabled, saying why). */
+  lock: readonly string[] = [];
 
   /** The stream's width in CSS pixels, as last measured (the lines it reserves follow it). */
   width = 0;
@@ -335,12 +340,14 @@ export class TpGeneration extends LocalizedElement {
             step="25"
             .value=${String(this.speed)}
             aria-valuetext=${msg(str`${this.speed} milliseconds`)}
+            data-setting="speed"
+            ?disabled=${!!whyLocked(this.lock, 'speed')}
             @change=${(e: Event) => emit(this, 'tp-speed', Number((e.target as HTMLInputElement).value))}
           />
-          <span class="mono small">${this.speed} ms</span></label
+          <span class="mono small">${this.speed} ms</span>${lockedNote('speed', whyLocked(this.lock, 'speed'))}</label
         >
         <label title=${msg("keep each position's keys and values; off, every step runs the whole prefix again")}
-          ><input type="checkbox" .checked=${this.cache} @change=${(e: Event) => emit(this, 'tp-cache', (e.target as HTMLInputElement).checked)} />${msg('KV cache')}</label
+          ><input type="checkbox" data-setting="cache" ?disabled=${!!whyLocked(this.lock, 'cache')} .checked=${this.cache} @change=${(e: Event) => emit(this, 'tp-cache', (e.target as HTMLInputElement).checked)} />${msg('KV cache')}${lockedNote('cache', whyLocked(this.lock, 'cache'))}</label
         >
         <label
           >${msg('tokens')}
@@ -349,12 +356,14 @@ export class TpGeneration extends LocalizedElement {
             min="1"
             max="200"
             class="max-tokens"
+            data-setting="max"
+            ?disabled=${!!whyLocked(this.lock, 'max')}
             .value=${String(this.max)}
             @change=${(e: Event) => {
               const v = Math.round(Number((e.target as HTMLInputElement).value));
               if (v >= 1 && v <= 200) emit(this, 'tp-max', v);
             }}
-        /></label>
+        />${lockedNote('max', whyLocked(this.lock, 'max'))}</label>
       </div>
       ${this.note ? html`<p class="note" role="status">${errorText(this.note)}</p>` : nothing}
       ${this.previousRun ? this.compare(this.previousRun, this.stream(sep)) : this.stream(sep)}

@@ -9,6 +9,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { showToken, tokenLang } from '../ui/palette';
 import { MAX_BATCH, MAX_TEXT } from '../state/url';
+import { lockedNote, whyLocked } from '../ui/locked';
 
 export class TpInput extends LocalizedElement {
   static properties = {
@@ -19,6 +20,7 @@ export class TpInput extends LocalizedElement {
     tokenized: { attribute: false },
     padded: { attribute: false },
     promptNote: { type: String },
+    lock: { attribute: false },
     showBatch: { state: true },
   };
 
@@ -32,6 +34,8 @@ export class TpInput extends LocalizedElement {
   padded: number[][] = [];
   /** What the page said when a model switch could not keep the prompt ('' when it could). */
   promptNote = '';
+  /** Classroom mode: the settings the link locked (the text and the batch boxes of a locked one are disabled, saying why). */
+  lock: readonly string[] = [];
   showBatch = false;
 
   static styles = [
@@ -137,18 +141,23 @@ export class TpInput extends LocalizedElement {
   render() {
     const rows = this.padded.length ? this.padded : this.tokenized.map((t) => t.ids);
     const lengths = this.tokenized.map((t) => t.ids.length);
+    const textLocked = whyLocked(this.lock, 'text');
+    const batchLocked = whyLocked(this.lock, 'batch');
     return html`<section class="card" aria-labelledby="h">
       <div class="bar">
         <h2 id="h">${this.label || msg('Input')} <span class="sub">${this.info ? (this.info.tokenizer_kind === 'char' ? msg(str`character-level tokens, vocabulary of ${this.info.vocab.length}`) : this.info.tokenizer_kind === 'word' ? msg(str`word-level tokens, vocabulary of ${this.info.vocab.length}`) : msg(str`${this.info.tokenizer_kind}-level tokens, vocabulary of ${this.info.vocab.length}`)) : ''}</span></h2>
         <label class="check"
           ><input
             type="checkbox"
+            data-setting="batch"
+            ?disabled=${!!batchLocked}
+            aria-describedby=${batchLocked ? 'why-batch' : nothing}
             .checked=${this.showBatch || this.batch.length > 0}
             @change=${(e: Event) => {
               this.showBatch = (e.target as HTMLInputElement).checked;
               if (!this.showBatch && this.batch.length) emit(this, 'tp-batch', []);
             }}
-          />${msg('batch of unequal lengths (padding)')}</label
+          />${msg('batch of unequal lengths (padding)')}${lockedNote('batch', batchLocked, 'why-batch')}</label
         >
       </div>
       <label class="visually-hidden" for="text">${msg(str`${this.label || msg('Input')} text`)}</label>
@@ -157,9 +166,13 @@ export class TpInput extends LocalizedElement {
         rows="2"
         maxlength=${MAX_TEXT}
         spellcheck="false"
+        data-setting="text"
+        ?disabled=${!!textLocked}
+        aria-describedby=${textLocked ? 'why-text' : nothing}
         .value=${this.text}
         @input=${(e: Event) => emit(this, 'tp-text', (e.target as HTMLTextAreaElement).value)}
       ></textarea>
+      ${lockedNote('text', textLocked, 'why-text')}
       ${this.promptNote
         ? html`<p class="note" role="status" data-prompt-note
             >${this.promptNote} <button @click=${() => emit(this, 'tp-dismiss-note', null)} aria-label=${msg('dismiss')}>×</button></p
@@ -171,6 +184,7 @@ export class TpInput extends LocalizedElement {
               id="batch"
               rows="3"
               spellcheck="false"
+              ?disabled=${!!batchLocked}
               .value=${this.batch.join('\n')}
               @input=${(e: Event) => {
                 const lines = (e.target as HTMLTextAreaElement).value

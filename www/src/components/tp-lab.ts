@@ -27,6 +27,7 @@ import { runPlots } from '../lab-view/plots';
 import { backendDetail, backendText } from '../lab-view/run-text';
 import { runTable, type BusyAction, type RunTableActions } from '../lab-view/run-table';
 import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { panel } from '../ui/shared';
 import { download } from '../ui/export';
 import { keepLabViewState, labViewState } from '../lab-view/view-state';
@@ -62,7 +63,14 @@ export class TpLab extends LocalizedElement {
   static properties = {
     themeKey: { attribute: false },
     link: { attribute: false },
+    lock: { attribute: false },
   };
+
+  /** Classroom mode: the settings the link locked. With `train` locked the form holds the link's run and cannot be edited; with `model` locked no other weights may become the page's model. */
+  lock: readonly string[] = [];
+  private get formLocked(): string {
+    return whyLocked(this.lock, 'train');
+  }
 
   /** A run's settings from the page's link (`#train=…`): the form starts from them. */
   link = '';
@@ -127,7 +135,8 @@ export class TpLab extends LocalizedElement {
     this.refresh();
     // Drawn again after being left (its chapter closed): the form and the selection as
     // they were, unless the page's link now asks for other settings.
-    const kept = this.form ? null : labViewState();
+    // A locked form starts from the link's run, never from what an earlier visit left in it.
+    const kept = this.form || this.formLocked ? null : labViewState();
     if (kept?.form) {
       this.selected = kept.selected;
       this.preset = PRESETS.some((p) => p.id === kept.preset) ? kept.preset : this.preset;
@@ -328,6 +337,11 @@ export class TpLab extends LocalizedElement {
   }
 
   private againWith(r: RunRecord) {
+    if (this.formLocked) {
+      this.said = this.formLocked;
+      this.requestUpdate();
+      return;
+    }
     this.form = tidy({ ...(r.settings as unknown as Settings) });
     this.from = r.id;
     this.said = '';
@@ -412,7 +426,7 @@ export class TpLab extends LocalizedElement {
   // ---------------------------------------------------------------- the form
 
   private edit(key: FieldKey, v: Value) {
-    if (!this.form) return;
+    if (!this.form || this.formLocked) return;
     if (key === 'task' && typeof v === 'string') {
       this.from = null;
       void this.loadDefaults(v);
@@ -472,6 +486,7 @@ export class TpLab extends LocalizedElement {
         <label for="preset">${msg('Experiment')}</label>
         <select
           id="preset"
+          ?disabled=${!!this.formLocked}
           @change=${(e: Event) => {
             this.preset = (e.target as HTMLSelectElement).value;
             this.requestUpdate();
@@ -479,7 +494,7 @@ export class TpLab extends LocalizedElement {
         >
           ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${x.id === this.preset}>${x.title}</option>`)}
         </select>
-        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host}>${msg(str`Train these ${p.runs.length} runs`)}</button>
+        <button class="primary" data-action="train-preset" @click=${() => void this.trainPreset()} ?disabled=${!this.host || !!this.formLocked}>${msg(str`Train these ${p.runs.length} runs`)}</button>${lockedNote('train', this.formLocked)}
         <p>${p.about}</p>
       </div>
       ${settingsForm({
@@ -487,6 +502,7 @@ export class TpLab extends LocalizedElement {
         defaults: this.defaults,
         from: this.from ? this.runs.find((r) => r.id === this.from) : undefined,
         linkNotes: this.linkNotes,
+        locked: this.formLocked,
         edit: (key, v) => this.edit(key, v),
       })}
       <div class="actions" role="group" aria-label=${msg('training controls')}>
@@ -503,7 +519,8 @@ export class TpLab extends LocalizedElement {
         <span class="grow"></span>
         <label class="dropzone"
           >${msg('Import a .safetensors checkpoint (or drop one here)')}
-          <input type="file" accept=".safetensors,application/octet-stream" data-import @change=${(e: Event) => this.onPick(e)} />
+          <input type="file" accept=".safetensors,application/octet-stream" data-import ?disabled=${!!whyLocked(this.lock, 'model')} @change=${(e: Event) => this.onPick(e)} />
+          ${lockedNote('model', whyLocked(this.lock, 'model'))}
         </label>
       </div>
       ${this.error ? html`<div class="alert" role="alert" data-error>${this.error}</div>` : nothing}

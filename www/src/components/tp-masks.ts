@@ -10,6 +10,7 @@ import { msg, str } from '@lit/localize';
 import { guard } from 'lit/directives/guard.js';
 import { getLocale, LocalizedElement } from '../i18n/locale';
 import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
 import { SERIES, showToken } from '../ui/palette';
 import { SITE_NAMES } from './tp-attention';
@@ -37,6 +38,7 @@ export class TpMasks extends LocalizedElement {
     mask: { attribute: false },
     promptLength: { type: Number },
     reach: { type: Number },
+    lock: { attribute: false },
     width: { state: true },
   };
 
@@ -54,6 +56,8 @@ export class TpMasks extends LocalizedElement {
   promptLength = 1;
   /** The length the decoder's sequence can reach while it generates (0: none): the map keeps a box of that size, its cells sized for it (../views/reserve.ts). */
   reach = 0;
+  /** Classroom mode: the settings the link locked (the mask and the causal switch are one: either locks the editor). */
+  lock: readonly string[] = [];
   width = 600;
   private resize = new ResizeObserver((e) => (this.width = e[0]?.contentRect.width || this.width));
 
@@ -301,22 +305,24 @@ export class TpMasks extends LocalizedElement {
     const kind: RuleKind = this.mask ? this.mask.rule.kind : 'switch';
     const r = this.mask?.rule;
     const painted = this.mask?.cells.length ?? 0;
+    const locked = whyLocked(this.lock, 'mask');
+    const off = locked !== '';
     const radio = (k: RuleKind, label: string) =>
-      html`<label><input type="radio" name="rule" value=${k} .checked=${kind === k} @change=${() => this.setRule(k)} /> ${label}</label>`;
+      html`<label><input type="radio" name="rule" value=${k} data-rule=${k} ?disabled=${off} aria-describedby=${off ? 'why-mask' : nothing} .checked=${kind === k} @change=${() => this.setRule(k)} /> ${label}</label>`;
     return html`<div class="editor" role="group" aria-label=${msg(str`mask of the ${SITE_NAMES[this.mainSite]}`)}>
       ${radio('switch', msg('causal switch'))} ${radio('causal', msg('causal'))} ${radio('none', msg('none'))}
       ${radio('prefix_lm', msg('prefix-LM', { id: 'masks.prefix-lm' }))}
       ${r?.kind === 'prefix_lm'
-        ? html`<label>${msg('prefix')} <input type="number" min="0" max="999" aria-label=${msg('prefix length')} .value=${String(r.prefix)}
+        ? html`<label>${msg('prefix')} <input type="number" min="0" max="999" aria-label=${msg('prefix length')} ?disabled=${off} .value=${String(r.prefix)}
               @change=${(e: Event) => this.setRule('prefix_lm', Math.max(0, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
         : nothing}
       ${radio('sliding_window', msg('sliding window'))}
       ${r?.kind === 'sliding_window'
-        ? html`<label>w <input type="number" min="1" max="999" aria-label=${msg('window length')} .value=${String(r.window)}
+        ? html`<label>w <input type="number" min="1" max="999" aria-label=${msg('window length')} ?disabled=${off} .value=${String(r.window)}
               @change=${(e: Event) => this.setRule('sliding_window', Math.max(1, Number((e.target as HTMLInputElement).value) | 0))} /></label>`
         : nothing}
-      <span class="muted small">${v && v.site === this.mainSite ? msg('click a cell to hide or show it') : ''}</span>
-      ${painted ? html`<button @click=${() => emit(this, 'tp-mask', { rule: this.mask!.rule, cells: [] })}>${msg(str`clear ${painted} painted`)}</button>` : nothing}
+      ${off ? lockedNote('mask', locked, 'why-mask') : html`<span class="muted small">${v && v.site === this.mainSite ? msg('click a cell to hide or show it') : ''}</span>`}
+      ${painted ? html`<button ?disabled=${off} @click=${() => emit(this, 'tp-mask', { rule: this.mask!.rule, cells: [] })}>${msg(str`clear ${painted} painted`)}</button>` : nothing}
     </div>`;
   }
 
@@ -326,7 +332,7 @@ export class TpMasks extends LocalizedElement {
     if (!v) return html`<section class="card" aria-labelledby="h">${head}${this.editor(v)}<p class="muted">${msg('No forward pass yet.')}</p></section>`;
     const [B, T, S] = v.reasons.shape;
     const b = Math.min(this.row, B - 1);
-    const editable = v.site === this.mainSite;
+    const editable = v.site === this.mainSite && !whyLocked(this.lock, 'mask');
     const paintedAt = new Map(v.cells.map((c) => [`${c.query}.${c.key}`, c.hidden]));
     // Cells shrink to fit the panel; numbers show while they fit in a cell.
     const labelW = 60;

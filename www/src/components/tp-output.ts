@@ -4,6 +4,7 @@
 
 import { html, css, nothing } from 'lit';
 import type { ModelInfo, Sampling } from '../engine/protocol';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { msg, str } from '@lit/localize';
@@ -24,6 +25,7 @@ export class TpOutput extends LocalizedElement {
     previousClassProbs: { attribute: false },
     previousSame: { type: Boolean },
     sides: { attribute: false },
+    lock: { attribute: false },
     showAll: { state: true },
   };
 
@@ -37,6 +39,8 @@ export class TpOutput extends LocalizedElement {
   inputTokens: string[] = [];
   sampling: Sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 3, seed: 0 };
   showAll = false;
+  /** Classroom mode: the settings the link locked (their sampling inputs are disabled, saying why). */
+  lock: readonly string[] = [];
   /** The model's distribution of the forward pass before the last switch (null: none). */
   previousProbs: Float32Array | null = null;
   /** A classifier's class probabilities before the last switch. */
@@ -162,33 +166,36 @@ export class TpOutput extends LocalizedElement {
   private controls() {
     const s = this.sampling;
     const num = (e: Event) => Number((e.target as HTMLInputElement).value);
+    const why = (k: string) => whyLocked(this.lock, k);
+    const strat = why('strategy');
     return html`<div class="controls">
       <div>
         <div id="strat-l">${msg('Choice')}</div>
         <div class="strategy" role="group" aria-labelledby="strat-l">
           ${(['greedy', 'sample', 'beam'] as const).map(
-            (k) => html`<button aria-pressed=${s.strategy === k} @click=${() => this.set({ strategy: k })}>
+            (k) => html`<button aria-pressed=${s.strategy === k} data-setting="strategy" ?disabled=${!!strat} @click=${() => this.set({ strategy: k })}>
               ${k === 'greedy' ? msg('greedy') : k === 'sample' ? msg('sample') : msg('beam search')}
             </button>`,
           )}
         </div>
+        ${lockedNote('strategy', strat)}
       </div>
       <label
         >${msg('temperature')} ${fmt(s.temperature, 2)}
-        <input type="range" min="0.05" max="3" step="0.05" .value=${String(s.temperature)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ temperature: num(e) })}
-      /></label>
+        <input type="range" min="0.05" max="3" step="0.05" .value=${String(s.temperature)} data-setting="temp" ?disabled=${s.strategy !== 'sample' || !!why('temp')} @change=${(e: Event) => this.set({ temperature: num(e) })}
+      />${lockedNote('temp', why('temp'))}</label>
       <label
         >${msg('top-k (0 = off)')}
-        <input type="number" min="0" max=${this.info?.vocab.length ?? 1000} .value=${String(s.top_k)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_k: Math.max(0, Math.round(num(e)) || 0) })}
-      /></label>
+        <input type="number" min="0" max=${this.info?.vocab.length ?? 1000} .value=${String(s.top_k)} data-setting="topk" ?disabled=${s.strategy !== 'sample' || !!why('topk')} @change=${(e: Event) => this.set({ top_k: Math.max(0, Math.round(num(e)) || 0) })}
+      />${lockedNote('topk', why('topk'))}</label>
       <label
         >top-p ${fmt(s.top_p, 2)}
-        <input type="range" min="0.05" max="1" step="0.05" .value=${String(s.top_p)} ?disabled=${s.strategy !== 'sample'} @change=${(e: Event) => this.set({ top_p: num(e) })}
-      /></label>
+        <input type="range" min="0.05" max="1" step="0.05" .value=${String(s.top_p)} data-setting="topp" ?disabled=${s.strategy !== 'sample' || !!why('topp')} @change=${(e: Event) => this.set({ top_p: num(e) })}
+      />${lockedNote('topp', why('topp'))}</label>
       <label
         >${msg('beam width')}
-        <input type="number" min="1" max="8" .value=${String(s.beam_width)} ?disabled=${s.strategy !== 'beam'} @change=${(e: Event) => this.set({ beam_width: Math.min(8, Math.max(1, Math.round(num(e)) || 1)) })}
-      /></label>
+        <input type="number" min="1" max="8" .value=${String(s.beam_width)} data-setting="beam" ?disabled=${s.strategy !== 'beam' || !!why('beam')} @change=${(e: Event) => this.set({ beam_width: Math.min(8, Math.max(1, Math.round(num(e)) || 1)) })}
+      />${lockedNote('beam', why('beam'))}</label>
     </div>`;
   }
 

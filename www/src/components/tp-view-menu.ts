@@ -14,7 +14,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { panel } from '../ui/shared';
 
 /** What the menu offers, in its order. */
-export const VIEW_ACTIONS = ['svg', 'png', 'link'] as const;
+export const VIEW_ACTIONS = ['svg', 'png', 'projector', 'link'] as const;
 export type ViewAction = (typeof VIEW_ACTIONS)[number];
 
 export interface ViewActionDetail {
@@ -26,6 +26,7 @@ export interface ViewActionDetail {
 function actionLabel(a: ViewAction): string {
   if (a === 'svg') return msg('Save as SVG', { id: 'menu.svg' });
   if (a === 'png') return msg('Save as PNG', { id: 'menu.png' });
+  if (a === 'projector') return msg('Show on a projector', { id: 'menu.projector' });
   return msg('Copy link', { id: 'menu.link' });
 }
 

@@ -24,6 +24,7 @@
 // (`train`, `runs`, `useRun`, `exportRun`, `loadCheckpoint`, …), delegated to ../lab/ by the
 // base class in ./playground-runs-api.ts.
 
+import { withLang } from '../i18n/scope';
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { EngineClient } from '../engine/client';
@@ -51,6 +52,7 @@ import { lessonNamed } from '../lessons/lessons';
 import { courseLessons } from '../lessons/course';
 import { presetFor } from '../lessons/zh-presets';
 import { HIDEABLE } from '../lessons/classroom';
+import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
 import '../lessons/tp-lesson';
@@ -67,7 +69,12 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     noHash: { type: Boolean, attribute: 'no-hash' },
     views: { type: String },
     lesson: { type: String },
+    projected: { state: true },
   };
+
+  /** The view shown alone on a projector ('' for none): see `project`. */
+  projected = '';
+  private wentFullscreen = false;
 
   /** A lesson to show (its preset applies), without the tour: one lesson in a blog post. */
   lesson = '';
@@ -192,6 +199,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   get promptNote(): string {
     return this.store?.promptNote ?? '';
   }
+  /** What the page said when a change of a setting the classroom link locked was refused ('' when nothing was). */
+  get lockNote(): string {
+    return this.store?.lockNote ?? '';
+  }
+  /** Why this setting cannot change here (a classroom link locked it; '' when it can), as its control says beside it. */
+  lockedWhy(name: string): string {
+    return this.store?.lockedWhy(name) ?? '';
+  }
   /** The generation a switch restarted, kept as the "before" beside the new one (null when none). */
   get genBefore(): { ids: number[]; tokens: string[]; prompt: string[]; done: boolean; what: string; model: string } | null {
     const b = this.store?.genBefore;
@@ -277,6 +292,33 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       }
       .notes button {
         float: right;
+      }
+      /* A view on a projector: alone over the whole screen, in large type; the class link and
+         its QR code in the corner. */
+      .projector {
+        position: fixed;
+        inset: 0;
+        z-index: 50;
+        display: grid;
+        grid-template-columns: minmax(0, 1fr) auto;
+        gap: var(--tp-space-3);
+        padding: var(--tp-space-3);
+        background: var(--tp-bg);
+        color: var(--tp-fg);
+        overflow: auto;
+      }
+      .projector-stage {
+        min-width: 0;
+      }
+      .projector-side {
+        display: flex;
+        flex-direction: column;
+        justify-content: space-between;
+        align-items: flex-end;
+        gap: var(--tp-space-3);
+        position: sticky;
+        top: 0;
+        height: calc(100vh - 2 * var(--tp-space-3));
       }
       .error {
         border: 2px solid var(--tp-error);
@@ -393,8 +435,17 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       changed: () => this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true })),
       storageFailed: (msg) => store.fail(new Error(msg)),
       storage: new IdbRunStorage(),
+      refuse: (settings, defaults) => {
+        const why = withLang(this.language, () => trainRefusal(store.st, settings, defaults));
+        if (why) {
+          store.lockNote = why;
+          this.requestUpdate();
+        }
+        return why;
+      },
     });
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
+    document.addEventListener('fullscreenchange', this.onFullscreen);
     for (const type of INPUTS) this.addEventListener(type, this.onInput, { capture: true, passive: true });
     this.startWhenNear(store);
   }
@@ -467,6 +518,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     this.settled = false;
     setPlaygroundLang(this, null);
     window.removeEventListener('hashchange', this.onHash);
+    document.removeEventListener('fullscreenchange', this.onFullscreen);
     for (const type of INPUTS) this.removeEventListener(type, this.onInput, { capture: true });
     this.store?.stop();
     this.lab?.close();
@@ -629,7 +681,74 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   /** A choice of a view's "⋯" menu. */
   private async act(v: ViewDef, e: CustomEvent<ViewActionDetail>) {
     const { action, reply } = e.detail;
+    if (action === 'projector') {
+      reply('');
+      await this.project(v.name);
+      return;
+    }
     reply(action === 'link' ? await this.copyLink(v) : await this.save(v, action));
+  }
+
+  // ---------------------------------------------------------------- projector
+
+  /**
+   * Show the view `name` alone, over the whole screen in large type, with the class link
+   * (the page as it stands, classroom locks and all) and its QR code in a corner for those
+   * who come in late; '' goes back to the page. Full screen where the browser allows it
+   * (after a click); leaving full screen leaves the projector view too.
+   */
+  async project(name: string): Promise<void> {
+    if (name && !viewNamed(name)) throw new Error(`there is no view ${name}`);
+    if (name) await import('./tp-projector');
+    this.projected = name;
+    await this.updateComplete;
+    if (name) {
+      const box = this.renderRoot.querySelector<HTMLElement>('[data-projector]');
+      box?.querySelector<HTMLElement>('[data-projector-close]')?.focus();
+      try {
+        await box?.requestFullscreen?.();
+        this.wentFullscreen = document.fullscreenElement !== null;
+      } catch {
+        // No full screen without a click (or in a frame that does not allow it): the view fills the window.
+        this.wentFullscreen = false;
+      }
+    } else if (this.wentFullscreen && document.fullscreenElement) {
+      this.wentFullscreen = false;
+      await document.exitFullscreen().catch(() => undefined);
+    }
+  }
+
+  private onFullscreen = () => {
+    if (this.wentFullscreen && !document.fullscreenElement && this.projected) {
+      this.wentFullscreen = false;
+      void this.project('');
+    }
+  };
+
+  /** The class link the projector's corner shows: the page's link as it stands. */
+  private classLink(name: string): string {
+    return this.noHash ? this.linkTo(name) : location.href;
+  }
+
+  /** One view over the whole screen, in large type, with the class link and its QR code. */
+  private projector(s: PlaygroundStore, name: string) {
+    const v = viewNamed(name)!;
+    // Type as large as the screen allows, leaving the corner for the QR code.
+    const zoom = Math.min(2.2, Math.max(1.2, (window.innerWidth - 260) / 680));
+    return html`<div
+      class="projector"
+      data-projector=${name}
+      role="dialog"
+      aria-modal="true"
+      aria-label=${msg(str`${v.title}, on a projector`, { id: 'projector.label' })}
+      @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && void this.project('')}
+    >
+      <div class="projector-stage" style=${styles(`zoom: ${zoom.toFixed(2)}`)}>${this.frame(v, s)}</div>
+      <div class="projector-side">
+        <button data-projector-close @click=${() => void this.project('')}>${msg('Back to the page (Esc)', { id: 'projector.close' })}</button>
+        <tp-projector-link .link=${this.classLink(name)}></tp-projector-link>
+      </div>
+    </div>`;
   }
 
   /**
@@ -720,6 +839,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     const s = this.store;
     if (!s) return nothing;
     if (s.error && !s.info) return html`<div class="error" role="alert">${msg(str`The playground could not start: ${errorText(s.error)}`)}</div>`;
+    if (this.projected && viewNamed(this.projected)) return this.projector(s, this.projected);
     const shown = s.shownViews;
     const p = s.progress;
     return html`<div

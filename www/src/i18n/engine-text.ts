@@ -22,7 +22,9 @@ export function backendReason(status: BackendStatus): string {
     case 'webgpu_checked':
       return msg('running on WebGPU');
     case 'cpu_no_gpu':
-      return msg('WebGPU is unavailable in this browser — running on the CPU');
+      return insecure()
+        ? msg('WebGPU needs a secure page (HTTPS, or this computer’s own address) and this one came over plain HTTP — running on the CPU', { id: 'engine.no-gpu-insecure' })
+        : msg('WebGPU is unavailable in this browser — running on the CPU');
     case 'cpu_test_failed':
       return msg('WebGPU started but its test pass failed — running on the CPU');
     case 'cpu_disagrees':
@@ -34,11 +36,16 @@ export function backendReason(status: BackendStatus): string {
   }
 }
 
+/** The page came over plain HTTP from another computer (a class on a LAN): browsers offer no WebGPU there. */
+function insecure(): boolean {
+  return typeof globalThis.isSecureContext === 'boolean' && !globalThis.isSecureContext;
+}
+
 /** Why the engine runs on the CPU although WebGPU was asked for, in a few words, by the core's status kind. */
 function whyNotGpu(status: BackendStatus): string {
   switch (status.kind) {
     case 'cpu_no_gpu':
-      return msg('this browser has no WebGPU');
+      return insecure() ? msg('WebGPU needs a secure page (HTTPS), not plain HTTP', { id: 'engine.no-gpu-insecure-short' }) : msg('this browser has no WebGPU');
     case 'cpu_test_failed':
       return msg("WebGPU's test pass failed");
     case 'cpu_disagrees':

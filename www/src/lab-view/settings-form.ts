@@ -10,6 +10,7 @@ import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunRecord } from './host';
 import { FIELDS, GROUPS, fieldShown, getField, type FieldDef, type FieldKey, type Settings, type Value } from './fields';
 import { int } from '../ui/format';
+import { lockedNote } from '../ui/locked';
 
 /** What the form shows of the lab's state, and where an edit goes. */
 export interface SettingsFormView {
@@ -21,6 +22,8 @@ export interface SettingsFormView {
   readonly from: RunRecord | undefined;
   /** What the link's settings had that was refused, one sentence each. */
   readonly linkNotes: readonly string[];
+  /** Why the form cannot be edited ('' when it can): a classroom link locked the lab's settings. */
+  readonly locked?: string;
   edit(key: FieldKey, v: Value): void;
 }
 
@@ -117,10 +120,11 @@ export function settingsForm(view: SettingsFormView) {
   if (!view.form) return html`<p class="muted small">${msg("Reading the task's defaults…")}</p>`;
   const from = view.from;
   return html`<form class="settings" @submit=${(e: Event) => e.preventDefault()} novalidate>
+    ${view.locked ? html`<p class="small" data-form-locked>${lockedNote('train', view.locked)}</p>` : nothing}
     ${view.defaults ? html`<p class="intro">${taskDescription(view.defaults.settings.task, view.defaults.description)}</p>` : nothing}
     <div class="groups">
       ${GROUPS.map(
-        ([g, title]) => html`<fieldset data-group=${g}>
+        ([g, title]) => html`<fieldset data-group=${g} ?disabled=${!!view.locked}>
           <legend>${title}</legend>
           ${FIELDS.filter((f) => f.group === g).map((f) => field(view, f))}
         </fieldset>`,

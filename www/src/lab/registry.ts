@@ -33,6 +33,8 @@ export interface LabHost {
   /** Something could not be saved (a full quota): say so. */
   storageFailed(message: string): void;
   storage: RunStorage;
+  /** Why these settings may not be trained here ('' when they may): a classroom link that locks the lab's settings. */
+  refuse?(settings: RunSettings, defaults: RunSettings): string;
 }
 
 /** A run being driven, with its engine. */
@@ -245,6 +247,8 @@ export class LabRegistry {
       client = this.host.trainer();
       const d = await client.call('runDefaults', { task });
       const settings: RunSettings = { ...d.settings, ...partial, task };
+      const why = this.host.refuse?.(settings, d.settings) ?? '';
+      if (why) throw new Error(why);
       const started = await client.call('trainStart', settings);
       const n = this.records.filter((r) => r.settings.task === task).length + 1;
       const rec = new Run({

@@ -7,6 +7,7 @@
 // `tp-lesson-done` (detail: the id, once the answer is right) and never blocks the views
 // below it.
 
+import { blockedNote, isLocked } from '../state/locks';
 import { html, css, nothing } from 'lit';
 import { getLocale, LocalizedElement } from '../i18n/locale';
 import { ifDefined } from 'lit/directives/if-defined.js';
@@ -485,6 +486,9 @@ export class TpLesson extends LocalizedElement {
     const part = partOf(l.id);
     const asks = seedQuestion(l.id);
     const done = this.doneNow;
+    // A classroom link that locks the setting this experiment changes: it cannot be done here, and the lesson says so instead of waiting.
+    const st = this.store?.st;
+    const blocked = !done && l.setting && st && isLocked(st, l.setting) ? blockedNote(st, l.setting) : '';
     // What the sentences read their numbers from: the store and the views' measured results.
     const text: LessonText = { store: this.store, view: <T,>(tag: string) => this.findView(tag) as T | null };
     const finished = this.progress.done.filter((id) => lessonNamed(id)).length;
@@ -503,8 +507,8 @@ export class TpLesson extends LocalizedElement {
       <div class="try" data-step=${done ? 'done' : 'todo'}>
         <p><strong>${msg('Try it:', { id: 'tour.try' })}</strong> ${l.task()}</p>
         <p><strong>${msg('Question:', { id: 'tour.question' })}</strong> ${l.question()}</p>
-        <p class="status" role="status">
-          ${done ? msg('Done: the page saw you do it.', { id: 'tour.done' }) : msg('Waiting for you to do it…', { id: 'tour.waiting' })}
+        <p class="status" role="status" ?data-blocked=${!!blocked}>
+          ${done ? msg('Done: the page saw you do it.', { id: 'tour.done' }) : blocked || msg('Waiting for you to do it…', { id: 'tour.waiting' })}
         </p>
         ${done ? this.answerBox(l, text) : nothing}
         ${done && this.answer?.right ? html`<p data-notice><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>` : nothing}

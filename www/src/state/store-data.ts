@@ -24,7 +24,9 @@ import type {
 } from '../engine/protocol';
 import { DEFAULTS, type PlaygroundState } from './url';
 import { EMPTY, sameValue } from './same-value';
+import { frozen, holdLocks, isLocked, lockReason, refusedNote } from './locks';
 import type { Need, StoreHost } from './host';
+import { withLang } from '../i18n/scope';
 
 /** A generation kept from before the switch that restarted it. */
 export interface GenBefore {
@@ -48,8 +50,29 @@ export interface GenBefore {
 export const OVERVIEW = 'overview';
 
 export class StoreData {
-  /** The settings (mirrored in the URL hash). */
-  st: PlaygroundState = { ...DEFAULTS };
+  private state: PlaygroundState = frozen({ ...DEFAULTS });
+  /**
+   * The settings (mirrored in the URL hash), frozen. Every change goes through this
+   * setter, whatever asked for it, and a classroom link's locked settings stay as they are
+   * (./locks.ts): the page says which were refused (`lockNote`).
+   */
+  get st(): PlaygroundState {
+    return this.state;
+  }
+  set st(next: PlaygroundState) {
+    const { state, refused } = holdLocks(this.state, next);
+    this.state = frozen(state);
+    if (refused.length) this.lockNote = this.words(() => refusedNote(refused));
+  }
+  /** Words made by the store, in this playground's language. */
+  protected words(f: () => string): string {
+    const lang = this.host.lang?.();
+    return lang ? withLang(lang, f) : f();
+  }
+  /** Why this setting cannot change here ('' when it can): the short note its control shows. */
+  lockedWhy(name: string): string {
+    return isLocked(this.state, name) ? lockReason(this.state, name) : '';
+  }
   manifest: ManifestEntry[] = [];
   info: ModelInfo | null = null;
   /** The loaded model's layer plan, from the core: what the architecture diagram draws. */
@@ -191,7 +214,8 @@ export class StoreData {
     const head = Math.min(this.st.head, info.n_heads - 1);
     const ablate = this.st.ablate.filter((h) => this.sites().includes(h.site) && h.head < info.n_heads && h.layer < layersOf(h.site));
     if (layer !== this.st.layer || head !== this.st.head || ablate.length !== this.st.ablate.length) {
-      this.st = { ...this.st, layer, head, ablate };
+      // What the model has room for, not a learner's change: it holds even under a lock.
+      this.state = frozen({ ...this.st, layer, head, ablate });
     }
   }
 

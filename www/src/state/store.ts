@@ -22,7 +22,7 @@ import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validMa
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
-import { withLang } from '../i18n/scope';
+import { isLocked, refusedNote } from './locks';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -244,12 +244,6 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
   }
 
-  /** Words made by the store, in this playground's language. */
-  private words(f: () => string): string {
-    const lang = this.host.lang?.();
-    return lang ? withLang(lang, f) : f();
-  }
-
   /** Where manifest.json and the checkpoints are (views that load a side model read it). */
   get modelsBase(): URL {
     return this.host.modelsBase;
@@ -293,23 +287,8 @@ export class PlaygroundStore extends StoreData {
     await this.apply(next);
   }
 
-  /** Change some settings; a classroom link's locked settings stay as they are, and the page says so. */
+  /** Change some settings; a classroom link's locked settings stay as they are, and the page says so (`lockNote`). */
   patch(p: Partial<PlaygroundState>): Promise<void> {
-    const refused = Object.keys(p).filter(
-      (k) => this.st.lock.includes(k) && JSON.stringify(p[k as keyof PlaygroundState]) !== JSON.stringify(this.st[k as keyof PlaygroundState]),
-    );
-    if (refused.length) {
-      const allowed = { ...p };
-      for (const k of refused) delete allowed[k as keyof PlaygroundState];
-      const names = refused.join(', ');
-      this.lockNote = this.words(() =>
-        refused.length === 1
-          ? msg(str`This link keeps ${names} as it is: your teacher locked it.`, { id: 'teacher.locked-one' })
-          : msg(str`This link keeps ${names} as they are: your teacher locked them.`, { id: 'teacher.locked-many' }),
-      );
-      this.host.changed();
-      return this.apply({ ...this.st, ...allowed });
-    }
     return this.apply({ ...this.st, ...p });
   }
 
@@ -382,10 +361,12 @@ export class PlaygroundStore extends StoreData {
    * Apply new settings, doing only what the changed settings declare (url.ts): reload,
    * switch the backend, tokenize, restart the generation, run the forward pass, or redraw.
    */
-  async apply(next: PlaygroundState): Promise<void> {
+  async apply(asked: PlaygroundState): Promise<void> {
     const prev = this.st;
+    // The state's setter keeps locked settings as they are (./locks.ts).
+    this.st = asked;
+    const next = this.st;
     const effects = effectsOf(prev, next);
-    this.st = next;
     // The link says what the page is set to from the moment it is set, not once the model
     // has loaded; it is written again below after the selection is clamped.
     this.writeHash();
@@ -499,6 +480,12 @@ export class PlaygroundStore extends StoreData {
    * its model only once the new one has loaded. `text`: a prompt that fits the new model.
    */
   async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
+    if (isLocked(this.st, 'model')) {
+      // Other weights are another model: a link that locks the model refuses them too.
+      this.lockNote = this.words(() => refusedNote(['model']));
+      this.host.changed();
+      throw new Error(this.lockNote);
+    }
     if (bytes.length > MAX_CHECKPOINT_BYTES) {
       // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
       throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));

@@ -160,6 +160,12 @@ export const panel = css`
   .small {
     font-size: var(--tp-text-sm);
   }
+  /* Beside a control a classroom link locked: why it does not move (../ui/locked.ts). */
+  .locked-why {
+    font-size: var(--tp-text-sm);
+    color: var(--tp-muted);
+    font-weight: normal;
+  }
   .mono {
     font-family: var(--tp-mono);
   }

@@ -131,6 +131,7 @@ export const VIEWS = [
       .tokenized=${s.tokenized}
       .padded=${s.inputRows()}
       .promptNote=${s.promptNote}
+      .lock=${s.st.lock}
       @tp-dismiss-note=${() => s.dismissPromptNote()}
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
@@ -151,6 +152,7 @@ export const VIEWS = [
       .text=${s.st.text}
       .info=${s.info}
       .locked=${s.st.lock.includes('text')}
+      .lock=${s.st.lock}
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
     ></tp-characters>`,
   },
@@ -180,6 +182,7 @@ export const VIEWS = [
       .sides=${s.genSides()}
       @tp-dismiss-before=${() => s.dismissGenBefore()}
       .draws=${s.gen.draws}
+      .lock=${s.st.lock}
       @tp-cache=${(e: CustomEvent<boolean>) => void s.patch({ cache: e.detail })}
       @tp-max=${(e: CustomEvent<number>) => void s.patch({ max: e.detail })}
       @tp-play=${() => void s.gen.play()}
@@ -235,6 +238,7 @@ export const VIEWS = [
       .keyTokens=${s.keyTokens}
       .row=${s.shownRow}
       .ablate=${s.st.ablate}
+      .lock=${s.st.lock}
       .scaleOn=${s.st.scale}
       .score=${s.info?.score ?? 'scaled_dot'}
       .posEncoding=${s.info?.pos_encoding ?? ''}
@@ -266,6 +270,7 @@ export const VIEWS = [
       .mask=${s.st.mask}
       .promptLength=${s.inputRow.length || 1}
       .reach=${generationReach(s)}
+      .lock=${s.st.lock}
       @tp-mask=${(e: CustomEvent<MaskEdit | null>) => void s.patch({ mask: e.detail })}
     ></tp-masks>`,
   },
@@ -288,6 +293,7 @@ export const VIEWS = [
             .previousProbs=${s.previous?.model_probs ?? null}
             .previousSame=${s.previousSameInput}
             .sides=${s.previousSides()}
+            .lock=${s.st.lock}
             @tp-sampling=${(e: CustomEvent<Partial<Sampling>>) => void s.patchSampling(e.detail)}
           ></tp-output>`
         : html`<tp-output
@@ -522,6 +528,7 @@ export const VIEWS = [
       .strategy=${s.st.strategy}
       .generated=${s.gen.generated}
       .done=${s.gen.done}
+      .lock=${s.st.lock}
       @tp-beam=${() => void s.patch({ strategy: 'beam' })}
     ></tp-beams>`,
   },
@@ -550,7 +557,7 @@ export const VIEWS = [
       return msg('The lab: train a variant and compare runs');
     },
     needs: [],
-    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
+    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} .lock=${s.st.lock} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
   },
 ] as const satisfies readonly ViewDef[];
 
