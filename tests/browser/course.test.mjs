@@ -100,8 +100,30 @@ const EXPERIMENTS = {
   'new-token': async (page) => page.locator(`${P} tp-generation .buttons button`).nth(1).click(),
   'shared-qk': async (page) => pick(page, 0, 'grammar-sinusoidal.safetensors'),
   'head-dim': async (page, lang) => {
-    await viewHas(page, 'tp-cost', 'report');
-    await page.locator(`${P} tp-cost select`).selectOption('1');
+    // The lab comes into view (it loads when seen) with the experiment the lesson links to chosen.
+    await page.locator(`${P} tp-lab`).scrollIntoViewIfNeeded();
+    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form?.task === 'sort');
+    const lab = await page.evaluate(() => {
+      const l = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+      return { preset: l.shadowRoot.querySelector('select#preset').value, heads: l.form.n_heads, d: l.form.d_model };
+    });
+    assert.deepEqual({ preset: lab.preset, heads: lab.heads }, { preset: 'heads', heads: 1 }, 'the lab opens on the one-head run of the heads experiment');
+    if (lang === 'zh-Hans') {
+      // Both runs with one press, as the lesson asks.
+      await page.locator(`${P} tp-lab [data-action="train-preset"]`).click();
+      return;
+    }
+    // The other way the lesson names: the form's run, then the same run with four heads.
+    await page.locator(`${P} tp-lab button[data-action="train"]`).click();
+    await until(page, () => document.querySelector('transformer-playground').runs.some((r) => r.status === 'done'), undefined, 180000);
+    // A run with four heads that differs in more than its heads is no comparison.
+    await page.evaluate(() => document.querySelector('transformer-playground').train({ task: 'sort', n_heads: 4, steps: 10, eval_every: 10 }).done);
+    await page.waitForTimeout(1500);
+    assert.equal((await lesson(page)).step, 'todo', 'one finished run, or a pair that differs in more than the heads, does not complete the lesson');
+    assert.deepEqual(await decided(page), { kind: 'choice', value: null, options: 2 }, 'nothing to judge an answer against before both runs');
+    await page.locator(`${P} tp-lab [data-field="n_heads"] input`).fill('4');
+    await page.locator(`${P} tp-lab [data-field="n_heads"] input`).dispatchEvent('change');
+    await page.locator(`${P} tp-lab button[data-action="train"]`).click();
   },
   'block-anatomy': async (page) => {
     await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-architecture')?.shadowRoot.querySelector('g.blk[data-kind="norm"]'));
@@ -149,14 +171,14 @@ const AFTER = {
     return right;
   },
   'head-dim': async (page) => {
-    // The cost view rebuilt the count for one head; the table's total is the engine's.
-    const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
-    const r = await store(page, (s) => ({ h: s.costReport.n_heads, trained: s.info.params }));
-    assert.equal(r.h, 1);
-    assert.equal(total, r.trained, 'one head of full width has exactly the trained parameter count');
-    // Options: 0 more, 1 the same, 2 fewer parameters than as trained.
-    const right = { choice: total > r.trained ? 0 : total === r.trained ? 1 : 2 };
-    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 3 });
+    // The lab's two finished runs of the experiment, as the element lists them: the held-out loss the core measured at the end of each.
+    const pair = await headRuns(page);
+    assert.equal(pair.one.d, pair.four.d, 'the same d_model');
+    assert.deepEqual(pair.one.rest, pair.four.rest, 'every other setting the same');
+    assert.ok(Number.isFinite(pair.one.loss) && Number.isFinite(pair.four.loss));
+    // Options: 0 the run with one head, 1 the run with four heads.
+    const right = { choice: pair.one.loss < pair.four.loss ? 0 : 1 };
+    assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
     return right;
   },
   'block-anatomy': async (page) => {
@@ -221,11 +243,11 @@ const AFTER = {
 /** Once the answer is right, what to notice quotes the engine's counts (checked in English, where its words are known). */
 const NOTICE = {
   'head-dim': async (page) => {
-    const total = Number(await page.locator(`${P} tp-cost tfoot tr`).getAttribute('data-total-params'));
-    const d = await store(page, (s) => ({ dh: s.costReport.d_head, h: s.info.n_heads }));
-    const n = total.toLocaleString('en');
-    await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-notice]')?.textContent.includes('h = 1'));
-    assert.match((await lesson(page)).notice, new RegExp(`h = 1, heads of ${d.dh} dimensions, the model counts ${n} parameters; as trained, with h = ${d.h}, ${n}\\.`));
+    const { one, four } = await headRuns(page);
+    const notice = (await lesson(page)).notice;
+    assert.ok(notice.includes(`d_model = ${one.d}. With 1 head the held-out loss ended at ${one.loss.toFixed(3)}`), notice);
+    assert.ok(notice.includes(`with 4 heads of ${one.d / 4} dimensions, at ${four.loss.toFixed(3)}`), notice);
+    assert.ok(notice.includes(four.loss < one.loss ? 'cut into slices did better' : 'single wide head did at least as well'), notice);
   },
   'dropout-where': async (page) => {
     const rows = await page.locator(`${P} tp-dropout tbody tr`).count();
@@ -233,6 +255,33 @@ const NOTICE = {
     assert.match((await lesson(page)).notice, new RegExp(`dropout in ${rows} places, ${paper} of them`));
   },
 };
+
+/**
+ * The latest finished runs with one and with four heads in the lab (the element's list of
+ * runs): d_model, every other setting, and the held-out loss of each run's last evaluation.
+ */
+function headRuns(page) {
+  return page.evaluate(() => {
+    const runs = document.querySelector('transformer-playground').runs.filter((r) => r.status === 'done').sort((a, b) => b.created_at - a.created_at);
+    const of = (h) => {
+      const r = runs.find((x) => x.settings.n_heads === h && x.settings.steps > 10);
+      const { n_heads, ...rest } = r.settings;
+      return { d: r.settings.d_model, rest: JSON.stringify(Object.entries(rest).sort()), loss: r.log.lastEval().loss };
+    };
+    return { one: of(1), four: of(4) };
+  });
+}
+
+/** Forget the lab's runs, from a page without the lab (the browser context, and so its stored runs, is shared by the tests). */
+async function forgetRuns() {
+  const { page } = await open(browser.context, server.url, 'views=controls&play=0');
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    await el.runsRestored;
+    for (const r of el.runs) await el.deleteRun(r.id);
+  });
+  await page.close();
+}
 
 /** The lesson's answer box and verdict, and the progress kept for lesson `id`. */
 function answerState(page, id) {
@@ -341,6 +390,8 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
   for (const lang of ['en', 'zh-Hans']) {
     for (const id of NEW) {
       test(`${id} (${lang}): the step completes when the learner does the experiment`, async () => {
+        // The lab's runs are kept in the shared context's storage: forget those of another test before the lesson can see them.
+        if (id === 'head-dim') await forgetRuns();
         const { page, errors } = await open(browser.context, server.url, `lesson=${id}&lang=${lang}`);
         try {
           // The browser context is shared: forget what another test answered.

@@ -19,7 +19,7 @@ import { LocalizedElement } from '../i18n/locale';
 import type { ModelInfo } from '../engine/protocol';
 import type { RunDefaults, RunHandle, RunRecord, RunSettings } from '../lab-view/host';
 import { differenceLabels, type LabelledSettings } from '../lab-view/labels';
-import { PRESETS, setField, tidy, type FieldKey, type Settings, type Value } from '../lab-view/fields';
+import { PRESETS, presetOfLink, setField, tidy, type FieldKey, type Settings, type Value } from '../lab-view/fields';
 import { runColor, type Theme } from '../lab-view/colors';
 import '../lab-view/tp-lab-plot';
 import { labStyles } from '../lab-view/lab-styles';
@@ -155,6 +155,9 @@ export class TpLab extends LocalizedElement {
     const { settings, notes } = host.parseRunQuery(text);
     this.linkNotes = notes;
     this.from = null;
+    // A link to one run of an experiment opens the lab with that experiment chosen.
+    const p = presetOfLink(settings as Record<string, unknown>);
+    if (p) this.preset = p.id;
     await this.loadDefaults(settings.task ?? 'reverse', settings as Record<string, unknown>);
     this.said = msg('The form holds the settings of the link: press Train to train them.');
     this.requestUpdate();

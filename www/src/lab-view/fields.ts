@@ -2,7 +2,8 @@
 // line, its control (a list of choices, a number with its range, or on/off) and the group
 // it is shown in; and the presets that set up the classic experiments side by side.
 
-import { msg } from '@lit/localize';
+import { msg, str } from '@lit/localize';
+import { HEADS_EXPERIMENT, headsRun } from '../lab/experiments';
 
 /** The fields of a run's settings the form edits ("lr.*" are the learning-rate schedule's). */
 export type FieldKey =
@@ -632,6 +633,18 @@ export const PRESETS: readonly Preset[] = [
     ],
   },
   {
+    id: 'heads',
+    get title() {
+      const [a, b] = HEADS_EXPERIMENT.heads;
+      return msg(str`${a} head vs ${b} heads, the same d_model`, { id: 'lab.preset.heads.title' });
+    },
+    get about() {
+      return msg('The same width as one head or cut into slices, one per head; every other setting the same. Compare the held-out loss of the two runs.', { id: 'lab.preset.heads.about' });
+    },
+    task: HEADS_EXPERIMENT.task,
+    runs: HEADS_EXPERIMENT.heads.map(headsRun),
+  },
+  {
     id: 'dropout',
     get title() {
       return msg('Dropout 0 vs 0.3');
@@ -646,3 +659,21 @@ export const PRESETS: readonly Preset[] = [
     ],
   },
 ];
+
+/**
+ * The experiment a link's run belongs to: the one whose task is the link's and one of whose
+ * runs changes exactly what the link sets (a lesson's link to the first run of an
+ * experiment opens the lab with that experiment chosen). Undefined when none matches.
+ */
+export function presetOfLink(settings: Record<string, unknown>): Preset | undefined {
+  const { task, ...rest } = settings;
+  const keys = Object.keys(rest).sort();
+  return PRESETS.find(
+    (p) =>
+      p.task === task &&
+      p.runs.some((r) => {
+        const rk = Object.keys(r).sort();
+        return rk.length === keys.length && rk.every((k, i) => k === keys[i] && JSON.stringify(r[k]) === JSON.stringify(rest[k]));
+      }),
+  );
+}

@@ -9,8 +9,9 @@
 
 import { msg, str } from '@lit/localize';
 import type { Lesson, LessonCtx, LessonText } from './lessons';
-import { int } from '../ui/format';
-import type { DropoutDemo, ManifestEntry, NormCoupling } from '../engine/protocol';
+import type { DropoutDemo, EvalPoint, ManifestEntry, NormCoupling } from '../engine/protocol';
+import type { RunRecord } from '../lab/types';
+import { HEADS_EXPERIMENT, headsLink } from '../lab/experiments';
 
 const GRAMMAR = 'model=grammar-sinusoidal.safetensors';
 const REVERSE = 'model=reverse.safetensors';
@@ -36,6 +37,38 @@ function scores(c: LessonText, a: string, b: string): { a: number; b: number } |
 function mainMask(c: LessonText) {
   const masks = c.store?.lastForward?.masks ?? [];
   return masks.find((m) => m.site === 'decoder_self') ?? masks.find((m) => m.site === 'encoder_self') ?? null;
+}
+
+/** What the head-dimension lesson reads of the lab view: its runs. */
+type LabView = HTMLElement & { runs: RunRecord[] };
+
+/** A run's settings without its number of heads, as text to compare. */
+function allButHeads(r: RunRecord): string {
+  const rest: Record<string, unknown> = { ...r.settings };
+  delete rest.n_heads;
+  return JSON.stringify(Object.keys(rest).sort().map((k) => [k, rest[k]]));
+}
+
+/**
+ * The lab's latest pair of finished runs of the head-dimension experiment: one with one head,
+ * one with several (HEADS_EXPERIMENT.heads), every other setting alike, each with its final
+ * held-out evaluation. Null until the lab holds such a pair: a run is in the lab's list only
+ * if the lab trained it (a model loaded into the page is not a run).
+ */
+function headPair(c: LessonText): { one: RunRecord; many: RunRecord; oneEval: EvalPoint; manyEval: EvalPoint } | null {
+  const runs = c.view<LabView>('tp-lab')?.runs;
+  if (!runs?.length) return null;
+  const [one, many] = HEADS_EXPERIMENT.heads;
+  const finished = runs.filter((r) => r.status === 'done' && (r.settings.n_heads === one || r.settings.n_heads === many) && r.log.lastEval() !== null);
+  // Newest first: the pair the learner trained last.
+  finished.sort((a, b) => b.created_at - a.created_at);
+  for (const a of finished) {
+    const b = finished.find((x) => x.settings.n_heads !== a.settings.n_heads && allButHeads(x) === allButHeads(a));
+    if (!b) continue;
+    const [o, m] = a.settings.n_heads === one ? [a, b] : [b, a];
+    return { one: o, many: m, oneEval: o.log.lastEval()!, manyEval: m.log.lastEval()! };
+  }
+  return null;
 }
 
 export const SEED_LESSONS: readonly Lesson[] = [
@@ -140,51 +173,62 @@ export const SEED_LESSONS: readonly Lesson[] = [
   {
     id: 'head-dim',
     title: () => msg('The head dimension d_model / h', { id: 'lesson.head-dim.title' }),
-    explain: (c) => {
-      const info = c.store?.info;
+    explain: () => {
       const first = msg(
         'Multi-head attention does not give every head the whole width. The width d_model is cut into h slices, and each head computes its queries, keys and values in a slice of d_k = d_model / h numbers. Side by side, the heads’ projections are exactly one d_model × d_model matrix, so splitting costs no extra parameters, and the scores cost about as much as one full-width head.',
         { id: 'lesson.head-dim.explain1' },
       );
-      const here = info
-        ? msg(str`This model has d_model = ${info.d_model} and h = ${info.n_heads}, so each head works in ${info.d_head} dimensions.`, { id: 'lesson.head-dim.explain-here' })
-        : '';
       const why = msg('What the split buys is variety: each head gets its own softmax, so one can attend sharply to the previous token while another spreads over the whole prefix. One wide head has a single pattern per query.', {
         id: 'lesson.head-dim.explain2',
       });
-      return here ? [first, here, why] : [first, why];
+      return [first, why];
     },
     formula: 'd_k = d_model / h,   W_Q = [W_Q^1 | … | W_Q^h],   W_Q^i ∈ ℝ^(d_model × d_k)',
-    preset: `${GRAMMAR}&views=cost,attention&play=0`,
-    task: () => msg('In the cost view, choose another number of heads h — try h = 1, one head as wide as the model.', { id: 'lesson.head-dim.task' }),
-    question: () => msg('With your h, does the model have more, the same or fewer parameters than with the trained number of heads?', { id: 'lesson.head-dim.question' }),
-    notice: (c) => {
-      const r = c.store?.costReport;
-      const info = c.store?.info;
-      const first = msg('The projections keep their size for every h: only the slicing changes. The attention view shows what the trained heads do with their slices: each has its own pattern.', {
-        id: 'lesson.head-dim.notice',
+    preset: `views=lab&play=0&${new URLSearchParams({ train: headsLink() }).toString()}`,
+    task: () => {
+      const [one, many] = HEADS_EXPERIMENT.heads;
+      return msg(str`In the lab, press “Train these ${HEADS_EXPERIMENT.heads.length} runs”: the experiment chosen above the form trains the run with ${one} head and the same run with ${many} heads side by side. Wait until both are done. (Or press “Train” for the form’s run, set “heads” to ${many} and press “Train” again.)`, {
+        id: 'lesson.head-dim.task-lab',
       });
-      return r && info && r.n_heads !== info.n_heads
-        ? `${msg(str`With h = ${r.n_heads}, heads of ${r.d_head} dimensions, the model counts ${int(r.params)} parameters; as trained, with h = ${info.n_heads}, ${int(info.params)}.`, { id: 'lesson.head-dim.notice-counts' })} ${first}`
-        : first;
     },
-    done: (c) => !!c.store.costReport && !!c.store.info && c.store.costReport.n_heads !== c.store.info.n_heads,
+    question: () => msg('Which of the two runs learns the task better: one wide head, or several narrow ones?', { id: 'lesson.head-dim.question-lab' }),
+    notice: (c) => {
+      const p = headPair(c);
+      if (!p) return msg('Compare the two runs’ curves and the table’s held-out columns.', { id: 'lesson.head-dim.notice-wait' });
+      const d = p.one.settings.d_model;
+      const [one, many] = [p.one.settings.n_heads, p.many.settings.n_heads];
+      const measured = msg(
+        str`Both runs have d_model = ${d}. With ${one} head the held-out loss ended at ${p.oneEval.loss.toFixed(3)} and the held-out metric at ${pct(p.oneEval.metric)}; with ${many} heads of ${d / many} dimensions, at ${p.manyEval.loss.toFixed(3)} and ${pct(p.manyEval.metric)}. Training took ${(p.one.elapsed_ms / 1000).toFixed(1)} s and ${(p.many.elapsed_ms / 1000).toFixed(1)} s.`,
+        { id: 'lesson.head-dim.notice-runs' },
+      );
+      const verdict =
+        p.manyEval.loss < p.oneEval.loss
+          ? msg('The same width cut into slices did better: each narrow head has its own softmax, so one can pick out one relation while another picks out a different one, where a single wide head must blend them into one pattern per query.', {
+              id: 'lesson.head-dim.notice-many',
+            })
+          : msg('Here the single wide head did at least as well: on this task and budget one pattern per query was enough, and each narrow head sees only a slice of the width. Splitting is a bet on variety, not a free gain; try more steps or another task, the lab keeps both runs for comparison.', {
+              id: 'lesson.head-dim.notice-one',
+            });
+      return `${measured} ${verdict}`;
+    },
+    // Done once the lab holds a finished run with one head and a finished run with several,
+    // alike in every other setting (d_model included): trained in the lab, not loaded.
+    done: (c) => headPair(c) !== null,
     check: {
       kind: 'choice',
-      options: () => [
-        msg('More parameters', { id: 'lesson.head-dim.check.more' }),
-        msg('The same number', { id: 'lesson.head-dim.check.same' }),
-        msg('Fewer parameters', { id: 'lesson.head-dim.check.fewer' }),
-      ],
-      right: (c: LessonCtx) => {
-        const r = c.store.costReport;
-        const info = c.store.info;
-        if (!r || !info) return null;
-        return r.params > info.params ? 0 : r.params === info.params ? 1 : 2;
+      ask: () => msg('Which run ended with the lower held-out loss?', { id: 'lesson.head-dim.check.ask' }),
+      options: () => {
+        const [one, many] = HEADS_EXPERIMENT.heads;
+        return [msg(str`The run with ${one} head`, { id: 'lesson.head-dim.check.one' }), msg(str`The run with ${many} heads`, { id: 'lesson.head-dim.check.many' })];
       },
-      hint: () => msg('Compare the “whole model” line of the cost table for your h and for the trained h.', { id: 'lesson.head-dim.check.hint' }),
+      right: (c: LessonCtx) => {
+        const p = headPair(c);
+        if (!p || p.oneEval.loss === p.manyEval.loss) return null;
+        return p.oneEval.loss < p.manyEval.loss ? 0 : 1;
+      },
+      hint: () => msg('In the lab’s table of runs, compare the “held-out loss” column of the two runs; the “differs by” column names each one’s heads.', { id: 'lesson.head-dim.check.hint' }),
     },
-    code: ['crate/src/model/attention.rs', 'crate/src/generate'],
+    code: ['crate/src/model/attention.rs', 'crate/src/train'],
     doc: 'attention',
   },
   {
