@@ -87,8 +87,9 @@ export class PlaygroundStore extends StoreData {
   async start(): Promise<void> {
     this.t0 = performance.now();
     this.connect();
-    const resp = await fetch(new URL('manifest.json', this.host.modelsBase));
-    if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status})`));
+    const list = new URL('manifest.json', this.host.modelsBase);
+    const resp = await fetch(list);
+    if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status}) from ${list.href}: copy the playground's models folder there, or name where it is with the element's models attribute`, { id: 'start.no-models' }));
     this.manifest = validManifest(await resp.json());
     if (!this.manifest.length) throw new Error(msg('the model list is empty'));
     // The model the element names, else the default: the first of the list, or in a
