@@ -173,6 +173,16 @@ describe('the npm package', () => {
     assert.deepEqual(s.cspReports, []);
     assert.deepEqual(errors, []);
     await page.close();
+    // Models that are not where the element looks: it says where it looked and what to do.
+    writeFileSync(join(project, 'static/missing.html'), readFileSync(join(project, 'static/index.html'), 'utf8').replace('preset="play=0"', 'preset="play=0" models="./nowhere/"'));
+    const lost = await browser.context.newPage();
+    await lost.goto(`${s.url}static/missing.html`);
+    await lost.waitForFunction(`${el} && ${el}.error`, null, { timeout: 30000 });
+    const error = await lost.evaluate(`${el}.error`);
+    assert.ok(error.includes(`${s.url}static/nowhere/manifest.json`), error);
+    assert.match(error, /HTTP 404/);
+    assert.match(error, /models attribute/);
+    await lost.close();
   });
 
   test('a_typescript_file_of_the_site_typechecks_against_the_package_types', () => {

@@ -16,7 +16,7 @@ struct Need {
 }
 
 fn chromium_present() -> bool {
-    crate::build::chromium().is_ok()
+    crate::build::chromium().is_ok_and(|p| p.exists())
 }
 
 /// Any Vulkan driver manifest (lavapipe's, or a real GPU's).
