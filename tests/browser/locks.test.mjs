@@ -205,6 +205,8 @@ describe('locks hold against every path', () => {
     assert.match(r.edit, /model/, 'edited weights are another model: refused');
     assert.equal(r.edits, 0, 'the engine holds no edited weight');
     assert.match(r.why, /locked by your teacher: causal mask/);
+    assertLocked(await lockedControl('tp-masks', 'input[data-rule="none"]', 'mask'), 'causal mask');
+    assertLocked(await lockedControl('tp-controls', 'select[data-setting="model"]', 'model'), 'model');
     const now = await engineNow(page);
     assert.equal(now.rule, 'causal');
     assert.equal(now.tokens, before0.tokens);
