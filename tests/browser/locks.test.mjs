@@ -189,13 +189,24 @@ describe('locks hold against every path', () => {
       } catch (e) {
         weights = String(e);
       }
-      return { frozen, pushed, weights, why: el.lockedWhy('mask'), customModel: el.customModel };
+      let edit = '';
+      try {
+        const t = (await el.weights.tensors()).find((x) => x.trained);
+        await el.weights.set({ name: t.name, start: 0, values: [3] });
+      } catch (e) {
+        edit = String(e);
+      }
+      return { frozen, pushed, weights, edit, edits: (await el.weights.list()).changed, why: el.lockedWhy('mask'), customModel: el.customModel };
     });
     assert.match(r.frozen, /TypeError/);
     assert.match(r.pushed, /TypeError/);
     assert.match(r.weights, /model/, 'other weights are another model: refused');
     assert.equal(r.customModel, '');
+    assert.match(r.edit, /model/, 'edited weights are another model: refused');
+    assert.equal(r.edits, 0, 'the engine holds no edited weight');
     assert.match(r.why, /locked by your teacher: causal mask/);
+    assertLocked(await lockedControl('tp-masks', 'input[data-rule="none"]', 'mask'), 'causal mask');
+    assertLocked(await lockedControl('tp-controls', 'select[data-setting="model"]', 'model'), 'model');
     const now = await engineNow(page);
     assert.equal(now.rule, 'causal');
     assert.equal(now.tokens, before0.tokens);

@@ -220,11 +220,18 @@ fn answer(stream: TcpStream, dir: &Path) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
-    // Drain the headers; the server needs none of them.
+    // Drain the headers; the server needs only If-None-Match (a reload in a class of 30
+    // then costs each device a few hundred bytes, not the engine again).
+    let mut if_none_match = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
             break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("if-none-match") {
+                if_none_match = value.trim().to_string();
+            }
         }
     }
     let mut parts = request_line.split_whitespace();
@@ -242,13 +249,25 @@ fn answer(stream: TcpStream, dir: &Path) -> std::io::Result<()> {
     }
     match resolve(dir, target) {
         Some(path) => {
+            let tag = etag(&path)?;
+            if !if_none_match.is_empty() && if_none_match.split(',').any(|t| t.trim() == tag) {
+                return respond_with(
+                    &mut out,
+                    "304 Not Modified",
+                    content_type(&path),
+                    b"",
+                    false,
+                    &tag,
+                );
+            }
             let body = std::fs::read(&path)?;
-            respond(
+            respond_with(
                 &mut out,
                 "200 OK",
                 content_type(&path),
                 &body,
                 method == "GET",
+                &tag,
             )
         }
         None => respond(
@@ -261,6 +280,17 @@ fn answer(stream: TcpStream, dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// A file's validator: its length and modification time (a rebuilt file gets a new one).
+fn etag(path: &Path) -> std::io::Result<String> {
+    let m = std::fs::metadata(path)?;
+    let t = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("\"{:x}-{:x}\"", m.len(), t))
+}
+
 fn respond(
     out: &mut TcpStream,
     status: &str,
@@ -268,10 +298,26 @@ fn respond(
     body: &[u8],
     with_body: bool,
 ) -> std::io::Result<()> {
+    respond_with(out, status, kind, body, with_body, "")
+}
+
+fn respond_with(
+    out: &mut TcpStream,
+    status: &str,
+    kind: &str,
+    body: &[u8],
+    with_body: bool,
+    etag: &str,
+) -> std::io::Result<()> {
+    let etag = if etag.is_empty() {
+        String::new()
+    } else {
+        format!("ETag: {etag}\r\n")
+    };
     write!(
         out,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nContent-Security-Policy: {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-        body.len(),
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nContent-Security-Policy: {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n{etag}Connection: close\r\n\r\n",
+        if status.starts_with("304") { 0 } else { body.len() },
         csp_header()
     )?;
     if with_body {
@@ -338,6 +384,41 @@ mod tests {
             TcpStream::connect((a, port)).unwrap_or_else(|e| panic!("{a}:{port}: {e}"));
             l.accept().unwrap();
         }
+    }
+
+    #[test]
+    fn a_file_seen_before_is_answered_not_modified() {
+        use std::io::Read;
+        let dir = std::env::temp_dir().join(format!("tplay-etag-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("index.html"), "hello").unwrap();
+        let l = bind(Ipv4Addr::LOCALHOST, None).unwrap();
+        let port = l.local_addr().unwrap().port();
+        let d = dir.clone();
+        std::thread::spawn(move || serve(l, &d));
+        let get = |extra: &str| {
+            let mut c = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+            write!(c, "GET / HTTP/1.1\r\nHost: x\r\n{extra}\r\n").unwrap();
+            let mut s = String::new();
+            c.read_to_string(&mut s).unwrap();
+            s
+        };
+        let first = get("");
+        assert!(
+            first.starts_with("HTTP/1.1 200") && first.ends_with("hello"),
+            "{first}"
+        );
+        let tag = first
+            .lines()
+            .find_map(|l| l.strip_prefix("ETag: "))
+            .unwrap()
+            .to_string();
+        let again = get(&format!("If-None-Match: {tag}\r\n"));
+        assert!(again.starts_with("HTTP/1.1 304"), "{again}");
+        assert!(!again.ends_with("hello"), "{again}");
+        let other = get("If-None-Match: \"0-0\"\r\n");
+        assert!(other.starts_with("HTTP/1.1 200"), "{other}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -726,6 +726,10 @@ export class TpAttention extends LocalizedElement {
     const traces = this.traces();
     const H = cur ? cur.probs.shape[1] : 0;
     const ablateLocked = whyLocked(this.lock, 'ablate');
+    // The head shown (layer, head) and the attention kind (site) are settings too: free unless the link locks them.
+    const pickLocked = whyLocked(this.lock, 'layer') || whyLocked(this.lock, 'head');
+    const pickName = whyLocked(this.lock, 'layer') ? 'layer' : 'head';
+    const siteLocked = whyLocked(this.lock, 'site');
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">
         ${msg('Attention')}
@@ -734,7 +738,7 @@ export class TpAttention extends LocalizedElement {
       ${this.sites().length > 1
         ? html`<div class="sites" role="group" aria-label=${msg('attention kind')}>
             ${this.sites().map(
-              (s) => html`<button aria-pressed=${s === this.site} @click=${() => emit(this, 'tp-select', { site: s, layer: 0, head: this.head })}>
+              (s) => html`<button aria-pressed=${s === this.site} ?disabled=${!!siteLocked} @click=${() => emit(this, 'tp-select', { site: s, layer: 0, head: this.head })}>
                 ${SITE_NAMES[s]}
               </button>`,
             )}
@@ -748,7 +752,9 @@ export class TpAttention extends LocalizedElement {
             )}
           </div>`
         : nothing}
+      ${siteLocked && this.sites().length > 1 ? html`<p class="small">${lockedNote('site', siteLocked)}</p>` : nothing}
       ${traces.length && ablateLocked ? html`<p class="small">${lockedNote('ablate', ablateLocked, 'why-ablate')}</p>` : nothing}
+      ${traces.length && pickLocked ? html`<p class="small">${lockedNote(pickName, pickLocked)}</p>` : nothing}
       ${traces.length
         ? html`<div class="thumbs" ${scrollRegion(scrollLabel())} style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
             ${traces.map(
@@ -761,6 +767,7 @@ export class TpAttention extends LocalizedElement {
                     <button
                       class="pick"
                       aria-current=${selected}
+                      ?disabled=${!!pickLocked}
                       aria-label=${msg(str`show layer ${t.layer + 1} head ${h + 1}`)}
                       @click=${() => emit(this, 'tp-select', { site: t.site, layer: t.layer, head: h })}
                     >

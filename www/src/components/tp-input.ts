@@ -41,6 +41,10 @@ export class TpInput extends LocalizedElement {
   static styles = [
     panel,
     css`
+      textarea:disabled {
+        opacity: 0.7;
+        cursor: not-allowed;
+      }
       textarea {
         width: 100%;
         box-sizing: border-box;

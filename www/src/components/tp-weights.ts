@@ -14,6 +14,7 @@ import type { ModelInfo, WeightEdits, WeightSelection, WeightValues } from '../e
 import type { WeightEditor } from '../state/weights';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
+import { lockedNote, whyLocked } from '../ui/locked';
 import { panel, styles } from '../ui/shared';
 import { diverging, inkOnDiverging, fmt, showToken } from '../ui/palette';
 import { download } from '../ui/export';
@@ -46,7 +47,11 @@ export class TpWeights extends LocalizedElement {
     values: { state: true },
     focused: { state: true },
     problem: { state: true },
+    lock: { attribute: false },
   };
+
+  /** Classroom mode: the settings the link locked (a locked model refuses edited weights; the view says so). */
+  lock: readonly string[] = [];
 
   editor: WeightEditor | null = null;
   info: ModelInfo | null = null;
@@ -498,6 +503,7 @@ export class TpWeights extends LocalizedElement {
     const strips = info ? this.strips() : [];
     return html`<section class="card" aria-labelledby="h" @pointerup=${() => this.onUp()}>
       <h2 id="h">${msg('Edit a weight, watch everything change')}</h2>
+      ${whyLocked(this.lock, 'model') ? html`<p class="small" data-weights-locked>${lockedNote('model', whyLocked(this.lock, 'model'))}</p>` : nothing}
       <p class="small muted">${msg('Every view on the page recomputes from the edited model. The values are the engine’s own; orange cells are above 0, blue below.')}</p>
       ${info ? this.picker() : nothing}
       ${strips.map((s) => this.stripView(s))}

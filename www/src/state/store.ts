@@ -66,6 +66,7 @@ export class PlaygroundStore extends StoreData {
       stopGeneration: () => this.gen.reset(),
       recompute: (first, none) => this.afterWeightEdit(first, none),
       restartGeneration: () => void this.gen.start(true),
+      refuse: () => (isLocked(this.st, 'model') ? refusedNote(['model']) : ''),
     });
   }
 

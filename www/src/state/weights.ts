@@ -21,6 +21,8 @@ export interface WeightsHost {
   recompute(first: boolean, none: boolean): Promise<void>;
   /** Start the generation again, from the prompt, on the edited model. */
   restartGeneration(): void;
+  /** Why no weight may be edited here ('' when they may): a classroom link that locks the model. */
+  refuse?(): string;
 }
 
 const NONE: WeightEdits = { edits: [], changed: 0 };
@@ -57,6 +59,9 @@ export class WeightEditor {
 
   /** Set values of one tensor (`values[i]` at flat index `start + i·stride`); every view recomputes. Rejects with the engine's message for a bad name, index or value, and nothing changes. */
   set(req: WeightSetRequest): Promise<WeightEdits> {
+    // Edited weights are another model: a locked model refuses them (restoring the trained ones stays allowed).
+    const why = this.host.refuse?.() ?? '';
+    if (why) return Promise.reject(new Error(why));
     return this.queue(`set ${req.name} ${req.start ?? 0} ${req.stride ?? 1} ${req.values.length}`, () => this.host.call('setWeights', req));
   }
 

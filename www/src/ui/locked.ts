@@ -13,6 +13,6 @@ export function whyLocked(lock: readonly string[] | null | undefined, name: stri
 /** The note beside a locked control (nothing when `why` is ''); `id` for the control's aria-describedby. */
 export function lockedNote(name: string, why: string, id = '') {
   return why
-    ? html` <span class="locked-why" data-locked-why=${name} id=${id || nothing}><span aria-hidden="true">🔒</span> ${why}</span>`
+    ? html` <span class="locked-why" data-locked-why=${name} id=${id || nothing}>(${why})</span>`
     : nothing;
 }

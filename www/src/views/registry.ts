@@ -547,6 +547,7 @@ export const VIEWS = [
       .edits=${s.weights.current}
       .promptIds=${s.inputRow}
       .modelName=${s.customModel || s.st.model}
+      .lock=${s.st.lock}
     ></tp-weights>`,
   },
   {
