@@ -273,6 +273,11 @@ describe('the lessons on the Chinese models', () => {
   // it (www/src/lessons/zh-presets.ts); the others keep the English-data model their task
   // names a sibling of. In English every lesson keeps its own model.
   const ZH = {
+    'new-token': 'zh-grammar-sinusoidal.safetensors',
+    recap: 'zh-grammar-sinusoidal.safetensors',
+    'which-architecture': 'zh-grammar-sinusoidal.safetensors',
+    ffn: 'zh-grammar-sinusoidal.safetensors',
+    'no-leak': 'zh-grammar-sinusoidal.safetensors',
     heads: 'zh-grammar-sinusoidal.safetensors',
     'scaled-dot': 'zh-grammar-sinusoidal.safetensors',
     'padding-mask': 'zh-sentiment.safetensors',

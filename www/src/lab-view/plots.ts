@@ -69,14 +69,14 @@ function lines(runs: readonly RunRecord[], labels: string[], colors: string[], t
     const step = (k: number) => log.step(k);
     const c = colors[i];
     const label = labels[i];
-    loss.push({ label: `${label} · training`, color: c, points: series(n, step, (k) => log.loss(k)) });
+    loss.push({ label: msg(str`${label} · training`, { id: 'lab.plot.line-training' }), color: c, points: series(n, step, (k) => log.loss(k)) });
     const evals = log.evalRows();
     const ev = (k: number) => log.evalAt(evals[k])!;
     const evStep = (k: number) => log.step(evals[k]);
-    loss.push({ label: `${label} · held-out`, color: c, dash: [6, 4], points: series(evals.length, evStep, (k) => ev(k).loss) });
+    loss.push({ label: msg(str`${label} · held-out`, { id: 'lab.plot.line-held-out' }), color: c, dash: [6, 4], points: series(evals.length, evStep, (k) => ev(k).loss) });
     metric.push({ label, color: c, points: series(evals.length, evStep, (k) => 100 * ev(k).metric) });
     if (evals.length) metricName = ev(evals.length - 1).metric_name;
-    lr.push({ label: `${label} · used`, color: c, points: series(n, step, (k) => log.lr(k)) });
+    lr.push({ label: msg(str`${label} · used`, { id: 'lab.plot.line-used' }), color: c, points: series(n, step, (k) => log.lr(k)) });
     const s = r.settings as unknown as Settings;
     const sched = s.lr as { kind: string; factor?: number; warmup?: number; value?: number } | undefined;
     const steps = Number(s.steps ?? 0);
@@ -84,9 +84,9 @@ function lines(runs: readonly RunRecord[], labels: string[], colors: string[], t
       const n = Math.min(steps, 240);
       const xs = Array.from({ length: n }, (_, k) => (n === 1 ? 1 : 1 + Math.round((k * (steps - 1)) / (n - 1))));
       const plan = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
-      lr.push({ label: `${label} · planned`, color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
+      lr.push({ label: msg(str`${label} · planned`, { id: 'lab.plot.line-planned' }), color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
     }
-    if (n) lr.push({ label: `${label} · now`, color: c, dotsOnly: true, points: [[log.step(n - 1), log.lr(n - 1)]] });
+    if (n) lr.push({ label: msg(str`${label} · now`, { id: 'lab.plot.line-now' }), color: c, dotsOnly: true, points: [[log.step(n - 1), log.lr(n - 1)]] });
     grad.push({ label, color: c, points: series(n, step, (k) => log.gradNorm(k)) });
     const at = n ? log.layersAt(n - 1) : { residual: 0, grad: 0 };
     const layers = at.residual;

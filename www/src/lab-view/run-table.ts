@@ -115,7 +115,7 @@ export function runTable(runs: readonly RunRecord[], labelOf: Map<string, string
                 type="radio"
                 name="act-on"
                 .checked=${r.id === at.selected}
-                aria-label=${`the buttons act on ${r.name}`}
+                aria-label=${msg(str`the buttons act on ${r.name}`, { id: 'lab.table.act-on' })}
                 @change=${() => on.select(r.id)}
               />
             </td>

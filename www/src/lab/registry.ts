@@ -104,6 +104,36 @@ export class RunHandle extends EventTarget {
   }
 }
 
+/** The task as a new run's name begins (`sort 2`), in the page's language; the id itself where the page has no word for it. */
+function taskWord(task: string): string {
+  switch (task) {
+    case 'copy':
+      return msg('copy', { id: 'lab.run-name.copy' });
+    case 'reverse':
+      return msg('reverse', { id: 'lab.run-name.reverse' });
+    case 'sort':
+      return msg('sort', { id: 'lab.run-name.sort' });
+    case 'add':
+      return msg('add', { id: 'lab.run-name.add' });
+    case 'grammar':
+      return msg('grammar', { id: 'lab.run-name.grammar' });
+    case 'translate':
+      return msg('translate', { id: 'lab.run-name.translate' });
+    case 'sentiment':
+      return msg('sentiment', { id: 'lab.run-name.sentiment' });
+    case 'tagging':
+      return msg('tagging', { id: 'lab.run-name.tagging' });
+    case 'zh-grammar':
+      return msg('zh-grammar', { id: 'lab.run-name.zh-grammar' });
+    case 'zh-numerals':
+      return msg('zh-numerals', { id: 'lab.run-name.zh-numerals' });
+    case 'zh-sentiment':
+      return msg('zh-sentiment', { id: 'lab.run-name.zh-sentiment' });
+    default:
+      return task;
+  }
+}
+
 function newId(): string {
   const rand = Math.floor(Math.random() * 36 ** 6)
     .toString(36)
@@ -253,7 +283,7 @@ export class LabRegistry {
       const n = this.records.filter((r) => r.settings.task === task).length + 1;
       const rec = new Run({
         id,
-        name: `${task} ${n}`,
+        name: `${taskWord(task)} ${n}`,
         settings: started.settings,
         status: 'running',
         error: null,

@@ -494,10 +494,19 @@ export const LESSONS: readonly Lesson[] = [
     preset: `${REVERSE}&views=controls,no-leak&play=0`,
     task: () => msg('Untick “causal mask” and read the first table again: it follows the mask the page applies.', { id: 'lesson.no-leak.task' }),
     question: () => msg('Which earlier rows change now?', { id: 'lesson.no-leak.question' }),
-    notice: () =>
-      msg('With the causal mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: in this LayerNorm model the leak comes through attention only. Load the BatchNorm sibling under “Design” and choose train mode: the earlier rows change even under the causal mask, through the batch statistics.', {
-        id: 'lesson.no-leak.notice',
-      }),
+    notice: (c) => {
+      // The BatchNorm model is a sibling (under “Design”) of the reversing model only; on
+      // another model (a Chinese grammar model, in a Chinese page) it is in the model list.
+      const bn = entry(c, 'reverse-batch-norm.safetensors');
+      const here = c.store ? entry(c, c.store.st.model) : undefined;
+      if (!bn || !here || here.task === bn.task)
+        return msg('With the causal mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: in this LayerNorm model the leak comes through attention only. Load the BatchNorm sibling under “Design” and choose train mode: the earlier rows change even under the causal mask, through the batch statistics.', {
+          id: 'lesson.no-leak.notice',
+        });
+      return msg('With the causal mask every earlier row is bit-identical. Without it the change spreads to earlier positions from the first attention layer on: in this LayerNorm model the leak comes through attention only. In the model list, load the string-reversing model trained with BatchNorm and choose train mode: the earlier rows change even under the causal mask, through the batch statistics.', {
+        id: 'lesson.no-leak.notice-other',
+      });
+    },
     // Done when the view's first table runs under a mask that lets positions read later keys.
     done: (c) => {
       const v = c.view<HTMLElement & { diffs: unknown[]; ran: MaskEdit[] }>('tp-no-leak');

@@ -13,6 +13,9 @@ const ZH_GRAMMAR = 'model=zh-grammar-sinusoidal.safetensors';
 
 /** Per lesson id, the settings its Chinese run puts over the lesson's own preset. */
 export const ZH_PRESETS: Readonly<Record<string, string>> = {
+  // One new token end to end, and the recap's generation to the end, on the Chinese grammar model.
+  'new-token': ZH_GRAMMAR,
+  recap: ZH_GRAMMAR,
   heads: ZH_GRAMMAR,
   'scaled-dot': ZH_GRAMMAR,
   // A short review and a longer one in one batch: the short one is padded.
@@ -27,6 +30,12 @@ export const ZH_PRESETS: Readonly<Record<string, string>> = {
   // On a Chinese model the view measures the four Chinese grammar models.
   extrapolation: ZH_GRAMMAR,
   architectures: ZH_GRAMMAR,
+  // From the Chinese grammar model (decoder only) to the Chinese numerals model (encoder–decoder: 三百一十二 → 312).
+  'which-architecture': ZH_GRAMMAR,
+  // Any decoder changes a token and compares the rows: the FFN's and the no-leak view's
+  // checks count what the engine measured on the model loaded.
+  ffn: ZH_GRAMMAR,
+  'no-leak': ZH_GRAMMAR,
   'kv-cache': ZH_GRAMMAR,
   decoding: ZH_GRAMMAR,
 };
