@@ -265,6 +265,17 @@ describe('a class without a server', () => {
     await teacher.screenshot({ path: join(artifacts, 'classroom-table.png'), fullPage: true });
   });
 
+  test('the answer key is measured by the engine, and agrees with the students’ pages', { timeout: 180000 }, async () => {
+    await teacher.locator(`${T} button[data-measure]`).click();
+    await until(teacher, () => document.querySelectorAll('tp-teacher').length && document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]').length === 3 && !document.querySelector('tp-teacher').measuring, undefined, 150000);
+    const key = await teacher.evaluate(() => Object.fromEntries([...document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]')].map((p) => [p.dataset.expect, p.textContent])));
+    // The option the student's page judged right (worked out by the test from the engine's numbers) is the one the key names.
+    for (const id of LESSONS) {
+      const options = await teacher.evaluate((id) => [...document.querySelector('tp-teacher').shadowRoot.querySelectorAll(`[data-key="${id}"] li`)].map((li) => li.textContent.trim()), id);
+      assert.ok(key[id].includes(options[given[id][0]]), `${id}: key “${key[id]}”, right option “${options[given[id][0]]}”`);
+    }
+  });
+
   test('the worksheet prints', async () => {
     await teacher.emulateMedia({ media: 'print' });
     await teacher.screenshot({ path: join(artifacts, 'classroom-worksheet.png'), fullPage: true });

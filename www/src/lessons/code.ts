@@ -173,7 +173,8 @@ export function decodeCompletion(text: string): Decoded {
   if (!t.startsWith(CODE_PREFIX)) return { ok: false, reason: 'not-a-code' };
   const bytes = fromBase32(t.slice(CODE_PREFIX.length));
   if (!bytes) return { ok: false, reason: 'not-a-code' };
-  if (bytes.length < 1) return { ok: false, reason: 'truncated' };
+  // Shorter than the smallest code (a header, an empty name, no lessons, no runs, the CRC).
+  if (bytes.length < 13) return { ok: false, reason: 'truncated' };
   if (bytes[0] !== CODE_VERSION) return { ok: false, reason: 'version', version: bytes[0] };
   if (bytes.length < 3) return { ok: false, reason: 'truncated' };
   const len = (bytes[1] << 8) | bytes[2];

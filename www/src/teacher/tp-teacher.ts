@@ -22,6 +22,7 @@ import { MAX_ASSIGNED, MAX_NOTE, MAX_TEXT, parseHash, parseLang, type Lang } fro
 import { controlName, settingDescription, settingName, SETTING_GROUPS } from '../i18n/terms';
 import { parseRunQuery } from '../lab/url';
 import { classCsv, qrOfImage, readCode, readCodes, type Read } from './codes';
+import { measureLesson } from './key';
 
 /** What a LAN address looks like, and the commands that print this computer's (Windows, macOS, Linux). */
 const LAN_EXAMPLE = 'http://192.168.1.20:8080/';
@@ -46,6 +47,8 @@ export class TpTeacher extends LitElement {
     models: { state: true },
     rows: { state: true },
     rejected: { state: true },
+    measured: { state: true },
+    measuring: { state: true },
   };
 
   /** The assigned lessons, in order ([]: only the settings of the pasted link). */
@@ -68,6 +71,9 @@ export class TpTeacher extends LitElement {
   /** The class table: one completion per student (the latest code read wins). */
   rows: Completion[] = [];
   rejected: Read[] = [];
+  /** The answer key's values measured by the engine, by lesson and model (`id|model`): an option index or a number, null when not measurable here. */
+  measured: Record<string, number | null> = {};
+  measuring = false;
 
   constructor() {
     super();
@@ -245,6 +251,12 @@ export class TpTeacher extends LitElement {
       .worksheet {
         display: none;
       }
+      .measure {
+        position: absolute;
+        left: -20000px;
+        top: 0;
+        width: 1100px;
+      }
       .key li {
         margin: 6px 0;
       }
@@ -411,6 +423,39 @@ export class TpTeacher extends LitElement {
 
   private csvHref(): string {
     return `data:text/csv;charset=utf-8,${encodeURIComponent(`\ufeff${classCsv(this.assignment, this.rows)}`)}`;
+  }
+
+  /** Measure every assigned lesson's answer on the chosen model, one playground at a time. */
+  private async measure() {
+    if (this.measuring) return;
+    this.measuring = true;
+    const host = this.renderRoot.querySelector<HTMLElement>('[data-measure-host]');
+    try {
+      for (const l of this.assignment.lessons) {
+        const k = `${l.id}|${this.model}`;
+        if (Object.hasOwn(this.measured, k) || !host) continue;
+        let v: number | null = null;
+        try {
+          v = await measureLesson(l, this.model, host);
+        } catch {
+          v = null;
+        }
+        this.measured = { ...this.measured, [k]: v };
+      }
+    } finally {
+      this.measuring = false;
+    }
+  }
+
+  /** The measured answer of a lesson, in words ('' while not measured). */
+  private expected(l: Lesson): string {
+    const k = `${l.id}|${this.model}`;
+    if (!Object.hasOwn(this.measured, k)) return '';
+    const v = this.measured[k];
+    if (v === null) return msg('not measured here: it depends on what each student does; their page judges it on their model.', { id: 'teacher.key-open' });
+    const c = l.check;
+    if (c.kind === 'choice') return c.options()[v] ?? String(v);
+    return `${c.label()}: ${String(Math.round(v * 1e4) / 1e4)}`;
   }
 
   // ---------------------------------------------------------------- drawing
@@ -649,7 +694,8 @@ export class TpTeacher extends LitElement {
           ? html`<p>${msg('What did you notice?', { id: 'teacher.ws-notice' })}</p>
               <div class="lines"></div>
               <div class="lines"></div>`
-          : html`<p><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>`}
+          : html`${this.expected(l) ? html`<p data-expect=${l.id}><strong>${msg('Expected on the model:', { id: 'teacher.key-expected' })}</strong> ${this.expected(l)}</p>` : nothing}
+              <p><strong>${msg('What to notice:', { id: 'tour.notice' })}</strong> ${l.notice(text)}</p>`}
       </section>`;
     })}`;
   }
@@ -678,8 +724,13 @@ export class TpTeacher extends LitElement {
         <section class="card" aria-labelledby="key-title" data-teacher="key">
           <div class="top">
             <h2 id="key-title">${msg('Answer key', { id: 'teacher.key' })}</h2>
-            <button data-print @click=${() => window.print()}>${msg('Print the worksheet', { id: 'teacher.print' })}</button>
+            <span>
+              <button data-measure ?disabled=${this.measuring} @click=${() => void this.measure()}>${msg('Measure the answers on the model', { id: 'teacher.measure' })}</button>
+              <button data-print @click=${() => window.print()}>${msg('Print the worksheet', { id: 'teacher.print' })}</button>
+            </span>
           </div>
+          ${this.measuring ? html`<p class="muted" role="status" data-measuring>${msg('Running each lesson on the model…', { id: 'teacher.measuring' })}</p>` : nothing}
+          <div class="measure" data-measure-host inert aria-hidden="true"></div>
           <div class="key">${this.key(false)}</div>
         </section>
       </div>
