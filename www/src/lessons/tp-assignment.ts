@@ -239,7 +239,7 @@ export class TpAssignment extends LitElement {
     const runMissing = a.train !== '' && !assignedRun(runs, a.train);
     return html`<div class="box done" data-completion>
       <div class="text">
-        <p><strong>${msg('Your completion code', { id: 'class.code' })}</strong> <span class="muted">${msg(str`(assignment ${assignmentLabel(a.id)})`, { id: 'class.code-of' })}</span></p>
+        <p><strong>${msg('Your completion code', { id: 'class.code' })}</strong> <span class="muted">${msg(html`(assignment <code>${assignmentLabel(a.id)}</code>)`, { id: 'class.code-of' })}</span></p>
         <p><code data-completion-code>${code}</code></p>
         <p class="muted">${msg('Hand it in: show the QR code to your teacher, or copy the text.', { id: 'class.code-how' })}</p>
         ${runMissing ? html`<p class="muted" data-run-missing>${msg('The lab run is not in it yet: it comes in once your run has been evaluated.', { id: 'class.run-missing' })}</p>` : nothing}

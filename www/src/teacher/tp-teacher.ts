@@ -21,12 +21,13 @@ import { storedLang, storeLang } from '../ui/prefs';
 import { MAX_ASSIGNED, MAX_NOTE, MAX_TEXT, parseHash, parseLang, type Lang } from '../state/url';
 import { controlName, settingDescription, settingName, SETTING_GROUPS } from '../i18n/terms';
 import { parseRunQuery } from '../lab/url';
+import { modelTitle } from '../i18n/models';
 import { classCsv, qrOfImage, readCode, readCodes, type Read } from './codes';
 import { measureLesson } from './key';
 
 /** What a LAN address looks like, and the commands that print this computer's (Windows, macOS, Linux). */
 const LAN_EXAMPLE = 'http://192.168.1.20:8080/';
-const LAN_COMMANDS = 'ipconfig, ipconfig getifaddr en0, hostname -I';
+const LAN_COMMANDS = 'ipconfig (Windows), ipconfig getifaddr en0 (macOS), hostname -I (Linux)';
 
 /** Host names only this computer reaches. */
 const LOCAL = /^(localhost|127(\.\d+){3}|\[::1\]|::1|0\.0\.0\.0)$/i;
@@ -552,7 +553,7 @@ export class TpTeacher extends LitElement {
         >${msg('Model', { id: 'teacher.model' })}
         <select data-teacher="model" @change=${(e: Event) => (this.model = (e.target as HTMLSelectElement).value)}>
           <option value="" ?selected=${this.model === ''}>${msg('each lesson’s own model', { id: 'teacher.model-own' })}</option>
-          ${this.models.map((m) => html`<option value=${m.file} ?selected=${m.file === this.model}>${m.title}</option>`)}
+          ${this.models.map((m) => html`<option value=${m.file} ?selected=${m.file === this.model}>${modelTitle(m)}</option>`)}
         </select></label
       >
       <label class="wide"
@@ -599,13 +600,13 @@ export class TpTeacher extends LitElement {
       /></label>
       ${local
         ? html`<p class="warn" role="status" data-warn-local>
-            ${msg(str`The link points at ${host}, which is each student’s own computer: they cannot open it. Serve the page on your network (www/README.md, “A lab without internet”) and type this computer’s network address above instead, such as ${LAN_EXAMPLE} (the commands ${LAN_COMMANDS} print it on Windows, a Mac and Linux).`, { id: 'teacher.warn-local' })}
+            ${msg(html`The link points at <code>${host}</code>, which is each student’s own computer: they cannot open it. Serve the page on your network (see <code>www/README.md</code>) and type this computer’s network address above instead, such as <code>${LAN_EXAMPLE}</code> (one of the commands <code>${LAN_COMMANDS}</code> prints it).`, { id: 'teacher.warn-local' })}
           </p>`
         : nothing}
       <div class="out">
         <div class="link">
           <textarea aria-labelledby="out-title" data-teacher="link" rows="5" readonly .value=${link}></textarea>
-          <p class="muted">${msg(str`Assignment ${assignmentLabel(this.assignment.id)}: the students’ completion codes carry it.`, { id: 'teacher.assignment-id' })}</p>
+          <p class="muted" data-assignment-id=${assignmentLabel(this.assignment.id)}>${msg(html`Assignment <code>${assignmentLabel(this.assignment.id)}</code>: the students’ completion codes carry it.`, { id: 'teacher.assignment-id' })}</p>
           <p>
             <button data-teacher="copy" ?disabled=${!link} @click=${() => void this.copy()}>${msg('Copy', { id: 'teacher.copy' })}</button>
             ${link ? html`<a href=${link} target="_blank" rel="noopener">${msg('Open it', { id: 'teacher.open' })}</a>` : nothing}
@@ -735,7 +736,7 @@ export class TpTeacher extends LitElement {
         </section>
       </div>
       <div class="worksheet" data-worksheet>
-        <h1>${msg('Worksheet', { id: 'teacher.ws' })} · ${assignmentLabel(this.assignment.id)}</h1>
+        <h1>${msg('Worksheet', { id: 'teacher.ws' })} · <code>${assignmentLabel(this.assignment.id)}</code></h1>
         <p>${msg('Name or seat:', { id: 'teacher.ws-name' })} <span class="blank"></span></p>
         ${this.key(true)}
       </div>`;
