@@ -202,6 +202,8 @@ describe('a class without a server', () => {
     console.log(`completion code: ${code.length} characters, QR ${qr}×${qr} modules`);
     assert.ok(qr >= 21 && qr <= 41, `QR of ${qr} modules`);
     await student.screenshot({ path: join(artifacts, 'classroom-student.png') });
+    // The QR code as a phone would photograph it off the screen (as drawn, scaled by the page).
+    given.qrPhoto = await student.locator(`${P} tp-assignment canvas[data-completion-qr]`).screenshot();
   });
 
   test('a second student on the same browser starts afresh; the first one’s answers stay', async () => {
@@ -231,6 +233,11 @@ describe('a class without a server', () => {
   });
 
   test('the teacher reads the code into the class table, and refuses an edited one', async () => {
+    // First the QR photo alone: the same student's row.
+    await teacher.locator(`${T} input[data-qr-file]`).setInputFiles({ name: 'ana.png', mimeType: 'image/png', buffer: given.qrPhoto });
+    await until(teacher, () => document.querySelector('tp-teacher').shadowRoot.querySelectorAll('tr[data-row]').length === 1);
+    assert.equal(await teacher.locator(`${T} tr[data-row]`).getAttribute('data-row'), 'Ana 12');
+    assert.equal(await teacher.locator(`${T} [data-rejected]`).count(), 0);
     // One character of the answers changed: the checksum no longer matches.
     const i = code.length - 12;
     const edited = code.slice(0, i) + (code[i] === 'A' ? 'B' : 'A') + code.slice(i + 1);
@@ -263,6 +270,13 @@ describe('a class without a server', () => {
     assert.match(t.csv, /^\ufeff?student,/);
     assert.ok(t.csv.includes('Ana 12'));
     await teacher.screenshot({ path: join(artifacts, 'classroom-table.png'), fullPage: true });
+    // Another assignment (another instruction): the same code is refused, with that reason.
+    const note = await teacher.locator(`${T} textarea[data-teacher="note"]`).inputValue();
+    await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(`${note} (2)`);
+    await teacher.locator(`${T} textarea[data-codes]`).fill(code);
+    await teacher.locator(`${T} button[data-read-codes]`).click();
+    assert.match(await teacher.locator(`${T} [data-rejected] [data-why]`).textContent(), /another assignment|另一份作业/);
+    await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(note);
   });
 
   test('the answer key is measured by the engine, and agrees with the students’ pages', { timeout: 180000 }, async () => {
