@@ -86,11 +86,11 @@ export class TpTeacher extends LitElement {
     } catch {
       params = new URLSearchParams();
     }
-    // The page's language: the link's, else the reader's own choice, else the browser's.
-    const chosen = parseLang(params.get('lang') ?? '') ?? storedLang() ?? browserLang();
+    // The page's language: its own (`ui`, kept in this page's hash), else the link's, else the reader's own choice, else the browser's.
+    const chosen = parseLang(params.get('ui') ?? '') ?? parseLang(params.get('lang') ?? '') ?? storedLang() ?? browserLang();
     document.documentElement.lang = chosen;
     void useLang(chosen).catch(() => undefined);
-    const keys = [...params.keys()].filter((k) => k !== 'lang');
+    const keys = [...params.keys()].filter((k) => k !== 'lang' && k !== 'ui');
     if (keys.length) this.fromHash(from);
     void this.loadModels();
   }
@@ -108,7 +108,7 @@ export class TpTeacher extends LitElement {
     this.note = p.note;
     this.example = p.example;
     const rest = new URLSearchParams(hash);
-    for (const k of ['lesson', 'lessons', 'lock', 'hide', 'lang', 'model', 'train', 'note', 'example']) rest.delete(k);
+    for (const k of ['lesson', 'lessons', 'lock', 'hide', 'lang', 'model', 'train', 'note', 'example', 'ui']) rest.delete(k);
     this.pasted = rest.toString() ? `#${rest.toString()}` : '';
   }
 
@@ -280,6 +280,10 @@ export class TpTeacher extends LitElement {
           background: #fff;
           font-size: 12pt;
         }
+        .worksheet ul {
+          list-style: none;
+          padding-left: 1em;
+        }
         .worksheet section {
           break-inside: avoid;
           margin: 0 0 14pt;
@@ -369,7 +373,7 @@ export class TpTeacher extends LitElement {
       canvas.dataset.drawn = link;
     }
     // The page's own hash keeps the assignment: reopening it reads the same class's codes.
-    const own = this.hash;
+    const own = `${this.hash}&ui=${currentLang()}`;
     if (location.hash.slice(1) !== own) history.replaceState(null, '', `${location.pathname}${location.search}#${own}`);
   }
 
@@ -386,6 +390,7 @@ export class TpTeacher extends LitElement {
     storeLang(l);
     document.documentElement.lang = l;
     await useLang(l);
+    this.requestUpdate();
   }
 
   // ---------------------------------------------------------------- codes
