@@ -46,24 +46,3 @@ export function studentKey(key: string, student = currentStudent()): string {
 export function studentRunPrefix(student = currentStudent()): string {
   return student ? `@${encodeURIComponent(student)}/` : '';
 }
-
-/** The students that have progress kept in this browser (named ones; the default is ''). */
-export function studentsKept(): string[] {
-  const out = new Set<string>();
-  try {
-    for (let i = 0; i < localStorage.length; i++) {
-      const k = localStorage.key(i) ?? '';
-      const m = /^tplay-lessons@(.+)$/.exec(k);
-      if (m) {
-        try {
-          out.add(decodeURIComponent(m[1]));
-        } catch {
-          // not one of ours
-        }
-      }
-    }
-  } catch {
-    // no storage
-  }
-  return [...out].sort();
-}
