@@ -3,7 +3,6 @@
 // CSV. No DOM here but the image decoding (a canvas).
 
 import { msg, str } from '@lit/localize';
-import jsQR from 'jsqr';
 import { assignmentLabel, CODE_VERSION, codesIn, decodeCompletion, type Completion, type CodeRefusal } from '../lessons/code';
 import type { Assignment } from '../lessons/assignment';
 
@@ -62,6 +61,8 @@ export async function qrOfImage(file: Blob): Promise<string | null> {
   g.drawImage(bitmap, 0, 0, w, h);
   bitmap.close();
   const img = g.getImageData(0, 0, w, h);
+  // The decoder is loaded when the first photo is read, not with the page.
+  const { default: jsQR } = await import('jsqr');
   const found = jsQR(img.data, w, h, { inversionAttempts: 'attemptBoth' });
   return found ? found.data : null;
 }
