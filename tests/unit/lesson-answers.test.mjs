@@ -16,10 +16,18 @@ const require = createRequire(join(root, 'www/package.json'));
 const fc = require('fast-check');
 const { transformWithOxc } = await import(require.resolve('vite'));
 
-async function load(file) {
+/** A module's TypeScript as a data: URL, its relative imports (./student) made data: URLs too. */
+async function dataUrl(file) {
   const source = join(root, file);
-  const { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { lang: 'ts' });
-  return import(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`);
+  let { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { lang: 'ts' });
+  for (const m of [...code.matchAll(/from\s+(['"])(\.\/[\w-]+)\1/g)]) {
+    code = code.replace(m[0], `from ${JSON.stringify(await dataUrl(join(dirname(file), `${m[2]}.ts`)))}`);
+  }
+  return `data:text/javascript;base64,${Buffer.from(code).toString('base64')}`;
+}
+
+async function load(file) {
+  return import(await dataUrl(file));
 }
 
 // A localStorage of one key, as the browser's.

@@ -85,6 +85,10 @@ const VALID = {
   // Names of settings and controls; the page drops (and names) the ones it does not know.
   lock: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 64 }),
   hide: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 64 }),
+  // An assignment: lesson ids (the page drops unknown ones), the teacher's instruction and example as free text.
+  lessons: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,39}$/), { maxLength: 16 }),
+  note: text(300),
+  example: text(MAX_TEXT),
 };
 const validState = fc.record(VALID, { noNullPrototype: true });
 
@@ -156,7 +160,7 @@ test('every_valid_state_survives_format_then_parse_unchanged_and_without_notes',
 
 test('a_hostile_value_for_any_setting_is_ignored_and_named_in_a_note', () => {
   fc.assert(
-    fc.property(fc.constantFrom(...KEYS.filter((k) => k !== 'text' && k !== 'batch')), fc.constantFrom(...HOSTILE), (key, value) => {
+    fc.property(fc.constantFrom(...KEYS.filter((k) => !['text', 'batch', 'note', 'example'].includes(k))), fc.constantFrom(...HOSTILE), (key, value) => {
       const { state, notes } = parseHash(`#${new URLSearchParams({ [key]: value })}`);
       assert.deepEqual(state, DEFAULTS, `${key}=${value} was applied`);
       assert.equal(notes.length, 1);
@@ -174,6 +178,19 @@ test('a_hostile_value_for_any_setting_is_ignored_and_named_in_a_note', () => {
     } else {
       assert.equal(state.text, DEFAULTS.text);
       assert.match(notes[0], /^Ignored text=/);
+    }
+  }
+  // So is an assignment's instruction (at most 300 characters) and example (at most MAX_TEXT).
+  for (const [key, max] of [['note', 300], ['example', MAX_TEXT]]) {
+    for (const v of [...HOSTILE, 'x'.repeat(max + 1)]) {
+      const { state, notes } = parseHash(`#${new URLSearchParams({ [key]: v })}`);
+      if (v.length <= max) {
+        assert.deepEqual(notes, []);
+        assert.equal(state[key], v.replace('\ud800', '\ufffd'));
+      } else {
+        assert.equal(state[key], '');
+        assert.ok(notes[0].startsWith(`Ignored ${key}=`), notes[0]);
+      }
     }
   }
 });

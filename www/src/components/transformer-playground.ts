@@ -55,6 +55,8 @@ import { HIDEABLE } from '../lessons/classroom';
 import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
+import { assignmentLessonHash } from '../lessons/assignment';
+import type { RunRecord } from '../lab/types';
 import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
@@ -556,7 +558,12 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     if (s.st.lesson) keepLessonState(s.st.lesson, { hash: s.hash });
     const rest = new URLSearchParams(s.hash);
     rest.delete('lesson');
-    const hash = id ? (lessonState(id)?.hash ?? `lesson=${encodeURIComponent(id)}`) : rest.toString();
+    // In an assignment, the assignment's keys (its lessons, language, locks, …) go along.
+    const hash = id
+      ? s.st.lessons.length
+        ? assignmentLessonHash(s.hash, id, lessonState(id)?.hash, s.st.lock)
+        : (lessonState(id)?.hash ?? `lesson=${encodeURIComponent(id)}`)
+      : rest.toString();
     if (this.noHash) void s.applyHash(hash);
     else location.hash = hash;
   }
@@ -615,11 +622,14 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       .store=${s}
       .version=${++this.version}
       .findView=${(tag: string) => this.renderRoot.querySelector<HTMLElement>(`.view > ${tag}`)}
+      .runs=${this.lessonRuns}
       @tp-lesson-open=${(e: CustomEvent<string>) => this.openLesson(e.detail)}
     ></tp-lesson>`;
   }
 
   private version = 0;
+  /** The lab's runs, for an assignment's completion code. */
+  private lessonRuns = (): readonly RunRecord[] => this.lab?.runs ?? [];
 
   // ---------------------------------------------------------------- pictures and links
 

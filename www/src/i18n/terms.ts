@@ -215,6 +215,50 @@ export function controlName(key: string): string {
   return Object.hasOwn(names, key) ? names[key]() : key;
 }
 
+/** What a setting does, in one line (the teacher page shows it beside `settingName`). */
+export function settingDescription(key: string): string {
+  const d: Record<string, () => string> = {
+    model: () => msg('Which trained model runs: its architecture, position encoding and design.', { id: 'term.desc.model' }),
+    text: () => msg('The sentence the model reads or continues.', { id: 'term.desc.text' }),
+    batch: () => msg('More sentences of other lengths run with it as one padded batch.', { id: 'term.desc.batch' }),
+    causal: () => msg('Whether each position may look only at earlier ones.', { id: 'term.desc.causal' }),
+    mask: () => msg('The mask drawn or painted by hand in the mask editor.', { id: 'term.desc.mask' }),
+    pad: () => msg('Whether padding positions are hidden from attention.', { id: 'term.desc.pad' }),
+    scale: () => msg('Whether attention scores are divided by √d_k before the softmax.', { id: 'term.desc.scale' }),
+    ablate: () => msg('Attention heads switched off, to see what each one does.', { id: 'term.desc.ablate' }),
+    backend: () => msg('Where the model computes: the graphics card or the processor.', { id: 'term.desc.backend' }),
+    seed: () => msg('The random seed of sampling and of dropout masks.', { id: 'term.desc.seed' }),
+    strategy: () => msg('How the next token is chosen: greedy, sampling or beam search.', { id: 'term.desc.strategy' }),
+    temp: () => msg('Softens or sharpens the probabilities before sampling.', { id: 'term.desc.temp' }),
+    topk: () => msg('Sample only among the k most likely tokens.', { id: 'term.desc.topk' }),
+    topp: () => msg('Sample only among the most likely tokens that make up probability p.', { id: 'term.desc.topp' }),
+    beam: () => msg('How many candidate texts beam search keeps.', { id: 'term.desc.beam' }),
+    speed: () => msg('The pause between generated tokens.', { id: 'term.desc.speed' }),
+    max: () => msg('How many tokens are generated before stopping.', { id: 'term.desc.max' }),
+    play: () => msg('Whether generation starts by itself when the page opens.', { id: 'term.desc.play' }),
+    mode: () => msg('Eval mode, or train mode with dropout and batch statistics.', { id: 'term.desc.mode' }),
+    drop: () => msg('The share of values dropout sets to zero in train mode.', { id: 'term.desc.drop' }),
+    cache: () => msg('Whether generation reuses the keys and values it computed (KV cache).', { id: 'term.desc.cache' }),
+    site: () => msg('Which attention the views show: self-attention or cross-attention.', { id: 'term.desc.site' }),
+    layer: () => msg('Which layer the views show.', { id: 'term.desc.layer' }),
+    head: () => msg('Which head the views show.', { id: 'term.desc.head' }),
+    chapter: () => msg('Which chapter of views is open.', { id: 'term.desc.chapter' }),
+    train: () => msg('The settings the lab’s training run starts from.', { id: 'term.desc.train' }),
+    views: () => msg('Which views the page shows.', { id: 'term.desc.views' }),
+  };
+  return Object.hasOwn(d, key) ? d[key]() : '';
+}
+
+/** The groups of settings the teacher page shows, in order, and the settings and controls of each. */
+export const SETTING_GROUPS: readonly { id: string; name: () => string; settings: readonly string[]; controls: readonly string[] }[] = [
+  { id: 'input', name: () => msg('Input', { id: 'term.group.input' }), settings: ['model', 'text', 'batch', 'backend'], controls: ['model', 'design', 'backend'] },
+  { id: 'masks', name: () => msg('Masks and attention', { id: 'term.group.masks' }), settings: ['causal', 'mask', 'pad', 'scale', 'ablate'], controls: ['causal', 'pad', 'scale'] },
+  { id: 'positions', name: () => msg('Positions', { id: 'term.group.positions' }), settings: [], controls: ['position'] },
+  { id: 'decoding', name: () => msg('Decoding', { id: 'term.group.decoding' }), settings: ['strategy', 'temp', 'topk', 'topp', 'beam', 'max', 'cache', 'seed', 'speed', 'play'], controls: ['seed', 'rerun'] },
+  { id: 'training', name: () => msg('Training', { id: 'term.group.training' }), settings: ['mode', 'drop', 'train'], controls: ['mode', 'drop'] },
+  { id: 'views', name: () => msg('Views', { id: 'term.group.views' }), settings: ['site', 'layer', 'head', 'chapter', 'views'], controls: ['colours', 'lessons'] },
+];
+
 /** A normalisation and its place (`ModelInfo.norm`: pre_ln, post_ln, batch_norm, none), in words. */
 export function normName(norm: string): string {
   switch (norm.replace('-', '_')) {

@@ -6,6 +6,9 @@
 
 import { validAnswer, type Answer } from './progress';
 
+import { studentKey } from './student';
+
+/** The default student's key; a named student's is `tplay-lesson-state@<name>` (./student.ts). */
 const KEY = 'tplay-lesson-state';
 
 export interface LessonState {
@@ -21,7 +24,7 @@ export interface LessonState {
 
 function readAll(): Record<string, LessonState> {
   try {
-    const raw = JSON.parse(sessionStorage.getItem(KEY) ?? 'null') as unknown;
+    const raw = JSON.parse(sessionStorage.getItem(studentKey(KEY)) ?? 'null') as unknown;
     if (raw && typeof raw === 'object' && !Array.isArray(raw)) return raw as Record<string, LessonState>;
   } catch {
     // unreadable or no storage: nothing kept
@@ -54,8 +57,17 @@ export function keepLessonState(id: string, part: LessonState): void {
   try {
     const all = readAll();
     all[id] = { ...(Object.hasOwn(all, id) ? all[id] : {}), ...part };
-    sessionStorage.setItem(KEY, JSON.stringify(all));
+    sessionStorage.setItem(studentKey(KEY), JSON.stringify(all));
   } catch {
     // no storage (private mode, full): the lesson starts afresh next time
+  }
+}
+
+/** Forget where every lesson stood for the student working now. */
+export function forgetLessonStates(): void {
+  try {
+    sessionStorage.removeItem(studentKey(KEY));
+  } catch {
+    // no storage
   }
 }

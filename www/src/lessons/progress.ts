@@ -3,6 +3,9 @@
 // browser without storage simply forgets. What is read back is checked field by field:
 // anything of the wrong shape or size is dropped, so hostile content cannot break the page.
 
+import { studentKey } from './student';
+
+/** The default student's key; a named student's is `tplay-lessons@<name>` (./student.ts). */
 const KEY = 'tplay-lessons';
 
 /** The learner's answer to a lesson's question: what they committed last, whether it was right, after how many tries. */
@@ -45,7 +48,7 @@ function validAnswers(raw: unknown): Record<string, Answer> {
 
 export function loadProgress(): Progress {
   try {
-    const raw = JSON.parse(localStorage.getItem(KEY) ?? 'null') as unknown;
+    const raw = JSON.parse(localStorage.getItem(studentKey(KEY)) ?? 'null') as unknown;
     if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
       const r = raw as { done?: unknown; last?: unknown; answers?: unknown };
       const done = Array.isArray(r.done) ? r.done.filter(ID).slice(0, 100) : [];
@@ -59,7 +62,7 @@ export function loadProgress(): Progress {
 
 export function saveProgress(p: Progress): void {
   try {
-    localStorage.setItem(KEY, JSON.stringify({ done: p.done, last: p.last, answers: { ...p.answers } }));
+    localStorage.setItem(studentKey(KEY), JSON.stringify({ done: p.done, last: p.last, answers: { ...p.answers } }));
   } catch {
     // no storage (private mode, full): the tour still works, it only forgets
   }
@@ -72,4 +75,13 @@ export function recordAnswer(id: string, a: Answer): Progress {
   if (a.right && !p.done.includes(id)) p.done.push(id);
   saveProgress(p);
   return p;
+}
+
+/** Forget the progress and answers of the student working now (the caller has asked for confirmation). */
+export function forgetProgress(): void {
+  try {
+    localStorage.removeItem(studentKey(KEY));
+  } catch {
+    // no storage: nothing kept
+  }
 }

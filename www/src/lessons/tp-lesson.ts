@@ -19,6 +19,9 @@ import { courseLessons, courseParts, partOf, seedQuestion } from './course';
 import { loadProgress, recordAnswer, saveProgress, type Answer } from './progress';
 import { isRight, parseNumber } from './answer';
 import { keepLessonState, lessonState } from './lesson-state';
+import { assignmentOf } from './assignment';
+import type { RunRecord } from '../lab/types';
+import './tp-assignment';
 
 /** Where docs/model.md is in the build (beside the page). */
 const DOC = { toString: () => (getLocale() === 'zh-Hans' ? './docs/model.zh-Hans.md' : './docs/model.md') };
@@ -35,6 +38,7 @@ export class TpLesson extends LocalizedElement {
     store: { attribute: false },
     version: { type: Number },
     findView: { attribute: false },
+    runs: { attribute: false },
     doneNow: { state: true },
     showToc: { state: true },
     answer: { state: true },
@@ -50,6 +54,8 @@ export class TpLesson extends LocalizedElement {
   version = 0;
   /** The playground's shown view of a tag. */
   findView: (tag: string) => HTMLElement | null = () => null;
+  /** The lab's runs of the student working now (an assignment's completion code carries its run). */
+  runs: () => readonly RunRecord[] = () => [];
   /** The page has seen this lesson's experiment done (since it opened). */
   doneNow = false;
   showToc = false;
@@ -359,15 +365,17 @@ export class TpLesson extends LocalizedElement {
     emit(this, 'tp-lesson-open', id);
   }
 
-  private nav(i: number) {
-    const course = courseLessons();
+  /** Previous / next through `course` (the whole course, or an assignment's lessons: then without the table of contents and "close"). */
+  private nav(i: number, course: readonly Lesson[] = courseLessons(), assigned = false) {
     const prev = course[i - 1];
     const next = course[i + 1];
     return html`<nav aria-label=${msg('lesson tour', { id: 'tour.nav' })}>
       <button data-tour="prev" ?disabled=${!prev} @click=${() => prev && this.open(prev.id)}>${msg('← Previous', { id: 'tour.prev' })}</button>
       <button data-tour="next" ?disabled=${!next} @click=${() => next && this.open(next.id)}>${msg('Next →', { id: 'tour.next' })}</button>
-      <button data-tour="toc" aria-expanded=${this.showToc} @click=${() => (this.showToc = !this.showToc)}>${msg('All lessons', { id: 'tour.toc' })}</button>
-      <button data-tour="close" @click=${() => this.open('')}>${msg('Close the lesson', { id: 'tour.close' })}</button>
+      ${assigned
+        ? nothing
+        : html`<button data-tour="toc" aria-expanded=${this.showToc} @click=${() => (this.showToc = !this.showToc)}>${msg('All lessons', { id: 'tour.toc' })}</button>
+            <button data-tour="close" @click=${() => this.open('')}>${msg('Close the lesson', { id: 'tour.close' })}</button>`}
     </nav>`;
   }
 
@@ -481,7 +489,10 @@ export class TpLesson extends LocalizedElement {
         ${this.toc()}
       </section>`;
     }
-    const course = courseLessons();
+    // An assignment's lesson: counted and stepped through among the assignment's lessons.
+    const assignment = this.store ? assignmentOf(this.store.st) : null;
+    const assigned = !!assignment && assignment.lessons.includes(l);
+    const course = assigned ? assignment.lessons : courseLessons();
     const i = course.indexOf(l);
     const part = partOf(l.id);
     const asks = seedQuestion(l.id);
@@ -498,8 +509,9 @@ export class TpLesson extends LocalizedElement {
             ? html` · ${msg(str`${finished} done`, { id: 'tour.finished' })}`
             : nothing}</span>
         <h2 id="lesson-title">${l.title()}</h2>
-        ${this.tour ? this.nav(i) : nothing}
+        ${assigned ? this.nav(i, course, true) : this.tour ? this.nav(i) : nothing}
       </header>
+      ${assignment ? html`<tp-assignment lesson-id=${l.id} .store=${this.store} .runs=${this.runs}></tp-assignment>` : nothing}
       ${asks ? html`<p class="seed" data-seed-question><strong>${msg('The question it answers:', { id: 'tour.seed-question' })}</strong> ${asks}</p>` : nothing}
       ${this.tour && this.showToc ? this.toc() : nothing}
       ${l.explain(text).map((p) => html`<p>${p}</p>`)}

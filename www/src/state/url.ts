@@ -61,6 +61,12 @@ export interface PlaygroundState {
   lock: string[];
   /** Classroom mode: controls not shown (names in www/src/lessons/classroom.ts). */
   hide: string[];
+  /** An assignment: the lessons it gives, in the teacher's order (ids; empty: none). */
+  lessons: string[];
+  /** An assignment's instruction from the teacher, shown as text in the lesson panel ('' for none). */
+  note: string;
+  /** An assignment's class example sentence, shown in the lesson panel with a button that puts it in the text box ('' for none). */
+  example: string;
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
@@ -102,11 +108,18 @@ export const DEFAULTS: PlaygroundState = {
   lesson: '',
   lock: [],
   hide: [],
+  lessons: [],
+  note: '',
+  example: '',
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
 export const MAX_TEXT = 200;
 export const MAX_BATCH = 4;
+/** Longest teacher's instruction accepted from a link; longer ones are refused, not cut. */
+export const MAX_NOTE = 300;
+/** Most lessons an assignment may give. */
+export const MAX_ASSIGNED = 16;
 /** A lab run's settings in a link: `key=value` pairs joined by `&`, plain or %-escaped characters only. */
 const RUN_TEXT = /^[a-z][a-z0-9_]{0,19}=[A-Za-z0-9_.:%+-]{0,60}(&[a-z][a-z0-9_]{0,19}=[A-Za-z0-9_.:%+-]{0,60}){0,39}$/;
 const MAX_RUN_TEXT = 2000;
@@ -335,6 +348,16 @@ const FIELDS: Field = {
   // Names checked for their shape here; the store drops (and names) the unknown ones.
   lock: { parse: parseNames, format: (v) => v.join(','), expect: () => msg('setting names, comma-separated', { id: 'url.expect.lock' }), effects: REDRAW },
   hide: { parse: parseNames, format: (v) => v.join(','), expect: () => msg('control names, comma-separated', { id: 'url.expect.hide' }), effects: REDRAW },
+  // An assignment: lesson ids checked for their shape here; the lesson panel drops (and names) unknown ones.
+  lessons: {
+    parse: (v) => (v === '' ? [] : new RegExp(`^[a-z][a-z0-9-]{0,39}(,[a-z][a-z0-9-]{0,39}){0,${MAX_ASSIGNED - 1}}$`).test(v) ? [...new Set(v.split(','))] : undefined),
+    format: (v) => v.join(','),
+    expect: () => msg(str`at most ${MAX_ASSIGNED} lesson ids, comma-separated`, { id: 'url.expect.lessons' }),
+    effects: REDRAW,
+  },
+  // Shown as text, never as markup.
+  note: { parse: (v) => (v.length <= MAX_NOTE ? v : undefined), format: (v) => v, expect: () => msg(str`text of at most ${MAX_NOTE} characters`, { id: 'url.expect.note' }), effects: REDRAW },
+  example: { parse: (v) => (v.length <= MAX_TEXT ? v : undefined), format: (v) => v, expect: () => msg(str`text of at most ${MAX_TEXT} characters`, { id: 'url.expect.example' }), effects: REDRAW },
 };
 
 /** Every setting's name (what `lock` may name). */

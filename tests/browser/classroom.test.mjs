@@ -1,0 +1,318 @@
+// A class without a server, in headless Chromium under the page's Content-Security-Policy:
+// the teacher page composes a three-lesson assignment in Chinese (refusing a lock that blocks
+// a lesson first), a student opens it, types a name, does each experiment through the page's
+// controls, answers (one answer wrong on purpose), trains the assigned lab run and gets a
+// completion code; a second student on the same browser profile starts afresh while the
+// first one's answers stay; the teacher reads the code into the class table (and refuses an
+// edited one); the worksheet prints; axe finds nothing serious on the teacher page in either
+// language; the teacher's hostile instruction is drawn as text. One browser, one page per
+// role. Screenshots land in artifacts/.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { artifacts, launch, root, serve } from './harness.mjs';
+
+const require = createRequire(join(root, 'www/package.json'));
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+const P = 'transformer-playground';
+const T = 'tp-teacher';
+const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> Answer in full sentences.';
+const LESSONS = ['causal-mask', 'scaled-dot', 'padding-mask'];
+const TRAIN = 'task=copy&steps=20&batch=4&eval_every=10';
+
+let server;
+let browser;
+let teacher;
+let student;
+let link = '';
+let code = '';
+const errors = [];
+
+before(async () => {
+  server = await serve(undefined, { csp: true });
+  browser = await launch({ webgpu: false });
+  teacher = await browser.context.newPage();
+  teacher.on('pageerror', (e) => errors.push(`teacher: ${e}`));
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  assert.deepEqual(server?.cspReports ?? [], []);
+  assert.deepEqual(errors, []);
+});
+
+function until(page, fn, arg, timeout = 60000) {
+  return page.waitForFunction(fn, arg, { timeout, polling: 100 });
+}
+
+const lessonRoot = () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot;
+
+/** The right option of the open lesson, worked out in the test from the engine's numbers (as lessons.test.mjs does); null while they are not there. */
+const RIGHT = {
+  'causal-mask': () => {
+    const s = document.querySelector('transformer-playground').store;
+    if (!s.previous || !s.lastForward || s.previous === s.lastForward) return null;
+    return s.lastForward.model_probs.some((p, i) => p !== s.previous.model_probs[i]) ? 0 : 1;
+  },
+  'scaled-dot': () => {
+    const s = document.querySelector('transformer-playground').store;
+    if (!s.previous || s.previous === s.lastForward) return null;
+    const tr = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-saturation')?.shadowRoot.querySelector('tr[data-mean-entropy]');
+    if (!tr || !tr.dataset.beforeMeanEntropy) return null;
+    const [now, was] = [Number(tr.dataset.meanEntropy), Number(tr.dataset.beforeMeanEntropy)];
+    return now < was ? 0 : now > was ? 1 : 2;
+  },
+  'padding-mask': () => {
+    const el = document.querySelector('transformer-playground');
+    const f = el.lastForward;
+    if (!f || (el.store.previous && el.store.previous === el.store.lastForward)) return null;
+    const pad = el.info.pad;
+    for (const t of f.attention) {
+      const [B, H, T, S] = t.probs.shape;
+      for (let b = 0; b < B; b++)
+        for (let h = 0; h < H; h++)
+          for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) if (f.tokens[b][i] !== pad && f.tokens[b][j] === pad && t.probs.data[((b * H + h) * T + i) * S + j] > 0) return 0;
+    }
+    return 2;
+  },
+};
+const READY = {
+  'causal-mask': () => document.querySelector('transformer-playground').lastForward !== null,
+  'scaled-dot': () => !!document.querySelector('transformer-playground').shadowRoot.querySelector('tp-saturation')?.shadowRoot?.querySelector('tr[data-mean-entropy]'),
+  'padding-mask': () => document.querySelector('transformer-playground').lastForward?.tokens.length > 1,
+};
+const SWITCH = { 'causal-mask': 'causal', 'scaled-dot': 'scale', 'padding-mask': 'pad' };
+
+async function ready(page) {
+  await page.waitForFunction(() => customElements.get('transformer-playground') !== undefined);
+  await page.evaluate(() => document.querySelector('transformer-playground').ready);
+}
+
+/** Do lesson `id`'s experiment and answer it: right, or (wrong = true) the next option round. Returns [right option, given]. */
+async function doLesson(page, id, wrong) {
+  await until(page, (id) => document.querySelector('transformer-playground').st.lesson === id, id);
+  // The lesson's views have measured the setting as it opens (the "before" of the experiment).
+  await until(page, READY[id], undefined, 60000);
+  await page.locator(`${P} tp-controls input[data-setting="${SWITCH[id]}"]`).uncheck();
+  await until(page, () => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('[data-answer]')?.dataset.answer === 'open', undefined, 120000);
+  // Wrapped: option 0 is falsy, and waitForFunction waits for a truthy value.
+  const right = (await until(page, `(() => { const v = (${RIGHT[id]})(); return v === null ? null : { v }; })()`, undefined, 60000).then((h) => h.jsonValue())).v;
+  const n = await page.locator(`${P} tp-lesson [data-answer] [data-option]`).count();
+  const given = wrong ? (right + 1) % n : right;
+  await page.locator(`${P} tp-lesson [data-answer] [data-option="${given}"]`).check();
+  await page.locator(`${P} tp-lesson [data-answer] [data-check]`).click();
+  await until(page, (v) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.verdict')?.dataset.verdict === v, wrong ? 'wrong' : 'right');
+  return [right, given];
+}
+
+const given = {};
+
+describe('a class without a server', () => {
+  test('the teacher composes a three-lesson assignment in Chinese, and a lock that blocks a lesson is refused', async () => {
+    await teacher.goto(`${server.url}teacher.html`);
+    await until(teacher, () => document.querySelector('tp-teacher')?.shadowRoot?.querySelector('select[data-teacher="lesson"]'));
+    await teacher.locator(`${T} select[data-teacher="lesson"]`).selectOption(LESSONS[0]);
+    await teacher.locator(`${T} [data-teacher="lessons"] summary`).click();
+    for (const id of LESSONS.slice(1)) await teacher.locator(`${T} input[data-pick="${id}"]`).check();
+    assert.deepEqual(await teacher.locator(`${T} ol[data-teacher="order"] li`).evaluateAll((li) => li.map((x) => x.dataset.order)), LESSONS);
+    await teacher.locator(`${T} select[data-teacher="student-lang"]`).selectOption('zh-Hans');
+    await teacher.locator(`${T} input[data-teacher="train"]`).fill(TRAIN);
+    await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(HOSTILE);
+    await teacher.locator(`${T} input[data-teacher="example"]`).fill('the cat sat');
+    // Served from 127.0.0.1: the page says students cannot open that.
+    assert.equal(await teacher.locator(`${T} [data-warn-local]`).count(), 1);
+    // Locking the scale switch blocks "scaled-dot": refused, and no link is made.
+    await teacher.locator(`${T} input[data-allow="scale"]`).uncheck();
+    assert.equal(await teacher.locator(`${T} [data-refuse-lock="scaled-dot"]`).count(), 1);
+    assert.equal(await teacher.locator(`${T} textarea[data-teacher="link"]`).inputValue(), '');
+    assert.equal(await teacher.locator(`${T} canvas[data-teacher="qr"]`).count(), 0);
+    await teacher.locator(`${T} input[data-allow="scale"]`).check();
+    assert.equal(await teacher.locator(`${T} [data-refuse-lock]`).count(), 0);
+    link = await teacher.locator(`${T} textarea[data-teacher="link"]`).inputValue();
+    const h = new URLSearchParams(new URL(link).hash.slice(1));
+    assert.equal(h.get('lesson'), LESSONS[0]);
+    assert.equal(h.get('lessons'), LESSONS.join(','));
+    assert.equal(h.get('lang'), 'zh-Hans');
+    assert.equal(h.get('train'), TRAIN);
+    assert.equal(h.get('note'), HOSTILE);
+    await teacher.screenshot({ path: join(artifacts, 'classroom-teacher.png'), fullPage: true });
+  });
+
+  test('the link opens on the assignment’s lessons in Chinese, with the instruction drawn as text', async () => {
+    student = await browser.context.newPage();
+    student.on('pageerror', (e) => errors.push(`student: ${e}`));
+    await student.goto(link);
+    await ready(student);
+    const s = await student.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      const a = el.shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('tp-assignment').shadowRoot;
+      return {
+        lang: document.documentElement.lang,
+        el: el.getAttribute('lang'),
+        lesson: el.st.lesson,
+        assigned: [...a.querySelectorAll('[data-assigned]')].map((li) => li.dataset.assigned),
+        note: a.querySelector('[data-note]')?.textContent ?? '',
+        injected: a.querySelectorAll('[data-note] img, [data-note] script').length,
+        pwned: window.__pwned ?? null,
+        title: el.shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('h2').textContent,
+      };
+    });
+    assert.equal(s.lesson, LESSONS[0]);
+    assert.equal(s.el, 'zh-Hans');
+    assert.deepEqual(s.assigned, LESSONS);
+    assert.match(s.title, /[\u4e00-\u9fff]/);
+    assert.ok(s.note.includes(HOSTILE), 'the instruction is shown, as text');
+    assert.equal(s.injected, 0);
+    assert.equal(s.pwned, null);
+  });
+
+  test('a student answers the three lessons, trains the lab run and gets a completion code', { timeout: 300000 }, async () => {
+    await student.locator(`${P} tp-assignment input[data-student-name]`).fill('Ana 12');
+    await Promise.all([student.waitForEvent('load'), student.locator(`${P} tp-assignment form[data-student-form] button`).click()]);
+    await ready(student);
+    assert.equal(await student.locator(`${P} tp-assignment [data-student-shown]`).textContent(), 'Ana 12');
+    for (const [i, id] of LESSONS.entries()) {
+      given[id] = await doLesson(student, id, id === 'scaled-dot');
+      if (i < LESSONS.length - 1) await student.locator(`${P} tp-lesson [data-tour="next"]`).click();
+    }
+    // The assigned run (copy, a few steps), through the scripting API.
+    const run = await student.evaluate(async (train) => {
+      const el = document.querySelector('transformer-playground');
+      const q = Object.fromEntries(new URLSearchParams(train));
+      const h = el.train({ task: q.task, steps: Number(q.steps), batch: Number(q.batch), eval_every: Number(q.eval_every) });
+      await h.done;
+      const r = el.runs.find((x) => x.id === h.id);
+      const e = r.log.lastEval();
+      return { metric: e.metric, loss: e.loss, steps: r.log.step(r.log.length - 1) };
+    }, TRAIN);
+    await until(student, (m) => {
+      const c = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('tp-assignment').shadowRoot;
+      return c.querySelector('[data-completion-code]') && !c.querySelector('[data-run-missing]');
+    });
+    // The panel reads the runs again every second: the code of the finished run.
+    await student.waitForTimeout(1200);
+    code = await student.locator(`${P} tp-assignment [data-completion-code]`).textContent();
+    given.run = run;
+    assert.match(code, /^TP[0-9A-Z]+$/);
+    const qr = await student.evaluate(() => Number(document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('tp-assignment').shadowRoot.querySelector('canvas[data-completion-qr]').dataset.modules));
+    console.log(`completion code: ${code.length} characters, QR ${qr}×${qr} modules`);
+    assert.ok(qr >= 21 && qr <= 41, `QR of ${qr} modules`);
+    await student.screenshot({ path: join(artifacts, 'classroom-student.png') });
+    // The QR code as a phone would photograph it off the screen (as drawn, scaled by the page).
+    given.qrPhoto = await student.locator(`${P} tp-assignment canvas[data-completion-qr]`).screenshot();
+  });
+
+  test('a second student on the same browser starts afresh; the first one’s answers stay', async () => {
+    await Promise.all([student.waitForEvent('load'), student.locator(`${P} tp-assignment [data-student-new]`).click()]);
+    await ready(student);
+    await student.locator(`${P} tp-assignment input[data-student-name]`).fill('Bo 7');
+    await Promise.all([student.waitForEvent('load'), student.locator(`${P} tp-assignment form[data-student-form] button`).click()]);
+    await ready(student);
+    const s = await student.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      const a = el.shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('tp-assignment').shadowRoot;
+      return {
+        marks: [...a.querySelectorAll('[data-mark]')].map((m) => m.dataset.mark),
+        runs: el.runs.length,
+        ana: JSON.parse(localStorage.getItem(`tplay-lessons@${encodeURIComponent('Ana 12')}`) ?? 'null'),
+        step: el.shadowRoot.querySelector('tp-lesson').shadowRoot.querySelector('.try').dataset.step,
+      };
+    });
+    assert.deepEqual(s.marks, ['open', 'open', 'open']);
+    assert.equal(s.runs, 0, 'the first student’s run is not the second one’s');
+    assert.equal(s.step, 'todo');
+    assert.deepEqual(Object.keys(s.ana.answers).sort(), [...LESSONS].sort());
+    // Reset asks first; "keep" keeps.
+    await student.locator(`${P} tp-assignment [data-student-reset]`).click();
+    await student.locator(`${P} tp-assignment [data-student-reset-no]`).click();
+    assert.ok(await student.evaluate(() => localStorage.getItem(`tplay-lessons@${encodeURIComponent('Ana 12')}`) !== null));
+  });
+
+  test('the teacher reads the code into the class table, and refuses an edited one', async () => {
+    // First the QR photo alone: the same student's row.
+    await teacher.locator(`${T} input[data-qr-file]`).setInputFiles({ name: 'ana.png', mimeType: 'image/png', buffer: given.qrPhoto });
+    await until(teacher, () => document.querySelector('tp-teacher').shadowRoot.querySelectorAll('tr[data-row]').length === 1);
+    assert.equal(await teacher.locator(`${T} tr[data-row]`).getAttribute('data-row'), 'Ana 12');
+    assert.equal(await teacher.locator(`${T} [data-rejected]`).count(), 0);
+    // One character of the answers changed: the checksum no longer matches.
+    const i = code.length - 12;
+    const edited = code.slice(0, i) + (code[i] === 'A' ? 'B' : 'A') + code.slice(i + 1);
+    await teacher.locator(`${T} textarea[data-codes]`).fill(`${code}\n${edited}\nTPXYZ`);
+    await teacher.locator(`${T} button[data-read-codes]`).click();
+    const t = await teacher.evaluate(() => {
+      const r = document.querySelector('tp-teacher').shadowRoot;
+      return {
+        rows: [...r.querySelectorAll('tr[data-row]')].map((tr) => ({
+          student: tr.dataset.row,
+          right: [...tr.querySelectorAll('td[data-lesson]')].map((td) => [td.dataset.lesson, td.dataset.right, td.querySelector('code')?.textContent]),
+          run: tr.querySelector('td[data-run]').textContent,
+        })),
+        why: [...r.querySelectorAll('[data-rejected] [data-why]')].map((x) => x.textContent),
+        csv: decodeURIComponent(r.querySelector('a[data-csv]').getAttribute('href').split(',').slice(1).join(',')),
+      };
+    });
+    assert.equal(t.rows.length, 1);
+    assert.equal(t.rows[0].student, 'Ana 12');
+    assert.deepEqual(
+      t.rows[0].right.map(([id, r]) => [id, r]),
+      LESSONS.map((id) => [id, given[id][0] === given[id][1] ? 'yes' : 'no']),
+    );
+    assert.deepEqual(t.rows[0].right.map(([id]) => id), LESSONS);
+    assert.equal(t.rows[0].right[1][1], 'no', 'the wrong answer is marked wrong');
+    assert.ok(t.rows[0].run.includes(given.run.metric.toFixed(4)), `${t.rows[0].run} has metric ${given.run.metric}`);
+    assert.ok(t.rows[0].run.includes(String(given.run.steps)));
+    assert.equal(t.why.length, 2);
+    assert.match(t.why[0], /校验|checksum|edited|mistyped|修改/);
+    assert.match(t.csv, /^\ufeff?student,/);
+    assert.ok(t.csv.includes('Ana 12'));
+    await teacher.screenshot({ path: join(artifacts, 'classroom-table.png'), fullPage: true });
+    // Another assignment (another instruction): the same code is refused, with that reason.
+    const note = await teacher.locator(`${T} textarea[data-teacher="note"]`).inputValue();
+    await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(`${note} (2)`);
+    await teacher.locator(`${T} textarea[data-codes]`).fill(code);
+    await teacher.locator(`${T} button[data-read-codes]`).click();
+    assert.match(await teacher.locator(`${T} [data-rejected] [data-why]`).textContent(), /another assignment|另一份作业/);
+    await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(note);
+  });
+
+  test('the answer key is measured by the engine, and agrees with the students’ pages', { timeout: 180000 }, async () => {
+    await teacher.locator(`${T} button[data-measure]`).click();
+    await until(teacher, () => document.querySelectorAll('tp-teacher').length && document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]').length === 3 && !document.querySelector('tp-teacher').measuring, undefined, 150000);
+    const key = await teacher.evaluate(() => Object.fromEntries([...document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]')].map((p) => [p.dataset.expect, p.textContent])));
+    // The option the student's page judged right (worked out by the test from the engine's numbers) is the one the key names.
+    for (const id of LESSONS) {
+      const options = await teacher.evaluate((id) => [...document.querySelector('tp-teacher').shadowRoot.querySelectorAll(`[data-key="${id}"] li`)].map((li) => li.textContent.trim()), id);
+      assert.ok(key[id].includes(options[given[id][0]]), `${id}: key “${key[id]}”, right option “${options[given[id][0]]}”`);
+    }
+  });
+
+  test('the worksheet prints', async () => {
+    await teacher.emulateMedia({ media: 'print' });
+    await teacher.screenshot({ path: join(artifacts, 'classroom-worksheet.png'), fullPage: true });
+    const shown = await teacher.evaluate(() => {
+      const r = document.querySelector('tp-teacher').shadowRoot;
+      return { sheet: getComputedStyle(r.querySelector('[data-worksheet]')).display, screen: getComputedStyle(r.querySelector('.screen')).display, sections: r.querySelectorAll('[data-worksheet] section').length };
+    });
+    assert.deepEqual(shown, { sheet: 'block', screen: 'none', sections: 3 });
+    await teacher.emulateMedia({ media: 'screen' });
+    const pdf = await teacher.pdf({ format: 'A4' });
+    assert.ok(pdf.length > 1000 && pdf.subarray(0, 5).toString() === '%PDF-', `a PDF of ${pdf.length} bytes`);
+  });
+
+  for (const lang of ['en', 'zh-Hans']) {
+    test(`axe finds nothing serious on the teacher page (${lang})`, async () => {
+      await teacher.locator(`${T} select[data-teacher="ui-lang"]`).selectOption(lang);
+      await until(teacher, (lang) => document.documentElement.lang === lang && (lang === 'en') !== /[\u4e00-\u9fff]/.test(document.querySelector('tp-teacher').shadowRoot.querySelector('h1').textContent), lang);
+      await teacher.evaluate(AXE);
+      const bad = await teacher.evaluate(async () => {
+        const res = await window.axe.run(document, { resultTypes: ['violations'] });
+        return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' >> ')) }));
+      });
+      assert.deepEqual(bad, []);
+    });
+  }
+});
