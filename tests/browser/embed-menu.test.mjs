@@ -99,7 +99,7 @@ describe('the embed menu', () => {
     const source = await page.evaluate(READ, 'attention');
     const snippet = await embedDialog(page, 'attention');
     assert.match(snippet, /<script type="module" src="http:\/\/127\.0\.0\.1:\d+\/playground\.js"><\/script>/);
-    assert.match(snippet, /<transformer-playground no-hash views="attention" chrome="none" preset="[^"]*play=1/);
+    assert.match(snippet, /<transformer-playground no-hash views="attention" chrome="none" style="display:block;min-height:\d+px" preset="[^"]*play=1/);
     assert.match(snippet, /scale=0/);
     assert.match(snippet, /max=6/);
     // The preview is the snippet's own element, live: the same numbers as the page's view.

@@ -612,8 +612,16 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       generated: s.gen.generated.length,
       playing: s.gen.playing,
       height: opts.height ?? this.renderRoot.querySelector(`.view[data-view="${v.name}"]`)?.getBoundingClientRect().height ?? 0,
+      room: this.embedRoom(s, v.name, opts.alone !== false, opts.keep ?? []),
       title: v.title,
     });
+  }
+
+  /** The room an embed of this view reserves in the post: the larger of its wide and narrow rooms (../views/reserve.ts). */
+  private embedRoom(s: PlaygroundStore, view: string, alone: boolean, keep: string[]): number {
+    const still = !s.st.play && !s.gen.playing && s.gen.generated.length === 0;
+    const r = reserveOf(view, this.arch(s), alone ? { keep, play: !still, text: s.st.text, max: s.st.max } : null);
+    return r ? Math.max(r.wide, r.narrow) : 0;
   }
 
   /** Open the embed dialog of a view. */

@@ -45,6 +45,8 @@ export interface EmbedOptions {
   playing: boolean;
   /** The iframe's height before embed.html reports its own (CSS pixels). */
   height: number;
+  /** The room the view takes (CSS pixels): the element's min-height, so the post keeps it before any script runs. */
+  room: number;
   /** The iframe's title (the view's). */
   title: string;
 }
@@ -72,7 +74,8 @@ export function embedSnippets(st: PlaygroundState, view: string, o: EmbedOptions
   const preset = embedPreset(st, o);
   const alone = o.keep ? ` chrome="none"${o.keep.length ? ` keep="${attr(o.keep.join(','))}"` : ''}` : '';
   const lang = o.lang ? ` lang="${o.lang}"` : '';
-  const element = `<script type="module" src="${attr(o.script)}"></script>\n<transformer-playground no-hash views="${attr(view)}"${alone}${lang} preset="${attr(preset)}"></transformer-playground>`;
+  const room = o.room > 0 ? ` style="display:block;min-height:${Math.ceil(o.room)}px"` : '';
+  const element = `<script type="module" src="${attr(o.script)}"></script>\n<transformer-playground no-hash views="${attr(view)}"${alone}${lang}${room} preset="${attr(preset)}"></transformer-playground>`;
   const hash = new URLSearchParams(`views=${view}`);
   if (o.keep) {
     hash.set('chrome', 'none');

@@ -68,11 +68,11 @@ export const RESERVE_ALONE: Readonly<Record<string, { wide: number; narrow: numb
   backend: { wide: 32, narrow: 72 },
   input: { wide: 71, narrow: 71 },
   characters: { wide: 35, narrow: 100 },
-  generation: { wide: 270, narrow: 470 },
+  generation: { wide: 75, narrow: 100 },
   architecture: { wide: 637, narrow: 637 },
   attention: { wide: 455, narrow: 455 },
   masks: { wide: 258, narrow: 258 },
-  output: { wide: 244, narrow: 244 },
+  output: { wide: 319, narrow: 319 },
   hidden: { wide: 99, narrow: 99 },
   'sqrt-dk': { wide: 283, narrow: 650 },
   saturation: { wide: 160, narrow: 160 },
@@ -112,12 +112,13 @@ export interface AloneSettings {
 /**
  * The attention map alone, from the settings: its cells are sized for the length the
  * sequence reaches (the prompt, one token per character and the start token, plus `max`
- * when it plays), about 22 px a position on a wide column up to the box of 40 positions,
+ * when it plays), about 13 px a position in a post's column up to the box of 40 positions,
  * and a phone's column holds any length in about 340 px (measured with the default model).
  */
 function attentionAlone(st: AloneSettings): { wide: number; narrow: number } {
-  const reach = [...st.text].length + 1 + (st.play ? st.max : 0);
-  return { wide: Math.min(951, 70 + 22 * reach), narrow: 340 };
+  // Before the model list arrives the prompt is the default model's (7 characters).
+  const reach = ([...st.text].length || 7) + 1 + (st.play ? st.max : 0);
+  return { wide: Math.min(951, 190 + 13 * reach), narrow: 340 };
 }
 
 /**
