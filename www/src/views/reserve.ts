@@ -63,7 +63,7 @@ export const KEEP_ROOM: ReadonlySet<string> = new Set(['overview', 'attention', 
  * title, prose or controls), measured as RESERVE is, with the default model and settings.
  */
 export const RESERVE_ALONE: Readonly<Record<string, { wide: number; narrow: number }>> = {
-  overview: { wide: 471, narrow: 1467 },
+  overview: { wide: 355, narrow: 1227 },
   controls: { wide: 116, narrow: 285 },
   backend: { wide: 32, narrow: 72 },
   input: { wide: 71, narrow: 71 },
@@ -80,7 +80,7 @@ export const RESERVE_ALONE: Readonly<Record<string, { wide: number; narrow: numb
   schedule: { wide: 291, narrow: 195 },
   positions: { wide: 1255, narrow: 633 },
   'embedding-scale': { wide: 270, narrow: 166 },
-  order: { wide: 135, narrow: 225 },
+  order: { wide: 144, narrow: 228 },
   extrapolation: { wide: 302, narrow: 171 },
   ffn: { wide: 188, narrow: 188 },
   'no-leak': { wide: 445, narrow: 505 },
