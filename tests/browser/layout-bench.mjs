@@ -1,7 +1,7 @@
 // Layout stability for `cargo xtask bench` (a program that prints numbers; it asserts
 // nothing): the cumulative layout shift (CLS) of the page (the overview it opens on, and a
-// chapter), of one view in embed.html and of the three-widget post example.html with its
-// iframe, at 1440 and 390 px, from
+// chapter), of one view in embed.html, of the three-widget post example.html with its
+// iframe and of a post of three widgets as the embed dialog writes them (three-widget-post.mjs), at 1440 and 390 px, from
 // navigation until the page has been live for a few seconds, beside the target (< 0.1).
 // CLS as browsers report it: `layout-shift` entries without recent input, summed in
 // session windows (gaps under 1 s, windows at most 5 s long), the largest window counts.
@@ -9,6 +9,7 @@
 //   TPLAY_DIST=www/dist node tests/browser/layout-bench.mjs
 
 import { launch, serve } from './harness.mjs';
+import { threeWidgetPost } from './three-widget-post.mjs';
 
 const SETTLE_MS = Number(process.env.TPLAY_CLS_SETTLE_MS ?? 4000);
 const TARGET = 0.1;
@@ -42,10 +43,11 @@ function cls(shifts) {
 }
 
 /** Open `path` at `width`, wait for `ready` (a function evaluated in the page or frame) and SETTLE_MS more; the shifts of the top document and of each frame. */
-async function measure(context, url, { width, ready }) {
+async function measure(context, url, { width, ready, body }) {
   const page = await context.newPage();
   await page.setViewportSize({ width, height: 900 });
   await page.addInitScript(OBSERVER);
+  if (body) await page.route(url, (r) => r.fulfill({ contentType: 'text/html', body }));
   await page.goto(url);
   await page.waitForFunction(ready, null, { timeout: 60000 });
   await page.waitForTimeout(SETTLE_MS);
@@ -80,6 +82,8 @@ try {
     const post = await measure(browser.context, `${server.url}example.html`, { width, ready: readyEl });
     row(`the blog post (example.html), ${width} px`, post.top);
     row(`  its iframe of embed.html, ${width} px`, worst(post.frames));
+    const three = await measure(browser.context, `${server.url}three-widgets.html`, { width, ready: readyEl, body: threeWidgetPost(server.url) });
+    row(`a post with three widgets (chrome=none), ${width} px`, three.top);
   }
 } finally {
   await browser.close();

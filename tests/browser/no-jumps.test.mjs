@@ -104,3 +104,41 @@ describe('no view moves between its first paint and the end of a generation', ()
     }
   }
 });
+
+describe('a post with three widgets does not jump', () => {
+  for (const width of [1440, 390]) {
+    test(`three widgets (the picture alone, as the embed dialog writes them), ${width} px: cumulative layout shift < 0.1`, async () => {
+      const { SHIFT_OBSERVER, cls, threeWidgetPost } = await import('./three-widget-post.mjs');
+      const page = await browser.context.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      // Every view any widget ever painted, from the first frame on.
+      await page.addInitScript(`${SHIFT_OBSERVER}
+        window.__painted = new Set();
+        const tick = () => {
+          for (const el of document.querySelectorAll('transformer-playground'))
+            for (const v of el.shadowRoot?.querySelectorAll('.view, tp-chapters') ?? []) window.__painted.add(v.dataset.view || v.dataset.viewPlaceholder || v.tagName);
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);`);
+      const url = `${server.url}three-widgets-${width}.html`;
+      await page.route(url, (r) => r.fulfill({ contentType: 'text/html', body: threeWidgetPost(server.url) }));
+      await page.goto(url);
+      await page.waitForFunction(
+        () => {
+          const els = [...document.querySelectorAll('transformer-playground')];
+          return els.length === 3 && els.every((e) => e.lastForward && !e.playing);
+        },
+        null,
+        { timeout: 90000 },
+      );
+      await page.waitForTimeout(1000);
+      const r = await page.evaluate(() => ({ shifts: window.__shifts, painted: [...window.__painted].sort(), views: [...document.querySelectorAll('transformer-playground')].map((e) => [...e.shadowRoot.querySelectorAll('.view')].map((v) => v.dataset.view).join(',')) }));
+      await page.close();
+      assert.deepEqual(r.views, ['attention', 'output', 'generation'], 'each widget draws only its own view');
+      assert.deepEqual(r.painted, ['attention', 'generation', 'output'], 'no widget ever painted a view it was not asked for');
+      const v = cls(r.shifts);
+      console.log(`# three-widget post, ${width} px: CLS ${v.toFixed(4)}`);
+      assert.ok(v < 0.1, `CLS ${v.toFixed(3)} (moved: ${[...new Set(r.shifts.flatMap((s) => s.nodes))].join(', ')})`);
+    });
+  }
+});

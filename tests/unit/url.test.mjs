@@ -20,7 +20,7 @@ const { code } = await transformWithOxc(readFileSync(source, 'utf8'), source, { 
 // The module's only import, @lit/localize, by its file URL (a data: URL has no node_modules).
 const localize = pathToFileURL(require.resolve('@lit/localize')).href;
 const url = await import(`data:text/javascript;base64,${Buffer.from(code.replace(/(['"])@lit\/localize\1/g, JSON.stringify(localize))).toString('base64')}`);
-const { DEFAULTS, MAX_TEXT, parseHash, formatHash } = url;
+const { DEFAULTS, MAX_TEXT, parseHash, formatHash, SETTING_ALIASES, VIEW_ALIASES, MODEL_ALIASES, CONTRACT_VERSION } = url;
 
 const RUNS = Number(process.env.TPLAY_PROPERTY_RUNS ?? 3000);
 const KEYS = Object.keys(DEFAULTS);
@@ -33,7 +33,8 @@ const real = (min, max) => fc.double({ min, max, noNaN: true, noDefaultInfinity:
 
 /** Every valid setting, field by field (what url.ts's table says it accepts). */
 const VALID = {
-  model: fc.stringMatching(/^[A-Za-z0-9_.-]{1,60}\.safetensors$/),
+  // An alias (a renamed file) reads as its current name: left out of the round trip.
+  model: fc.stringMatching(/^[A-Za-z0-9_.-]{1,60}\.safetensors$/).filter((m) => !(m in MODEL_ALIASES)),
   text: text(MAX_TEXT),
   // A batch of one empty line is the empty batch (both format to ''): left out.
   batch: fc.array(text(MAX_TEXT).map((s) => s.replace(/\n/g, ' ')), { maxLength: 4 }).filter((b) => !(b.length === 1 && b[0] === '')),
@@ -75,7 +76,9 @@ const VALID = {
   head: int(0, 63),
   theme: fc.constantFrom('auto', 'light', 'dark'),
   lang: fc.constantFrom(null, 'en', 'zh-Hans'),
-  views: fc.array(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 32 }),
+  views: fc.array(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/).filter((v) => !(v in VIEW_ALIASES)), { maxLength: 32 }),
+  chrome: fc.constantFrom('full', 'none'),
+  keep: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,31}$/), { maxLength: 8 }),
   train: fc
     .array(fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,19}$/), fc.stringMatching(/^[A-Za-z0-9_.:%+-]{0,60}$/)), { maxLength: 8 })
     .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&')),
@@ -197,7 +200,7 @@ test('a_hostile_value_for_any_setting_is_ignored_and_named_in_a_note', () => {
 
 test('unknown_and_repeated_keys_are_ignored_with_a_note_each', () => {
   fc.assert(
-    fc.property(fc.string({ minLength: 1, maxLength: 30 }).filter((k) => !KEYS.includes(k)), fc.string(), (key, value) => {
+    fc.property(fc.string({ minLength: 1, maxLength: 30 }).filter((k) => !KEYS.includes(k) && !(k in SETTING_ALIASES)), fc.string(), (key, value) => {
       const { state, notes } = parseHash(`#${new URLSearchParams([[key, value], ['seed', '5'], ['seed', '6']])}`);
       assert.equal(state.seed, 5);
       assert.equal(notes.length, 2, JSON.stringify(notes));
@@ -237,4 +240,36 @@ test('a_hostile_or_malformed_mask_is_refused_with_a_note_and_a_valid_one_is_read
   const { state, notes } = parseHash('mask=window-3%3B4.1.h%2C0.2.s');
   assert.deepEqual(notes, []);
   assert.deepEqual(state.mask, { rule: { kind: 'sliding_window', window: 3 }, cells: [{ query: 4, key: 1, hidden: true }, { query: 0, key: 2, hidden: false }] });
+});
+
+test('renamed_names_keep_working_as_aliases_of_the_versioned_contract', () => {
+  assert.ok(Number.isInteger(CONTRACT_VERSION) && CONTRACT_VERSION >= 1);
+  // Every alias points at a current name, and no alias is itself a current name.
+  for (const [old, now] of Object.entries(SETTING_ALIASES)) {
+    assert.ok(KEYS.includes(now), `${old} → ${now} is a setting`);
+    assert.ok(!KEYS.includes(old), `${old} is not also a setting`);
+  }
+  const { state, notes } = parseHash('temperature=0.5&top-k=7&views=heatmap,probabilities,sqrtdk&model=grammar.safetensors&strategy=sample');
+  assert.deepEqual(notes, []);
+  assert.equal(state.temp, 0.5);
+  assert.equal(state.topk, 7);
+  assert.deepEqual(state.views, ['attention', 'output', 'sqrt-dk']);
+  assert.equal(state.model, 'grammar-alibi.safetensors');
+  // Written back, a link uses the current names only.
+  const link = formatHash(state);
+  assert.match(link, /temp=0\.5/);
+  assert.match(link, /views=attention%2Coutput%2Csqrt-dk/);
+  assert.doesNotMatch(link, /temperature|heatmap|grammar\.safetensors/);
+  // An alias and its current name in one link are one setting said twice: the second is ignored with a note.
+  assert.equal(parseHash('temp=2&temperature=3').state.temp, 2);
+  assert.equal(parseHash('temp=2&temperature=3').notes.length, 1);
+});
+
+test('chrome_and_keep_read_as_settings', () => {
+  const { state, notes } = parseHash('chrome=none&keep=heads,legend');
+  assert.deepEqual(notes, []);
+  assert.equal(state.chrome, 'none');
+  assert.deepEqual(state.keep, ['heads', 'legend']);
+  assert.equal(parseHash('chrome=bare').notes.length, 1);
+  assert.equal(parseHash('chrome=bare').state.chrome, 'full');
 });

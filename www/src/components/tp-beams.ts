@@ -59,6 +59,7 @@ export class TpBeams extends LocalizedElement {
     info: { attribute: false },
     steps: { attribute: false },
     strategy: { type: String },
+    auto: { type: Boolean },
     generated: { attribute: false },
     done: { type: Boolean },
     lock: { attribute: false },
@@ -71,6 +72,17 @@ export class TpBeams extends LocalizedElement {
   /** Every beam step of the running generation, in order. */
   steps: BeamStep[] = [];
   strategy = 'greedy';
+  /** Switch to beam search by itself (the view shown alone, `chrome=none`: its picture needs no click). */
+  auto = false;
+  private autoAsked = false;
+
+  protected updated(): void {
+    // Once the model is loaded (before, the page's settings are not read yet).
+    if (this.auto && this.info && this.strategy !== 'beam' && !this.autoAsked) {
+      this.autoAsked = true;
+      emit(this, 'tp-beam', null);
+    }
+  }
   /** The generator's answer so far (the best hypothesis). */
   generated: number[] = [];
   done = false;

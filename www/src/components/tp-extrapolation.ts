@@ -48,7 +48,11 @@ export class TpExtrapolation extends LocalizedElement {
     progress: { state: true },
     problem: { state: true },
     metric: { state: true },
+    auto: { type: Boolean },
   };
+
+  /** Measure as soon as the engine is there, without a press of Measure (the view shown alone, `chrome=none`). */
+  auto = false;
 
   engine: EngineCaller | null = null;
   base: URL | null = null;
@@ -138,6 +142,11 @@ export class TpExtrapolation extends LocalizedElement {
   /** How many models a measurement scores (the lesson is done when every one of them is). */
   get expected(): number {
     return this.models().length;
+  }
+
+  protected updated(): void {
+    // Once the page's model is known (the store has started: the manifest and the model are there).
+    if (this.auto && this.engine && this.base && this.manifest.length && this.pageModel && !this.progress && !this.results.length && !this.problem) void this.measure();
   }
 
   async measure(): Promise<void> {

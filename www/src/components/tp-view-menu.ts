@@ -1,6 +1,6 @@
 // <tp-view-menu>: the one "⋯" menu in the title row of every view of the playground, with
 // what can be done with the view as a whole: save it as an SVG or PNG picture, copy a link
-// to it with the settings as they are. It draws no view of its own and knows nothing of
+// to it with the settings as they are, embed it in a post (the snippet and its preview). It draws no view of its own and knows nothing of
 // them: choosing an entry sends `tp-view-action` (detail: { action, reply }), and the
 // playground answers through `reply(text)` with what to say ("Link copied.").
 //
@@ -14,7 +14,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { panel } from '../ui/shared';
 
 /** What the menu offers, in its order. */
-export const VIEW_ACTIONS = ['svg', 'png', 'projector', 'link'] as const;
+export const VIEW_ACTIONS = ['svg', 'png', 'projector', 'link', 'embed'] as const;
 export type ViewAction = (typeof VIEW_ACTIONS)[number];
 
 export interface ViewActionDetail {
@@ -27,6 +27,7 @@ function actionLabel(a: ViewAction): string {
   if (a === 'svg') return msg('Save as SVG', { id: 'menu.svg' });
   if (a === 'png') return msg('Save as PNG', { id: 'menu.png' });
   if (a === 'projector') return msg('Show on a projector', { id: 'menu.projector' });
+  if (a === 'embed') return msg('Embed in a post', { id: 'menu.embed' });
   return msg('Copy link', { id: 'menu.link' });
 }
 

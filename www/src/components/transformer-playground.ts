@@ -12,6 +12,8 @@
 //   views="attention,output"  show only these views (names of the registry; default: the
 //                             overview, the chapter bar and the open chapter)
 //   lesson="kv-cache"         show this lesson (../lessons/) with its preset, without the tour
+//   chrome="none"             each view's picture alone: no title, prose, controls or menu
+//   keep="heads,legend"       with chrome="none": the parts of the view kept (../views/alone.ts)
 //   lang="zh-Hans"            the interface's language: en or zh-Hans (default: the reader's
 //                             last choice, else the browser's); the element then shows the
 //                             language in use in this attribute. Each playground has its own:
@@ -41,11 +43,15 @@ import './tp-progress';
 import { PlaygroundRunsApi } from './playground-runs-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
+import './tp-embed-dialog';
+import type { TpEmbedDialog } from './tp-embed-dialog';
+import { applyAlone } from '../views/alone';
+import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
-import { linkHash, modelLabel, settingsLabel } from '../state/share';
+import { embedSnippets, linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
 import { panel, styles, theme } from '../ui/shared';
 import { lessonNamed } from '../lessons/lessons';
@@ -72,11 +78,18 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     views: { type: String },
     lesson: { type: String },
     projected: { state: true },
+    chrome: { type: String },
+    keep: { type: String },
   };
 
   /** The view shown alone on a projector ('' for none): see `project`. */
   projected = '';
   private wentFullscreen = false;
+
+  /** `none`: each view's picture alone (../views/alone.ts); the link's `chrome` overrides it. */
+  chrome = '';
+  /** With chrome="none": the parts kept, comma-separated. */
+  keep = '';
 
   /** A lesson to show (its preset applies), without the tour: one lesson in a blog post. */
   lesson = '';
@@ -410,6 +423,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
         theme: parseTheme(this.getAttribute('theme') ?? '') ?? storedTheme(),
         lang: parseLang(this.getAttribute('lang') ?? '') ?? storedLang(),
         play: !this.reducedMotion,
+        ...this.frameDefaults(),
       },
       hash: this.noHash
         ? null
@@ -481,6 +495,15 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   private running = false;
   /** The settings have been read and the model loaded: the language is the settings'. */
   private settled = false;
+
+  /** The `chrome` and `keep` attributes as settings (read as a link's `chrome=` and `keep=`). */
+  private frameDefaults(): Partial<PlaygroundState> {
+    const q = new URLSearchParams();
+    if (this.chrome) q.set('chrome', this.chrome);
+    if (this.keep) q.set('keep', this.keep.replace(/\s+/g, ''));
+    const { chrome, keep } = parseHash(q.toString()).state;
+    return this.chrome || this.keep ? { chrome, keep } : {};
+  }
 
   private async run(store: PlaygroundStore) {
     this.running = true;
@@ -688,6 +711,49 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     }
   }
 
+  /**
+   * The snippets that embed this view in a post as it is now: the script and the element,
+   * and an iframe of embed.html (the picture alone, or the full view). Scripting API.
+   */
+  embedSnippet(name: string, opts: { alone?: boolean; keep?: string[]; height?: number } = {}): { element: string; iframe: string } {
+    const s = this.store;
+    const v = viewNamed(name);
+    if (!s || !v) throw new Error(`no view ${name}`);
+    const here = import.meta.url;
+    const lang = this.locale === 'zh-Hans' ? 'zh-Hans' : null;
+    return embedSnippets(s.st, v.name, {
+      script: new URL('./playground.js', here).href,
+      page: new URL('./embed.html', here).href,
+      resize: new URL('./iframe-resize.js', here).href,
+      keep: opts.alone === false ? null : (opts.keep ?? []),
+      lang,
+      generated: s.gen.generated.length,
+      playing: s.gen.playing,
+      height: opts.height ?? this.renderRoot.querySelector(`.view[data-view="${v.name}"]`)?.getBoundingClientRect().height ?? 0,
+      room: this.embedRoom(s, v.name, opts.alone !== false, opts.keep ?? []),
+      title: v.title,
+    });
+  }
+
+  /** The room an embed of this view reserves in the post: the larger of its wide and narrow rooms (../views/reserve.ts). */
+  private embedRoom(s: PlaygroundStore, view: string, alone: boolean, keep: string[]): number {
+    const still = !s.st.play && !s.gen.playing && s.gen.generated.length === 0;
+    const r = reserveOf(view, this.arch(s), alone ? { keep, play: !still, text: s.st.text, max: s.st.max } : null);
+    return r ? Math.max(r.wide, r.narrow) : 0;
+  }
+
+  /** Open the embed dialog of a view. */
+  private embed(v: ViewDef): void {
+    let d = this.renderRoot.querySelector<TpEmbedDialog>('tp-embed-dialog');
+    if (!d) {
+      d = document.createElement('tp-embed-dialog') as TpEmbedDialog;
+      this.renderRoot.append(d);
+    }
+    const height = this.renderRoot.querySelector(`.view[data-view="${v.name}"]`)?.getBoundingClientRect().height ?? 0;
+    d.request = { title: v.title, height, make: (alone, h) => this.embedSnippet(v.name, { alone, height: h || height }) };
+    void d.show();
+  }
+
   /** A choice of a view's "⋯" menu. */
   private async act(v: ViewDef, e: CustomEvent<ViewActionDetail>) {
     const { action, reply } = e.detail;
@@ -696,6 +762,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
       await this.project(v.name);
       return;
     }
+    if (action === 'embed') return void this.embed(v);
     reply(action === 'link' ? await this.copyLink(v) : await this.save(v, action));
   }
 
@@ -767,17 +834,22 @@ export class TransformerPlayground extends PlaygroundRunsApi {
    * the view's exported pictures.
    */
   private frame(v: ViewDef, s: PlaygroundStore) {
-    const r = reserveOf(v.name, this.arch(s));
+    const alone = s.st.chrome === 'none';
+    const r = reserveOf(v.name, this.arch(s), alone ? s.st : null);
     const waiting = !s.lastForward && r;
-    const room = r && (waiting || KEEP_ROOM.has(v.name));
+    // Shown alone, a picture that grows holds its own box (the length the generation reaches).
+    const room = r && (waiting || (KEEP_ROOM.has(v.name) && !alone));
     return html`<div
       class="view"
       data-view=${v.name}
+      ?data-alone=${alone}
       ?data-waiting=${!!room}
       style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
     >
       ${v.render(s)}
-      <tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>
+      ${alone && !s.st.keep.includes('menu')
+        ? nothing
+        : html`<tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>`}
     </div>`;
   }
 
@@ -792,8 +864,19 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     return VIEWS.filter((v) => shown.includes(v.name)).map((v) =>
       drawn.has(v.name)
         ? this.frame(v, s)
-        : html`<div class="view" data-view-placeholder=${v.name} data-waiting style=${styles(`--tp-reserve-wide: ${reserveOf(v.name, this.arch(s))?.wide ?? 0}px; --tp-reserve-narrow: ${reserveOf(v.name, this.arch(s))?.narrow ?? 0}px`)}></div>`,
+        : html`<div class="view" data-view-placeholder=${v.name} data-waiting style=${styles(`--tp-reserve-wide: ${reserveOf(v.name, this.arch(s), s.st.chrome === 'none' ? s.st : null)?.wide ?? 0}px; --tp-reserve-narrow: ${reserveOf(v.name, this.arch(s), s.st.chrome === 'none' ? s.st : null)?.narrow ?? 0}px`)}></div>`,
     );
+  }
+
+  /** Shown alone (`chrome=none`), each view's element carries the sheet that leaves out what is not kept. */
+  protected updated(): void {
+    const s = this.store;
+    if (!s) return;
+    const keep = s.st.chrome === 'none' ? s.st.keep : null;
+    for (const f of this.renderRoot.querySelectorAll<HTMLElement>('.view[data-view]')) {
+      const el = f.firstElementChild;
+      if (el && f.dataset.view) applyAlone(el, f.dataset.view, keep);
+    }
   }
 
   /** The kind of the model loaded or being loaded (its manifest entry says it before the engine answers). */
@@ -890,8 +973,8 @@ export class TransformerPlayground extends PlaygroundRunsApi {
             ${s.lockNote}
           </div>`
         : nothing}
-      ${s.chaptered || s.shows('controls') ? this.bar(s) : nothing}
-      ${s.st.lesson ? this.lessonPanel(s) : nothing}
+      ${(s.chaptered || s.shows('controls')) && s.st.chrome !== 'none' ? this.bar(s) : nothing}
+      ${s.st.lesson && s.st.chrome !== 'none' ? this.lessonPanel(s) : nothing}
       ${s.chaptered ? this.chapters(s, shown) : this.frames(s, shown)}
     </div>`;
   }

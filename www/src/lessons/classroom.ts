@@ -25,7 +25,7 @@ export const HIDEABLE: readonly string[] = [
 ];
 
 /** Settings a class never needs to lock (they say what is shown, not what is computed). */
-export const NEVER_LOCKED: readonly string[] = ['lesson', 'lock', 'hide', 'theme', 'views', 'lang', 'lessons', 'note', 'example'];
+export const NEVER_LOCKED: readonly string[] = ['lesson', 'lock', 'hide', 'theme', 'views', 'lang', 'lessons', 'note', 'example', 'chrome', 'keep'];
 
 /** The settings a classroom link may lock, in table order. */
 export const LOCKABLE: readonly string[] = SETTING_NAMES.filter((k) => !NEVER_LOCKED.includes(k));

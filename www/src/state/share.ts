@@ -3,7 +3,7 @@
 
 import type { ManifestEntry } from '../engine/protocol';
 import { msg, str } from '@lit/localize';
-import { DEFAULTS, formatHash, type PlaygroundState } from './url';
+import { DEFAULTS, formatHash, type Lang, type PlaygroundState } from './url';
 import { modelTitle } from '../i18n/models';
 
 /** The settings a link to this view carries: everything but the reader's own theme and language. */
@@ -26,4 +26,64 @@ export function settingsLabel(st: PlaygroundState): string {
   // Layers and heads counted from 1, as the views label them; the rest as the link says.
   for (const [k, v] of rest) parts.push(k === 'layer' ? msg(str`layer ${Number(v) + 1}`) : k === 'head' ? msg(str`head ${Number(v) + 1}`) : `${k}=${v}`);
   return parts.join(msg(', '));
+}
+
+/** What an embed snippet says besides the settings. */
+export interface EmbedOptions {
+  /** playground.js, absolute. */
+  script: string;
+  /** embed.html, absolute. */
+  page: string;
+  /** iframe-resize.js, absolute. */
+  resize: string;
+  /** The picture alone (`chrome="none"`), keeping these parts (null: the full view). */
+  keep: readonly string[] | null;
+  /** The interface's language to ask for (null: the reader's). */
+  lang: Lang | null;
+  /** Generated so far, and whether the generation is running now (the play state). */
+  generated: number;
+  playing: boolean;
+  /** The iframe's height before embed.html reports its own (CSS pixels). */
+  height: number;
+  /** The room the view takes (CSS pixels): the element's min-height, so the post keeps it before any script runs. */
+  room: number;
+  /** The iframe's title (the view's). */
+  title: string;
+}
+
+/**
+ * The settings of an embed of this view: every setting as it is, but the reader's theme,
+ * the views, the chapter and the lesson (the snippet names the view itself), and always the
+ * play state — a generation the author stopped part-way plays exactly as far (`max`), one
+ * not started stays still (`play=0`), so the picture in the post is the one on the page.
+ */
+export function embedPreset(st: PlaygroundState, o: Pick<EmbedOptions, 'generated' | 'playing'>): string {
+  const still = !st.play && !o.playing && o.generated === 0;
+  const stopped = !o.playing && o.generated > 0 && o.generated < st.max;
+  const s: PlaygroundState = { ...st, theme: 'auto', lang: null, views: [], chapter: '', lesson: '', chrome: 'full', keep: [], play: !still, max: stopped ? o.generated : st.max };
+  const p = new URLSearchParams(formatHash(s, DEFAULTS));
+  p.set('play', still ? '0' : '1');
+  return p.toString();
+}
+
+/** An attribute's value in HTML (`&`, `"` and `<` escaped). */
+const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/** The two snippets that put this view into a post: the script and the element, and an iframe of embed.html. */
+export function embedSnippets(st: PlaygroundState, view: string, o: EmbedOptions): { element: string; iframe: string } {
+  const preset = embedPreset(st, o);
+  const alone = o.keep ? ` chrome="none"${o.keep.length ? ` keep="${attr(o.keep.join(','))}"` : ''}` : '';
+  const lang = o.lang ? ` lang="${o.lang}"` : '';
+  const room = o.room > 0 ? ` style="display:block;min-height:${Math.ceil(o.room)}px"` : '';
+  const element = `<script type="module" src="${attr(o.script)}"></script>\n<transformer-playground no-hash views="${attr(view)}"${alone}${lang}${room} preset="${attr(preset)}"></transformer-playground>`;
+  const hash = new URLSearchParams(`views=${view}`);
+  if (o.keep) {
+    hash.set('chrome', 'none');
+    if (o.keep.length) hash.set('keep', o.keep.join(','));
+  }
+  if (o.lang) hash.set('lang', o.lang);
+  for (const [k, v] of new URLSearchParams(preset)) hash.set(k, v);
+  const src = `${o.page}#${hash.toString()}`;
+  const iframe = `<iframe src="${attr(src)}" title="${attr(o.title)}" style="width:100%;height:${Math.ceil(o.height)}px;border:0"></iframe>\n<script type="module" src="${attr(o.resize)}"></script>`;
+  return { element, iframe };
 }

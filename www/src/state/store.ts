@@ -14,7 +14,7 @@ import { msg, str } from '@lit/localize';
 import type { EngineClient } from '../engine/client';
 import { startErrorText } from '../engine/start-error';
 import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
-import { DEFAULTS, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
+import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 import type { StoreHost } from './host';
@@ -68,6 +68,28 @@ export class PlaygroundStore extends StoreData {
       restartGeneration: () => void this.gen.start(true),
       refuse: () => (isLocked(this.st, 'model') ? refusedNote(['model']) : ''),
     });
+    this.st = this.earlyState();
+  }
+
+  /**
+   * Before the model list arrives: the settings that say what is shown and how much room
+   * it takes (the views, the chapter, the frame, playback and length), read from the
+   * element, its preset and the link as `start` will read them, so that the first frame
+   * draws the views asked for — never others — in the room they will take.
+   */
+  private earlyState(): PlaygroundState {
+    let st: PlaygroundState = { ...DEFAULTS, ...this.host.defaults };
+    const sources = [
+      this.host.views.trim() ? `views=${encodeURIComponent(this.host.views.replace(/\s+/g, ''))}` : '',
+      this.host.preset,
+      this.host.hash ? this.host.hash.read() : '',
+    ];
+    for (const src of sources) {
+      if (!src) continue;
+      const p = parseHash(src, st).state;
+      st = { ...st, views: p.views.filter((v) => this.host.viewNames.includes(v)), chapter: p.chapter, chrome: p.chrome, keep: p.keep, play: p.play, max: p.max };
+    }
+    return st;
   }
 
   /** A weight was edited by hand: the views' forward pass runs on the edited model, the trained model's kept as the "before". */
@@ -94,7 +116,8 @@ export class PlaygroundStore extends StoreData {
     // The model the element names, else the default: the first of the list, or in a
     // Chinese page its Chinese twin (a link or preset that names a model still wins).
     const chinese = (this.host.startLang?.() ?? 'en') === 'zh-Hans';
-    const first = this.manifest.find((m) => m.file === this.host.model) ?? (chinese ? chineseTwin(this.manifest, this.manifest[0]) : this.manifest[0]);
+    const named = unalias(MODEL_ALIASES, this.host.model);
+    const first = this.manifest.find((m) => m.file === named) ?? (chinese ? chineseTwin(this.manifest, this.manifest[0]) : this.manifest[0]);
     const settings = this.settings;
     settings.defaults = { ...DEFAULTS, model: first.file, text: first.default_prompt, ...this.host.defaults };
     const notes: string[] = [];

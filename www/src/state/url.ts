@@ -67,6 +67,10 @@ export interface PlaygroundState {
   note: string;
   /** An assignment's class example sentence, shown in the lesson panel with a button that puts it in the text box ('' for none). */
   example: string;
+  /** The frame around each view: `full` (title, prose, controls, ⋯ menu) or `none` (the picture alone). */
+  chrome: Chrome;
+  /** With `chrome=none`: the parts of each view kept besides its picture (names per view, www/src/views/alone.ts). */
+  keep: string[];
 }
 
 export type Theme = 'auto' | 'light' | 'dark';
@@ -74,6 +78,49 @@ export type Theme = 'auto' | 'light' | 'dark';
 export type Lang = 'en' | 'zh-Hans';
 export const LANGS: readonly Lang[] = ['en', 'zh-Hans'];
 export type Mode = 'eval' | 'train';
+export type Chrome = 'full' | 'none';
+
+/**
+ * The names embeds use — view names, setting keys and model file names — are a contract,
+ * versioned here and in www/README.md ("Stable names"): a name is never removed, and one
+ * that is renamed keeps working through these tables (old name → current name). The
+ * version goes up when a name is added or renamed.
+ */
+export const CONTRACT_VERSION = 1;
+/** Setting keys accepted under another spelling (old or long form → the key of the table below). */
+export const SETTING_ALIASES: Readonly<Record<string, string>> = {
+  temperature: 'temp',
+  'top-k': 'topk',
+  'top-p': 'topp',
+  ablation: 'ablate',
+  speed_ms: 'speed',
+};
+/** View names accepted under another spelling (→ the registered name, www/src/views/registry.ts). */
+export const VIEW_ALIASES: Readonly<Record<string, string>> = {
+  heatmap: 'attention',
+  probabilities: 'output',
+  badge: 'backend',
+  sqrtdk: 'sqrt-dk',
+  'scaled-dot': 'sqrt-dk',
+  residual: 'hidden',
+  beam: 'beams',
+  tokens: 'input',
+};
+/** Model files accepted under another name (→ a file of models/manifest.json). */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  'grammar.safetensors': 'grammar-alibi.safetensors',
+  'grammar-lm.safetensors': 'grammar-alibi.safetensors',
+};
+
+/** A name with its alias in `table` resolved (the table's own keys only: `__proto__` is no alias). */
+export function unalias(table: Readonly<Record<string, string>>, name: string): string {
+  return Object.hasOwn(table, name) ? table[name] : name;
+}
+
+/** A view name with its alias resolved. */
+export function viewAlias(name: string): string {
+  return unalias(VIEW_ALIASES, name);
+}
 
 export const DEFAULTS: PlaygroundState = {
   model: '',
@@ -111,6 +158,8 @@ export const DEFAULTS: PlaygroundState = {
   lessons: [],
   note: '',
   example: '',
+  chrome: 'full',
+  keep: [],
 };
 
 /** Longest text accepted from a link; longer values are refused, not cut. */
@@ -358,6 +407,14 @@ const FIELDS: Field = {
   // Shown as text, never as markup.
   note: { parse: (v) => (v.length <= MAX_NOTE ? v : undefined), format: (v) => v, expect: () => msg(str`text of at most ${MAX_NOTE} characters`, { id: 'url.expect.note' }), effects: REDRAW },
   example: { parse: (v) => (v.length <= MAX_TEXT ? v : undefined), format: (v) => v, expect: () => msg(str`text of at most ${MAX_TEXT} characters`, { id: 'url.expect.example' }), effects: REDRAW },
+  chrome: {
+    parse: (v) => (v === 'full' || v === 'none' ? v : undefined),
+    format: (v) => v,
+    expect: () => msg('full or none', { id: 'url.expect.chrome' }),
+    effects: REDRAW,
+  },
+  // Names checked for their shape here; a name a view does not have keeps nothing.
+  keep: { parse: parseNames, format: (v) => v.join(','), expect: () => msg('part names, comma-separated', { id: 'url.expect.keep' }), effects: REDRAW },
 };
 
 /** Every setting's name (what `lock` may name). */
@@ -389,7 +446,10 @@ export function parseHash(hash: string, defaults: PlaygroundState = DEFAULTS): P
     return { state, notes };
   }
   const seen = new Set<string>();
-  for (const [key, value] of params) {
+  for (const [given, raw] of params) {
+    // Renamed keys and values keep working (the aliases above).
+    const key = unalias(SETTING_ALIASES, given);
+    const value = key === 'views' ? raw.split(',').map(viewAlias).join(',') : key === 'model' ? unalias(MODEL_ALIASES, raw) : raw;
     if (seen.has(key)) {
       notes.push(msg(str`Ignored a repeated setting ${quote(key)}.`));
       continue;

@@ -121,7 +121,8 @@ export const panel = css`
     --tp-mono: ui-monospace, 'SFMono-Regular', Menlo, Consolas, 'Noto Sans Mono CJK SC', var(--tp-cjk),
       monospace;
     color: var(--tp-fg);
-    font-family: var(--tp-sans);
+    /* --tp-font, set by an embedder on the element (never inside), is the font of every view. */
+    font-family: var(--tp-font, var(--tp-sans));
   }
   .card {
     background: var(--tp-bg);

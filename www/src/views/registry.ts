@@ -426,7 +426,7 @@ export const VIEWS = [
       return msg('Train short, test long: accuracy per position');
     },
     needs: [],
-    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model}></tp-extrapolation>`,
+    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model} .auto=${s.st.chrome === 'none'}></tp-extrapolation>`,
   },
   {
     name: 'ffn',
@@ -529,7 +529,8 @@ export const VIEWS = [
       .generated=${s.gen.generated}
       .done=${s.gen.done}
       .lock=${s.st.lock}
-      @tp-beam=${() => void s.patch({ strategy: 'beam' })}
+      .auto=${s.st.chrome === 'none' && !!s.lastForward}
+      @tp-beam=${() => void beamSearch(s)}
     ></tp-beams>`,
   },
   {
@@ -561,6 +562,18 @@ export const VIEWS = [
     render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} .lock=${s.st.lock} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
   },
 ] as const satisfies readonly ViewDef[];
+
+/**
+ * Switch the decoding to beam search; shown alone (`chrome=none`), the view also starts
+ * the search when nothing plays, so that its tree is drawn without a click.
+ */
+async function beamSearch(s: PlaygroundStore): Promise<void> {
+  await s.patch({ strategy: 'beam' });
+  if (s.st.chrome === 'none' && !s.gen.playing && s.gen.generated.length === 0) await s.gen.play();
+}
+
+/** View names accepted under another spelling (old name → registered name); see ../state/url.ts. */
+export { VIEW_ALIASES } from '../state/url';
 
 /** A registered view's name. */
 export type ViewName = (typeof VIEWS)[number]['name'];

@@ -58,9 +58,82 @@ export const RESERVE_BY_ARCH: Readonly<Record<string, Readonly<Record<Arch, { wi
  */
 export const KEEP_ROOM: ReadonlySet<string> = new Set(['overview', 'attention', 'generation']);
 
-/** The room a view takes before the engine first answers, for a model of kind `arch` (null: reserve nothing). */
-export function reserveOf(view: string, arch: Arch): { wide: number; narrow: number } | null {
-  return RESERVE_BY_ARCH[view]?.[arch] ?? RESERVE[view] ?? null;
+/**
+ * The room of each view shown alone (`chrome=none`, ../views/alone.ts: its picture without
+ * title, prose or controls), measured as RESERVE is, with the default model and settings.
+ */
+export const RESERVE_ALONE: Readonly<Record<string, { wide: number; narrow: number }>> = {
+  overview: { wide: 355, narrow: 1227 },
+  controls: { wide: 116, narrow: 285 },
+  backend: { wide: 32, narrow: 72 },
+  input: { wide: 71, narrow: 71 },
+  characters: { wide: 35, narrow: 100 },
+  generation: { wide: 75, narrow: 100 },
+  architecture: { wide: 637, narrow: 637 },
+  attention: { wide: 455, narrow: 455 },
+  masks: { wide: 258, narrow: 258 },
+  output: { wide: 319, narrow: 319 },
+  hidden: { wide: 99, narrow: 99 },
+  'sqrt-dk': { wide: 283, narrow: 650 },
+  saturation: { wide: 160, narrow: 160 },
+  cost: { wide: 337, narrow: 367 },
+  schedule: { wide: 291, narrow: 195 },
+  positions: { wide: 1255, narrow: 633 },
+  'embedding-scale': { wide: 270, narrow: 166 },
+  order: { wide: 144, narrow: 228 },
+  extrapolation: { wide: 302, narrow: 171 },
+  ffn: { wide: 188, narrow: 188 },
+  'no-leak': { wide: 445, narrow: 505 },
+  norms: { wide: 255, narrow: 629 },
+  dropout: { wide: 525, narrow: 1007 },
+  parallel: { wide: 463, narrow: 801 },
+  beams: { wide: 648, narrow: 648 },
+  weights: { wide: 129, narrow: 198 },
+  lab: { wide: 321, narrow: 928 },
+};
+
+/**
+ * Views whose picture grows with the generation: alone, while the model generates (or
+ * will), their room is that of the map at the length the generation reaches with the
+ * default 32 tokens; a still picture (`play=0`) takes RESERVE_ALONE's.
+ */
+export const RESERVE_ALONE_PLAYING: Readonly<Record<string, { wide: number; narrow: number }>> = {
+  masks: { wide: 1122, narrow: 362 },
+};
+
+/** What the alone room reads of the settings. */
+export interface AloneSettings {
+  readonly keep: readonly string[];
+  readonly play: boolean;
+  readonly text: string;
+  readonly max: number;
+}
+
+/**
+ * The attention map alone, from the settings: its cells are sized for the length the
+ * sequence reaches (the prompt, one token per character and the start token, plus `max`
+ * when it plays), about 13 px a position in a post's column up to the box of 40 positions,
+ * and a phone's column holds any length in about 340 px (measured with the default model).
+ */
+function attentionAlone(st: AloneSettings): { wide: number; narrow: number } {
+  // Before the model list arrives the prompt is the default model's (7 characters).
+  const reach = ([...st.text].length || 7) + 1 + (st.play ? st.max : 0);
+  return { wide: Math.min(951, 190 + 13 * reach), narrow: 340 };
+}
+
+/**
+ * The room a view takes before the engine first answers, for a model of kind `arch` (null:
+ * reserve nothing); `alone`: the settings of a view shown alone, whose room is its
+ * picture's (and, per part it keeps, that part's share of the full view's room).
+ */
+export function reserveOf(view: string, arch: Arch, alone: AloneSettings | null = null): { wide: number; narrow: number } | null {
+  const full = RESERVE_BY_ARCH[view]?.[arch] ?? RESERVE[view] ?? null;
+  if (!alone) return full;
+  const pic = view === 'attention' ? attentionAlone(alone) : ((alone.play ? RESERVE_ALONE_PLAYING[view] : undefined) ?? RESERVE_ALONE[view]);
+  if (!pic || !full) return pic ?? full;
+  // A kept part takes room the picture alone does not: reserve the full view's room then.
+  const kept = alone.keep.filter((k) => k !== 'menu');
+  return kept.length ? full : pic;
 }
 
 /** What `generationReach` reads of the page's state (the store). */

@@ -1,0 +1,317 @@
+// Embedding from the page: every view's ⋯ menu has "Embed in a post", whose snippet (the
+// script and element, or an iframe of embed.html) put into a post reproduces the view — the
+// same numbers, the same size, the same play state — and whose preview is the snippet's own
+// element; and `chrome="none"` shows each registered view's picture alone (no title, prose,
+// controls or menu), drawn without a click, its numbers those of the full view. One browser.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, serve, shot } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  server = await serve();
+  browser = await launch({ webgpu: false });
+  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url.replace(/\/$/, '') });
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Open `path` (under the served build) and wait for the first playground's first pass. */
+async function open(path, { width = 1280, height = 900 } = {}) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width, height });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await page.goto(server.url + path);
+  await page.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, null, { timeout: 60000 });
+  return { page, errors };
+}
+
+/** A post: the snippet in a column `width` px wide, served beside the build. */
+async function post(snippet, width) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const url = `${server.url}my-post-${Math.random().toString(36).slice(2)}.html`;
+  await page.route(url, (r) => r.fulfill({ contentType: 'text/html', body: `<!doctype html><html lang="en"><body style="margin:0"><p>My post.</p><div id="col" style="width:${width}px">${snippet}</div></body></html>` }));
+  await page.goto(url);
+  return { page, errors };
+}
+
+/** What a playground shows of a view: its frame's size, the numbers of its visible text, the pass's numbers. */
+const READ = (view) => {
+  const el = document.querySelector('#col transformer-playground, #col iframe') ?? document.querySelector('transformer-playground');
+  const pg = el.tagName === 'IFRAME' ? el.contentDocument.querySelector('transformer-playground') : el;
+  const frame = pg.shadowRoot.querySelector(`.view[data-view="${view}"]`);
+  const box = frame.getBoundingClientRect();
+  const a = pg.lastForward.attention.find((x) => x.site === 'decoder_self');
+  return {
+    width: Math.round(box.width),
+    height: Math.round(box.height),
+    text: frame.firstElementChild.shadowRoot.textContent.replace(/\s+/g, ' ').trim(),
+    probs: Array.from(a.probs.data).map((x) => Math.round(x * 1e6)),
+    generated: [...pg.generated],
+    st: { causal: pg.st.causal, max: pg.st.max, play: pg.st.play, chrome: pg.st.chrome },
+  };
+};
+
+/** Until the playground (in the page or its frame) has finished what it plays. */
+async function settled(page) {
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('#col transformer-playground, #col iframe') ?? document.querySelector('transformer-playground');
+      const pg = el.tagName === 'IFRAME' ? el.contentDocument?.querySelector('transformer-playground') : el;
+      return pg?.lastForward && !pg.playing && (pg.done || !pg.st.play || pg.genNote);
+    },
+    null,
+    { timeout: 60000 },
+  );
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** Open a view's ⋯ menu and choose Embed; the dialog's snippet, once its preview is live. */
+async function embedDialog(page, view, { alone = true, form = 'element' } = {}) {
+  const menu = page.locator(`transformer-playground .view[data-view="${view}"] tp-view-menu`);
+  await menu.locator('.trigger').click();
+  await menu.locator('[data-action="embed"]').click();
+  const dialog = page.locator('tp-embed-dialog dialog[open]');
+  await dialog.waitFor();
+  if (!alone) await dialog.locator('[data-embed-alone]').uncheck();
+  await dialog.locator(`[data-embed-form="${form}"]`).check();
+  await page.waitForFunction(() => {
+    const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embed-dialog');
+    const live = d.shadowRoot.querySelector('[data-embed-preview] transformer-playground');
+    return live?.lastForward && (live.done || !live.st.play);
+  }, null, { timeout: 60000 });
+  return dialog.locator('[data-embed-snippet]').inputValue();
+}
+
+describe('the embed menu', () => {
+  test('a_generating_view_copied_as_an_element_and_as_an_iframe_reproduces_its_numbers_size_and_play_state', async () => {
+    const { page, errors } = await open('index.html#views=attention&scale=0&max=6&speed=0');
+    await settled(page);
+    const source = await page.evaluate(READ, 'attention');
+    const snippet = await embedDialog(page, 'attention');
+    assert.match(snippet, /<script type="module" src="http:\/\/127\.0\.0\.1:\d+\/playground\.js"><\/script>/);
+    assert.match(snippet, /<transformer-playground no-hash views="attention" chrome="none" style="display:block;min-height:\d+px" preset="[^"]*play=1/);
+    assert.match(snippet, /scale=0/);
+    assert.match(snippet, /max=6/);
+    // The preview is the snippet's own element, live: the same numbers as the page's view.
+    const preview = await page.evaluate(() => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embed-dialog');
+      const live = d.shadowRoot.querySelector('[data-embed-preview] transformer-playground');
+      const a = live.lastForward.attention.find((x) => x.site === 'decoder_self');
+      return { probs: Array.from(a.probs.data).map((x) => Math.round(x * 1e6)), generated: [...live.generated], chrome: live.st.chrome, menus: live.shadowRoot.querySelectorAll('tp-view-menu').length };
+    });
+    assert.deepEqual(preview.probs, source.probs);
+    assert.deepEqual(preview.generated, source.generated);
+    assert.equal(preview.chrome, 'none');
+    assert.equal(preview.menus, 0, 'the picture alone has no ⋯ menu');
+    // One click copies it.
+    await page.locator('tp-embed-dialog [data-embed-copy]').click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), snippet);
+    await shot(page, 'embed-dialog');
+
+    // Pasted into a post: the same numbers and the same generation.
+    const el = await post(snippet, source.width);
+    await settled(el.page);
+    const inPost = await el.page.evaluate(READ, 'attention');
+    assert.deepEqual(inPost.probs, source.probs);
+    assert.deepEqual(inPost.generated, source.generated);
+    assert.equal(inPost.width, source.width);
+    assert.ok(inPost.height < source.height, `the picture alone (${inPost.height} px) is shorter than the full view (${source.height} px)`);
+    assert.deepEqual(el.errors, []);
+
+    // The iframe form: the same, inside embed.html.
+    await page.locator('tp-embed-dialog [data-embed-form="iframe"]').check();
+    const iframe = await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue();
+    assert.match(iframe, /<iframe src="http:\/\/127\.0\.0\.1:\d+\/embed\.html#views=attention&amp;chrome=none[^"]*play=1/);
+    const fr = await post(iframe, source.width);
+    await fr.page.waitForFunction(() => document.querySelector('iframe')?.contentDocument?.querySelector('transformer-playground')?.lastForward, null, { timeout: 60000 });
+    await settled(fr.page);
+    const inFrame = await fr.page.evaluate(READ, 'attention');
+    assert.deepEqual(inFrame.probs, source.probs);
+    assert.deepEqual(inFrame.generated, source.generated);
+    assert.equal(inFrame.height, inPost.height, 'the iframe shows the picture at the element’s size');
+    await Promise.all([el.page.close(), fr.page.close()]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('the_full_view_and_a_still_one_copy_as_they_are_play_0_stays_still', async () => {
+    const { page, errors } = await open('index.html#views=output&play=0&temp=1.5&strategy=sample');
+    const source = await page.evaluate(READ, 'output');
+    const snippet = await embedDialog(page, 'output', { alone: false });
+    assert.doesNotMatch(snippet, /chrome=/);
+    assert.match(snippet, /play=0/);
+    const p = await post(snippet, source.width);
+    await p.page.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, null, { timeout: 60000 });
+    await p.page.waitForTimeout(600);
+    const inPost = await p.page.evaluate(READ, 'output');
+    assert.deepEqual(inPost.generated, [], 'play=0: nothing generates while the reader watches');
+    assert.equal(inPost.text, source.text, 'the same view, word for word and number for number');
+    assert.equal(inPost.height, source.height, 'the same size');
+    await p.page.close();
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a_generation_stopped_part_way_plays_exactly_as_far_in_the_post', async () => {
+    const { page, errors } = await open('index.html#views=generation&speed=40&max=20');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').generated.length >= 3, null, { timeout: 60000 });
+    await page.evaluate(() => document.querySelector('transformer-playground').store.gen.pause());
+    await page.waitForFunction(() => !document.querySelector('transformer-playground').playing);
+    const source = await page.evaluate(READ, 'generation');
+    assert.ok(source.generated.length < 20);
+    const snippet = await embedDialog(page, 'generation');
+    assert.match(snippet, new RegExp(`max=${source.generated.length}\\b`));
+    const p = await post(snippet, source.width);
+    await settled(p.page);
+    assert.deepEqual((await p.page.evaluate(READ, 'generation')).generated, source.generated);
+    await p.page.close();
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('the picture alone', () => {
+  test('chrome_none_shows_every_registered_view_as_its_picture_with_the_full_views_numbers', async () => {
+    const names = await (async () => {
+      const { page } = await open('embed.html#views=input&play=0');
+      const n = await page.evaluate(async () => (await import(new URL('playground.js', location.href).href)).VIEW_NAMES);
+      await page.close();
+      return n;
+    })();
+    // Beams and extrapolation draw by themselves only alone (in the full page they wait for a click): compared below.
+    const still = names.filter((n) => n !== 'beams' && n !== 'extrapolation' && n !== 'lab');
+    const read = (views) =>
+      views.map((v) => {
+        const el = document.querySelector('transformer-playground');
+        const frame = el.shadowRoot.querySelector(`.view[data-view="${v}"]`);
+        if (!frame) return { v, missing: true };
+        const root = frame.firstElementChild.shadowRoot;
+        const vis = (n) => {
+          const r = n.getBoundingClientRect();
+          return r.width > 0 && r.height > 0;
+        };
+        const box = root.firstElementChild;
+        const direct = [...(box?.children ?? [])].filter(vis);
+        // Visible text, nested shadow roots included.
+        const texts = [];
+        const walk = (n) => {
+          for (const c of n.children) {
+            if (c.tagName === 'STYLE' || getComputedStyle(c).display === 'none') continue;
+            if (c.shadowRoot) walk(c.shadowRoot);
+            if (!c.children.length && c.textContent.trim() && vis(c)) texts.push(c.textContent.trim());
+            walk(c);
+          }
+        };
+        walk(root);
+        return {
+          v,
+          height: Math.round(frame.getBoundingClientRect().height),
+          // Marks of a picture: a canvas, an SVG, a heatmap, or visible text (bars and tables of numbers).
+          drawn: [...root.querySelectorAll('canvas, svg, tp-heat')].filter(vis).length + texts.length,
+          pictures: [...root.querySelectorAll('canvas, svg, tp-heat')].filter((n) => vis(n) && (n.tagName !== 'svg' || n.querySelector('path, rect, line, polyline, circle, text'))).length,
+          prose: direct.filter((n) => ['P', 'H2', 'H3', 'HEADER', 'DETAILS'].includes(n.tagName)).map((n) => n.tagName),
+          buttons: direct.filter((n) => n.tagName === 'BUTTON').length,
+          menu: !!frame.querySelector('tp-view-menu'),
+          numbers: texts.join(' ').match(/-?\d+(\.\d+)?/g) ?? [],
+        };
+      });
+    const all = still.join(',');
+    // A window tall enough that every view is in sight (the charts that measure start when seen).
+    const full = await open(`embed.html#views=${all}&play=0`, { height: 16000 });
+    const alone = await open(`embed.html#views=${all}&play=0&chrome=none`, { height: 16000 });
+    // Every view has drawn what it computes by itself (the charts that measure in the page take a few seconds).
+    for (const p of [full.page, alone.page]) {
+      await p.waitForFunction(
+        (names) => {
+          const el = document.querySelector('transformer-playground');
+          const has = (v, sel) => el.shadowRoot.querySelector(`.view[data-view="${v}"] > *`)?.shadowRoot?.querySelector(sel);
+          return el.schedule && has('sqrt-dk', '.charts svg') && has('parallel', '.charts svg') && names.length > 0;
+        },
+        still,
+        { timeout: 60000 },
+      );
+    }
+    const a = await alone.page.evaluate(read, still);
+    const f = await full.page.evaluate(read, still);
+    await shot(alone.page, 'embed-alone-all');
+    for (const [i, v] of a.entries()) {
+      assert.ok(!v.missing, `${v.v} is drawn`);
+      assert.ok(v.drawn > 0, `${v.v}: its picture has content (${JSON.stringify(v)})`);
+      assert.deepEqual(v.prose, [], `${v.v}: no title or prose beside the picture`);
+      assert.equal(v.buttons, 0, `${v.v}: no buttons beside the picture`);
+      assert.equal(v.menu, false, `${v.v}: no ⋯ menu`);
+      assert.ok(v.height <= f[i].height, `${v.v}: alone (${v.height} px) no taller than the full view (${f[i].height} px)`);
+      // The parallel view times the device: its milliseconds differ from run to run.
+      if (v.v === 'parallel') continue;
+      const shown = new Set(f[i].numbers);
+      const foreign = v.numbers.filter((n) => !shown.has(n));
+      assert.deepEqual(foreign, [], `${v.v}: every number of the picture is one the full view shows`);
+    }
+    // The charts are pictures with marks in them.
+    for (const v of ['architecture', 'attention', 'schedule', 'sqrt-dk', 'parallel', 'positions', 'embedding-scale']) {
+      assert.ok(a.find((x) => x.v === v).pictures > 0, `${v}: a canvas or SVG with marks`);
+    }
+    // Equal passes: the picture alone computes what the full view does.
+    const probs = (p) => p.evaluate(() => document.querySelector('transformer-playground').lastForward.attention.map((a) => Array.from(a.probs.data)));
+    assert.deepEqual(await probs(alone.page), await probs(full.page));
+    // An old name for a view (an alias of the contract) still shows it.
+    await alone.page.goto(server.url + 'embed.html#views=heatmap,probabilities&chrome=none&play=0');
+    await alone.page.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, null, { timeout: 60000 });
+    assert.deepEqual(await alone.page.evaluate(() => [...document.querySelector('transformer-playground').shadowRoot.querySelectorAll('.view')].map((v) => v.dataset.view)), ['attention', 'output']);
+    assert.deepEqual(full.errors, []);
+    assert.deepEqual(alone.errors, []);
+    await Promise.all([full.page.close(), alone.page.close()]);
+  });
+
+  test('beams_and_extrapolation_alone_draw_without_a_click_the_numbers_a_click_gives_in_the_full_view', async () => {
+    const alone = await open('embed.html#views=beams,extrapolation&chrome=none&max=6&speed=0&play=0');
+    const tree = (p) =>
+      p.waitForFunction(
+        () => {
+          const el = document.querySelector('transformer-playground');
+          const b = el.shadowRoot.querySelector('tp-beams')?.shadowRoot?.querySelectorAll('g.node').length;
+          const x = el.shadowRoot.querySelector('tp-extrapolation')?.results?.length;
+          return b > 0 && x > 0 && el.done && !el.playing && el.shadowRoot.querySelector('tp-extrapolation').progress === null;
+        },
+        null,
+        { timeout: 60000 },
+      );
+    await tree(alone.page);
+    const full = await open('embed.html#views=beams,extrapolation&max=6&speed=0&play=0');
+    // In the full view, the reader clicks.
+    const ext = (p) => p.locator('transformer-playground tp-extrapolation');
+    await p_click(full.page, 'tp-beams button');
+    await full.page.waitForFunction(() => document.querySelector('transformer-playground').st.strategy === 'beam');
+    await full.page.evaluate(() => document.querySelector('transformer-playground').store.gen.play());
+    await ext(full.page).locator('button').first().click();
+    await tree(full.page);
+    const read = (p) =>
+      p.evaluate(() => {
+        const el = document.querySelector('transformer-playground');
+        const b = [...el.shadowRoot.querySelector('tp-beams').shadowRoot.querySelectorAll('g.node')].map((g) => `${g.dataset.tokens}:${g.dataset.score}`);
+        const x = el.shadowRoot.querySelector('tp-extrapolation').results.map((r) => [r.file, r.r.bands.map((band) => band.accuracy)]);
+        const shown = ['tp-beams', 'tp-extrapolation'].map((t) => !!el.shadowRoot.querySelector(t).shadowRoot.querySelector('svg'));
+        return { b, x, shown, generated: [...el.generated] };
+      });
+    const [a, f] = [await read(alone.page), await read(full.page)];
+    assert.deepEqual(a.shown, [true, true]);
+    assert.deepEqual(a.b, f.b, 'the same beam tree');
+    assert.deepEqual(a.generated, f.generated);
+    assert.deepEqual(a.x, f.x, 'the same accuracies per position');
+    await Promise.all([full.page.close(), alone.page.close()]);
+  });
+});
+
+async function p_click(page, selector) {
+  await page.locator(`transformer-playground ${selector}`).first().click();
+}
