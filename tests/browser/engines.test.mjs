@@ -261,7 +261,7 @@ for (const engine of ENGINES) {
       );
       // The network goes: the server stops.
       serverOpen = false;
-      await Promise.race([server.close(), new Promise((r) => setTimeout(r, 3000))]);
+      await server.cut();
       const noNet = await b.evaluate(() => fetch(`./not-kept-${Math.random()}.json`).then(() => 'fetched', () => 'refused'));
       assert.equal(noNet, 'refused', 'nothing is fetched but from the worker');
       await b.reload();

@@ -47,7 +47,8 @@ const ENGINE_SUITE: &str = "engines.test.mjs";
 pub fn browser_tests() -> Result<()> {
     build_all()?;
     let browser = chromium()?;
-    let mut files: Vec<String> = std::fs::read_dir("tests/browser")?
+    let mut files: Vec<String> = std::fs::read_dir("tests/browser")
+        .map_err(|e| format!("tests/browser: {e}"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".test.mjs") && n != ENGINE_SUITE)
