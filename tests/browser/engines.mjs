@@ -27,7 +27,7 @@ export const XVFB_RUN = '/usr/bin/xvfb-run';
 export function missing(engine) {
   if (engine === 'firefox') return existsSync(FIREFOX) ? '' : `no ${FIREFOX} (apt-get install firefox-esr, or set TPLAY_FIREFOX)`;
   if (!existsSync(WEBKIT_DRIVER)) return `no ${WEBKIT_DRIVER} (apt-get install webkit2gtk-driver, or set TPLAY_WEBKIT_DRIVER)`;
-  if (!process.env.DISPLAY && !existsSync(XVFB_RUN)) return `no display and no ${XVFB_RUN} (apt-get install xvfb)`;
+  if (!process.env.DISPLAY && !(existsSync(XVFB_RUN) && existsSync('/usr/bin/xauth'))) return `no display and no ${XVFB_RUN} or xauth (apt-get install xvfb xauth)`;
   return '';
 }
 

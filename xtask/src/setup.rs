@@ -1,6 +1,6 @@
 //! What `cargo xtask test` needs from the system, checked before anything compiles: Debian's
-//! `chromium` (the browser tests), `firefox-esr`, `webkit2gtk-driver` and `xvfb` (the same
-//! page in Gecko and in WebKit, whose driver needs a display), `mesa-vulkan-drivers`
+//! `chromium` (the browser tests), `firefox-esr`, `webkit2gtk-driver`, `xvfb` and `xauth`
+//! (the same page in Gecko and in WebKit, whose driver needs a display), `mesa-vulkan-drivers`
 //! (lavapipe, the Vulkan adapter of the GPU tests on a machine without a GPU) and
 //! `libvulkan1` (the loader wgpu opens). Run as root on a machine with apt (as `.ci/run`
 //! does), the missing ones are installed; otherwise the run stops at once with the one
@@ -35,6 +35,11 @@ fn webkit_driver_present() -> bool {
 
 fn xvfb_present() -> bool {
     Path::new("/usr/bin/xvfb-run").exists()
+}
+
+/// xvfb-run's X authority tool (only a Recommends of `xvfb`).
+fn xauth_present() -> bool {
+    Path::new("/usr/bin/xauth").exists()
 }
 
 /// The packages only the GPU tests need (`--no-gpu` runs without them).
@@ -95,6 +100,10 @@ fn missing(gpu: bool) -> Vec<&'static str> {
         Need {
             package: "xvfb",
             present: xvfb_present,
+        },
+        Need {
+            package: "xauth",
+            present: xauth_present,
         },
     ];
     if gpu {
