@@ -36,7 +36,7 @@ export const CSP = readFileSync(join(root, 'www/content-security-policy.txt'), '
   .join(' ');
 
 /**
- * Serve `dist` on 127.0.0.1 at a free port; resolves with { url, close, cspReports }.
+ * Serve `dist` on 127.0.0.1 at a free port; resolves with { url, close, cut, cspReports }.
  * With `csp`, every response carries the page's Content-Security-Policy (or, when `csp` is
  * a string, that policy) plus a report-uri, and every violation the browser reports (page
  * and workers alike) lands in `cspReports`. `headers`: more headers on every response.
@@ -74,7 +74,14 @@ export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1
     // `host` '0.0.0.0' listens on every network of the machine (a class on a LAN); the url stays the local one.
     server.listen(0, host, () => {
       const { port } = server.address();
-      ok({ url: `http://127.0.0.1:${port}/`, port, cspReports, close: () => new Promise((r) => server.close(r)) });
+      // `cut()`: the network goes at once, for a test of the page offline in a browser that
+      // cannot be told so: no new connection, and the open (kept-alive) ones dropped.
+      const cut = () => {
+        const closed = new Promise((r) => server.close(r));
+        server.closeAllConnections();
+        return closed;
+      };
+      ok({ url: `http://127.0.0.1:${port}/`, port, cspReports, close: () => new Promise((r) => server.close(r)), cut });
     });
   });
 }

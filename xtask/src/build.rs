@@ -37,14 +37,32 @@ pub fn build_all() -> Result<()> {
     sh(npm().args(["--prefix", "www", "run", "build"]))
 }
 
+/// The smoke suite of the other engines (Gecko, WebKit), run after the Chromium tests.
+const ENGINE_SUITE: &str = "engines.test.mjs";
+
 /// The headless-Chromium tests of the page (tests/browser/*.test.mjs under node's test
-/// runner). Builds everything first; any failing test makes this an error.
+/// runner), then the same page in Firefox ESR and WebKitGTK (tests/browser/engines.test.mjs,
+/// which compares them with Chromium). Builds everything first; any failing test makes
+/// this an error.
 pub fn browser_tests() -> Result<()> {
     build_all()?;
     let browser = chromium()?;
+    let mut files: Vec<String> = std::fs::read_dir("tests/browser")
+        .map_err(|e| format!("tests/browser: {e}"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".test.mjs") && n != ENGINE_SUITE)
+        .map(|n| format!("tests/browser/{n}"))
+        .collect();
+    files.sort();
     sh(Command::new("node")
         .args(["--test", "--test-concurrency=1"])
-        .arg("tests/browser/")
+        .args(&files)
+        .env("TPLAY_DIST", dist())
+        .env("TPLAY_CHROMIUM", &browser))?;
+    sh(Command::new("node")
+        .args(["--test", "--test-concurrency=1"])
+        .arg(format!("tests/browser/{ENGINE_SUITE}"))
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", browser))
 }

@@ -1,8 +1,10 @@
 //! What `cargo xtask test` needs from the system, checked before anything compiles: Debian's
-//! `chromium` (the browser tests), `mesa-vulkan-drivers` (lavapipe, the Vulkan adapter of
-//! the GPU tests on a machine without a GPU) and `libvulkan1` (the loader wgpu opens). Run
-//! as root on a machine with apt (as `.ci/run` does), the missing ones are installed;
-//! otherwise the run stops at once with the one command that installs them.
+//! `chromium` (the browser tests), `firefox-esr`, `webkit2gtk-driver`, `xvfb` and `xauth`
+//! (the same page in Gecko and in WebKit, whose driver needs a display), `mesa-vulkan-drivers`
+//! (lavapipe, the Vulkan adapter of the GPU tests on a machine without a GPU) and
+//! `libvulkan1` (the loader wgpu opens). Run as root on a machine with apt (as `.ci/run`
+//! does), the missing ones are installed; otherwise the run stops at once with the one
+//! command that installs them.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +20,30 @@ struct Need {
 fn chromium_present() -> bool {
     crate::build::chromium().is_ok_and(|p| p.exists())
 }
+
+fn firefox_present() -> bool {
+    Path::new(&std::env::var("TPLAY_FIREFOX").unwrap_or_else(|_| "/usr/bin/firefox-esr".into()))
+        .exists()
+}
+
+fn webkit_driver_present() -> bool {
+    Path::new(
+        &std::env::var("TPLAY_WEBKIT_DRIVER").unwrap_or_else(|_| "/usr/bin/WebKitWebDriver".into()),
+    )
+    .exists()
+}
+
+fn xvfb_present() -> bool {
+    Path::new("/usr/bin/xvfb-run").exists()
+}
+
+/// xvfb-run's X authority tool (only a Recommends of `xvfb`).
+fn xauth_present() -> bool {
+    Path::new("/usr/bin/xauth").exists()
+}
+
+/// The packages only the GPU tests need (`--no-gpu` runs without them).
+const GPU_PACKAGES: [&str; 2] = ["mesa-vulkan-drivers", "libvulkan1"];
 
 /// Any Vulkan driver manifest (lavapipe's, or a real GPU's).
 fn vulkan_driver_present() -> bool {
@@ -58,10 +84,28 @@ fn vulkan_loader_present() -> bool {
 
 /// The packages this run needs that are missing (`gpu`: the Vulkan ones too).
 fn missing(gpu: bool) -> Vec<&'static str> {
-    let mut needs = vec![Need {
-        package: "chromium",
-        present: chromium_present,
-    }];
+    let mut needs = vec![
+        Need {
+            package: "chromium",
+            present: chromium_present,
+        },
+        Need {
+            package: "firefox-esr",
+            present: firefox_present,
+        },
+        Need {
+            package: "webkit2gtk-driver",
+            present: webkit_driver_present,
+        },
+        Need {
+            package: "xvfb",
+            present: xvfb_present,
+        },
+        Need {
+            package: "xauth",
+            present: xauth_present,
+        },
+    ];
     if gpu {
         needs.push(Need {
             package: "mesa-vulkan-drivers",
@@ -115,7 +159,7 @@ pub fn ensure(gpu: bool) -> Result<()> {
         return Err(format!(
             "the tests need {} (missing); run: {how}{}",
             want.join(", "),
-            if gpu && want.iter().any(|p| *p != "chromium") {
+            if gpu && want.iter().any(|p| GPU_PACKAGES.contains(p)) {
                 " — or `cargo xtask test --no-gpu` on a machine without Vulkan"
             } else {
                 ""
