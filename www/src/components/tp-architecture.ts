@@ -15,7 +15,7 @@ import { maskName } from '../ui/mask-name';
 import type { EngineCaller } from '../engine/client';
 import { emit, panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
-import { at } from './tp-attention';
+import { at } from './attention-common';
 import './tp-heat';
 import { activationName, archName, normName, posEncodingShort, stackName } from '../i18n/terms';
 import { int } from '../ui/format';

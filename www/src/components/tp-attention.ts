@@ -10,6 +10,7 @@ import { canvasFor, emit, panel, scrollLabel, scrollRegion, styles, ThemeColours
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { guard } from 'lit/directives/guard.js';
 import { msg, str } from '@lit/localize';
+import { SITE_NAMES, at } from './attention-common';
 import { getLocale, LocalizedElement } from '../i18n/locale';
 import { diverging, displayWidth, fmt, HIGHLIGHT, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
 import { HATCH_A, HATCH_B, HEAT_COLOURS, maskedHatch } from '../ui/heat';
@@ -22,24 +23,6 @@ const LABEL_COL = 90;
 const LABEL_ROW = 72;
 /** A panel at least this wide (CSS pixels) holds the map and the q·k inspector side by side. */
 const WIDE_PANEL = 600;
-
-export const SITE_NAMES: Record<AttnSite, string> = {
-  get encoder_self() {
-    return msg('encoder self-attention');
-  },
-  get decoder_self() {
-    return msg('decoder self-attention');
-  },
-  get cross() {
-    return msg('cross-attention');
-  },
-};
-
-/** Value at (b, h, i, j) of a (B, H, T, S) tensor. */
-export function at(t: { shape: number[]; data: Float32Array }, b: number, h: number, i: number, j: number): number {
-  const [, H, T, S] = t.shape;
-  return t.data[((b * H + h) * T + i) * S + j];
-}
 
 export class TpAttention extends LocalizedElement {
   static properties = {

@@ -13,7 +13,7 @@ import type { AttnSite, CellEdit, MaskEdit, MaskView } from '../engine/protocol'
 import { lockedNote, whyLocked } from '../ui/locked';
 import { canvasFor, emit, panel, styles, ThemeColours } from '../ui/shared';
 import { SERIES, showToken } from '../ui/palette';
-import { SITE_NAMES } from './tp-attention';
+import { SITE_NAMES } from './attention-common';
 import { ruleName } from '../ui/mask-name';
 
 export { ruleName };

@@ -9,7 +9,7 @@ import { LocalizedElement } from '../i18n/locale';
 import type { AttnSite, AttnTrace } from '../engine/protocol';
 import { panel, scrollLabel, scrollRegion, styles } from '../ui/shared';
 import { fmt, inkOn, viridis } from '../ui/palette';
-import { SITE_NAMES } from './tp-attention';
+import { SITE_NAMES } from './attention-common';
 
 interface Readout {
   entropy: number[];

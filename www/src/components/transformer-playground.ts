@@ -27,20 +27,19 @@
 // base class in ./playground-runs-api.ts.
 
 import { withLang } from '../i18n/scope';
-import { html, css, nothing } from 'lit';
+import { html, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { EngineClient } from '../engine/client';
-import type { Arch, BackendInfo, CostReport, ForwardResult, LayerPlan, ManifestEntry, ModelInfo, Schedule, Tokenized } from '../engine/protocol';
+import type { Arch } from '../engine/protocol';
 import { LabRegistry } from '../lab/registry';
 import { IdbRunStorage } from '../lab/persist';
 import { LANGS, parseLang, parseTheme, type Lang, type PlaygroundState, type Theme } from '../state/url';
 import { browserLang, isLoaded, loadLang, setPlaygroundLang } from '../i18n/locale';
 import { errorText, progressLabel } from '../i18n/engine-text';
 import { pageText } from '../i18n/page-text';
-import type { GenStats } from '../state/generation';
 import { PlaygroundStore } from '../state/store';
 import './tp-progress';
-import { PlaygroundRunsApi } from './playground-runs-api';
+import { PlaygroundStateApi } from './playground-state-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import './tp-embed-dialog';
@@ -50,10 +49,12 @@ import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
-import { chapterPage, chapterStyles, keepInSight } from './tp-chapters';
+import { chapterPage, keepInSight } from './tp-chapters';
 import { embedSnippets, linkHash, modelLabel, settingsLabel } from '../state/share';
 import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/export';
-import { panel, styles, theme } from '../ui/shared';
+import { styles } from '../ui/shared';
+import { afterNextPaint, nextFrame } from '../ui/frames';
+import { playgroundStyles } from './playground-styles';
 import { lessonNamed } from '../lessons/lessons';
 import { courseLessons } from '../lessons/course';
 import { presetFor } from '../lessons/zh-presets';
@@ -66,7 +67,7 @@ import type { RunRecord } from '../lab/types';
 import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
-export class TransformerPlayground extends PlaygroundRunsApi {
+export class TransformerPlayground extends PlaygroundStateApi {
   /** The words of the page around the element (its title, the offline line), in the page's language now. */
   static pageText = pageText;
 
@@ -106,27 +107,6 @@ export class TransformerPlayground extends PlaygroundRunsApi {
   // may rewrite location.hash between the navigation and this event, and must not undo it.
   private onHash = (e: HashChangeEvent) => void this.store?.applyHash(hashOf(e.newURL));
 
-  // The store's state, read-only, for scripts and tests.
-  /** The settings (mirrored in the URL hash). */
-  get st(): PlaygroundState | undefined {
-    return this.store?.st;
-  }
-  /** The shipped models (models/manifest.json). */
-  get manifest(): ManifestEntry[] {
-    return this.store?.manifest ?? [];
-  }
-  /** The loaded model's description. */
-  get info(): ModelInfo | null {
-    return this.store?.info ?? null;
-  }
-  /** The loaded model's layer plan (the core's `model::plan::LayerPlan`). */
-  get plan(): LayerPlan | null {
-    return this.store?.plan ?? null;
-  }
-  /** Which backend runs, why, and the GPU–CPU parity measured on this device. */
-  get backendInfo(): BackendInfo | null {
-    return this.store?.backendInfo ?? null;
-  }
   /** The language the interface is drawn in now ('en' or 'zh-Hans'; the strings load before it changes). */
   get locale(): string {
     return this.langShown ?? this.language;
@@ -138,210 +118,7 @@ export class TransformerPlayground extends PlaygroundRunsApi {
     if (!this.store || !this.settled) return this.startLang();
     return this.store.st.lang ?? browserLang();
   }
-  /** Settings of the link that were not used. */
-  get notes(): string[] {
-    return this.store?.notes ?? [];
-  }
-  /** The last failure, in words ('' when none). */
-  get error(): string {
-    return this.store?.error ?? '';
-  }
-  /** The input rows after the tokenizer. */
-  get tokenized(): Tokenized[] {
-    return this.store?.tokenized ?? [];
-  }
-  /** The latest forward pass with its traces. */
-  get lastForward(): ForwardResult | null {
-    return this.store?.lastForward ?? null;
-  }
-  /** Generated ids (beam search: the best hypothesis's). */
-  get generated(): number[] {
-    return this.store?.gen.generated ?? [];
-  }
-  get done(): boolean {
-    return this.store?.gen.done ?? false;
-  }
-  get playing(): boolean {
-    return this.store?.gen.playing ?? false;
-  }
-  /** Why generation cannot run with these settings ('' when it can). */
-  get genNote(): string {
-    return this.store?.gen.note ?? '';
-  }
-  /** Time to first token and per-token timings of the generation. */
-  get stats(): GenStats | undefined {
-    return this.store?.gen.stats;
-  }
-  /** The cost view's numbers. */
-  get costReport(): CostReport | null {
-    return this.store?.costReport ?? null;
-  }
-  /** The schedule view's Noam curve. */
-  get schedule(): Schedule | null {
-    return this.store?.schedule ?? null;
-  }
-  /** The focused heatmap cell. */
-  get cell(): { i: number; j: number } {
-    return this.store?.cell ?? { i: 0, j: 0 };
-  }
-  /** The batch row the views show. */
-  get row(): number {
-    return this.store?.shownRow ?? 0;
-  }
-  /** Milliseconds from connection to the first drawn forward pass. */
-  get readyMs(): number | null {
-    return this.store?.readyMs ?? null;
-  }
-  /** performance.now() when the first forward pass was drawn (from navigation start). */
-  get readyAt(): number | null {
-    return this.store?.readyAt ?? null;
-  }
-  /** The slow step under way (engine start, a model download: phase, label, done, total), or null. */
-  get progress(): { phase: string; label: string; done: number; total: number | null } | null {
-    const p = this.store?.progress;
-    return p ? { phase: p.phase, label: p.label, done: p.done, total: p.total } : null;
-  }
-
-  /** Times the engine died and was restarted. */
-  get engineRestarts(): number {
-    return this.store?.engineRestarts ?? 0;
-  }
-  /** What the page says about the last engine restart. */
-  get engineNote(): string {
-    return this.store?.engineNote ?? '';
-  }
-  /** What the page said when a model switch could not keep the prompt: the characters the new model cannot spell ('' when it kept it). */
-  get promptNote(): string {
-    return this.store?.promptNote ?? '';
-  }
-  /** What the page said when a change of a setting the classroom link locked was refused ('' when nothing was). */
-  get lockNote(): string {
-    return this.store?.lockNote ?? '';
-  }
-  /** Why this setting cannot change here (a classroom link locked it; '' when it can), as its control says beside it. */
-  lockedWhy(name: string): string {
-    return this.store?.lockedWhy(name) ?? '';
-  }
-  /** The generation a switch restarted, kept as the "before" beside the new one (null when none). */
-  get genBefore(): { ids: number[]; tokens: string[]; prompt: string[]; done: boolean; what: string; model: string } | null {
-    const b = this.store?.genBefore;
-    return b ? { ids: [...b.ids], tokens: [...b.tokens], prompt: [...b.prompt], done: b.done, what: b.what, model: b.state.model } : null;
-  }
-  static styles = [
-    theme,
-    panel,
-    chapterStyles,
-    css`
-      .bar {
-        display: flex;
-        gap: var(--tp-space-3);
-        align-items: center;
-        justify-content: flex-end;
-        flex-wrap: wrap;
-        font-size: var(--tp-text-md);
-        color: var(--tp-muted);
-      }
-      .bar .hint {
-        margin-right: auto;
-      }
-      .layout {
-        position: relative;
-        display: grid;
-        grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
-        gap: var(--tp-space-3);
-      }
-      .wide,
-      .view:has(> .wide) {
-        grid-column: 1 / -1;
-      }
-      .view {
-        min-width: 0;
-        position: relative;
-        /* Room at the end of the view's title row for its menu (tp-view-menu). */
-        --tp-menu-room: 2.25rem;
-      }
-      /* The progress of a slow step floats over the top of the views: appearing and going,
-         it moves nothing on the page. */
-      tp-progress.overlay {
-        position: absolute;
-        top: 0;
-        left: 0;
-        right: 0;
-        z-index: 4;
-        margin: 0;
-        padding: var(--tp-space-2) var(--tp-space-3);
-        background: var(--tp-bg);
-        border: 1px solid var(--tp-line);
-        border-radius: var(--tp-radius);
-        box-shadow: var(--tp-shadow);
-      }
-      /* Before the engine's first answer: the room the view will take (../views/reserve.ts). */
-      .view[data-waiting] {
-        min-height: var(--tp-reserve-wide, 0);
-      }
-      .view:has(> tp-saturation, > tp-cost, > tp-schedule) {
-        align-self: start;
-      }
-      .layout.single {
-        grid-template-columns: minmax(0, 1fr);
-      }
-      @media (max-width: 900px) {
-        .layout {
-          grid-template-columns: minmax(0, 1fr);
-        }
-        .view[data-waiting] {
-          min-height: var(--tp-reserve-narrow, 0);
-        }
-      }
-      .notes {
-        border: 1px solid var(--tp-warn);
-        background: var(--tp-warn-soft);
-        color: var(--tp-fg);
-        border-radius: 8px;
-        padding: 6px 10px;
-        font-size: var(--tp-text-md);
-      }
-      .notes ul {
-        margin: var(--tp-space-1) 0 0;
-        padding-left: 1.2em;
-      }
-      .notes button {
-        float: right;
-      }
-      /* A view on a projector: alone over the whole screen, in large type; the class link and
-         its QR code in the corner. */
-      .projector {
-        position: fixed;
-        inset: 0;
-        z-index: 50;
-        display: grid;
-        grid-template-columns: minmax(0, 1fr) auto;
-        gap: var(--tp-space-3);
-        padding: var(--tp-space-3);
-        background: var(--tp-bg);
-        color: var(--tp-fg);
-        overflow: auto;
-      }
-      .projector-stage {
-        min-width: 0;
-      }
-      .projector-side {
-        display: flex;
-        flex-direction: column;
-        justify-content: space-between;
-        align-items: flex-end;
-        gap: var(--tp-space-3);
-        position: sticky;
-        top: 0;
-        height: calc(100vh - 2 * var(--tp-space-3));
-      }
-      .error {
-        border: 2px solid var(--tp-error);
-        border-radius: 8px;
-        padding: var(--tp-space-2) var(--tp-space-3);
-      }
-    `,
-  ];
+  static styles = playgroundStyles;
 
   /** The system asked for reduced motion when the element started. */
   reducedMotion = false;
@@ -983,23 +760,6 @@ export class TransformerPlayground extends PlaygroundRunsApi {
 /** The events that are a reader's input (their frame is drawn before the views they set off). */
 const INPUTS = ['pointerdown', 'click', 'keydown', 'input', 'change'] as const;
 
-/**
- * Settles once the next frame has been drawn (a task after its animation frame), or after
- * 100 ms where the page draws no frames (a hidden tab).
- */
-function afterNextPaint(): Promise<void> {
-  return new Promise((ok) => {
-    const timer = setTimeout(ok, 100);
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        clearTimeout(timer);
-        ok();
-      }, 0),
-    );
-  });
-}
-
-/** Settles at the next animation frame (or after 100 ms where the page draws none). */
 /** The hash (with its `#`, or '') of a URL an event names; the page's own when it cannot be read. */
 function hashOf(url: string): string {
   try {
@@ -1007,16 +767,6 @@ function hashOf(url: string): string {
   } catch {
     return location.hash;
   }
-}
-
-function nextFrame(): Promise<void> {
-  return new Promise((ok) => {
-    const timer = setTimeout(ok, 100);
-    requestAnimationFrame(() => {
-      clearTimeout(timer);
-      ok();
-    });
-  });
 }
 
 /** Each language's name in itself, as a language menu shows it. */
