@@ -111,6 +111,121 @@ async function doLesson(page, id, wrong) {
 
 const given = {};
 
+
+/** A completion code made here, byte by byte as the format says (version, length, assignment, name, lessons, runs, CRC-32, base32 after TP), not by the page's encoder. */
+function testCode({ version = 1, assignment, student, lessons }) {
+  const name = [...new TextEncoder().encode(student)];
+  const body = [version, 0, 0, (assignment >>> 24) & 255, (assignment >>> 16) & 255, (assignment >>> 8) & 255, assignment & 255, name.length, ...name, lessons, ...Array(lessons).fill(0), 0];
+  body[1] = (body.length + 4) >> 8;
+  body[2] = (body.length + 4) & 255;
+  let c = 0xffffffff;
+  for (const b of body) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
+  }
+  c = (c ^ 0xffffffff) >>> 0;
+  const bytes = [...body, c >>> 24, (c >>> 16) & 255, (c >>> 8) & 255, c & 255];
+  const A = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  let out = 'TP';
+  let acc = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += A[(acc >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    acc &= (1 << bits) - 1;
+  }
+  if (bits > 0) out += A[(acc << (5 - bits)) & 31];
+  return out;
+}
+
+// The answer key beyond one switch, on a page of its own (these cases need nothing of the class above).
+const KEYED = ['heads', 'residual', 'head-dim'];
+let keyPage;
+async function keyTeacher() {
+  if (keyPage) return keyPage;
+  keyPage = await browser.context.newPage();
+  keyPage.on('pageerror', (e) => errors.push(`key teacher: ${e}`));
+  await keyPage.goto(`${server.url}teacher.html#lesson=${KEYED[0]}&lessons=${KEYED.join(',')}&ui=en`);
+  await until(keyPage, () => document.querySelector('tp-teacher')?.shadowRoot?.querySelector('button[data-measure]'));
+  return keyPage;
+}
+
+/** A playground page of the test's own on `hash`, once its first forward pass is drawn. */
+async function ownPlayground(hash) {
+  const page = await browser.context.newPage();
+  page.on('pageerror', (e) => errors.push(`own playground: ${e}`));
+  await page.goto(`${server.url}index.html#${hash}`);
+  await ready(page);
+  await until(page, () => document.querySelector('transformer-playground').lastForward !== null);
+  return page;
+}
+
+describe('the answer key beyond one switch', () => {
+  test('a head switched off and a sibling model loaded: the key names the answer the engine gives', { timeout: 30000 }, async () => {
+    const page = await keyTeacher();
+    await page.locator(`${T} button[data-measure]`).click();
+    // The test's own answers, from the engine's numbers on playgrounds of its own.
+    // Heads: the lesson's model and views; the head 0 of the shown layer switched off; what the formerly likeliest character's probability did.
+    const h = await ownPlayground('model=grammar-sinusoidal.safetensors&views=attention,output&play=0');
+    const heads = await h.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const before = el.lastForward;
+      const was = Array.from(before.model_probs);
+      await el.store.toggleHead({ site: el.store.site, layer: el.st.layer, head: 0 });
+      while (el.lastForward === before) await new Promise((r) => setTimeout(r, 50));
+      const now = el.lastForward.model_probs;
+      const top = was.indexOf(Math.max(...was));
+      return now[top] > was[top] ? 0 : now[top] < was[top] ? 1 : 2;
+    });
+    await h.close();
+    // Residual: the lesson's model, then the sibling without residual connections; the mean norm of the stream, input against last layer.
+    const r = await ownPlayground('model=reverse.safetensors&views=hidden&play=0');
+    const residual = await r.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      await el.store.patch({ model: 'reverse-no-residual.safetensors' });
+      const f = el.lastForward;
+      const n = f.hidden[f.hidden.length - 1].norms;
+      const [L1, , T] = n.shape;
+      const mean = (l) => Array.from(n.data.slice(l * n.shape[1] * T, l * n.shape[1] * T + T)).reduce((a, b) => a + b, 0) / T;
+      return mean(L1 - 1) >= mean(0) ? 0 : 1;
+    });
+    await r.close();
+    await until(page, (n) => document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]').length === n && !document.querySelector('tp-teacher').measuring, KEYED.length, 25000);
+    const key = await page.evaluate(() => Object.fromEntries([...document.querySelector('tp-teacher').shadowRoot.querySelectorAll('[data-expect]')].map((p) => [p.dataset.expect, p.textContent])));
+    for (const [id, right] of [['heads', heads], ['residual', residual]]) {
+      const options = await page.evaluate((id) => [...document.querySelector('tp-teacher').shadowRoot.querySelectorAll(`[data-key="${id}"] li`)].map((li) => li.textContent.trim()), id);
+      assert.ok(key[id].includes(options[right]), `${id}: key “${key[id]}”, the engine's answer “${options[right]}”`);
+      for (const [i, o] of options.entries()) if (i !== right) assert.ok(!key[id].includes(o), `${id}: the key names “${o}” too`);
+    }
+    // The lab lesson needs minutes of training: left to the students' pages, saying what its check compares.
+    assert.match(key['head-dim'], /students’ pages/);
+    assert.match(key['head-dim'], /held-out loss/);
+  });
+
+  test('a truncated code and a code of another format version are refused with their reason', async () => {
+    const page = await keyTeacher();
+    const id = await page.evaluate(() => document.querySelector('tp-teacher').assignment.id);
+    const good = testCode({ assignment: id, student: 'Seat 7', lessons: KEYED.length });
+    const truncated = good.slice(0, -6);
+    const v2 = testCode({ version: 2, assignment: id, student: 'Seat 8', lessons: KEYED.length });
+    await page.locator(`${T} textarea[data-codes]`).fill(`${good}\n${truncated}\n${v2}`);
+    await page.locator(`${T} button[data-read-codes]`).click();
+    const t = await page.evaluate(() => {
+      const r = document.querySelector('tp-teacher').shadowRoot;
+      return { rows: [...r.querySelectorAll('tr[data-row]')].map((tr) => tr.dataset.row), why: [...r.querySelectorAll('[data-rejected] [data-why]')].map((x) => x.textContent) };
+    });
+    // The whole code is read (so the two below are refused for what was done to them, nothing else).
+    assert.deepEqual(t.rows, ['Seat 7']);
+    assert.equal(t.why.length, 2);
+    assert.match(t.why[0], /Incomplete: characters are missing/);
+    assert.match(t.why[1], /another version of the playground \(format 2\)/);
+  });
+});
+
 describe('a class without a server', () => {
   test('the teacher composes a three-lesson assignment in Chinese, and a lock that blocks a lesson is refused', async () => {
     await teacher.goto(`${server.url}teacher.html`);

@@ -23,7 +23,7 @@ import { controlName, settingDescription, settingName, SETTING_GROUPS } from '..
 import { parseRunQuery } from '../lab/url';
 import { modelTitle } from '../i18n/models';
 import { classCsv, qrOfImage, readCode, readCodes, type Read } from './codes';
-import { measureLesson } from './key';
+import { measureLesson, whyOpen } from './key';
 
 /** What a LAN address looks like, and the commands that print this computer's (Windows, macOS, Linux). */
 const LAN_EXAMPLE = 'http://192.168.1.20:8080/';
@@ -253,10 +253,15 @@ export class TpTeacher extends LitElement {
         display: none;
       }
       .measure {
-        position: absolute;
-        left: -20000px;
+        position: fixed;
+        left: 0;
         top: 0;
         width: 1100px;
+        transform: scale(0.02);
+        transform-origin: 0 0;
+        opacity: 0;
+        pointer-events: none;
+        z-index: -1;
       }
       .key li {
         margin: 6px 0;
@@ -458,6 +463,8 @@ export class TpTeacher extends LitElement {
     const k = `${l.id}|${this.model}`;
     if (!Object.hasOwn(this.measured, k)) return '';
     const v = this.measured[k];
+    const why = whyOpen(l);
+    if (why !== null) return why;
     if (v === null) return msg('not measured here: it depends on what each student does; their page judges it on their model.', { id: 'teacher.key-open' });
     const c = l.check;
     if (c.kind === 'choice') return c.options()[v] ?? String(v);
