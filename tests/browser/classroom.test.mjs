@@ -5,8 +5,10 @@
 // completion code; a second student on the same browser profile starts afresh while the
 // first one's answers stay; the teacher reads the code into the class table (and refuses an
 // edited one); the worksheet prints; axe finds nothing serious on the teacher page in either
-// language; the teacher's hostile instruction is drawn as text. One browser, one page per
-// role. Screenshots land in artifacts/.
+// language; the teacher's hostile instruction is drawn as text. Apart from the class: the
+// answer key of a head-ablation, a model-choice and a lab lesson against the test's own
+// numbers from the engine, and a truncated and a wrong-version code refused with their reason.
+// One browser, one page per role. Screenshots land in artifacts/.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
