@@ -44,18 +44,24 @@ export function pictureDrawn(view: string, el: Element | null): boolean {
 /** How long each frame is looked at after the engine's first answer, and then how often. */
 const EVERY_FRAME_MS = 5000;
 const SLOW_MS = 500;
+/** After an update of the playground, how long each frame is looked at again (a picture that went away). */
+const AFTER_UPDATE_MS = 1000;
 /** After this long a view that has not drawn (one out of sight that waits to be seen, say) lets its room go. */
 const GIVE_UP_MS = 30000;
 
 /**
- * The views of a playground that have drawn their picture. `look` (after each update of
- * the playground, once the engine has answered) looks at the frames whose view has not
- * drawn yet, every animation frame at first and then twice a second, until each has drawn
- * (or GIVE_UP_MS have passed); `changed` is called when one more has.
+ * The views of a playground whose picture is drawn now. `look` (after each update of the
+ * playground, once the engine has answered) looks at the frames, every animation frame — so
+ * before the frame is painted — at first and for a moment after each update, then twice a
+ * second while a view has not drawn (until GIVE_UP_MS have passed); `changed` is called when
+ * a view has drawn, or when its picture went away (a model being switched: the schedule's
+ * curve is asked for again), so its frame holds its room again instead of shrinking.
  */
 export class DrawnViews {
   private readonly drawn = new Set<string>();
+  private readonly givenUp = new Set<string>();
   private since = 0;
+  private until = 0;
   private timer = 0;
   private frame = 0;
   private root: ParentNode | null = null;
@@ -63,14 +69,20 @@ export class DrawnViews {
   constructor(private readonly changed: () => void) {}
 
   has(view: string): boolean {
-    return this.drawn.has(view);
+    return this.drawn.has(view) || this.givenUp.has(view);
   }
 
-  /** Look at the frames (`.view[data-view]`) under `root` until every view in them has drawn. */
+  /** Look at the frames (`.view[data-view]`) under `root` for a moment, and until every view in them has drawn. */
   look(root: ParentNode): void {
     this.root = root;
-    if (!this.since) this.since = performance.now();
-    if (!this.frame && !this.timer) this.tick();
+    const now = performance.now();
+    if (!this.since) this.since = now;
+    this.until = Math.max(this.until, now + AFTER_UPDATE_MS, this.since + EVERY_FRAME_MS);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = 0;
+    }
+    if (!this.frame) this.frame = requestAnimationFrame(this.tick);
   }
 
   stop(): void {
@@ -82,19 +94,26 @@ export class DrawnViews {
   private tick = (): void => {
     this.frame = this.timer = 0;
     if (!this.root) return;
-    const waiting = [...this.root.querySelectorAll<HTMLElement>('.view[data-view]')].filter((f) => !this.drawn.has(f.dataset.view!));
-    if (!waiting.length) return;
-    const late = performance.now() - this.since > GIVE_UP_MS;
-    let more = false;
-    for (const f of waiting) {
-      if (late || pictureDrawn(f.dataset.view!, f.firstElementChild)) {
-        this.drawn.add(f.dataset.view!);
-        more = true;
+    const now = performance.now();
+    const late = now - this.since > GIVE_UP_MS;
+    let change = false;
+    let waiting = false;
+    for (const f of this.root.querySelectorAll<HTMLElement>('.view[data-view]')) {
+      const v = f.dataset.view!;
+      if (this.givenUp.has(v)) continue;
+      const now = pictureDrawn(v, f.firstElementChild);
+      if (now !== this.drawn.has(v)) {
+        if (now) this.drawn.add(v);
+        else this.drawn.delete(v);
+        change = true;
       }
+      if (!now && late) {
+        this.givenUp.add(v);
+        change = true;
+      } else if (!now) waiting = true;
     }
-    if (more) this.changed();
-    if (late || waiting.every((f) => this.drawn.has(f.dataset.view!))) return;
-    if (performance.now() - this.since < EVERY_FRAME_MS) this.frame = requestAnimationFrame(this.tick);
-    else this.timer = window.setTimeout(this.tick, SLOW_MS);
+    if (change) this.changed();
+    if (now < this.until) this.frame = requestAnimationFrame(this.tick);
+    else if (waiting) this.timer = window.setTimeout(this.tick, SLOW_MS);
   };
 }
