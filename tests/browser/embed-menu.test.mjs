@@ -6,7 +6,12 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, serve, shot } from './harness.mjs';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { launch, root, serve, shot } from './harness.mjs';
+
+const AXE = readFileSync(createRequire(join(root, 'www/package.json')).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server;
 let browser;
@@ -309,6 +314,172 @@ describe('the picture alone', () => {
     assert.deepEqual(a.generated, f.generated);
     assert.deepEqual(a.x, f.x, 'the same accuracies per position');
     await Promise.all([full.page.close(), alone.page.close()]);
+  });
+});
+
+describe('the picture alone, no jumps', () => {
+  /**
+   * Installed before the page's scripts: every animation frame, each view frame's height, the
+   * room it reserves (its min-height) and whether its picture has marks yet (an SVG with
+   * shapes, a canvas, a heat map or visible text, read here, not from the page's code),
+   * until every view has drawn.
+   */
+  const SAMPLE = `
+    window.__samples = {};
+    const marks = (root) => {
+      for (const n of root.querySelectorAll('svg, canvas, tp-heat')) {
+        const r = n.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && (n.tagName !== 'svg' || n.querySelector('path, rect, line, polyline, circle, text'))) return true;
+      }
+      const walk = (n) => {
+        for (const c of n.children) {
+          if (c.tagName === 'STYLE' || getComputedStyle(c).display === 'none') continue;
+          if (!c.children.length && c.textContent.trim() && c.getBoundingClientRect().height > 0) return true;
+          if (walk(c)) return true;
+        }
+        return false;
+      };
+      return walk(root);
+    };
+    const tick = () => {
+      const el = document.querySelector('transformer-playground');
+      for (const f of el?.shadowRoot?.querySelectorAll('.view') ?? []) {
+        const v = f.dataset.view || f.dataset.viewPlaceholder;
+        const s = (window.__samples[v] ??= { room: 0, drawnAt: -1, heights: [] });
+        if (s.drawnAt >= 0) continue;
+        const h = f.getBoundingClientRect().height;
+        s.room = Math.max(s.room, parseFloat(getComputedStyle(f).minHeight) || 0);
+        const root = f.dataset.view && f.firstElementChild?.shadowRoot;
+        if (root && marks(root)) s.drawnAt = s.heights.length;
+        s.heights.push(Math.round(h));
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  `;
+
+
+  /** Open the views alone on a slow machine, sample their frames until drawn, and check no frame fell under its room first. */
+  async function sampleRoom(names, { element = false } = {}) {
+    const page = await browser.context.newPage();
+    // A wide page, tall enough that every view is in sight, on a slow machine (the main thread four times slower).
+    await page.setViewportSize({ width: 1440, height: 16000 });
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+    await page.addInitScript(SAMPLE);
+    if (element) {
+      // As a post holds it: the script and the element.
+      const url = `${server.url}post-${Math.random().toString(36).slice(2)}.html`;
+      await page.route(url, (r) => r.fulfill({ contentType: 'text/html', body: `<!doctype html><html lang="en"><body style="margin:0"><script type="module" src="${server.url}playground.js"></script><transformer-playground no-hash views="${names.join(',')}" chrome="none" preset="play=0"></transformer-playground></body></html>` }));
+      await page.goto(url);
+    } else await page.goto(`${server.url}embed.html#views=${names.join(',')}&chrome=none&play=0`);
+    await page.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, null, { timeout: 60000 });
+    // Every view that draws by itself has drawn (beams and extrapolation alone start their own work,
+    // sqrt-dk and parallel time the device, the lab has no run): the others are waited for.
+    const slow = ['beams', 'extrapolation', 'lab', 'parallel', 'sqrt-dk'];
+    await page.waitForFunction((skip) => Object.entries(window.__samples).every(([v, s]) => skip.includes(v) || s.drawnAt >= 0), slow, { timeout: 20000 }).catch(() => {});
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+    const samples = await page.evaluate(() => window.__samples);
+    const report = [];
+    const short = [];
+    const undrawn = [];
+    for (const v of names) {
+      const s = samples[v];
+      assert.ok(s, `${v}: its frame was painted`);
+      const before = s.drawnAt >= 0 ? s.heights.slice(0, s.drawnAt) : s.heights;
+      const low = Math.min(...before, Infinity);
+      report.push(`${v} ${s.room}px:${low === Infinity ? '-' : low}`);
+      if (!s.room) continue;
+      // A pixel for rounding.
+      if (low < s.room - 1) short.push(`${v}: ${low} px before its picture was drawn, under its reserved ${s.room} px`);
+      if (!slow.includes(v) && s.drawnAt < 0) undrawn.push(v);
+    }
+    console.log(`  room : lowest height before the picture — ${report.join(', ')}`);
+    await page.close();
+    return { short, undrawn };
+  }
+
+  test('every_view_alone_keeps_its_reserved_room_until_its_picture_is_drawn_on_a_slow_start', async () => {
+    const names = await (async () => {
+      const { page } = await open('embed.html#views=input&play=0');
+      const n = await page.evaluate(async () => (await import(new URL('playground.js', location.href).href)).VIEW_NAMES);
+      await page.close();
+      return n;
+    })();
+    // The schedule alone as a post holds it (the element), then every view in one page at 1440 px.
+    const short = [];
+    const undrawn = [];
+    for (const [views, element] of [[['schedule'], true], [names, false]]) {
+      const r = await sampleRoom(views, { element });
+      short.push(...r.short.map((x) => `${views.length > 2 ? 'all' : views.join(',')}: ${x}`));
+      undrawn.push(...r.undrawn);
+    }
+    assert.deepEqual(short, [], 'no view drops below its reserved room before its picture is drawn');
+    assert.deepEqual(undrawn, [], 'every view that draws by itself has drawn');
+  });
+
+  test('the_lab_alone_draws_its_curves_without_a_click_and_its_embed_carries_the_run', async () => {
+    const { page, errors } = await open('index.html#views=lab&play=0');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.formLink, null, { timeout: 60000 });
+    // A short run, so the post's lab draws its first steps at once.
+    await page.evaluate(() => document.querySelector('transformer-playground').store.patch({ train: 'task=reverse&steps=40&eval_every=20' }));
+    const menu = page.locator('transformer-playground .view[data-view="lab"] tp-view-menu');
+    await menu.locator('.trigger').click();
+    await menu.locator('[data-action="embed"]').click();
+    const snippet = await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue();
+    assert.match(snippet, /chrome="none"/);
+    assert.match(snippet, /preset="[^"]*train=task%3Dreverse/, 'the embed carries the run to train');
+    await page.locator('tp-embed-dialog [data-embed-close]').click();
+    await page.close();
+    const p = await post(snippet, 900);
+    // Nobody clicks: the run trains and its loss curve is drawn.
+    await p.page.waitForFunction(
+      () => {
+        const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+        const plot = lab?.shadowRoot?.querySelector('tp-lab-plot[data-plot="loss"]');
+        return lab?.runs?.some((r) => r.log.length >= 2) && plot?.shadowRoot?.querySelector('canvas') && !plot.shadowRoot.querySelector('p.none');
+      },
+      null,
+      { timeout: 30000 },
+    );
+    assert.deepEqual(p.errors, []);
+    assert.deepEqual(errors, []);
+    await p.page.close();
+  });
+
+  test('the_embed_dialog_passes_axe_and_its_keep_choice_shapes_the_snippet_and_the_preview', async () => {
+    const { page, errors } = await open('index.html#views=schedule&play=0');
+    const snippet = await embedDialog(page, 'schedule');
+    assert.doesNotMatch(snippet, /keep=/);
+    // One checkbox per part the view may keep (its contract names).
+    const parts = await page.locator('tp-embed-dialog [data-embed-part]').evaluateAll((ns) => ns.map((n) => n.value));
+    assert.deepEqual(parts, ['title', 'formula', 'controls', 'menu']);
+    await page.locator('tp-embed-dialog [data-embed-part="title"]').check();
+    await page.locator('tp-embed-dialog [data-embed-part="controls"]').check();
+    const kept = await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue();
+    assert.match(kept, /chrome="none" keep="title,controls"/);
+    // The preview is the new snippet: its title and warmup field are shown, its formula is not.
+    await page.waitForFunction(() => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embed-dialog');
+      const live = d.shadowRoot.querySelector('[data-embed-preview] transformer-playground');
+      const v = live?.shadowRoot?.querySelector('tp-schedule')?.shadowRoot;
+      const seen = (sel) => { const n = v?.querySelector(sel); return !!n && n.getBoundingClientRect().height > 0; };
+      return live?.st.keep.join() === 'title,controls' && seen('h2') && seen('input[type="number"]') && !seen('section > p:not(.muted)');
+    }, null, { timeout: 30000 });
+    await page.locator('tp-embed-dialog [data-embed-form="iframe"]').check();
+    assert.match(await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue(), /chrome=none&amp;keep=title%2Ccontrols/);
+    // axe-core over the open dialog (its shadow root included).
+    await page.evaluate(AXE);
+    const found = await page.evaluate(async () => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embed-dialog');
+      const res = await window.axe.run({ include: [[['transformer-playground', 'tp-embed-dialog', 'dialog']]], exclude: [[['transformer-playground', 'tp-embed-dialog', '[data-embed-preview]']]] }, { resultTypes: ['violations'] });
+      return { open: d.shadowRoot.querySelector('dialog').open, checked: res.passes.length, v: res.violations.map((x) => `${x.id} (${x.impact}): ${x.nodes.slice(0, 2).map((n) => n.target.join(' >> ')).join('; ')}`) };
+    });
+    assert.ok(found.open);
+    assert.ok(found.checked > 5, `axe checked the dialog (${found.checked} rules passed)`);
+    assert.deepEqual(found.v, [], 'axe finds nothing in the open dialog');
+    assert.deepEqual(errors, []);
+    await page.close();
   });
 });
 

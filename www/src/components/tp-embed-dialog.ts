@@ -15,8 +15,10 @@ export type EmbedForm = 'element' | 'iframe';
 export interface EmbedRequest {
   /** The view's title. */
   title: string;
-  /** The snippets for the picture alone (`alone`) or the full view, and the iframe's height. */
-  make: (alone: boolean, height: number) => { element: string; iframe: string };
+  /** The snippets for the picture alone (`alone`, with the parts in `keep`) or the full view, and the iframe's height. */
+  make: (alone: boolean, height: number, keep: readonly string[]) => { element: string; iframe: string };
+  /** The parts of the view that may be kept beside the picture alone (../views/alone.ts, the `keep` attribute's names). */
+  parts: readonly string[];
   /** The view's height as drawn now, the iframe's until its page reports one. */
   height: number;
 }
@@ -28,7 +30,11 @@ export class TpEmbedDialog extends LocalizedElement {
     form: { state: true },
     said: { state: true },
     previewHeight: { state: true },
+    keep: { state: true },
   };
+
+  /** The parts kept beside the picture alone (`keep="…"`). */
+  keep: readonly string[] = [];
 
   request: EmbedRequest | null = null;
   /** The picture alone (`chrome="none"`), as a post usually wants it. */
@@ -99,6 +105,17 @@ export class TpEmbedDialog extends LocalizedElement {
         padding: var(--tp-space-2);
         background: var(--tp-page);
       }
+      fieldset.keep {
+        display: flex;
+        flex-wrap: wrap;
+        gap: var(--tp-space-1) var(--tp-space-3);
+        margin: var(--tp-space-2) 0;
+        border: 1px solid var(--tp-line);
+        border-radius: var(--tp-radius);
+      }
+      fieldset.keep legend {
+        font-size: var(--tp-text-sm);
+      }
       .hint {
         font-size: var(--tp-text-sm);
         color: var(--tp-muted);
@@ -115,13 +132,13 @@ export class TpEmbedDialog extends LocalizedElement {
   get snippet(): string {
     const r = this.request;
     if (!r) return '';
-    const s = r.make(this.alone, this.previewHeight || r.height);
+    const s = r.make(this.alone, this.previewHeight || r.height, this.keep);
     return this.form === 'element' ? s.element : s.iframe;
   }
 
   /** The element form's snippet now (what the preview draws). */
   private get elementSnippet(): string {
-    return this.request?.make(this.alone, 0).element ?? '';
+    return this.request?.make(this.alone, 0, this.keep).element ?? '';
   }
 
   async show(): Promise<void> {
@@ -173,6 +190,11 @@ export class TpEmbedDialog extends LocalizedElement {
     this.renderPreview();
   }
 
+  private toggle(part: string, on: boolean): void {
+    const parts = this.request?.parts ?? [];
+    this.keep = parts.filter((p) => (p === part ? on : this.keep.includes(p)));
+  }
+
   private async copy(): Promise<void> {
     const text = this.snippet;
     try {
@@ -208,6 +230,18 @@ export class TpEmbedDialog extends LocalizedElement {
                 >
               </span>
             </div>
+            ${this.alone && r.parts.length
+              ? html`<fieldset class="keep" data-embed-keep>
+                  <legend>${msg('Keep beside the picture (the keep attribute):', { id: 'embed.keep' })}</legend>
+                  ${r.parts.map(
+                    (p) =>
+                      html`<label
+                        ><input type="checkbox" value=${p} data-embed-part=${p} .checked=${this.keep.includes(p)} @change=${(e: Event) => this.toggle(p, (e.target as HTMLInputElement).checked)} />
+                        <code>${p}</code></label
+                      >`,
+                  )}
+                </fieldset>`
+              : nothing}
             <textarea readonly data-embed-snippet aria-label=${msg('the snippet to paste into your post', { id: 'embed.snippet' })} .value=${this.snippet}></textarea>
             <p class="hint">
               ${this.form === 'element'

@@ -43,7 +43,9 @@ interface LabHost extends HTMLElement {
   runQuery(settings: RunSettings, base?: RunSettings): string;
   parseRunQuery(text: string): { settings: Partial<RunSettings>; notes: string[] };
   linkTo(view: string): string;
-  readonly store: { patch(p: { train: string }): unknown } | null;
+  readonly store: { patch(p: { train: string }): unknown; readonly st?: { readonly chrome?: string } } | null;
+  /** Settles once the runs kept from earlier visits are back. */
+  readonly runsRestored?: Promise<void>;
   /** The runs' controls by id (runs kept from an earlier visit, or started by a script). */
   readonly lab?: { pause(id: string): Promise<void>; resume(id: string): Promise<void>; stop(id: string): Promise<void>; stepOnce(id: string): Promise<void> } | null;
   readonly runs: RunRecord[];
@@ -77,6 +79,24 @@ export class TpLab extends LocalizedElement {
   private appliedLink = '';
   /** What the link's settings had that was refused, one sentence each. */
   linkNotes: string[] = [];
+
+  /**
+   * Shown alone (`chrome=none`) with a run's settings in the link (`train=…`, what the embed
+   * of the lab carries) and no run with steps kept in this browser, that run trains on load,
+   * so the picture has curves without a click: 'waiting' until it is decided, 'started' once it is.
+   */
+  private autoTrain: 'no' | 'waiting' | 'started' = 'no';
+
+  /** Whether the picture (the plots) is drawn: a shown run has steps, or none is about to start. */
+  get pictureDrawn(): boolean {
+    if (this.runs.some((r) => !r.hidden && r.log.length > 0)) return true;
+    return this.autoTrain === 'no' && this.defaults !== null;
+  }
+
+  /** The form's settings as a lab link (`train=…` text), or '' before the defaults are read. */
+  get formLink(): string {
+    return this.host && this.form && this.defaults ? this.host.runQuery(this.form as unknown as RunSettings, this.defaults.settings) : '';
+  }
 
   /** The page's colour setting; the plots are redrawn in the new palette when it changes. */
   themeKey = '';
@@ -161,6 +181,15 @@ export class TpLab extends LocalizedElement {
     await this.loadDefaults(settings.task ?? 'reverse', settings as Record<string, unknown>);
     this.said = msg('The form holds the settings of the link: press Train to train them.');
     this.requestUpdate();
+    if (this.autoTrain === 'waiting') {
+      await host.runsRestored;
+      const kept = host.runs.some((r) => !r.hidden && r.log.length > 0);
+      if (!kept && this.form && !this.formLocked) {
+        this.start(this.form);
+        this.autoTrain = 'started';
+      } else this.autoTrain = 'no';
+      this.requestUpdate();
+    }
   }
 
   /** A link to the lab with the form's settings, copied (or shown when there is no clipboard). */
@@ -222,6 +251,7 @@ export class TpLab extends LocalizedElement {
   protected willUpdate(): void {
     if (this.link && this.link !== this.appliedLink) {
       this.appliedLink = this.link;
+      if (this.autoTrain === 'no' && this.host?.store?.st?.chrome === 'none' && !this.handles.size) this.autoTrain = 'waiting';
       void this.applyLink(this.link);
     }
     // The palette in use, for the canvas colours (CSS variables do not reach a canvas).

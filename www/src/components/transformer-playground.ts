@@ -44,10 +44,11 @@ import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import './tp-embed-dialog';
 import type { TpEmbedDialog } from './tp-embed-dialog';
-import { applyAlone } from '../views/alone';
+import { applyAlone, partsOf } from '../views/alone';
 import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { KEEP_ROOM, reserveOf } from '../views/reserve';
+import { DrawnViews } from '../views/drawn';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, keepInSight } from './tp-chapters';
 import { embedSnippets, linkHash, modelLabel, settingsLabel } from '../state/share';
@@ -119,6 +120,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
     return this.store.st.lang ?? browserLang();
   }
   static styles = playgroundStyles;
+
+  /** The views that have drawn their picture: each keeps its reserved room until then. */
+  private readonly drawnViews = new DrawnViews(() => this.requestUpdate());
 
   /** The system asked for reduced motion when the element started. */
   reducedMotion = false;
@@ -314,6 +318,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   disconnectedCallback(): void {
     super.disconnectedCallback();
+    this.drawnViews.stop();
     this.near?.disconnect();
     this.near = null;
     this.langShown = null;
@@ -498,7 +503,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
     if (!s || !v) throw new Error(`no view ${name}`);
     const here = import.meta.url;
     const lang = this.locale === 'zh-Hans' ? 'zh-Hans' : null;
-    return embedSnippets(s.st, v.name, {
+    // The lab's picture is its runs' curves: its embed carries the form's run (`train=…`), which trains on load alone.
+    const lab = v.name === 'lab' && !s.st.train ? (this.renderRoot.querySelector('tp-lab') as { formLink?: string } | null)?.formLink : '';
+    return embedSnippets(lab ? { ...s.st, train: lab } : s.st, v.name, {
       script: new URL('./playground.js', here).href,
       page: new URL('./embed.html', here).href,
       resize: new URL('./iframe-resize.js', here).href,
@@ -527,7 +534,8 @@ export class TransformerPlayground extends PlaygroundStateApi {
       this.renderRoot.append(d);
     }
     const height = this.renderRoot.querySelector(`.view[data-view="${v.name}"]`)?.getBoundingClientRect().height ?? 0;
-    d.request = { title: v.title, height, make: (alone, h) => this.embedSnippet(v.name, { alone, height: h || height }) };
+    d.request = { title: v.title, height, parts: partsOf(v.name), make: (alone, h, keep) => this.embedSnippet(v.name, { alone, keep: [...keep], height: h || height }) };
+    d.keep = [];
     void d.show();
   }
 
@@ -613,7 +621,8 @@ export class TransformerPlayground extends PlaygroundStateApi {
   private frame(v: ViewDef, s: PlaygroundStore) {
     const alone = s.st.chrome === 'none';
     const r = reserveOf(v.name, this.arch(s), alone ? s.st : null);
-    const waiting = !s.lastForward && r;
+    // The room is kept until the view has drawn its picture, not only until the first pass (../views/drawn.ts).
+    const waiting = r && (!s.lastForward || !this.drawnViews.has(v.name));
     // Shown alone, a picture that grows holds its own box (the length the generation reaches).
     const room = r && (waiting || (KEEP_ROOM.has(v.name) && !alone));
     return html`<div
@@ -649,6 +658,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
   protected updated(): void {
     const s = this.store;
     if (!s) return;
+    if (s.lastForward) this.drawnViews.look(this.renderRoot);
     const keep = s.st.chrome === 'none' ? s.st.keep : null;
     for (const f of this.renderRoot.querySelectorAll<HTMLElement>('.view[data-view]')) {
       const el = f.firstElementChild;

@@ -187,6 +187,7 @@
 'embed.heading': str`嵌入：${0}`,
 'embed.hint-element': `元素沿用你页面的字体；演练场的文件夹须放在你网站的同一站点上。`,
 'embed.hint-iframe': `内嵌框架可用于任何网站，并随内容自动调整高度。`,
+'embed.keep': `图旁保留的部分（即 keep 属性）：`,
 'embed.preview': `预览：你的文章将显示的样子`,
 'embed.snippet': `要粘贴到文章里的代码片段`,
 'engine.no-gpu-insecure': `WebGPU 只能在安全页面（HTTPS，或本机自己的地址）上使用，而此页面是通过普通 HTTP 打开的——正在 CPU 上运行`,
