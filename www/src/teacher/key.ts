@@ -37,6 +37,8 @@ export async function measureLesson(l: Lesson, model: string, host: HTMLElement,
   if (!customElements.get('transformer-playground')) await import(/* @vite-ignore */ new URL('./playground.js', location.href).href);
   const el = document.createElement('transformer-playground') as PlaygroundLike;
   el.setAttribute('no-hash', '');
+  // Off screen, it never comes near the viewport: its engine starts at once.
+  el.setAttribute('load', 'eager');
   el.setAttribute('models', new URL('./models/', location.href).href);
   el.setAttribute('lesson', l.id);
   el.setAttribute('lang', currentLang());
