@@ -39,6 +39,13 @@ export class PlaygroundStore extends StoreData {
   private heads: number | null = null;
   private warmup = 4000;
   private client: EngineClient | null = null;
+  /**
+   * Settles once the engine has been started (or the store stopped): a view drawn before
+   * the engine starts (the element's engine waits until it comes near the viewport, while
+   * the asked views are drawn at once) waits for it instead of being refused.
+   */
+  private markEngineStarted: () => void = () => {};
+  private readonly engineStarted = new Promise<void>((r) => (this.markEngineStarted = r));
   /** The defaults that links and presets are read against. */
   private readonly settings: SettingsReader;
   private fwdVersion = 0;
@@ -170,6 +177,7 @@ export class PlaygroundStore extends StoreData {
     });
     c.onCrash((why) => void this.recover(why));
     this.client = c;
+    this.markEngineStarted();
   }
 
   /**
@@ -253,6 +261,7 @@ export class PlaygroundStore extends StoreData {
 
   stop(): void {
     this.stopped = true;
+    this.markEngineStarted();
     clearTimeout(this.textTimer);
     this.gen.reset();
     this.client?.terminate();
@@ -275,6 +284,8 @@ export class PlaygroundStore extends StoreData {
 
   /** Send one request to this playground's engine (for lesson pages and tests). */
   call<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
+    // Before the engine has started, the request waits for it (then refused if the store was stopped instead).
+    if (!this.client && !this.stopped) return this.engineStarted.then(() => this.engine.call(op, payload));
     return this.engine.call(op, payload);
   }
 
