@@ -84,7 +84,9 @@ function announceAmbient(): void {
 
 /** A playground holds `lang` now (null: it left the page). */
 export function setPlaygroundLang(el: Element, lang: Lang | null): void {
-  if (lang === null) playgrounds.delete(el);
+  // A playground taken off the page holds no language (an update drawn after its removal
+  // would otherwise leave it deciding the language of everything outside the playgrounds).
+  if (lang === null || !el.isConnected) playgrounds.delete(el);
   else playgrounds.set(el, lang);
   // After the drawing under way: every part checks whether its language changed.
   queueMicrotask(() => {

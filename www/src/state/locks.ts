@@ -73,6 +73,31 @@ export function holdLocks(prev: PlaygroundState, next: PlaygroundState): { state
   return { state: out as unknown as PlaygroundState, refused };
 }
 
+/**
+ * Does `next` open another lesson of the assignment `prev` is in (`lessons=`), under its
+ * locks? Each lesson opens on its own preset (its model, its input), so the locks then hold
+ * the settings as the assignment's link opens that lesson (`assignedLessonLocks`), not as
+ * the last lesson had them; a lesson the assignment does not give is held as any change.
+ */
+export function opensAssignedLesson(prev: PlaygroundState, next: PlaygroundState): boolean {
+  return prev.lock.length > 0 && next.lesson !== '' && next.lesson !== prev.lesson && prev.lessons.includes(next.lesson);
+}
+
+/**
+ * The part of the link (`hash`, without `#`, written under the lesson open now) that the
+ * locks hold when lesson `lesson` of the assignment opens: the locked settings the link
+ * names (the teacher's own; the ones it leaves out come from the lesson's preset) and the
+ * classroom's keys. A hand-edited value of a locked setting in the new link is not in it,
+ * so it is refused as before.
+ */
+export function assignedLessonLocks(hash: string, lesson: string, lock: readonly string[]): string {
+  const held = lockedNames(lock);
+  const out = new URLSearchParams();
+  out.set('lesson', lesson);
+  for (const [k, v] of new URLSearchParams(hash)) if (held.has(k) || (CLASSROOM_KEYS as readonly string[]).includes(k) || k === 'lessons' || k === 'lang') out.set(k, v);
+  return out.toString();
+}
+
 /** A copy of the settings that scripts cannot change in place (a script changes them through the store, where the locks hold). */
 export function frozen(st: PlaygroundState): PlaygroundState {
   for (const v of Object.values(st)) {

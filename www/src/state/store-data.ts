@@ -60,7 +60,11 @@ export class StoreData {
     return this.state;
   }
   set st(next: PlaygroundState) {
-    const { state, refused } = holdLocks(this.state, next);
+    this.hold(next, this.state);
+  }
+  /** Set the settings to `next`, the locked ones kept as `base` has them (the settings now, but for another lesson of an assignment: that lesson's as its link opens it). */
+  protected hold(next: PlaygroundState, base: PlaygroundState): void {
+    const { state, refused } = holdLocks(base, next);
     this.state = frozen(state);
     if (refused.length) this.lockNote = this.words(() => refusedNote(refused));
   }

@@ -22,7 +22,7 @@ import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validMa
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
-import { isLocked, refusedNote } from './locks';
+import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -39,6 +39,13 @@ export class PlaygroundStore extends StoreData {
   private heads: number | null = null;
   private warmup = 4000;
   private client: EngineClient | null = null;
+  /**
+   * Settles once the engine has been started (or the store stopped): a view drawn before
+   * the engine starts (the element's engine waits until it comes near the viewport, while
+   * the asked views are drawn at once) waits for it instead of being refused.
+   */
+  private markEngineStarted: () => void = () => {};
+  private readonly engineStarted = new Promise<void>((r) => (this.markEngineStarted = r));
   /** The defaults that links and presets are read against. */
   private readonly settings: SettingsReader;
   private fwdVersion = 0;
@@ -170,6 +177,7 @@ export class PlaygroundStore extends StoreData {
     });
     c.onCrash((why) => void this.recover(why));
     this.client = c;
+    this.markEngineStarted();
   }
 
   /**
@@ -253,6 +261,7 @@ export class PlaygroundStore extends StoreData {
 
   stop(): void {
     this.stopped = true;
+    this.markEngineStarted();
     clearTimeout(this.textTimer);
     this.gen.reset();
     this.client?.terminate();
@@ -275,6 +284,8 @@ export class PlaygroundStore extends StoreData {
 
   /** Send one request to this playground's engine (for lesson pages and tests). */
   call<K extends Op>(op: K, payload: Api[K]['req']): Promise<Api[K]['res']> {
+    // Before the engine has started, the request waits for it (then refused if the store was stopped instead).
+    if (!this.client && !this.stopped) return this.engineStarted.then(() => this.engine.call(op, payload));
     return this.engine.call(op, payload);
   }
 
@@ -308,7 +319,13 @@ export class PlaygroundStore extends StoreData {
     const notes = [...implied, ...p.notes];
     const next = this.settings.checkModel(p.state, notes);
     this.notes = notes;
-    await this.apply(next);
+    // Another lesson of an assignment opens on its own preset: the locks hold the settings
+    // as the assignment's link opens that lesson (from the link as it was, under the lesson
+    // open until now), not as the last lesson had them.
+    const base = opensAssignedLesson(this.st, next)
+      ? this.settings.checkModel(this.settings.parse(assignedLessonLocks(want.slice(1), next.lesson, this.st.lock), this.settings.defaults).state, [])
+      : undefined;
+    await this.apply(next, base);
   }
 
   /** Change some settings; a classroom link's locked settings stay as they are, and the page says so (`lockNote`). */
@@ -385,10 +402,11 @@ export class PlaygroundStore extends StoreData {
    * Apply new settings, doing only what the changed settings declare (url.ts): reload,
    * switch the backend, tokenize, restart the generation, run the forward pass, or redraw.
    */
-  async apply(asked: PlaygroundState): Promise<void> {
+  async apply(asked: PlaygroundState, lockBase?: PlaygroundState): Promise<void> {
     const prev = this.st;
-    // The state's setter keeps locked settings as they are (./locks.ts).
-    this.st = asked;
+    // The state's setter keeps locked settings as they are (./locks.ts), or as `lockBase` has them.
+    if (lockBase) this.hold(asked, lockBase);
+    else this.st = asked;
     const next = this.st;
     const effects = effectsOf(prev, next);
     // The link says what the page is set to from the moment it is set, not once the model
