@@ -9,7 +9,7 @@
 //   TPLAY_DIST=www/dist node tests/browser/layout-bench.mjs
 
 import { launch, serve } from './harness.mjs';
-import { threeWidgetPost } from './three-widget-post.mjs';
+import { cls, threeWidgetPost } from './three-widget-post.mjs';
 
 const SETTLE_MS = Number(process.env.TPLAY_CLS_SETTLE_MS ?? 4000);
 const TARGET = 0.1;
@@ -23,24 +23,6 @@ const OBSERVER = `
     }
   }).observe({ type: 'layout-shift', buffered: true });
 `;
-
-/** The largest session window's sum. */
-function cls(shifts) {
-  let best = 0;
-  let sum = 0;
-  let start = -Infinity;
-  let prev = -Infinity;
-  for (const s of [...shifts].sort((a, b) => a.t - b.t)) {
-    if (s.t - prev > 1000 || s.t - start > 5000) {
-      sum = 0;
-      start = s.t;
-    }
-    sum += s.v;
-    prev = s.t;
-    best = Math.max(best, sum);
-  }
-  return best;
-}
 
 /** Open `path` at `width`, wait for `ready` (a function evaluated in the page or frame) and SETTLE_MS more; the shifts of the top document and of each frame. */
 async function measure(context, url, { width, ready, body }) {
