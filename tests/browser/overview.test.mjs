@@ -25,9 +25,13 @@ const PHONE = { width: 390, height: 844 };
 
 /** What the overview shows and what the core computed, side by side (read in the page). */
 function readOverview(page) {
-  return page.evaluate(() => {
+  return page.evaluate(async () => {
     const el = document.querySelector('transformer-playground');
+    // The overview draws what the element hands it: both finish their pending updates first,
+    // so the picture read is the one of the forward pass read beside it.
+    await el.updateComplete;
     const ov = el.shadowRoot.querySelector('tp-overview');
+    await ov.updateComplete;
     const root = ov.shadowRoot;
     const f = el.lastForward;
     const num = (x) => Number(x);
