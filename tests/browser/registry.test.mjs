@@ -61,6 +61,8 @@ describe('views by name', () => {
       el.setAttribute('no-hash', '');
       el.setAttribute('views', 'hidden, saturation');
       el.setAttribute('preset', 'play=0');
+      // Appended below every view of the page, far out of sight: started at once, not when scrolled to.
+      el.setAttribute('load', 'eager');
       document.body.append(el);
       await el.ready;
       await el.updateComplete;
