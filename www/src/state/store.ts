@@ -11,7 +11,7 @@
 // ./settings.ts; what the store needs from its host, ./host.ts.
 
 import { msg, str } from '@lit/localize';
-import type { EngineClient } from '../engine/client';
+import { EngineCrashed, type EngineClient } from '../engine/client';
 import { startErrorText } from '../engine/start-error';
 import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
@@ -269,6 +269,9 @@ export class PlaygroundStore extends StoreData {
   }
 
   fail(e: unknown): void {
+    // A request to an engine that died, rejected only after a new engine took over: the
+    // restart has already said what happened (engineNote), and the page runs again.
+    if (e instanceof EngineCrashed && this.engineRestarts > 0 && this.client !== null && this.client.crashed === null) return;
     // A host that refuses the engine (its Content-Security-Policy, another origin) is
     // named with what it must allow; any other error keeps its own message.
     this.error = startErrorText(e, import.meta.url);
