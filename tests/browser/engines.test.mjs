@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { artifacts, dist, launch, open, root, serve, waitTokens } from './harness.mjs';
+import { artifacts, dist, launch, offlineKept, open, root, serve, waitTokens } from './harness.mjs';
 import { CONSOLE_HOOK, launchFirefox, launchWebKit, missing } from './engines.mjs';
 
 const ENGINES = (process.env.TPLAY_ENGINES ?? 'firefox,webkit').split(',').filter(Boolean);
@@ -246,15 +246,7 @@ for (const engine of ENGINES) {
       }
       // Registered after the first pass; wait until it is active and holds the engine and the models.
       await b.waitFor(
-        async () => {
-          const reg = await navigator.serviceWorker.getRegistration();
-          if (!reg?.active || reg.active.state !== 'activated') return false;
-          for (const n of await caches.keys()) {
-            const keys = (await (await caches.open(n)).keys()).map((r) => r.url);
-            if (keys.some((u) => u.includes('translate.safetensors')) && keys.some((u) => u.endsWith('.wasm'))) return true;
-          }
-          return false;
-        },
+        offlineKept,
         undefined,
         90000,
         'the service worker keeping the page',

@@ -87,6 +87,21 @@ export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1
 }
 
 /**
+ * In the page: whether its service worker is active and its caches hold the engine (the
+ * wasm) and a model (translate.safetensors), i.e. the page would load offline. Passed to
+ * any driver's evaluate/waitFor (it is sent as its source text).
+ */
+export async function offlineKept() {
+  const reg = await navigator.serviceWorker.getRegistration();
+  if (!reg?.active || reg.active.state !== 'activated') return false;
+  for (const n of await caches.keys()) {
+    const keys = (await (await caches.open(n)).keys()).map((r) => r.url);
+    if (keys.some((u) => u.includes('translate.safetensors')) && keys.some((u) => u.endsWith('.wasm'))) return true;
+  }
+  return false;
+}
+
+/**
  * Headless Chromium; `webgpu` adds --enable-unsafe-webgpu (a SwiftShader adapter).
  * `serviceWorkers: 'block'` keeps the page's offline worker out, so `page.route` sees every
  * request (a test that swaps a model or the manifest needs that). `locale` sets the

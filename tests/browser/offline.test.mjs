@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dist, launch, open, serve, waitTokens } from './harness.mjs';
+import { dist, launch, offlineKept, open, serve, waitTokens } from './harness.mjs';
 
 let site;
 let server;
@@ -34,15 +34,7 @@ after(async () => {
 async function waitOfflineReady(page) {
   const deadline = Date.now() + 60000;
   for (;;) {
-    const ready = await page.evaluate(async () => {
-      const reg = await navigator.serviceWorker.getRegistration();
-      if (!reg?.active || reg.active.state !== 'activated') return false;
-      for (const n of await caches.keys()) {
-        const keys = (await (await caches.open(n)).keys()).map((r) => r.url);
-        if (keys.some((u) => u.includes('translate.safetensors')) && keys.some((u) => u.endsWith('.wasm'))) return true;
-      }
-      return false;
-    });
+    const ready = await page.evaluate(offlineKept);
     if (ready) return;
     if (Date.now() > deadline) throw new Error('the service worker did not finish keeping the page within 60 s');
     await page.waitForTimeout(250);
