@@ -12,14 +12,14 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
   backend: { wide: 32, narrow: 95 },
   input: { wide: 180, narrow: 205 },
   characters: { wide: 180, narrow: 190 },
-  generation: { wide: 270, narrow: 470 },
+  generation: { wide: 270, narrow: 476 },
   architecture: { wide: 950, narrow: 1090 },
   attention: { wide: 755, narrow: 1130 },
   masks: { wide: 335, narrow: 495 },
   output: { wide: 490, narrow: 590 },
   hidden: { wide: 195, narrow: 285 },
   'sqrt-dk': { wide: 210, narrow: 475 },
-  saturation: { wide: 310, narrow: 415 },
+  saturation: { wide: 310, narrow: 430 },
   cost: { wide: 560, narrow: 790 },
   schedule: { wide: 425, narrow: 380 },
   positions: { wide: 1520, narrow: 1215 },
@@ -44,7 +44,7 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
 export const RESERVE_BY_ARCH: Readonly<Record<string, Readonly<Record<Arch, { wide: number; narrow: number }>>>> = {
   overview: {
     // Each with the text box above the stages (41 px).
-    decoder_only: { wide: 471, narrow: 1467 },
+    decoder_only: { wide: 471, narrow: 1471 },
     encoder_decoder: { wide: 796, narrow: 2471 },
     encoder_only: { wide: 456, narrow: 1221 },
   },
