@@ -1,15 +1,18 @@
 // The lab's runs on WebGPU in headless Chromium (SwiftShader's adapter):
 // - a small reverse run with backend=webgpu trains on the GPU, says "WebGPU" in the run
 //   table, and its loss curve is a CPU run's of the same settings and seed (1e-4 relative
-//   per step; the held-out evaluations too);
+//   per step; the held-out evaluations and the per-layer curves of the plots too);
 // - a run whose GPU device is destroyed mid-run goes on on the CPU from the last step
 //   copied back: every step once, in order, the CPU run's numbers, and the run says
 //   "CPU: the GPU device was lost at step N" in the table;
-// - backend=cpu never asks for the GPU, and says so.
+// - backend=cpu never asks for the GPU, and says so;
+// - a NaN put into layer 2 of a WebGPU run (testOnlyNanAtLayer) stops the run at the next
+//   step, found by the CPU taking that step again, and the page names the layer.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, open, serve, shot } from './harness.mjs';
+import { assertStoppedAtLayer2, nanRunInPage } from './health-checks.mjs';
 
 /** A GPU step's loss against the CPU's, relative. */
 const TOL = 1e-4;
@@ -58,7 +61,22 @@ function assertSameCurve(got, want) {
     assert.ok(Math.abs(g.loss - w.loss) <= TOL * Math.abs(w.loss), `step ${w.step}: ${g.loss} vs ${w.loss}`);
     assert.equal(g.eval === null, w.eval === null, `step ${w.step}: evaluated on one backend only`);
     if (w.eval) assert.ok(Math.abs(g.eval.loss - w.eval.loss) <= TOL * Math.abs(w.eval.loss), `step ${w.step} held-out: ${g.eval.loss} vs ${w.eval.loss}`);
+    // The per-layer curves too (the plots): as many layers, the same values. NaN-aware: a
+    // NaN fails `<=` (and Math.max keeps it), on either side.
+    for (const key of ['residual_norms', 'grad_norms']) {
+      assert.equal(g[key].length, w[key].length, `step ${w.step}: ${key} per layer`);
+      assert.ok(w[key].length > 0, `step ${w.step}: ${key} measured`);
+      for (let l = 0; l < w[key].length; l++) assert.ok(Math.abs(g[key][l] - w[key][l]) <= TOL * Math.abs(w[key][l]), `step ${w.step} ${key}[${l}]: ${g[key][l]} vs ${w[key][l]}`);
+    }
   }
+}
+
+/** The largest relative difference of the per-layer curves (a diagnostic). */
+function worstLayer(got, want) {
+  let m = 0;
+  for (let i = 0; i < want.length; i++)
+    for (const key of ['residual_norms', 'grad_norms']) for (let l = 0; l < want[i][key].length; l++) m = Math.max(m, Math.abs(got[i][key][l] - want[i][key][l]) / Math.abs(want[i][key][l]));
+  return m;
 }
 
 describe('lab runs on WebGPU', () => {
@@ -94,7 +112,7 @@ describe('lab runs on WebGPU', () => {
     assert.equal(gpu.run.backend.kind, 'webgpu');
     assert.equal(gpu.run.points.length, SETTINGS.steps);
     assertSameCurve(gpu.run.points, cpu.run.points);
-    t.diagnostic(`${SETTINGS.steps} steps on ${gpu.run.backend.adapter}: largest relative loss difference ${worst(gpu.run.points, cpu.run.points)}`);
+    t.diagnostic(`${SETTINGS.steps} steps on ${gpu.run.backend.adapter}: largest relative loss difference ${worst(gpu.run.points, cpu.run.points)}, per-layer curves ${worstLayer(gpu.run.points, cpu.run.points)}`);
     const cell = await backendCell(gpu.id);
     assert.equal(cell.text, 'WebGPU');
     assert.ok(cell.title, 'the cell names the adapter');
@@ -135,6 +153,15 @@ describe('lab runs on WebGPU', () => {
     assert.equal(cell.text, `CPU: the GPU device was lost at step ${got.at + 1}`);
     assert.match(cell.title, new RegExp(`from step ${got.at}\\b`));
     await shot(page, 'lab-gpu-lost');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a_nan_put_into_layer_2_of_a_webgpu_run_stops_it_there_and_names_the_layer', async () => {
+    const got = await nanRunInPage(page, { ...LONG, n_layers: 3, backend: 'webgpu' }, 1);
+    assert.equal(got.kind, 'webgpu', 'the run trained on the GPU before the NaN');
+    // The CPU took the step again from the last copy back and found where.
+    assert.equal(got.run.backend.kind, 'cpu_lost');
+    assertStoppedAtLayer2(got);
     assert.deepEqual(errors, []);
   });
 });

@@ -40,4 +40,4 @@ pub use kernels::{
 pub use model::{check_fits, GpuModel, GpuWeights};
 pub use optim::GpuAdam;
 pub use positions::{rope_table, PositionTables};
-pub use train::{GpuTrainer, StepCounts};
+pub use train::{GpuTrainer, LayerStats, StepCounts};

@@ -123,6 +123,15 @@ impl Engine {
         };
     }
 
+    /// Test-only: one weight of the training run's layer `layer` (from 0, the lab plots'
+    /// order) turns NaN before its next step; the run must stop there and name the layer
+    /// (false without a run or such a layer).
+    pub fn test_only_nan_at_layer(&mut self, layer: usize) -> bool {
+        self.session
+            .as_mut()
+            .is_some_and(|s| s.test_only_nan_at_layer(layer))
+    }
+
     /// Test-only: destroy the GPU device now (the engine's, and the training run's), as a
     /// driver reset would (true when there was one); the next GPU call fails and the
     /// engine (or the run) carries on on the CPU.

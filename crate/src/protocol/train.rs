@@ -125,6 +125,85 @@ pub struct TrainPoint {
     pub residual_norms: Vec<f32>,
     /// Per layer (encoder layers first): ‖gradient‖ of that layer's parameters, before clipping.
     pub grad_norms: Vec<f32>,
+    /// Per layer, on the steps the run's health is checked (every
+    /// `train::health::HEALTH_EVERY` steps, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
+    /// parameters over this step's update; empty on other steps.
+    pub update_ratios: Vec<f32>,
+    /// Per layer, on the same steps: the mean entropy (nats) of its self-attention rows
+    /// (over batch, heads and query positions); empty on other steps.
+    pub attn_entropy: Vec<f32>,
+}
+
+/// The operation of a forward or backward pass that first gave a NaN or an infinity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultOp {
+    /// A parameter was already not finite before the step.
+    Weights,
+    /// Embeddings plus positions.
+    Embedding,
+    /// A LayerNorm or BatchNorm.
+    Norm,
+    /// The query/key/value projections.
+    QkvProjection,
+    /// The scaled attention scores.
+    AttentionScores,
+    /// The softmax over the scores.
+    Softmax,
+    /// The probabilities times the values, heads merged.
+    AttentionValues,
+    /// The FFN's first linear layer.
+    FfnLinear1,
+    /// The FFN's activation.
+    FfnActivation,
+    /// The sublayer's output projection and the residual sum.
+    SublayerOutput,
+    /// The output head's logits.
+    Head,
+    /// The cross-entropy.
+    Loss,
+    /// The backward pass (a parameter's gradient).
+    Gradient,
+}
+
+/// What a health alarm is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AlarmKind {
+    /// A NaN or an infinity: the run stops.
+    NonFinite,
+    /// An update moved a layer's weights by more than `train::health::UPDATE_RATIO_ALARM`
+    /// of their norm in one step.
+    UpdateTooLarge,
+    /// A layer's attention rows have collapsed onto single keys (entropy below
+    /// `train::health::ENTROPY_ALARM` nats).
+    AttentionCollapsed,
+    /// A layer's gradient norm passed `train::health::GRAD_ALARM`.
+    GradientExploding,
+}
+
+/// Something the run's health watch saw: a NaN or an infinity (the run stops at it), or a
+/// warning the run goes on through.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct HealthAlarm {
+    pub kind: AlarmKind,
+    /// The step it happened at.
+    pub step: u64,
+    /// The layer, 1-based in the plots' order (encoder layers first); null when it is not
+    /// in a layer (the embedding, the head, the loss).
+    pub layer: Option<u32>,
+    /// The operation that first gave a NaN or an infinity (non-finite alarms only).
+    pub op: Option<FaultOp>,
+    /// The parameter involved, when one is (a NaN weight, a NaN gradient).
+    pub param: Option<String>,
+    /// The value watched: the non-finite value, the update ratio, the entropy, the norm.
+    pub value: f32,
+    /// The threshold it crossed (0 for a non-finite value).
+    pub limit: f32,
+    /// The learning rate of that step.
+    pub lr: f32,
+    /// The run stopped here (its last step is the one before).
+    pub stopped: bool,
 }
 
 /// `trainChunk`: train up to `max_steps` more steps, stopping once `budget_ms` have passed
@@ -148,6 +227,9 @@ pub struct TrainChunk {
     pub elapsed_ms: f64,
     /// Where the run's steps run after this chunk (the CPU after a GPU failure).
     pub backend: RunBackend,
+    /// What the health watch saw in this chunk, in step order; a `stopped` one ends the
+    /// run (every later chunk is refused).
+    pub alarms: Vec<HealthAlarm>,
 }
 
 /// A training run started: the model it trains.

@@ -10,17 +10,18 @@
 //! The page's form of a run, its checks and its conversion to a [`RunSpec`] are in
 //! `settings.rs`.
 
-use crate::backend::gpu::{GpuContext, GpuTrainer};
+use crate::backend::gpu::{GpuContext, GpuTrainer, LayerStats};
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
-use crate::model::{Model, ModelParams, ParamKind};
+use crate::model::Model;
 use crate::protocol::{
-    EvalPoint, RunBackend, RunSettings, TrainBackendChoice, TrainChunk, TrainChunkRequest,
-    TrainPoint,
+    AlarmKind, EvalPoint, HealthAlarm, RunBackend, RunSettings, TrainBackendChoice, TrainChunk,
+    TrainChunkRequest, TrainPoint,
 };
-use crate::tensor::Tensor;
 
 use super::eval::evaluate;
+use super::health::{self, poison_layer, HEALTH_EVERY};
+use super::optim::grad_norm;
 use super::run::RunSpec;
 use super::settings::field_err;
 use super::step::{LossGrads, StepStats};
@@ -52,6 +53,18 @@ pub struct Session {
     backend: RunBackend,
     /// Test-only: the GPU fails as it is about to take this step.
     fail_gpu_at: Option<u64>,
+    /// Test-only: a weight of this layer (from 0) turns NaN before the next step.
+    nan_at_layer: Option<usize>,
+    /// The alarm the run stopped at (a NaN or an infinity); no step is taken after it.
+    halted: Option<HealthAlarm>,
+    /// Warnings given so far (each once per run).
+    warned: Vec<(AlarmKind, u32)>,
+}
+
+/// What one CPU step gave: its point, or the alarm the run stops at.
+enum Stepped {
+    Point(TrainPoint),
+    Stopped(HealthAlarm),
 }
 
 /// A run's steps on a GPU device.
@@ -97,6 +110,9 @@ impl Session {
             gpu: None,
             backend,
             fail_gpu_at: None,
+            nan_at_layer: None,
+            halted: None,
+            warned: vec![],
         })
     }
 
@@ -181,6 +197,19 @@ impl Session {
         self.fail_gpu_at = Some(step);
     }
 
+    /// Test-only: one weight of layer `layer` (from 0, the plots' order; its FFN's first
+    /// linear layer) turns NaN before the next step, wherever the run trains; the run must
+    /// stop there and name that layer. False when the model has no such layer.
+    #[doc(hidden)]
+    pub fn test_only_nan_at_layer(&mut self, layer: usize) -> bool {
+        let cfg = &self.trainer.model.config;
+        if layer >= cfg.encoder_layers() + cfg.decoder_layers() {
+            return false;
+        }
+        self.nan_at_layer = Some(layer);
+        true
+    }
+
     /// Test-only: destroy the run's GPU device now, as a driver reset would (true when the
     /// run had one); its next GPU call fails and the run goes on on the CPU.
     pub fn test_only_lose_gpu(&self) -> bool {
@@ -236,8 +265,18 @@ impl Session {
         }
     }
 
-    /// One step on the GPU: its statistics (`Err`: the GPU failed), not yet counted.
-    async fn gpu_step(&mut self) -> Result<StepStats> {
+    /// One step on the GPU: its statistics and per-layer norms (`Err`: the GPU failed),
+    /// not yet counted.
+    async fn gpu_step(&mut self) -> Result<(StepStats, LayerStats)> {
+        if let Some(layer) = self.nan_at_layer.take() {
+            // The test's NaN goes into the weights the GPU holds and into the CPU copy
+            // (brought up to date first), so that either side meets it.
+            self.copy_back().await?;
+            poison_layer(&mut self.trainer.model, layer);
+            if let Some(g) = self.gpu.as_mut() {
+                g.trainer = GpuTrainer::new(&g.ctx, &self.trainer.model, self.trainer.adam())?;
+            }
+        }
         let (tb, fwd, lr) = self.trainer.next_step_inputs(false);
         let next = self.trainer.step + 1;
         let smoothing = self.trainer.opts.label_smoothing;
@@ -250,7 +289,7 @@ impl Session {
                 "the GPU device was lost (a test-only failure)".into(),
             ));
         }
-        g.trainer.step(&tb, &fwd, smoothing, lr, clip).await
+        g.trainer.step_watched(&tb, &fwd, smoothing, lr, clip).await
     }
 
     pub fn settings(&self) -> &RunSettings {
@@ -369,15 +408,50 @@ impl Session {
         Ok(session)
     }
 
-    /// One step, watched: its point (without evaluation).
-    fn one_step(&mut self) -> Result<TrainPoint> {
+    /// One step, watched: its point (without evaluation), or, when the step gives a NaN
+    /// or an infinity, the alarm naming the first operation that gave it — the step is
+    /// not taken (the weights stay those of the step before).
+    fn one_step(&mut self) -> Result<Stepped> {
+        if let Some(layer) = self.nan_at_layer.take() {
+            poison_layer(&mut self.trainer.model, layer);
+        }
+        let next = self.trainer.step + 1;
+        let check = next == 1 || next.is_multiple_of(HEALTH_EVERY);
+        let data = self.trainer.data_position();
+        let (tb, mut fwd, lr) = self.trainer.next_step_inputs(true);
+        fwd.trace_attention = check;
+        let before = check.then(|| self.trainer.model.clone());
+        let cfg = self.trainer.model.config.clone();
         let mut residual_norms = vec![];
         let mut grad_norms = vec![];
-        let stats = self.trainer.train_step_with(true, &mut |lg: &LossGrads| {
-            residual_norms = residual_norms_of(lg);
-            grad_norms = layer_grad_norms(&lg.grads);
-        })?;
-        Ok(TrainPoint {
+        let mut attn_entropy = vec![];
+        let mut finite = true;
+        let taken = self
+            .trainer
+            .take_step(&tb, &fwd, lr, &mut |lg: &LossGrads| {
+                residual_norms = health::residual_norms(&lg.trace.hidden);
+                grad_norms = health::layer_grad_norms(&cfg, &lg.grads);
+                if check {
+                    attn_entropy = health::attention_entropy(&cfg, &lg.trace.attention);
+                }
+                finite = lg.loss.is_finite() && grad_norm(&lg.grads).is_finite();
+            });
+        if !finite {
+            // Nothing was updated: the run stands where it stood before this step.
+            self.trainer.rewind(next - 1, data);
+            let fault = health::diagnose(
+                &self.trainer.model,
+                &tb,
+                &fwd,
+                self.trainer.opts.label_smoothing,
+            );
+            return Ok(Stepped::Stopped(health::stop_alarm(next, lr, fault)));
+        }
+        let stats = taken?;
+        let update_ratios = before
+            .map(|b| health::update_ratios(&b, &self.trainer.model))
+            .unwrap_or_default();
+        Ok(Stepped::Point(TrainPoint {
             step: self.trainer.step,
             loss: stats.loss,
             lr: stats.lr,
@@ -386,7 +460,9 @@ impl Session {
             eval: None,
             residual_norms,
             grad_norms,
-        })
+            update_ratios,
+            attn_entropy,
+        }))
     }
 
     /// The held-out loss and the task's metric now, on `n` examples.
@@ -412,7 +488,14 @@ impl Session {
                 req.max_steps, req.budget_ms
             )));
         }
+        if let Some(a) = &self.halted {
+            return Err(Error::Input(format!(
+                "the run stopped at step {}: a NaN or an infinity; start it again with other settings",
+                a.step
+            )));
+        }
         let clock = Stopwatch::start(None);
+        let mut alarms: Vec<HealthAlarm> = vec![];
         // Steps whose weights the CPU copy holds, and steps taken on the GPU since.
         let mut points: Vec<TrainPoint> = vec![];
         let mut pending: Vec<TrainPoint> = vec![];
@@ -441,7 +524,7 @@ impl Session {
             }
             let mut p = if self.gpu.is_some() {
                 let next = self.trainer.step + 1;
-                let stats = match self.gpu_step().await {
+                let (stats, layers) = match self.gpu_step().await {
                     Ok(s) => s,
                     Err(e) => {
                         self.fall_back(next, &e);
@@ -449,13 +532,20 @@ impl Session {
                         continue;
                     }
                 };
-                if let Err(e) = self.trainer.count_step(stats) {
-                    // A diverged run stops where its weights were last copied back.
-                    if let Some(g) = &self.gpu {
-                        self.trainer.rewind(g.synced_step, g.synced_data);
-                    }
-                    return Err(e);
+                if !(stats.loss.is_finite() && stats.grad_norm.is_finite()) {
+                    // The CPU takes the steps again from the last copy back and, meeting
+                    // the NaN too, names the operation that gave it.
+                    self.trainer.step += 1;
+                    self.fall_back(
+                        next,
+                        &Error::Gpu(format!(
+                            "step {next} gave a NaN or an infinity on the GPU; the CPU takes the steps again to find where"
+                        )),
+                    );
+                    pending.clear();
+                    continue;
                 }
+                self.trainer.count_step(stats)?;
                 TrainPoint {
                     step: next,
                     loss: stats.loss,
@@ -463,13 +553,27 @@ impl Session {
                     grad_norm: stats.grad_norm,
                     elapsed_ms: 0.0,
                     eval: None,
-                    // The GPU step reports the loss and the global norm only.
-                    residual_norms: vec![],
-                    grad_norms: vec![],
+                    residual_norms: layers.residual_norms,
+                    grad_norms: layers.grad_norms,
+                    // Measured on the CPU only (they need the weights before the update
+                    // and every attention row).
+                    update_ratios: vec![],
+                    attn_entropy: vec![],
                 }
             } else {
-                self.one_step()?
+                match self.one_step()? {
+                    Stepped::Point(p) => p,
+                    Stepped::Stopped(alarm) => {
+                        // The run ends here: the steps before are all reported.
+                        points.append(&mut pending);
+                        self.halted = Some(alarm.clone());
+                        alarms.push(alarm);
+                        break;
+                    }
+                }
             };
+            let early = p.step <= self.trainer.opts.warmup.max(100);
+            alarms.extend(health::warnings(&p, early, &mut self.warned));
             let step = self.trainer.step;
             let last = self.is_done();
             if last || (every > 0 && step.is_multiple_of(every)) {
@@ -509,58 +613,9 @@ impl Session {
             },
             elapsed_ms: self.elapsed_ms,
             backend: self.backend.clone(),
+            alarms,
         })
     }
-}
-
-/// Per layer (stacks in the order they ran): mean over positions of ‖x‖ after the layer.
-fn residual_norms_of(lg: &LossGrads) -> Vec<f32> {
-    let mut out = vec![];
-    for h in &lg.trace.hidden {
-        for state in h.states.iter().skip(1) {
-            let c = *state.shape.last().unwrap_or(&1);
-            let rows = state.data.len() / c.max(1);
-            let sum: f64 = state
-                .data
-                .chunks_exact(c.max(1))
-                .map(|r| {
-                    r.iter()
-                        .map(|&x| (x as f64) * (x as f64))
-                        .sum::<f64>()
-                        .sqrt()
-                })
-                .sum();
-            out.push((sum / rows.max(1) as f64) as f32);
-        }
-    }
-    out
-}
-
-/// Per layer (encoder layers first): the L2 norm of the gradient of the layer's parameters.
-fn layer_grad_norms(grads: &ModelParams<Tensor>) -> Vec<f32> {
-    let mut keys: Vec<String> = vec![];
-    let mut sums: Vec<f64> = vec![];
-    grads.visit(&mut |name, t, kind| {
-        if kind != ParamKind::Trained {
-            return;
-        }
-        // "encoder.layers.3.linear1.weight" → "encoder.layers.3"
-        let mut parts = name.splitn(4, '.');
-        let (Some(stack), Some("layers"), Some(i)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return;
-        };
-        let key = format!("{stack}.{i}");
-        let s: f64 = t.data.iter().map(|&x| (x as f64) * (x as f64)).sum();
-        match keys.iter().position(|k| *k == key) {
-            Some(j) => sums[j] += s,
-            None => {
-                keys.push(key);
-                sums.push(s);
-            }
-        }
-    });
-    sums.into_iter().map(|s| s.sqrt() as f32).collect()
 }
 
 #[cfg(test)]

@@ -185,7 +185,8 @@ pub fn train_step(
 }
 
 /// [`train_step`], showing `observe` the loss, the gradients (before clipping) and the
-/// forward pass before the update: the same step, watched.
+/// forward pass before the update: the same step, watched. A step whose loss or gradient
+/// norm is not finite updates nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn train_step_observed(
     model: &mut Model,
@@ -204,6 +205,15 @@ pub fn train_step_observed(
         Some(max) => clip_grad_norm(&mut lg.grads, max),
         None => super::optim::grad_norm(&lg.grads),
     };
+    if !(lg.loss.is_finite() && grad_norm.is_finite()) {
+        // A NaN or an infinity: the weights stay as they were (the caller stops the run;
+        // `Trainer::count_step` says so).
+        return Ok(StepStats {
+            loss: lg.loss,
+            grad_norm,
+            lr,
+        });
+    }
     adam.step(model, &lg.grads, lr);
     model.apply_running_stats(&lg.trace.running_stats)?;
     Ok(StepStats {

@@ -245,6 +245,12 @@ impl<'t> Trainer<'t> {
                 self.step, stats.loss
             )));
         }
+        if !stats.grad_norm.is_finite() {
+            return Err(Error::Other(format!(
+                "training diverged at step {}: the gradient norm is {}; lower --lr-factor or raise --warmup",
+                self.step, stats.grad_norm
+            )));
+        }
         Ok(stats)
     }
 
@@ -286,11 +292,23 @@ impl<'t> Trainer<'t> {
         observe: &mut dyn FnMut(&LossGrads),
     ) -> Result<StepStats> {
         let (tb, fwd, lr) = self.next_step_inputs(trace_hidden);
+        self.take_step(&tb, &fwd, lr, observe)
+    }
+
+    /// The step of [`Trainer::train_step_with`] on inputs from
+    /// [`Trainer::next_step_inputs`], counted.
+    pub fn take_step(
+        &mut self,
+        tb: &TrainBatch,
+        fwd: &ForwardOptions,
+        lr: f32,
+        observe: &mut dyn FnMut(&LossGrads),
+    ) -> Result<StepStats> {
         let stats = train_step_observed(
             &mut self.model,
             &mut self.adam,
-            &tb,
-            &fwd,
+            tb,
+            fwd,
             self.opts.label_smoothing,
             lr,
             self.opts.clip,

@@ -97,6 +97,10 @@ export class PlaygroundRunsApi extends LocalizedElement {
   testOnlyLoseRunGpu(id: string): Promise<boolean> {
     return this.needLab().testOnlyLoseGpu(id);
   }
+  /** Test-only: make one weight of a running run's layer `layer` (from 0) NaN before its next step, to prove the run stops there and names the layer (false: no such layer). */
+  testOnlyNanAtLayer(id: string, layer: number): Promise<boolean> {
+    return this.needLab().testOnlyNanAtLayer(id, layer);
+  }
   /** Hand edits of the loaded model's weights: read, set, restore, list, export (www/README.md, "Editing weights"). */
   get weights(): WeightEditor {
     return this.needStore().weights;

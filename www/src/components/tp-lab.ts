@@ -25,6 +25,7 @@ import '../lab-view/tp-lab-plot';
 import { labStyles } from '../lab-view/lab-styles';
 import { runPlots } from '../lab-view/plots';
 import { backendDetail, backendText } from '../lab-view/run-text';
+import { alarmCause, alarmFix, alarmWhat } from '../lab/health';
 import { runTable, type BusyAction, type RunTableActions } from '../lab-view/run-table';
 import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form';
 import { lockedNote, whyLocked } from '../ui/locked';
@@ -557,6 +558,7 @@ export class TpLab extends LocalizedElement {
         </label>
       </div>
       ${this.error ? html`<div class="alert" role="alert" data-error>${this.error}</div>` : nothing}
+      ${healthList(sel)}
       <div class="said" role="status">${this.said}</div>
       ${usedBox(this.used)}
       ${runPlots(shown, labels, shown.map((r) => colorOf.get(r.id)!), this.theme, this.themeKey)}
@@ -570,6 +572,23 @@ export class TpLab extends LocalizedElement {
     // What the panel holds, kept for when it is drawn again after being left.
     if (this.form) keepLabViewState({ form: this.form, selected: this.selected, preset: this.preset, from: this.from, appliedLink: this.appliedLink });
   }
+}
+
+/** What the health watch saw in the selected run: each alarm with its likely cause and a fix to try. */
+function healthList(r: RunRecord | undefined) {
+  const alarms = r?.alarms ?? [];
+  if (!r || !alarms.length) return nothing;
+  return html`<section class="health" data-health aria-label=${msg('training health', { id: 'health.heading' })}>
+    <h3>${msg(str`Training health of ${r.name}`, { id: 'health.title' })}</h3>
+    <ul>
+      ${alarms.map(
+        (a) =>
+          html`<li class=${a.stopped ? 'stopped' : 'warning'} data-alarm=${a.kind} data-step=${a.step} data-layer=${a.layer ?? ''} data-op=${a.op ?? ''}>
+            ${alarmWhat(a)} ${alarmCause(a)} ${alarmFix(a, r.settings)}
+          </li>`,
+      )}
+    </ul>
+  </section>`;
 }
 
 function message(e: unknown): string {

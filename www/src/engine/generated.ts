@@ -867,7 +867,57 @@ residual_norms: Array<number>,
 /**
  * Per layer (encoder layers first): ‖gradient‖ of that layer's parameters, before clipping.
  */
-grad_norms: Array<number>, };
+grad_norms: Array<number>, 
+/**
+ * Per layer, on the steps the run's health is checked (every
+ * `train::health::HEALTH_EVERY` steps, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
+ * parameters over this step's update; empty on other steps.
+ */
+update_ratios: Array<number>, 
+/**
+ * Per layer, on the same steps: the mean entropy (nats) of its self-attention rows
+ * (over batch, heads and query positions); empty on other steps.
+ */
+attn_entropy: Array<number>, };
+
+export type FaultOp = "weights" | "embedding" | "norm" | "qkv_projection" | "attention_scores" | "softmax" | "attention_values" | "ffn_linear1" | "ffn_activation" | "sublayer_output" | "head" | "loss" | "gradient";
+
+export type AlarmKind = "non_finite" | "update_too_large" | "attention_collapsed" | "gradient_exploding";
+
+export type HealthAlarm = { kind: AlarmKind, 
+/**
+ * The step it happened at.
+ */
+step: number, 
+/**
+ * The layer, 1-based in the plots' order (encoder layers first); null when it is not
+ * in a layer (the embedding, the head, the loss).
+ */
+layer: number | null, 
+/**
+ * The operation that first gave a NaN or an infinity (non-finite alarms only).
+ */
+op: FaultOp | null, 
+/**
+ * The parameter involved, when one is (a NaN weight, a NaN gradient).
+ */
+param: string | null, 
+/**
+ * The value watched: the non-finite value, the update ratio, the entropy, the norm.
+ */
+value: number, 
+/**
+ * The threshold it crossed (0 for a non-finite value).
+ */
+limit: number, 
+/**
+ * The learning rate of that step.
+ */
+lr: number, 
+/**
+ * The run stopped here (its last step is the one before).
+ */
+stopped: boolean, };
 
 export type TrainChunkRequest = { max_steps: number, budget_ms: number, };
 
@@ -887,7 +937,12 @@ steps_per_s: number, elapsed_ms: number,
 /**
  * Where the run's steps run after this chunk (the CPU after a GPU failure).
  */
-backend: BackendStatus, };
+backend: BackendStatus, 
+/**
+ * What the health watch saw in this chunk, in step order; a `stopped` one ends the
+ * run (every later chunk is refused).
+ */
+alarms: Array<HealthAlarm>, };
 
 export type TrainStarted = { info: ModelInfo, 
 /**

@@ -219,6 +219,8 @@ export interface Api {
   testOnlyCrash: { req: { kind: 'trap' | 'throw' }; res: null };
   /** Test-only: destroy the WebGPU device (true when there was one to destroy). */
   testOnlyLoseGpu: { req: Record<string, never>; res: boolean };
+  /** Test-only: a weight of the training run's layer `layer` (from 0) turns NaN before its next step (false: no such layer). */
+  testOnlyNanAtLayer: { req: { layer: number }; res: boolean };
   /** Memory the engine holds: the wasm linear memory, and the worker's JS heap when known. */
   memoryUse: { req: Record<string, never>; res: { wasm_bytes: number; js_heap_bytes: number | null } };
   scoreScaling: { req: ScoreScalingRequest; res: ScoreScaling };

@@ -263,6 +263,7 @@ const handlers: Handlers = {
     return backend;
   },
   testOnlyLoseGpu: (eng) => eng.test_only_lose_gpu(),
+  testOnlyNanAtLayer: (eng, { layer }) => eng.test_only_nan_at_layer(layer),
   memoryUse() {
     // Chromium's non-standard performance.memory, where the worker has it.
     const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;

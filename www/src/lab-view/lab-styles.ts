@@ -171,6 +171,17 @@ export const labStyles = css`
     padding: 6px 10px;
     font-size: var(--tp-text-md);
   }
+  .health ul {
+    margin: 0.25rem 0;
+    padding-left: 1.25rem;
+  }
+  .health h3 {
+    font-size: 1rem;
+    margin: 0.5rem 0 0;
+  }
+  .health li.stopped {
+    font-weight: 600;
+  }
   .said {
     font-size: var(--tp-text-md);
     color: var(--tp-muted);

@@ -143,6 +143,9 @@ export class PointLog {
       eval: this.evalAt(i),
       residual_norms: Array.from({ length: residual }, (_, l) => c[o + FIXED + l]),
       grad_norms: Array.from({ length: grad }, (_, l) => c[o + FIXED + this.layers + l]),
+      // Measured every few steps for the health watch (its alarms keep what matters), not kept per row.
+      update_ratios: [],
+      attn_entropy: [],
     };
   }
 

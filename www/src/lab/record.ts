@@ -3,7 +3,7 @@
 // built from the columns each time it is read, so embedders and JSON see the documented
 // shape while the page keeps one compact copy.
 
-import type { RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
+import type { HealthAlarm, RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
 import { PointLog, type StoredPoints } from './points';
 import type { RunRecord, RunStatus } from './types';
 
@@ -28,6 +28,7 @@ export class Run implements RunRecord {
   checkpoint_step: number | null;
   command: string[];
   backend: RunBackend | null;
+  alarms: HealthAlarm[];
   readonly log: PointLog;
 
   constructor(f: Fields, log = new PointLog()) {
@@ -43,6 +44,7 @@ export class Run implements RunRecord {
     this.checkpoint_step = f.checkpoint_step;
     this.command = f.command;
     this.backend = f.backend;
+    this.alarms = Array.isArray(f.alarms) ? f.alarms : [];
     this.log = log;
   }
 
@@ -52,8 +54,8 @@ export class Run implements RunRecord {
   }
 
   private fields(): Fields {
-    const { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend } = this;
-    return { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend };
+    const { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend, alarms } = this;
+    return { id, name, settings, status, error, steps_per_s, elapsed_ms, created_at, hidden, checkpoint_step, command, backend, alarms };
   }
 
   /** The documented RunRecord shape, for JSON. */
@@ -94,10 +96,19 @@ export class Run implements RunRecord {
         checkpoint_step: typeof r.checkpoint_step === 'number' ? r.checkpoint_step : null,
         command: Array.isArray(r.command) ? r.command.filter((c): c is string => typeof c === 'string') : [],
         backend: backendOf(r.backend),
+        alarms: alarmsOf(r.alarms),
       },
       log,
     );
   }
+}
+
+const ALARM_KINDS = ['non_finite', 'update_too_large', 'attention_collapsed', 'gradient_exploding'];
+
+/** A stored run's health alarms (those that are not one are left out). */
+function alarmsOf(v: unknown): HealthAlarm[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((a): a is HealthAlarm => !!a && typeof a === 'object' && ALARM_KINDS.includes((a as HealthAlarm).kind) && typeof (a as HealthAlarm).step === 'number');
 }
 
 const BACKEND_KINDS = ['webgpu', 'cpu_chosen', 'cpu_no_gpu', 'cpu_refused', 'cpu_lost'];

@@ -8,6 +8,7 @@
 import type { EngineClient } from '../engine/client';
 import type { ModelInfo, RunSettings, TrainPoint } from '../engine/protocol';
 import { runCsv } from './csv';
+import { alarmText } from './health';
 import type { RunStorage } from './persist';
 import { Run } from './record';
 import type { RunProgress, RunRecord, RunStatus, RunSummary } from './types';
@@ -387,10 +388,17 @@ export class LabRegistry {
         return;
       }
       for (const p of c.points) l.rec.log.push(p);
+      if (c.alarms.length) l.rec.alarms = [...(l.rec.alarms ?? []), ...c.alarms];
+      const halt = c.alarms.find((a) => a.stopped);
       l.rec.steps_per_s = c.steps_per_s;
       l.rec.elapsed_ms = c.elapsed_ms;
       l.rec.backend = c.backend;
       this.emit(l, c.points);
+      if (halt) {
+        // A NaN or an infinity: the run stops at the step before, saying where and why.
+        await this.fail(l, alarmText(halt, l.rec.settings));
+        return;
+      }
       if (c.done) {
         await this.finish(l, 'done');
         return;
@@ -571,6 +579,13 @@ export class LabRegistry {
     const l = this.live.get(id);
     if (!l?.client) throw new Error(`run '${id}' has no running engine`);
     return l.client.call('testOnlyLoseGpu', {});
+  }
+
+  /** Test-only: a weight of a running run's layer `layer` (from 0) turns NaN before its next step; the run stops there and names it. */
+  async testOnlyNanAtLayer(id: string, layer: number): Promise<boolean> {
+    const l = this.live.get(id);
+    if (!l?.client) throw new Error(`run '${id}' has no running engine`);
+    return l.client.call('testOnlyNanAtLayer', { layer });
   }
 
   /** Close every run's engine (the element left the page); what was saved stays. */

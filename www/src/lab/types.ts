@@ -1,7 +1,7 @@
 // The lab's records: a run as the page keeps it (settings, curves, status), and what a
 // finished run reports. The numbers themselves come from the core (`TrainPoint`).
 
-import type { RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
+import type { HealthAlarm, RunBackend, RunSettings, TrainPoint } from '../engine/protocol';
 import type { PointLog } from './points';
 
 export type RunStatus = 'running' | 'paused' | 'stopped' | 'done' | 'failed';
@@ -32,6 +32,8 @@ export interface RunRecord {
   command: string[];
   /** Where its steps run (or ran last), and why; null for a run saved before this was kept. */
   backend: RunBackend | null;
+  /** What the health watch saw, in step order (a stopping one last); absent before the first. */
+  alarms?: HealthAlarm[];
 }
 
 /** What a run ended with. */

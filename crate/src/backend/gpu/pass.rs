@@ -217,6 +217,12 @@ impl<'a> Pass<'a> {
         self.drop.is_some()
     }
 
+    /// With `trace_hidden`: per stack the readbacks of its residual stream (the input,
+    /// then each layer's output) and its (B, T, C), taken out of the pass.
+    pub fn take_hidden(&mut self) -> Vec<(AttnSite, Vec<ReadSlot>, [usize; 3])> {
+        std::mem::take(&mut self.hidden)
+    }
+
     /// The trace plan of everything read back, with the head's readback.
     pub fn into_trace(self, head: HeadOut) -> TracePlan {
         TracePlan {

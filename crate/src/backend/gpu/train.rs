@@ -27,6 +27,7 @@ use crate::model::plan::{layer_plan, HeadKind, LayerPlan};
 use crate::model::{ForwardOptions, HeadParams, Mode, Model, ModelParams, ParamKind};
 use crate::tasks::TrainBatch;
 use crate::tensor::Tensor;
+use crate::train::health::{layer_of, mean_row_norm};
 use crate::train::optim::Adam;
 use crate::train::step::{to_batch, StepStats};
 use backward::Step;
@@ -58,6 +59,17 @@ pub struct GpuTrainer {
     no_ablation: GpuBuffer,
     acts: Option<Acts>,
     counts: StepCounts,
+    /// (1) per layer: the squared norm of the layer's gradients.
+    layer_norm_sq: Vec<GpuBuffer>,
+}
+
+/// What a watched step reports per layer (encoder layers first), as the CPU session
+/// computes it (`train::health`): the gradient's norm before clipping and the mean
+/// ‖x‖₂ per position of the residual stream after the layer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerStats {
+    pub grad_norms: Vec<f32>,
+    pub residual_norms: Vec<f32>,
 }
 
 fn config_error(what: &str) -> Error {
@@ -110,7 +122,12 @@ impl GpuTrainer {
                 bias: None,
             },
         };
+        let layers = cfg.encoder_layers() + cfg.decoder_layers();
+        let layer_norm_sq = (0..layers)
+            .map(|_| ctx.zeros("squared layer gradient norm", 1))
+            .collect::<Result<Vec<_>>>()?;
         Ok(GpuTrainer {
+            layer_norm_sq,
             ctx: ctx.clone(),
             plan: layer_plan(cfg),
             shell,
@@ -146,8 +163,31 @@ impl GpuTrainer {
         lr: f32,
         clip: Option<f32>,
     ) -> Result<StepStats> {
-        let (stats, _) = self.run(tb, opts, smoothing, lr, clip, false).await?;
+        let (stats, _, _) = self
+            .run(tb, opts, smoothing, lr, clip, false, false)
+            .await?;
         Ok(stats)
+    }
+
+    /// [`GpuTrainer::step`], also measuring per layer the gradient's norm (before
+    /// clipping, on the GPU) and the residual stream's norm (its readback, reduced as the
+    /// CPU reduces its own): what the lab plots per step.
+    pub async fn step_watched(
+        &mut self,
+        tb: &TrainBatch,
+        opts: &ForwardOptions,
+        smoothing: f32,
+        lr: f32,
+        clip: Option<f32>,
+    ) -> Result<(StepStats, LayerStats)> {
+        let opts = ForwardOptions {
+            trace_hidden: true,
+            ..opts.clone()
+        };
+        let (stats, _, layers) = self
+            .run(tb, &opts, smoothing, lr, clip, false, true)
+            .await?;
+        Ok((stats, layers))
     }
 
     /// [`GpuTrainer::step`], also reading back every trained tensor's gradient before
@@ -161,9 +201,11 @@ impl GpuTrainer {
         lr: f32,
         clip: Option<f32>,
     ) -> Result<(StepStats, Vec<(String, Vec<f32>)>)> {
-        self.run(tb, opts, smoothing, lr, clip, true).await
+        let (stats, grads, _) = self.run(tb, opts, smoothing, lr, clip, true, false).await?;
+        Ok((stats, grads))
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &mut self,
         tb: &TrainBatch,
@@ -172,7 +214,8 @@ impl GpuTrainer {
         lr: f32,
         clip: Option<f32>,
         observe: bool,
-    ) -> Result<(StepStats, Vec<(String, Vec<f32>)>)> {
+        watch: bool,
+    ) -> Result<(StepStats, Vec<(String, Vec<f32>)>, LayerStats)> {
         self.check(tb, opts)?;
         let cfg = self.shell.config.clone();
         self.tables.grow(&self.ctx, &cfg, tb.t.max(tb.s))?;
@@ -214,8 +257,9 @@ impl GpuTrainer {
             let src = (cfg.arch == crate::config::Arch::EncoderDecoder).then_some(&acts.src);
             let x = pass.stacks(&self.plan.stacks, (&acts.tokens, src), (tb.b, tb.t, tb.s))?;
             pass.head_into(&x, (tb.b, tb.t), &acts.logits)?;
-            pass.drops()
+            (pass.drops(), pass.take_hidden())
         };
+        let (drops, hidden) = drops;
         {
             let mut st = Step {
                 w: weights,
@@ -238,6 +282,23 @@ impl GpuTrainer {
                 observed.push((name.clone(), rec.read_all(g)?));
             }
         }
+        let mut layer_slots = vec![];
+        if watch {
+            let n_enc = cfg.encoder_layers();
+            for (l, acc) in self.layer_norm_sq.iter().enumerate() {
+                let list: Vec<(&GpuBuffer, usize)> = grad_list
+                    .iter()
+                    .filter(|(name, _)| layer_of(name, n_enc) == Some(l))
+                    .map(|(_, g)| (g, g.len()))
+                    .collect();
+                if list.is_empty() {
+                    rec.clear(acc, 1)?;
+                } else {
+                    rec.grad_norm_squared(&list, acc)?;
+                }
+                layer_slots.push(rec.read(acc, 0, 1)?);
+            }
+        }
         let loss_slot = rec.read(&acts.loss, 0, 1)?;
         let refs: Vec<&GpuBuffer> = grad_list.iter().map(|(_, g)| g).collect();
         self.adam
@@ -254,6 +315,17 @@ impl GpuTrainer {
             .into_iter()
             .map(|(n, s)| (n, back.f32(s).to_vec()))
             .collect();
+        let mut layers = LayerStats::default();
+        if watch {
+            layers.grad_norms = layer_slots.iter().map(|&s| back.f32(s)[0].sqrt()).collect();
+            for (_, slots, [b, t, c]) in &hidden {
+                for &s in slots.iter().skip(1) {
+                    let data = back.f32(s);
+                    let data = &data[..(b * t * c).min(data.len())];
+                    layers.residual_norms.push(mean_row_norm(data, *c));
+                }
+            }
+        }
         Ok((
             StepStats {
                 loss: back.f32(loss_slot)[0],
@@ -261,6 +333,7 @@ impl GpuTrainer {
                 lr,
             },
             grads,
+            layers,
         ))
     }
 

@@ -1,0 +1,65 @@
+// The lab's training health watch in the page (CPU path): a NaN put into a chosen layer by
+// the test hook (testOnlyNanAtLayer) stops the run at the next step; the run is marked
+// failed with the step, the layer and the operation named, its curve ends at the step
+// before, and the health list under the controls says the likely cause and a fix to try
+// with the run's own settings. The WebGPU form of the same check is in lab-gpu.test.mjs.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, serve, shot } from './harness.mjs';
+import { assertStoppedAtLayer2, nanRunInPage } from './health-checks.mjs';
+
+let server;
+let browser;
+let page;
+let errors;
+
+describe('the lab watches a run’s health', () => {
+  before(async () => {
+    server = await serve();
+    browser = await launch();
+    ({ page, errors } = await open(browser.context, server.url, 'play=0&views=lab'));
+    await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      await el.runsRestored;
+      for (const r of [...el.runs]) await el.deleteRun(r.id);
+    });
+    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null, null, { timeout: 60000 });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('a_nan_put_into_layer_2_stops_the_run_and_the_page_names_the_layer_the_cause_and_a_fix', async () => {
+    const settings = { task: 'reverse', steps: 400, batch: 4, eval_every: 0, seed: 3, n_layers: 3, norm: 'post_ln', backend: 'cpu' };
+    const got = await nanRunInPage(page, settings, 1);
+    assert.equal(got.kind, 'cpu_chosen');
+    assertStoppedAtLayer2(got);
+    // Post-LN: the fix offers pre-LN too.
+    assert.match(got.why, /pre-LN/);
+    // A layer the model does not have is refused by the hook.
+    const none = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const h = el.train({ task: 'reverse', steps: 400, batch: 4, eval_every: 0, n_layers: 2, backend: 'cpu' });
+      await h.started;
+      const r = await el.testOnlyNanAtLayer(h.id, 2);
+      await h.stop();
+      return r;
+    });
+    assert.equal(none, false);
+    // The health list of the selected run says the same under the controls.
+    await page.evaluate((id) => {
+      const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+      lab.selected = id;
+      lab.requestUpdate();
+    }, got.id);
+    const item = page.locator('tp-lab [data-health] li.stopped');
+    await item.waitFor();
+    assert.equal(await item.getAttribute('data-layer'), '2');
+    assert.equal(await item.getAttribute('data-op'), 'ffn_linear1');
+    assert.match(await item.innerText(), /layer 2[\s\S]*Likely cause[\s\S]*Try:/);
+    await shot(page, 'lab-health-nan');
+    assert.deepEqual(errors, []);
+  });
+});
