@@ -61,5 +61,31 @@ describe('the lab watches a run’s health', () => {
     assert.match(await item.innerText(), /layer 2[\s\S]*Likely cause[\s\S]*Try:/);
     await shot(page, 'lab-health-nan');
     assert.deepEqual(errors, []);
+    // The Chinese page says it in Chinese (the parameter's name and a few terms excepted).
+    const zh = await open(browser.context, server.url, 'play=0&views=lab&lang=zh-Hans');
+    const text = await zh.page.evaluate(async (id) => {
+      const el = document.querySelector('transformer-playground');
+      await el.runsRestored;
+      const lab = await new Promise((ok) => {
+        const look = () => {
+          const l = el.shadowRoot.querySelector('tp-lab');
+          return l ? ok(l) : setTimeout(look, 50);
+        };
+        look();
+      });
+      lab.selected = id;
+      lab.requestUpdate();
+      await lab.updateComplete;
+      return lab.renderRoot.querySelector('[data-health] li.stopped')?.textContent ?? '';
+    }, got.id);
+    const left = text
+      .replace(got.run.alarms.at(-1).param, '')
+      .match(/[A-Za-z]{3,}/g)
+      ?.filter((w) => !['NaN', 'Noam', 'softmax', 'pre'].includes(w));
+    assert.ok(/第 2 层/.test(text), text);
+    assert.deepEqual(left ?? [], [], text);
+    await shot(zh.page, 'lab-health-nan-zh');
+    assert.deepEqual(zh.errors, []);
+    await zh.page.close();
   });
 });

@@ -7,6 +7,13 @@ import { msg, str } from '@lit/localize';
 import type { RunRecord } from './host';
 import type { Settings } from './fields';
 import { METRIC_WORDS, backendDetail, backendText } from './run-text';
+import { alarmText } from '../lab/health';
+
+/** Why a run failed: the health alarm it stopped at, in the page's language, else its stored reason. */
+function errorOf(r: RunRecord): string {
+  const stop = r.status === 'failed' ? r.alarms?.find((a) => a.stopped) : undefined;
+  return stop ? alarmText(stop, r.settings) : (r.error ?? '');
+}
 
 /** What the buttons of the lab are doing to a run until the engine answers. */
 export type BusyAction = 'pause' | 'resume' | 'stop' | 'stepOnce';
@@ -135,7 +142,7 @@ export function runTable(runs: readonly RunRecord[], labelOf: Map<string, string
                 : html`<span data-name>${r.name}</span>`}
             </td>
             <td class="label" data-label>${r.hidden ? '(hidden)' : label}</td>
-            <td class=${`status-${r.status}`} title=${r.error ?? ''}>${at.busy.has(r.id) ? BUSY_WORDS[at.busy.get(r.id)!] : (STATUS_WORDS[r.status] ?? r.status)}${r.status === 'failed' && r.error ? `: ${r.error}` : ''}</td>
+            <td class=${`status-${r.status}`} title=${errorOf(r)}>${at.busy.has(r.id) ? BUSY_WORDS[at.busy.get(r.id)!] : (STATUS_WORDS[r.status] ?? r.status)}${r.status === 'failed' && r.error ? `: ${errorOf(r)}` : ''}</td>
             <td class="num">${last ? Number(last.step) : 0} / ${Number((r.settings as unknown as Settings).steps ?? 0)}</td>
             <td class="num">${n4(last?.loss)}</td>
             <td class="num">${n4(ev?.loss)}</td>
