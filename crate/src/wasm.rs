@@ -7,7 +7,7 @@
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::backend::parity::nan_logits;
+use crate::backend::parity::{nan_logits, wrong_logit};
 use crate::engine;
 use crate::error::Error;
 use crate::explain::blocks::{CouplingRequest, DropoutRequest};
@@ -203,6 +203,13 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
     pub async fn test_only_recheck_with_nan_gpu_logits(&mut self) -> JsResult<JsValue> {
         to_js(&self.0.recheck_backend(Some(nan_logits)).await)
+    }
+
+    /// TEST ONLY: the same check with one GPU logit off by ten times the tolerance, as a
+    /// kernel wrong in one place would return.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub async fn test_only_recheck_with_wrong_gpu_logit(&mut self) -> JsResult<JsValue> {
+        to_js(&self.0.recheck_backend(Some(wrong_logit)).await)
     }
 
     /// Where the passes run now and why (after a GPU failure: the CPU) → `BackendStatus`.

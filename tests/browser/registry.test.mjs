@@ -1,6 +1,7 @@
 // The view registry and the engine's honesty checks in headless Chromium: a view name in
 // the URL shows exactly that view (an unknown one is refused with a note), and a GPU whose
-// logits are NaN is caught by the parity check — the badge says so and the CPU takes over.
+// logits are NaN, or whose one logit is wrong by ten times the tolerance, is caught by the
+// parity check — the badge says so and by how much, and the CPU takes over.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +106,25 @@ describe('with WebGPU (SwiftShader)', () => {
     await page.evaluate(() => document.querySelector('transformer-playground').store.gen.start(true));
     const gen = await waitTokens(page, 2);
     assert.ok(gen.ids.length >= 2 && !gen.error, `generation carries on on the CPU: ${gen.error}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('one_wrong_gpu_logit_makes_the_page_choose_the_cpu_and_say_by_how_much', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&play=0&views=backend');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo?.backend === 'webgpu', null, { timeout: 60000 });
+    // The engine's test-only request: the same check with one GPU logit off by 1e-2.
+    const info = await page.evaluate(() => document.querySelector('transformer-playground').store.call('testOnlyWrongGpuParity', {}));
+    assert.equal(info.backend, 'cpu', 'a GPU that disagrees is not used');
+    assert.equal(info.status.kind, 'cpu_disagrees');
+    assert.ok(Math.abs(info.parity - 1e-2) < 1e-5, `the difference is the wrong logit's error: ${info.parity}`);
+    await page.waitForFunction(() => {
+      const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-backend-badge')?.shadowRoot.querySelector('[data-parity]')?.dataset.parity;
+      return d !== undefined && Math.abs(Number(d) - 1e-2) < 1e-5;
+    });
+    const text = await page.locator('tp-backend-badge .badge').innerText();
+    assert.match(text, /WebGPU asked → CPU: WebGPU's logits disagree with the CPU's/);
+    assert.doesNotMatch(text, /NaN/);
     assert.deepEqual(errors, []);
     await page.close();
   });

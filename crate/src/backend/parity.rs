@@ -94,6 +94,18 @@ pub async fn gpu_parity(
     logit_parity(&cpu, &g)
 }
 
+/// One logit off by 0.01, ten times the tolerance, every other one right: a kernel wrong in
+/// one place (for the test-only request).
+pub fn wrong_logit(t: &mut Trace) {
+    let x = match &mut t.class_logits {
+        Some(c) => c.data.first_mut(),
+        None => t.logits.data.first_mut(),
+    };
+    if let Some(x) = x {
+        *x += 10.0 * PARITY_TOLERANCE;
+    }
+}
+
 /// Every logit made NaN: what a broken kernel returns (for the test-only request).
 pub fn nan_logits(t: &mut Trace) {
     t.logits.data.fill(f32::NAN);
@@ -147,6 +159,19 @@ mod tests {
         assert_eq!((p.max_abs_diff, p.agrees), (f32::INFINITY, false));
         let nan = trace(vec![0.5, f32::NAN, 2.0]);
         assert!(!logit_parity(&nan, &nan).unwrap().agrees);
+    }
+
+    #[test]
+    fn one_wrong_gpu_logit_disagrees_by_its_error() {
+        let cpu = trace(vec![0.5, -1.0, 2.0]);
+        let mut gpu = cpu.clone();
+        wrong_logit(&mut gpu);
+        let p = logit_parity(&cpu, &gpu).unwrap();
+        assert!(!p.agrees);
+        assert!(
+            (p.max_abs_diff - 10.0 * PARITY_TOLERANCE).abs() < 1e-6,
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -211,6 +211,8 @@ export interface Api {
    * NaN, as a broken kernel would return, and report the backend as the page then runs it.
    */
   testOnlyNanGpuParity: { req: Record<string, never>; res: BackendInfo };
+  /** TEST ONLY (tests/browser): the same with one GPU logit off by ten times the tolerance. */
+  testOnlyWrongGpuParity: { req: Record<string, never>; res: BackendInfo };
   /**
    * Test-only: make the engine die on purpose, so the browser tests can prove the page
    * recovers. 'trap' makes the wasm engine trap; 'throw' makes the worker throw outside

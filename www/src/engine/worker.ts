@@ -262,6 +262,13 @@ const handlers: Handlers = {
     emit({ event: 'backend', info: backend });
     return backend;
   },
+  async testOnlyWrongGpuParity(eng) {
+    // TEST ONLY: the parity check as if one GPU logit came back wrong.
+    if (backend.backend !== 'webgpu') throw new Error('the wrong-logit parity test needs the WebGPU backend');
+    backend = infoOf(await eng.test_only_recheck_with_wrong_gpu_logit());
+    emit({ event: 'backend', info: backend });
+    return backend;
+  },
   testOnlyLoseGpu: (eng) => eng.test_only_lose_gpu(),
   testOnlyNanAtLayer: (eng, { layer }) => eng.test_only_nan_at_layer(layer),
   memoryUse() {
