@@ -125,9 +125,9 @@ pub struct TrainPoint {
     pub residual_norms: Vec<f32>,
     /// Per layer (encoder layers first): ‖gradient‖ of that layer's parameters, before clipping.
     pub grad_norms: Vec<f32>,
-    /// Per layer, on the steps the run's health is checked (every
-    /// `train::health::HEALTH_EVERY` steps, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
-    /// parameters over this step's update; empty on other steps.
+    /// Per layer, on the steps the run's health is measured (the first and every
+    /// `train::health::HEALTH_EVERY`-th, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
+    /// parameters over this step's update; empty on other steps and on GPU steps.
     pub update_ratios: Vec<f32>,
     /// Per layer, on the same steps: the mean entropy (nats) of its self-attention rows
     /// (over batch, heads and query positions); empty on other steps.

@@ -5,7 +5,10 @@
 //! `train_pytorch.rs` holds to PyTorch), watched: per step it reports the loss, the
 //! learning rate, the gradient norm, and per layer the residual stream's norm and the
 //! gradient's norm; every `eval_every` steps (and at the end) the held-out loss and the
-//! task's metric, as `tplay train` evaluates them.
+//! task's metric, as `tplay train` evaluates them. Its health is watched (`health.rs`): a
+//! step that gives a NaN or an infinity stops the run with an alarm naming where, and
+//! warnings (an update too large, attention collapsed early, a gradient exploding) go out
+//! with the chunk.
 //!
 //! The page's form of a run, its checks and its conversion to a [`RunSpec`] are in
 //! `settings.rs`.

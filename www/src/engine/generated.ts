@@ -869,9 +869,9 @@ residual_norms: Array<number>,
  */
 grad_norms: Array<number>, 
 /**
- * Per layer, on the steps the run's health is checked (every
- * `train::health::HEALTH_EVERY` steps, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
- * parameters over this step's update; empty on other steps.
+ * Per layer, on the steps the run's health is measured (the first and every
+ * `train::health::HEALTH_EVERY`-th, on the CPU): ‖Δw‖ / ‖w‖ of the layer's
+ * parameters over this step's update; empty on other steps and on GPU steps.
  */
 update_ratios: Array<number>, 
 /**
