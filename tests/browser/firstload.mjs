@@ -11,8 +11,12 @@ import { gzipSync } from 'node:zlib';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
-/** The budget for the first load, gzip: 1 MB. */
-export const BUDGET_BYTES = 1_000_000;
+/**
+ * The budget for the first load, gzip: 625 kB (measured: 612.7 kB, of which the wasm
+ * inference engine 351 kB, scripts 183 kB, the default model 72 kB). The whole engine (the
+ * trainer and the side studies, 593 kB more) is not part of it.
+ */
+export const BUDGET_BYTES = 625_000;
 
 export function kindOf(url) {
   const path = new URL(url).pathname;

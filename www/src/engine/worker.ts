@@ -30,7 +30,7 @@ interface Study {
   engine: LabEngine;
   /** The session's `model` count it has loaded (0: none). */
   model: number;
-  /** It runs on the GPU (asked for once the session did). */
+  /** It was last put on the GPU (for the studies that time the backend). */
   gpu: boolean;
 }
 
@@ -259,8 +259,8 @@ async function recheck(eng: Engine): Promise<void> {
  * The whole engine for a request only it answers. In the lab's worker that is the
  * session's own engine; in the page's worker it is the session's study engine, started the
  * first time (the whole module fetched then), given the session's model as it computes
- * now when `withModel` and it holds an older one, and moved to the GPU when `onGpu` and the
- * session runs there (the studies that time the backend).
+ * now when `withModel` and it holds an older one, and, when `onGpu` (the studies that time
+ * the backend), on the GPU while the session runs there and on the CPU otherwise.
  */
 async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promise<LabEngine> {
   if (whole) return eng as LabEngine;
@@ -270,9 +270,11 @@ async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promis
     study.engine.load(eng.export_model());
     study.model = model;
   }
-  if (onGpu && !study.gpu && backend.backend === 'webgpu') {
-    study.gpu = true;
-    await study.engine.select_backend('webgpu', backend.adapter ?? undefined);
+  const gpu = backend.backend === 'webgpu';
+  if (onGpu && study.gpu !== gpu) {
+    study.gpu = gpu;
+    if (gpu) await study.engine.select_backend('webgpu', backend.adapter ?? undefined);
+    else study.engine.use_cpu();
   }
   return study.engine;
 }
