@@ -57,6 +57,6 @@ export default defineConfig({
   worker: {
     format: 'es',
     plugins: () => [plainAssetUrls()],
-    rollupOptions: { output: { entryFileNames: 'assets/[name].js', assetFileNames: 'assets/[name][extname]' } },
+    rollupOptions: { output: { entryFileNames: 'assets/[name].js', chunkFileNames: 'assets/[name].js', assetFileNames: 'assets/[name][extname]' } },
   },
 });

@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { dist, launch, open, serve } from './harness.mjs';
-import { describeFirstLoad, measureFirstLoad } from './firstload.mjs';
+import { describeFirstLoad, measureFirstLoad, wasmModules } from './firstload.mjs';
 
 const RUNS = Number(process.env.TPLAY_BENCH_RUNS ?? 3);
 const TOKENS = Number(process.env.TPLAY_BENCH_TOKENS ?? 24);
@@ -261,6 +261,8 @@ try {
   const s = sizes();
   console.log('everything the build ships (raw / gzip -9):');
   for (const [k, [raw, gz]] of Object.entries(s)) console.log(`  ${k.padEnd(7)} ${(raw / 1024).toFixed(1).padStart(8)} KiB / ${(gz / 1024).toFixed(1).padStart(8)} KiB`);
+  console.log('the wasm modules (raw / gzip -9; tplay_infer: the first load, tplay: the trainer and side studies too, fetched when first needed):');
+  for (const w of wasmModules(dist)) console.log(`  ${w.file.padEnd(32)} ${(w.raw / 1024).toFixed(1).padStart(8)} KiB / ${(w.gzip / 1024).toFixed(1).padStart(8)} KiB`);
 } finally {
   await browser.close();
   await server.close();

@@ -2,13 +2,21 @@
 // page itself fetched (the document, scripts, styles, the wasm engine, the model list and
 // the default model), grouped by kind, raw and as gzip -9 would send it. Fetches a service
 // worker makes in the background to keep the page offline are not part of the first load
-// and are counted apart. Shared by the size-budget test and `cargo xtask bench`.
+// and are counted apart. The engine's first load is its inference module alone
+// (tplay_infer_bg-*.wasm); the whole engine's (tplay_bg-*.wasm, the trainer and the side
+// studies) is fetched when first needed, and kept offline by the service worker in the
+// background. Shared by the size-budget test and `cargo xtask bench`.
 
 import { gzipSync } from 'node:zlib';
-import { extname } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
 
-/** The budget for the first load, gzip: 1 MB. */
-export const BUDGET_BYTES = 1_000_000;
+/**
+ * The budget for the first load, gzip: 625 kB (measured: 612.7 kB, of which the wasm
+ * inference engine 351 kB, scripts 183 kB, the default model 72 kB). The whole engine (the
+ * trainer and the side studies, 600 kB more) is not part of it.
+ */
+export const BUDGET_BYTES = 625_000;
 
 export function kindOf(url) {
   const path = new URL(url).pathname;
@@ -77,6 +85,19 @@ export function describeFirstLoad(m) {
   for (const [k, v] of Object.entries(m.kinds).sort((a, b) => b[1].gzip - a[1].gzip)) {
     lines.push(`  ${k.padEnd(6)} ${String(v.n).padStart(2)} file${v.n === 1 ? ' ' : 's'} ${kb(v.raw)} / ${kb(v.gzip)}`);
   }
-  lines.push(`  total            ${kb(m.total.raw)} / ${kb(m.total.gzip)}  (budget ${(BUDGET_BYTES / 1e6).toFixed(1)} MB gzip: ${((100 * m.total.gzip) / BUDGET_BYTES).toFixed(1)}% used)`);
+  for (const f of m.files.filter((x) => x.kind === 'wasm')) lines.push(`    ${new URL(f.url).pathname.split('/').pop().padEnd(31)} ${kb(f.raw)} / ${kb(f.gzip)}`);
+  lines.push(`  total            ${kb(m.total.raw)} / ${kb(m.total.gzip)}  (budget ${(BUDGET_BYTES / 1e3).toFixed(0)} kB gzip: ${((100 * m.total.gzip) / BUDGET_BYTES).toFixed(1)}% used)`);
   return lines.join('\n');
+}
+
+/** Every wasm module the build in `dist` ships, raw and gzip -9, largest first. */
+export function wasmModules(dist) {
+  const dir = join(dist, 'assets');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.wasm'))
+    .map((f) => {
+      const body = readFileSync(join(dir, f));
+      return { file: f, raw: body.length, gzip: gzipSync(body, { level: 9 }).length };
+    })
+    .sort((a, b) => b.raw - a.raw);
 }

@@ -1,6 +1,6 @@
-// Offline and installable: after one visit the service worker holds the page, the engine
-// and every shipped model, so a reload with no network still generates (and loads another
-// model); a new deploy is announced, not forced; the web app manifest makes the page
+// Offline and installable: after one visit the service worker holds the page, both wasm
+// modules of the engine and every shipped model, so a reload with no network still
+// generates (and loads another model, runs a side study, starts the lab's engine); a new deploy is announced, not forced; the web app manifest makes the page
 // installable. Served from a copy of the build under a sub-path, as a static host would.
 
 import { after, before, describe, test } from 'node:test';
@@ -71,6 +71,27 @@ describe('offline', () => {
         return el.info?.arch === 'encoder_decoder' && el.generated.length > 0;
       }, undefined, { timeout: 60000 });
       assert.equal(await page.evaluate(() => document.querySelector('transformer-playground').error), '');
+      // The whole engine (the trainer and the side studies), which the first load does not
+      // fetch, was kept too: a side study in the page's worker and the lab's own worker
+      // both start it offline.
+      const whole = await page.evaluate(async () => {
+        const { EngineClient } = await import('./playground.js');
+        const page = new EngineClient();
+        const lab = EngineClient.trainer();
+        try {
+          const model = document.querySelector('transformer-playground').st.model;
+          await page.call('load', { url: new URL(`models/${model}`, location.href).href });
+          const positions = await page.call('positions', { t: 5 });
+          const defaults = await lab.call('runDefaults', { task: 'reverse' });
+          return { t: positions.t, task: typeof defaults === 'object' && defaults !== null };
+        } catch (e) {
+          return { error: String(e) };
+        } finally {
+          page.terminate();
+          lab.terminate();
+        }
+      });
+      assert.deepEqual(whole, { t: 5, task: true }, 'a side study and the lab start offline');
     } finally {
       await browser.context.setOffline(false);
     }

@@ -139,6 +139,35 @@ describe('editing weights in the page', () => {
   });
 });
 
+describe('the side studies on edited weights', () => {
+  test('a_side_study_reads_the_weights_as_edited_and_as_restored', async () => {
+    // The studies run in the whole engine, fetched apart from the page's inference engine;
+    // they must see the session's model as it computes now, after every edit.
+    const { page, errors } = await open(browser.context, server.url, `model=${MODEL}&play=0&views=output`);
+    const got = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const s = el.store;
+      const c = el.info.d_model;
+      const name = (await s.call('weightTensors', {})).map((t) => t.name).find((n) => /embed\.weight$/.test(n));
+      const tokens = [1, 2];
+      const before = await s.call('embeddingScale', { tokens });
+      // Token 1's embedding row set to 0.5 everywhere: its norm is 0.5·√C.
+      await s.call('setWeights', { name, start: c, values: Array(c).fill(0.5) });
+      const edited = await s.call('embeddingScale', { tokens });
+      await s.call('restoreWeights', {});
+      const restored = await s.call('embeddingScale', { tokens });
+      return { c, name, before: before.token_norm, edited: edited.token_norm, restored: restored.token_norm };
+    });
+    assert.ok(got.name, 'the model has an embedding table');
+    assert.ok(Math.abs(got.edited[0] - 0.5 * Math.sqrt(got.c)) < 1e-5, `edited row's norm ${got.edited[0]}, want ${0.5 * Math.sqrt(got.c)}`);
+    assert.notEqual(got.before[0], got.edited[0]);
+    assert.equal(got.edited[1], got.before[1], 'the other row is untouched');
+    assert.deepEqual(got.restored, got.before, 'restored: the trained numbers bit for bit');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('the draw of a sampled token', () => {
   test('the_draw_shown_for_a_sampled_token_reproduces_it', async () => {
     const temp = 1.4;

@@ -243,18 +243,33 @@ fn wasm_target() -> Result<()> {
     sh(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
 }
 
-/// The core for the browser: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
+/// The core for the browser, twice: the inference engine (`tplay_infer`, no `lab`
+/// feature), which the page loads first, and the whole engine (`tplay`, with the trainer
+/// and the side studies), which the worker fetches when the lab or a side study first
+/// needs it. Each: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
 fn build_wasm() -> Result<()> {
     let pkg = root().join("www/pkg");
-    wasm_package(&[], &pkg, &["--remove-name-section"])?;
+    for (features, name) in WASM_MODULES {
+        wasm_package(
+            features,
+            &pkg,
+            &["--remove-name-section", "--out-name", name],
+        )?;
+        optimise(&pkg.join(format!("{name}_bg.wasm")))?;
+    }
+    Ok(())
+}
+
+/// The page's two wasm modules: cargo features, and the name of the bindings in `www/pkg`.
+const WASM_MODULES: [(&[&str], &str); 2] =
+    [(&["--features", "lab"], "tplay"), (&[], "tplay_infer")];
+
+/// `wasm-opt -Oz` on `bg`, in place.
+fn optimise(bg: &Path) -> Result<()> {
     npm_install()?;
     let opt = root().join("www/node_modules/.bin/wasm-opt");
-    let bg = pkg.join("tplay_bg.wasm");
     let mut cmd = Command::new(&opt);
-    cmd.args(["-Oz", "--enable-simd"])
-        .arg(&bg)
-        .arg("-o")
-        .arg(&bg);
+    cmd.args(["-Oz", "--enable-simd"]).arg(bg).arg("-o").arg(bg);
     sh(&mut cmd).map_err(|e| {
         format!(
             "{e} (wasm-opt from the npm package binaryen: {})",
@@ -263,7 +278,7 @@ fn build_wasm() -> Result<()> {
     })
 }
 
-/// The core built for wasm32 with simd128 (release, no CLI, plus `features`), then
+/// The core built for wasm32 with simd128 (release with fat LTO, no CLI, plus `features`), then
 /// `wasm-bindgen --target web` into `pkg` with `bindgen_args`.
 fn wasm_package(features: &[&str], pkg: &Path, bindgen_args: &[&str]) -> Result<()> {
     wasm_target()?;
@@ -280,7 +295,12 @@ fn wasm_package(features: &[&str], pkg: &Path, bindgen_args: &[&str]) -> Result<
             "--no-default-features",
         ])
         .args(features)
-        .env("RUSTFLAGS", "-C target-feature=+simd128"))?;
+        .env("RUSTFLAGS", "-C target-feature=+simd128")
+        // One codegen unit and whole-program LTO for the browser's builds: a function is
+        // no longer copied into several units, which makes the inference engine a tenth
+        // smaller (the first load). Native builds keep the workspace's release profile.
+        .env("CARGO_PROFILE_RELEASE_LTO", "fat")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1"))?;
     let wasm = root().join("target/wasm32-unknown-unknown/release/tplay.wasm");
     sh(Command::new(&bindgen)
         .arg(&wasm)

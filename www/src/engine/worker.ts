@@ -6,25 +6,70 @@
 // the WebAssembly core is compiled once, each session has an `Engine` of its own (its
 // model, generation, edits and backend), and each checkpoint is fetched once, by URL,
 // and kept for every session that loads it.
+//
+// The core comes as two WebAssembly modules built from the same Rust (crate/src/wasm.rs):
+// the inference engine (`tplay_infer`: loading, forward passes, generation, weights), which
+// a first visit downloads, and the whole engine (`tplay`: also the trainer and the side
+// studies), fetched the first time a request needs it. The lab's training worker
+// ('tplay-train') runs the whole engine from the start. In the page's worker a session
+// keeps its model, generation and edits in its inference engine; a side study is answered
+// by a second engine of the whole module holding the same model (exported by the first,
+// loaded bit for bit) on the same kind of backend.
 
-import init, { Engine } from '../../pkg/tplay.js';
+import init, { Engine as InferEngine } from '../../pkg/tplay_infer.js';
+import type { Engine as LabEngine } from '../../pkg/tplay.js';
 import type { Api, BackendInfo, BackendName, BackendStatus, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
+
+/** Either module's engine: the inference engine's methods are the same in both. */
+type Engine = InferEngine | LabEngine;
+
+/** The whole engine answering a session's side studies, and what it holds. */
+interface Study {
+  engine: LabEngine;
+  /** The session's `model` count it has loaded (0: none). */
+  model: number;
+  /** It was last put on the GPU (for the studies that time the backend). */
+  gpu: boolean;
+}
 
 /** One playground's engine and the backend it runs on. */
 interface Session {
   engine: Engine | null;
   backend: BackendInfo;
+  /** Counts the changes of the session's model (loads and weight edits); 0: none loaded. */
+  model: number;
+  study: Study | null;
 }
 const sessions = new Map<number, Session>();
 /** The session of the request being answered (requests are answered one at a time). */
 let current = 0;
 let engine: Engine | null = null;
-/** The wasm instance's exports (its linear memory, for `memoryUse`). */
+let model = 0;
+let study: Study | null = null;
+/** The wasm instances' exports (their linear memories, for `memoryUse`). */
 let wasm: { memory: WebAssembly.Memory } | null = null;
+let labWasm: { memory: WebAssembly.Memory } | null = null;
 let compiled: Promise<void> | null = null;
 let backend: BackendInfo = infoOf({ kind: 'starting' });
+
+/** The lab's training worker runs the whole engine for every request. */
+const whole = self.name === 'tplay-train';
+
+type LabModule = typeof import('../../pkg/tplay.js');
+let labModule: Promise<LabModule> | null = null;
+
+/** The whole engine's module, fetched and compiled once, the first time it is needed. */
+function lab(): Promise<LabModule> {
+  labModule ??= import('../../pkg/tplay.js').then(async (m) => {
+    labWasm = await m.default();
+    return m;
+  });
+  // A failed fetch (offline before the module was ever kept) may be retried later.
+  labModule.catch(() => (labModule = null));
+  return labModule;
+}
 
 /**
  * The badge's record of the core's status: the reason and the detail in English words for
@@ -67,9 +112,15 @@ async function ready(): Promise<Engine> {
   if (!engine) {
     emit({ event: 'progress', progress: { phase: 'engine', label: 'Starting the engine (compiling the WebAssembly core)', done: 0, total: 1 } });
     // The core is compiled once for every session.
-    compiled ??= init().then((w) => void (wasm = w));
-    await compiled;
-    engine = new Engine();
+    if (whole) {
+      compiled ??= lab().then(() => undefined);
+      await compiled;
+      engine = new (await lab()).Engine();
+    } else {
+      compiled ??= init().then((w) => void (wasm = w));
+      await compiled;
+      engine = new InferEngine();
+    }
     emit({ event: 'progress', progress: { phase: 'engine', label: 'The engine is running', done: 1, total: 1 } });
   }
   return engine;
@@ -204,31 +255,58 @@ async function recheck(eng: Engine): Promise<void> {
   emit({ event: 'backend', info: backend });
 }
 
+/**
+ * The whole engine for a request only it answers. In the lab's worker that is the
+ * session's own engine; in the page's worker it is the session's study engine, started the
+ * first time (the whole module fetched then), given the session's model as it computes
+ * now when `withModel` and it holds an older one, and, when `onGpu` (the studies that time
+ * the backend), on the GPU while the session runs there and on the CPU otherwise.
+ */
+async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promise<LabEngine> {
+  if (whole) return eng as LabEngine;
+  const m = await lab();
+  study ??= { engine: new m.Engine(), model: 0, gpu: false };
+  if (withModel && model !== 0 && study.model !== model) {
+    study.engine.load(eng.export_model());
+    study.model = model;
+  }
+  const gpu = backend.backend === 'webgpu';
+  if (onGpu && study.gpu !== gpu) {
+    study.gpu = gpu;
+    if (gpu) await study.engine.select_backend('webgpu', backend.adapter ?? undefined);
+    else study.engine.use_cpu();
+  }
+  return study.engine;
+}
+
 /** How the worker answers each request: the core's typed results, passed on. */
 type Handlers = { [K in Op]: (eng: Engine, req: Api[K]['req']) => Promise<Api[K]['res']> | Api[K]['res'] };
 
 const handlers: Handlers = {
   async load(eng, { url }) {
     const info = eng.load(await bytesOf(url, true));
+    model++;
     await recheck(eng);
     return info;
   },
   async loadBytes(eng, { bytes }) {
     const info = eng.load(bytes);
+    model++;
     await recheck(eng);
     return info;
   },
-  runDefaults: (eng, req) => eng.run_defaults(req),
-  trainStart: (eng, req) => eng.train_start(req),
-  trainChunk: (eng, req) => eng.train_chunk(req),
+  runDefaults: async (eng, req) => (await labEngine(eng, false)).run_defaults(req),
+  trainStart: async (eng, req) => (await labEngine(eng, false)).train_start(req),
+  trainChunk: async (eng, req) => (await labEngine(eng, false)).train_chunk(req),
   // The weights copied back from the GPU first, when the run trains there.
-  trainExport: (eng) => eng.train_export(),
+  trainExport: async (eng) => (await labEngine(eng, false)).train_export(),
   // Both in one request (the worker takes one at a time), so no chunk of steps falls between them.
   async trainSnapshot(eng) {
-    const checkpoint = await eng.train_export();
-    return { checkpoint, state: await eng.train_export_state() };
+    const run = await labEngine(eng, false);
+    const checkpoint = await run.train_export();
+    return { checkpoint, state: await run.train_export_state() };
   },
-  trainResume: (eng, { settings, checkpoint, state }) => eng.train_resume(settings, checkpoint, state),
+  trainResume: async (eng, { settings, checkpoint, state }) => (await labEngine(eng, false)).train_resume(settings, checkpoint, state),
   layerPlan: (eng) => eng.layer_plan(),
   tokenize: (eng, { text }) => eng.tokenize(text),
   modelInput: (eng, req) => eng.model_input(req),
@@ -274,26 +352,38 @@ const handlers: Handlers = {
   memoryUse() {
     // Chromium's non-standard performance.memory, where the worker has it.
     const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;
-    return { wasm_bytes: wasm?.memory.buffer.byteLength ?? 0, js_heap_bytes: heap?.usedJSHeapSize ?? null };
+    const bytes = (wasm?.memory.buffer.byteLength ?? 0) + (labWasm?.memory.buffer.byteLength ?? 0);
+    return { wasm_bytes: bytes, js_heap_bytes: heap?.usedJSHeapSize ?? null };
   },
-  scoreScaling: (eng, req) => eng.score_scaling(req),
-  positions: (eng, req) => eng.positions(req),
-  ropeDemo: (eng, req) => eng.rope_demo(req),
-  embeddingScale: (eng, req) => eng.embedding_scale(req),
-  blockProbe: (eng, req) => eng.block_probe(req),
-  blockDiff: (eng, req) => eng.block_diff(req),
+  // The side studies: the whole engine, on the session's model.
+  scoreScaling: async (eng, req) => (await labEngine(eng, true)).score_scaling(req),
+  positions: async (eng, req) => (await labEngine(eng, true)).positions(req),
+  ropeDemo: async (eng, req) => (await labEngine(eng, true)).rope_demo(req),
+  embeddingScale: async (eng, req) => (await labEngine(eng, true)).embedding_scale(req),
+  blockProbe: async (eng, req) => (await labEngine(eng, true)).block_probe(req),
+  blockDiff: async (eng, req) => (await labEngine(eng, true)).block_diff(req),
   normCoupling: async (eng, { sibling_url, sibling_name, ...req }) =>
-    eng.norm_coupling(req, sibling_url ? await bytesOf(sibling_url) : new Uint8Array(), sibling_name ?? ''),
-  dropoutDemo: (eng, req) => eng.dropout_demo(req),
-  extrapolation: async (eng, { url, sequences }) => eng.extrapolation(await bytesOf(url), sequences),
+    (await labEngine(eng, true)).norm_coupling(req, sibling_url ? await bytesOf(sibling_url) : new Uint8Array(), sibling_name ?? ''),
+  dropoutDemo: async (eng, req) => (await labEngine(eng, true)).dropout_demo(req),
+  // These two read only the checkpoint they are given (the session's model stays).
+  extrapolation: async (eng, { url, sequences }) => (await labEngine(eng, false)).extrapolation(await bytesOf(url), sequences),
   permutation: async (eng, { url, text, perm, causal }) =>
-    eng.permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),
-  parallel: (eng, req) => eng.parallel(req),
-  scoring: (eng, req) => eng.scoring(req),
+    (await labEngine(eng, false)).permutation(await bytesOf(url), text, Uint32Array.from(perm), causal),
+  // These two time the backend: the study engine runs where the session does.
+  parallel: async (eng, req) => (await labEngine(eng, true, true)).parallel(req),
+  scoring: async (eng, req) => (await labEngine(eng, true, true)).scoring(req),
   weightTensors: (eng) => eng.weight_tensors(),
   readWeights: (eng, req) => eng.read_weights(req),
-  setWeights: (eng, req) => eng.set_weights(req),
-  restoreWeights: (eng, req) => eng.restore_weights(req),
+  setWeights(eng, req) {
+    const r = eng.set_weights(req);
+    model++;
+    return r;
+  },
+  restoreWeights(eng, req) {
+    const r = eng.restore_weights(req);
+    model++;
+    return r;
+  },
   weightEdits: (eng) => eng.weight_edits(),
   exportModel: (eng) => eng.export_model(),
   testOnlyCrash(eng, { kind }) {
@@ -320,12 +410,16 @@ function enter(session: number): void {
   if (was) {
     was.engine = engine;
     was.backend = backend;
+    was.model = model;
+    was.study = study;
   }
   let s = sessions.get(session);
-  if (!s) sessions.set(session, (s = { engine: null, backend: infoOf({ kind: 'starting' }) }));
+  if (!s) sessions.set(session, (s = { engine: null, backend: infoOf({ kind: 'starting' }), model: 0, study: null }));
   current = session;
   engine = s.engine;
   backend = s.backend;
+  model = s.model;
+  study = s.study;
 }
 
 /** A session ended: its engine's memory goes back to the core. */
@@ -333,6 +427,8 @@ function close(session: number): void {
   enter(session);
   engine?.free();
   engine = null;
+  study?.engine.free();
+  study = null;
   sessions.delete(session);
   current = -1;
 }

@@ -1,7 +1,8 @@
 //! Every WGSL kernel of the GPU backend in one table: its name (the file
-//! `shaders/<name>.wgsl`, compiled into the library) and its bindings. The device context
-//! reads the table to build bind-group layouts and pipelines; the launch functions in
-//! [`super::kernels`] name a kernel and its `override` constants in a [`PipelineKey`].
+//! `shaders/<name>.wgsl`, compiled into the library without its comments: see build.rs)
+//! and its bindings. The device context reads the table to build bind-group layouts and
+//! pipelines; the launch functions in [`super::kernels`] name a kernel and its `override`
+//! constants in a [`PipelineKey`].
 
 /// How a binding is used; binding 0 is always the kernel's uniform block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,10 +36,11 @@ macro_rules! catalogue {
 
         const COUNT: usize = [$($name),*].len();
 
-        /// Indexed by `Kernel as usize` (the variants in declaration order).
-        const TABLE: [KernelInfo; COUNT] = [$(KernelInfo {
+        /// Indexed by `Kernel as usize` (the variants in declaration order). A `static`,
+        /// so the sources are in the library once (a `const` is copied where it is used).
+        static TABLE: [KernelInfo; COUNT] = [$(KernelInfo {
             name: $name,
-            source: include_str!(concat!("../../../../shaders/", $name, ".wgsl")),
+            source: include_str!(concat!(env!("OUT_DIR"), "/shaders/", $name, ".wgsl")),
             binds: &[$($bind),*],
         },)*];
 
