@@ -71,19 +71,12 @@ fn allocations_per_step() -> (f64, f64) {
     )
 }
 
-/// The machine's load averages (1, 5, 15 minutes), as /proc/loadavg gives them.
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn main() {
     let quick = std::env::var("TPLAY_BENCH_QUICK").is_ok_and(|v| v == "1");
-    let load_before = load();
+    let load_before = bench::load_average();
     let (allocs, bytes) = allocations_per_step();
     let report = bench::report(quick).expect("the bench runs");
-    let load_after = load();
+    let load_after = bench::load_average();
     if std::env::var("TPLAY_BENCH_JSON").is_ok_and(|v| v == "1") {
         let mut v = serde_json::to_value(&report).expect("serialisable");
         v["allocs_per_step"] = allocs.into();
@@ -96,13 +89,15 @@ fn main() {
         let text = std::fs::read_to_string(&path).expect("the wasm report exists");
         serde_json::from_str::<bench::Report>(&text).expect("the wasm report parses")
     });
-    match &wasm {
-        Some(w) => println!(
-            "{}",
-            bench::render(&[("native", &report), ("wasm (Chromium)", w)])
-        ),
-        None => println!("{}", bench::render(&[("native", &report)])),
-    }
+    let reports: Vec<(&str, &bench::Report)> = match &wasm {
+        Some(w) => vec![("native", &report), ("wasm (Chromium)", w)],
+        None => vec![("native", &report)],
+    };
+    println!("{}", bench::render(&reports));
+    println!(
+        "{}",
+        bench::render_targets(&reports, &format!("{load_before} → {load_after}"))
+    );
     println!("heap allocations per decoding step: {allocs:.1} ({bytes:.0} bytes)");
     println!(
         "load average (1, 5, 15 min) before the native run: {load_before}; after: {load_after}"

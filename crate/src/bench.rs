@@ -17,6 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod targets;
+pub use targets::{load_average, render_targets};
+
 use crate::backend::Backend;
 use crate::config::ModelConfig;
 use crate::generate::flops::decoder_macs;

@@ -106,8 +106,9 @@ export async function offlineKept() {
  * `serviceWorkers: 'block'` keeps the page's offline worker out, so `page.route` sees every
  * request (a test that swaps a model or the manifest needs that). `locale` sets the
  * browser's language. `reach`: more addresses the browser may open (this machine's network address).
+ * `args`: more command-line switches for Chromium (the GPU bench's attempts at a real adapter).
  */
-export async function launch({ webgpu = false, serviceWorkers = 'allow', locale, reach = [] } = {}) {
+export async function launch({ webgpu = false, serviceWorkers = 'allow', locale, reach = [], args: extra = [] } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tplay-chromium-'));
   const args = [
     '--no-sandbox',
@@ -120,6 +121,7 @@ export async function launch({ webgpu = false, serviceWorkers = 'allow', locale,
     `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1${reach.map((h) => ` , EXCLUDE ${h}`).join('')}`,
   ];
   if (webgpu) args.push('--enable-unsafe-webgpu');
+  args.push(...extra);
   const context = await chromium.launchPersistentContext(dataDir, {
     executablePath: process.env.TPLAY_CHROMIUM ?? '/usr/bin/chromium',
     headless: true,

@@ -20,7 +20,7 @@ const quantile = (xs, q) => {
 const server = await serve();
 const browser = await launch({ webgpu: false });
 try {
-  const { page } = await open(browser.context, server.url, 'play=0');
+  const { page } = await open(browser.context, server.url, 'play=0&chapter=all');
   // Time every click: input timestamp → the first frame after the handlers, and Event Timing.
   await page.evaluate(() => {
     window.__clicks = [];

@@ -11,6 +11,8 @@
 //! ratio, and engine-only decoding on the main thread and through a worker (several
 //! steps per message), and WebGPU's dispatches per decode step for every shipped model.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
+//! `cargo xtask bench gpu` is the prepared run for a machine with a real GPU (never part
+//! of `all`; bench_gpu.rs): parity tests, GPU against CPU, the crossover, the page's WebGPU.
 //! `--profile` (with `engine` or `all`) compiles the per-phase timers into both builds of
 //! the engine benchmark (crate/src/profile.rs) and prints each figure's breakdown.
 
@@ -23,10 +25,13 @@ pub fn run(args: &[String]) -> Result<()> {
         .map(String::as_str)
         .find(|a| !a.starts_with("--"))
         .unwrap_or("all");
-    if !matches!(which, "all" | "native" | "browser" | "engine") {
+    if !matches!(which, "all" | "native" | "browser" | "engine" | "gpu") {
         return Err(format!(
-            "unknown bench '{which}' (known: native, browser, engine; flag: --profile)"
+            "unknown bench '{which}' (known: native, browser, engine, gpu; flag: --profile)"
         ));
+    }
+    if which == "gpu" {
+        return crate::bench_gpu::run();
     }
     if which == "engine" || which == "all" {
         engine(profile)?;

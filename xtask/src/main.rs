@@ -3,6 +3,7 @@
 
 mod arch;
 mod bench;
+mod bench_gpu;
 mod build;
 mod fuzz;
 mod serve;
@@ -28,7 +29,7 @@ fn main() {
             );
             eprintln!("          --no-gpu lets the GPU tests skip where there is no Vulkan at all");
             eprintln!("  build   build the wasm engine and the page into www/dist");
-            eprintln!("  bench   print speed and size figures (native and browser)");
+            eprintln!("  bench   print speed and size figures (native and browser); `bench gpu`: the run for a machine with a real GPU");
             eprintln!(
                 "  arch    no import circle in crate/src, no hand-written file over 800 lines"
             );

@@ -24,6 +24,10 @@ pub struct Recipe {
     pub run: RunSpec,
     /// The held-out accuracy (the task's metric) the checkpoint must reach.
     pub threshold: f64,
+    /// How often the lab scores a run of this recipe on held-out examples, in steps (its
+    /// default `eval_every`; `tplay train --eval-every` takes the same number). It changes
+    /// when the curve shows the score, never the weights.
+    pub eval_every: u64,
     /// For a model that differs from another shipped one in one design choice: that
     /// model's file and the choice, in a few words (the page groups and labels them).
     pub variant: Option<Variant>,
@@ -47,6 +51,11 @@ impl Recipe {
             self.file
         )
     }
+}
+
+/// The lab's default cadence: six evaluations over the run.
+fn sixth(steps: u64) -> u64 {
+    (steps / 6).max(1)
 }
 
 fn grammar(pos: &'static str, title: &'static str, description: &'static str) -> Recipe {
@@ -75,6 +84,7 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
         // Without any position information the model is a little weaker at agreement
         // across a relative clause; it is held to a lower bar.
         threshold: if pos == "none" { 0.85 } else { 0.9 },
+        eval_every: sixth(4000),
         variant: None,
     }
 }
@@ -130,6 +140,10 @@ fn reverse() -> Recipe {
             ..RunSpec::default()
         },
         threshold: 0.99,
+        // Every 100 steps: the exact-match score of this small model swings by several
+        // points from one evaluation to the next until late in the run, so a coarse cadence
+        // finds the first score at the threshold much later than the run reaches it.
+        eval_every: 100,
         variant: None,
     }
 }
@@ -296,6 +310,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            eval_every: sixth(8000),
             variant: None,
         },
         Recipe {
@@ -311,6 +326,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            eval_every: sixth(2000),
             variant: None,
         },
         Recipe {
@@ -326,6 +342,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            eval_every: sixth(2000),
             variant: None,
         },
         reverse(),
@@ -374,6 +391,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            eval_every: sixth(8000),
             variant: None,
         },
         Recipe {
@@ -391,6 +409,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
+            eval_every: sixth(2000),
             variant: None,
         },
     ];

@@ -268,7 +268,10 @@ impl RunSettings {
                 ..RunSpec::default()
             },
         };
-        let eval_every = (spec.steps / 6).max(1);
+        // The recipe's own cadence; six evaluations over a run without one.
+        let eval_every = recipe
+            .as_ref()
+            .map_or((spec.steps / 6).max(1), |r| r.eval_every);
         let settings = RunSettings::from_spec(&spec, eval_every)?;
         let t = spec.task()?;
         let mut notes = BTreeMap::new();
@@ -409,6 +412,12 @@ mod tests {
             spec.train_options().unwrap(),
             recipe.run.train_options().unwrap()
         );
+        // The lab scores the run at the recipe's own cadence, finer than six times a run.
+        assert_eq!(d.settings.eval_every, recipe.eval_every);
+        assert!(recipe.eval_every < recipe.run.steps / 6);
+        // A task without a shipped recipe is scored six times over its run.
+        let copy = RunSettings::defaults("copy").unwrap().settings;
+        assert_eq!(copy.eval_every, copy.steps / 6);
     }
 
     #[test]
