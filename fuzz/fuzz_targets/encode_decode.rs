@@ -20,7 +20,7 @@ fuzz_target!(|inp: Input| {
     let mut tokens: Vec<String> = SPECIALS.iter().map(|s| s.to_string()).collect();
     tokens.extend(inp.tokens);
     let kind = if inp.word { TokenizerKind::Word } else { TokenizerKind::Char };
-    let spec = TokenizerSpec { kind, tokens, pad: 0, bos: 1, eos: 2, unk: 3 };
+    let spec = TokenizerSpec { kind, tokens, pad: 0, bos: 1, eos: 2, unk: 3, merges: vec![] };
     let Ok(tok) = Tokenizer::new(spec) else {
         return;
     };
