@@ -460,3 +460,19 @@ fn the_cli_refuses_a_hostile_folder_in_one_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Byte-level BPE loses nothing: any text (any script, control characters, lone
+    /// combining marks, the special token written out) decodes back to itself.
+    #[test]
+    fn any_text_round_trips_through_the_bpe(text in "\\PC{0,40}|[ \\t\\n猫😀a'<|>endoftext]{0,40}") {
+        static MODEL: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
+        let m = MODEL.get_or_init(|| load("prefix_tied"));
+        let enc = m.tokenizer.encode(&text);
+        proptest::prop_assert!(enc.unknown.is_empty());
+        proptest::prop_assert!(enc.ids.iter().all(|&id| (id as usize) < m.tokenizer.vocab_size()));
+        proptest::prop_assert_eq!(m.tokenizer.decode(&enc.ids), text);
+    }
+}
