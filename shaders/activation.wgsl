@@ -1,6 +1,7 @@
 // activation.wgsl — the FFN's non-linearity, element by element, in place: x = act(x).
 //
-// Mirrors `model::ffn::activation_forward` (`relu_forward`, `gelu_forward`).
+// Mirrors `model::ffn::activation_forward` (`relu_forward`, `gelu_forward`,
+// `gelu_tanh_forward`).
 //
 // Bindings:
 //   0 p  uniform Params (n: number of elements)
@@ -10,7 +11,8 @@
 // (WebGPU allows only 65 535 workgroups per dimension): element
 // i = gid.x + gid.y · (64 · num_workgroups.x). Threads past the end do nothing.
 //
-// ACT (pipeline-creation constant): 0 = ReLU, 1 = GELU (the exact erf form).
+// ACT (pipeline-creation constant): 0 = ReLU, 1 = GELU (the exact erf form), 2 = GELU's
+// tanh approximation (GPT-2).
 //
 // WGSL has no erf, so GELU uses Abramowitz & Stegun formula 7.1.26:
 //   erf(x) ≈ 1 − (a₁t + a₂t² + a₃t³ + a₄t⁴ + a₅t⁵)·e^(−x²),  t = 1 / (1 + p·x),  x ≥ 0,
@@ -52,6 +54,14 @@ fn gelu(v: f32) -> f32 {
     return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
 }
 
+// GELU's tanh approximation (GPT-2): 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))),
+// mirroring `model::ffn::gelu_tanh_forward`. The argument is clamped to ±10 first: tanh is
+// ±1 there to f32 precision, and a tanh built from exponentials cannot overflow to NaN.
+fn gelu_tanh(v: f32) -> f32 {
+    let u = clamp(0.79788456080286536 * (v + 0.044715 * v * v * v), -10.0, 10.0);
+    return 0.5 * v * (1.0 + tanh(u));
+}
+
 @compute @workgroup_size(64, 1, 1)
 fn main(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -64,7 +74,9 @@ fn main(
     let v = x[i];
     if (ACT == 0u) {
         x[i] = max(v, 0.0);
-    } else {
+    } else if (ACT == 1u) {
         x[i] = gelu(v);
+    } else {
+        x[i] = gelu_tanh(v);
     }
 }

@@ -12,7 +12,7 @@
 //   2 inp   (N) f32, read             — the activation's input, kept by the forward (B·T, F)
 //   3 dinp  (N) f32, read and written — added to
 //
-// ACT (pipeline-creation constant): 0 = ReLU, 1 = GELU.
+// ACT (pipeline-creation constant): 0 = ReLU, 1 = GELU, 2 = GELU's tanh approximation.
 //
 // erf: Abramowitz & Stegun 7.1.26, as in activation.wgsl (absolute error < 1.5e-7, so Φ is
 // off by < 0.75e-7); the CPU uses libm's erff.
@@ -64,6 +64,13 @@ fn main(
         if (x > 0.0) {
             dinp[i] = dinp[i] + g;
         }
+    } else if (ACT == 2u) {
+        // GELU tanh: 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(u),
+        // u clamped to ±10 as in activation.wgsl (its derivative there is 0 in f32 anyway).
+        let u = clamp(0.79788456080286536 * (x + 0.044715 * x * x * x), -10.0, 10.0);
+        let t = tanh(u);
+        let du = 0.79788456080286536 * (1.0 + 3.0 * 0.044715 * x * x);
+        dinp[i] = dinp[i] + g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du);
     } else {
         // 1/√2 and 1/√(2π) written out: WGSL has no constants for them. For |x| > ~13,
         // e^(−x²/2) underflows to 0: the derivative is then exactly Φ(x) ∈ {0, 1}.

@@ -49,7 +49,7 @@ struct Params {
 }
 
 // Pipeline-creation constants: HAS_BIAS (false for a `Linear` without bias, e.g. a tied
-// LM head); ACT (0 none, 1 ReLU, 2 GELU); HAS_RESIDUAL.
+// LM head); ACT (0 none, 1 ReLU, 2 GELU, 3 GELU tanh); HAS_RESIDUAL.
 override HAS_BIAS: bool = true;
 override ACT: u32 = 0u;
 override HAS_RESIDUAL: bool = false;
@@ -80,6 +80,14 @@ fn erf_approx(v: f32) -> f32 {
 
 fn gelu(v: f32) -> f32 {
     return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
+}
+
+// GELU's tanh approximation (GPT-2): 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))),
+// mirroring `model::ffn::gelu_tanh_forward`. The argument is clamped to ±10 first: tanh is
+// ±1 there to f32 precision, and a tanh built from exponentials cannot overflow to NaN.
+fn gelu_tanh(v: f32) -> f32 {
+    let u = clamp(0.79788456080286536 * (v + 0.044715 * v * v * v), -10.0, 10.0);
+    return 0.5 * v * (1.0 + tanh(u));
 }
 
 // tile_a[row][k]: 16 rows of A; tile_w[col][k]: 16 rows of W (= 16 columns of Wᵀ).
@@ -129,6 +137,8 @@ fn main(
             acc = max(acc, 0.0);
         } else if (ACT == 2u) {
             acc = gelu(acc);
+        } else if (ACT == 3u) {
+            acc = gelu_tanh(acc);
         }
         let at = p.c_offset + row * p.c_stride + col;
         if (HAS_RESIDUAL) {

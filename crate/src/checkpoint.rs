@@ -180,8 +180,12 @@ fn sort_header(bytes: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// Read a checkpoint file.
+/// Read a checkpoint file, or a Hugging Face model folder (`crate::hf`).
 pub fn load_file(path: &std::path::Path) -> Result<Model> {
+    #[cfg(not(target_arch = "wasm32"))]
+    if path.is_dir() {
+        return crate::hf::load_dir(path);
+    }
     let bytes =
         std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
     load(&bytes).map_err(|e| match e {

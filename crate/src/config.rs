@@ -77,6 +77,9 @@ pub enum Activation {
     Relu,
     /// The exact erf form: `x · Φ(x)`.
     Gelu,
+    /// The tanh approximation GPT-2 uses (`gelu_new` in Hugging Face):
+    /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    GeluTanh,
 }
 
 /// How a query and a key become a score.

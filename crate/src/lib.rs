@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod explain;
+pub mod hf;
 pub mod lanes;
 pub mod limits;
 pub mod matmul;

@@ -1,6 +1,10 @@
-//! Character- and word-level tokenizers (the `tokenizer` entry of a checkpoint's metadata).
+//! Character- and word-level tokenizers (the `tokenizer` entry of a checkpoint's metadata),
+//! and GPT-2's byte-level BPE (`bpe`).
 //!
-//! Text the vocabulary cannot express maps to `<unk>`, and the caller is told where.
+//! Text a char or word vocabulary cannot express maps to `<unk>`, and the caller is told
+//! where; a byte-level BPE expresses every text.
+
+pub mod bpe;
 
 use std::collections::HashMap;
 
@@ -16,7 +20,13 @@ pub enum TokenizerKind {
     Char,
     /// One token per whitespace-separated word.
     Word,
+    /// GPT-2's byte-level BPE: UTF-8 bytes, merged by the ranked `merges`.
+    Bpe,
 }
+
+/// The id a BPE vocabulary gives a special it does not have (GPT-2 has no padding and no
+/// unknown token): no token equals it, so nothing is masked as padding.
+pub const NO_TOKEN: u32 = u32::MAX;
 
 /// The JSON contract: `{"kind": "char", "tokens": [...], "pad": 0, "bos": 1, "eos": 2, "unk": 3}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,6 +38,9 @@ pub struct TokenizerSpec {
     pub bos: u32,
     pub eos: u32,
     pub unk: u32,
+    /// BPE merges in rank order, each `"left right"` (GPT-2's merges.txt lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merges: Vec<String>,
 }
 
 /// The result of encoding text: ids, and where `<unk>` had to be used.
@@ -42,19 +55,28 @@ pub struct Encoded {
 pub struct Tokenizer {
     pub spec: TokenizerSpec,
     index: HashMap<String, u32>,
+    bpe: Option<Box<bpe::Bpe>>,
 }
 
 impl Tokenizer {
     pub fn new(spec: TokenizerSpec) -> Result<Self> {
         check_budget(&spec)?;
         let n = spec.tokens.len();
+        let is_bpe = spec.kind == TokenizerKind::Bpe;
+        if !is_bpe && !spec.merges.is_empty() {
+            return Err(Error::Checkpoint(
+                "tokenizer: only a bpe tokenizer has merges".to_string(),
+            ));
+        }
         for (name, id) in [
             ("pad", spec.pad),
             ("bos", spec.bos),
             ("eos", spec.eos),
             ("unk", spec.unk),
         ] {
-            if id as usize >= n {
+            // A BPE vocabulary may lack a padding and an unknown token.
+            let optional = is_bpe && matches!(name, "pad" | "unk");
+            if id as usize >= n && !(optional && id == NO_TOKEN) {
                 return Err(Error::Checkpoint(format!(
                     "tokenizer: {name} id {id} is outside the vocabulary of {n} tokens"
                 )));
@@ -68,7 +90,18 @@ impl Tokenizer {
                 )));
             }
         }
-        Ok(Tokenizer { spec, index })
+        let bpe = if is_bpe {
+            let specials = [spec.bos, spec.eos, spec.pad, spec.unk];
+            Some(Box::new(bpe::Bpe::new(
+                &spec.tokens,
+                &index,
+                &spec.merges,
+                &specials,
+            )?))
+        } else {
+            None
+        };
+        Ok(Tokenizer { spec, index, bpe })
     }
 
     /// A character vocabulary: the four specials, then each character of `alphabet` once.
@@ -102,6 +135,7 @@ impl Tokenizer {
             bos: 1,
             eos: 2,
             unk: 3,
+            merges: vec![],
         };
         Self::new(spec).expect("built-in vocabularies are valid")
     }
@@ -128,8 +162,15 @@ impl Tokenizer {
         self.spec.tokens.get(id as usize).map(|s| s.as_str())
     }
 
-    /// Text to ids. Specials are never produced from text; no `<bos>` is added.
+    /// Text to ids. Specials are never produced from text (a BPE matches its special tokens
+    /// written out, as the `tokenizers` library does); no `<bos>` is added.
     pub fn encode(&self, text: &str) -> Encoded {
+        if let Some(bpe) = &self.bpe {
+            return Encoded {
+                ids: bpe.encode(text),
+                unknown: vec![],
+            };
+        }
         let mut ids = Vec::new();
         let mut unknown = Vec::new();
         let mut push = |piece: &str, ids: &mut Vec<u32>| match self
@@ -151,7 +192,7 @@ impl Tokenizer {
                     push(ch.encode_utf8(&mut buf), &mut ids);
                 }
             }
-            TokenizerKind::Word => {
+            TokenizerKind::Word | TokenizerKind::Bpe => {
                 for w in text.split_whitespace() {
                     push(w, &mut ids);
                 }
@@ -162,14 +203,35 @@ impl Tokenizer {
 
     /// Ids to text; specials are written as their names (`<eos>`), unknown ids as `<?id>`.
     pub fn decode(&self, ids: &[u32]) -> String {
+        if let Some(bpe) = &self.bpe {
+            // Bytes first: a character split over several tokens reads back whole.
+            let bytes: Vec<u8> = ids
+                .iter()
+                .flat_map(|&id| match self.token(id) {
+                    Some(t) => bpe.token_bytes(t),
+                    None => format!("<?{id}>").into_bytes(),
+                })
+                .collect();
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
         let pieces = ids.iter().map(|&id| match self.token(id) {
             Some(t) => t.to_string(),
             None => format!("<?{id}>"),
         });
         match self.spec.kind {
-            TokenizerKind::Char => pieces.collect(),
+            TokenizerKind::Char | TokenizerKind::Bpe => pieces.collect(),
             TokenizerKind::Word => pieces.collect::<Vec<_>>().join(" "),
         }
+    }
+
+    /// The bytes of one token's text (a BPE token's byte symbols mapped back; others their
+    /// UTF-8): what a view shows for a token that holds part of a character.
+    pub fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
+        let t = self.token(id)?;
+        Some(match &self.bpe {
+            Some(bpe) => bpe.token_bytes(t),
+            None => t.as_bytes().to_vec(),
+        })
     }
 
     pub fn is_special(&self, id: u32) -> bool {
@@ -188,6 +250,14 @@ fn check_budget(spec: &TokenizerSpec) -> Result<()> {
         Error::Checkpoint,
         "tokenizer tokens",
         spec.tokens.len(),
+        MAX_VOCAB,
+    )?;
+    // Each merge makes one token: more merges than tokens is no BPE (`Bpe::new` says so);
+    // checked here too, before anything is built for them.
+    at_most(
+        Error::Checkpoint,
+        "tokenizer merges",
+        spec.merges.len(),
         MAX_VOCAB,
     )?;
     if let Some((i, t)) = spec

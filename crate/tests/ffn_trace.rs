@@ -134,6 +134,10 @@ fn hidden_by_hand(m: &Model, prefix: &str, x: &[f32]) -> Vec<f32> {
             out.push(match m.config.activation {
                 Activation::Relu => z.max(0.0),
                 Activation::Gelu => 0.5 * z * (1.0 + libm::erf(z / std::f64::consts::SQRT_2)),
+                Activation::GeluTanh => {
+                    let u = (2.0 / std::f64::consts::PI).sqrt() * (z + 0.044715 * z * z * z);
+                    0.5 * z * (1.0 + u.tanh())
+                }
             } as f32);
         }
     }

@@ -206,7 +206,7 @@ fn activation_backward_matches_the_relu_and_exact_gelu_derivatives() {
     let Some(ctx) = gpu_or_skip() else { return };
     let mut worst = 0.0f32;
     let specials = [0.0, -0.0, 1e-8, -1e-8, 1e-3, -1e-3, 5.0, -5.0, 30.0, -30.0];
-    for act in [Activation::Relu, Activation::Gelu] {
+    for act in [Activation::Relu, Activation::Gelu, Activation::GeluTanh] {
         for n in [1, 7, 17, 63, 64, 65, 1000] {
             let mut inp = values(n, 300 + n as u64, 4.0); // (N)
             for (x, s) in inp.iter_mut().zip(specials) {

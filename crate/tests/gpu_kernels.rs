@@ -159,7 +159,7 @@ fn activation_matches_relu_and_exact_gelu_including_large_and_tiny_inputs() {
     let specials = [
         0.0, -0.0, 1e-8, -1e-8, 1e-3, -1e-3, 10.0, -10.0, 30.0, -30.0, 1e4, -1e4,
     ];
-    for act in [Activation::Relu, Activation::Gelu] {
+    for act in [Activation::Relu, Activation::Gelu, Activation::GeluTanh] {
         for n in [1, 12, 63, 64, 65, 1000] {
             let mut x = values(n, 20 + n as u64, 6.0); // (N)
             for (xi, s) in x.iter_mut().zip(specials) {
@@ -211,8 +211,8 @@ fn matmul_with_activation_or_residual_matches_linear_forward_then_the_same_step(
             let gw = ctx.upload("w", &w).unwrap();
             let gb = ctx.upload("b", &b).unwrap();
             let gres = ctx.upload("residual", &res).unwrap();
-            // Outputs 0..3: ReLU, GELU, residual; 4 holds the residual itself.
-            let outs: Vec<GpuBuffer> = (0..4)
+            // Outputs 0..4: ReLU, GELU, GELU tanh, residual; 5 holds the residual itself.
+            let outs: Vec<GpuBuffer> = (0..5)
                 .map(|_| ctx.zeros("out", m * n).unwrap())
                 .chain([ctx.upload("out", &res).unwrap()])
                 .collect();
@@ -228,7 +228,7 @@ fn matmul_with_activation_or_residual_matches_linear_forward_then_the_same_step(
                 n,
             };
             let mut cases: Vec<(String, Epilogue, Vec<f32>)> = vec![];
-            for act in [Activation::Relu, Activation::Gelu] {
+            for act in [Activation::Relu, Activation::Gelu, Activation::GeluTanh] {
                 let mut want = vec![0.0; m * n];
                 activation_forward(&mut want, &lin, act);
                 cases.push((format!("{act:?}"), Epilogue::Activation(act), want));
@@ -253,7 +253,7 @@ fn matmul_with_activation_or_residual_matches_linear_forward_then_the_same_step(
             // The residual must be another buffer than the output.
             let mut rec = ctx.recorder().unwrap();
             assert!(rec
-                .matmul_then(&args(4), Epilogue::Residual(&outs[4]))
+                .matmul_then(&args(5), Epilogue::Residual(&outs[5]))
                 .is_err());
         }
     }

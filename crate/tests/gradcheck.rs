@@ -177,7 +177,7 @@ fn linear_backward_matches_finite_differences() {
 #[test]
 fn relu_and_gelu_backward_match_finite_differences() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
-    for act in [Activation::Relu, Activation::Gelu] {
+    for act in [Activation::Relu, Activation::Gelu, Activation::GeluTanh] {
         // Keep ReLU inputs ≥ 0.05 away from the kink (ε = 1e-2 never crosses it).
         let x: Vec<f32> = randn(&mut rng, 40, 1.5)
             .into_iter()
@@ -205,7 +205,7 @@ fn relu_and_gelu_backward_match_finite_differences() {
 fn ffn_backward_with_dropout_matches_finite_differences() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let (n, c, f) = (4, 3, 5);
-    for act in [Activation::Gelu, Activation::Relu] {
+    for act in [Activation::Gelu, Activation::Relu, Activation::GeluTanh] {
         let inputs = vec![
             randn(&mut rng, n * c, 1.0),
             randn(&mut rng, f * c, 0.6),
@@ -1128,7 +1128,7 @@ fn check_model(name: &str, cfg: ModelConfig, opts: ForwardOptions) -> f64 {
     // ReLU: a smaller step, so that no difference straddles a kink of any hidden unit.
     let eps = match cfg.activation {
         Activation::Relu => RELU_EPS,
-        Activation::Gelu => EPS,
+        Activation::Gelu | Activation::GeluTanh => EPS,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let mut worst = 0.0f64;

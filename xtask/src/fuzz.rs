@@ -20,13 +20,15 @@ use std::process::Command;
 use crate::util::{cargo, root, sh, Result};
 
 /// Every target in fuzz/Cargo.toml.
-pub const TARGETS: [&str; 6] = [
+pub const TARGETS: [&str; 8] = [
     "checkpoint",
     "config_json",
     "tokenizer_json",
     "encode_decode",
     "forward_request",
     "generate_request",
+    "hf_folder",
+    "bpe_encode",
 ];
 
 pub fn run(args: &[String]) -> Result<()> {

@@ -66,6 +66,20 @@ pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
     }
 }
 
+/// `√(2/π)`, the constant of GELU's tanh approximation.
+pub const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+
+/// GELU's tanh approximation (GPT-2's `gelu_new`, PyTorch's `approximate="tanh"`):
+/// `out = 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`, element by element, in f32.
+/// Backward: `train::backward::ffn::gelu_tanh_backward`.
+pub fn gelu_tanh_forward(out: &mut [f32], inp: &[f32]) {
+    assert_eq!(out.len(), inp.len(), "gelu_tanh_forward: lengths differ");
+    for (o, &x) in out.iter_mut().zip(inp) {
+        let u = SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x);
+        *o = 0.5 * x * (1.0 + u.tanh());
+    }
+}
+
 /// The configured non-linearity.
 /// Backward: `train::backward::ffn::activation_backward`.
 pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
@@ -73,6 +87,7 @@ pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
     match act {
         Activation::Relu => relu_forward(out, inp),
         Activation::Gelu => gelu_forward(out, inp),
+        Activation::GeluTanh => gelu_tanh_forward(out, inp),
     }
 }
 

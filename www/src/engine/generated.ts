@@ -11,9 +11,9 @@ export type Norm = "post_ln" | "pre_ln" | "batch_norm" | "none";
 
 export type Score = "scaled_dot" | "dot" | "additive";
 
-export type Activation = "relu" | "gelu";
+export type Activation = "relu" | "gelu" | "gelu_tanh";
 
-export type TokenizerKind = "char" | "word";
+export type TokenizerKind = "char" | "word" | "bpe";
 
 export type AttnSite = "encoder_self" | "decoder_self" | "cross";
 

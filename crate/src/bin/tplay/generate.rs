@@ -185,6 +185,8 @@ pub fn run(args: Args) -> Result<()> {
     let mut out = stdout.lock();
     let word_level = spec.kind == TokenizerKind::Word;
     let mut printed = 0usize;
+    let bytes_level = spec.kind == TokenizerKind::Bpe;
+    let (mut generated, mut shown) = (Vec::<u32>::new(), String::new());
     while let Some(step) = pollster::block_on(gen.step())? {
         if args.json {
             let mut v = serde_json::to_value(&step)
@@ -192,7 +194,15 @@ pub fn run(args: Args) -> Result<()> {
             v["type"] = json!("step");
             emit(&mut out, &format!("{v}\n"))?;
         } else if let Some(tok) = step.token {
-            if tok != spec.eos {
+            if tok != spec.eos && bytes_level {
+                // A character may span several byte tokens: print only whole characters.
+                generated.push(tok);
+                let text = model.tokenizer.decode(&generated);
+                if !text.ends_with('\u{FFFD}') {
+                    emit(&mut out, &text[shown.len().min(text.len())..])?;
+                    shown = text;
+                }
+            } else if tok != spec.eos {
                 let piece = model.tokenizer.decode(&[tok]);
                 let sep = if word_level && printed > 0 { " " } else { "" };
                 emit(&mut out, &format!("{sep}{piece}"))?;
@@ -217,6 +227,11 @@ pub fn run(args: Args) -> Result<()> {
     } else if matches!(strategy, Strategy::Beam { .. }) {
         emit(&mut out, &format!("{}\n", summary.text))?;
     } else {
+        if bytes_level {
+            // Bytes of a character the generation stopped inside of.
+            let text = model.tokenizer.decode(&generated);
+            emit(&mut out, text.get(shown.len()..).unwrap_or_default())?;
+        }
         emit(&mut out, "\n")?;
     }
     Ok(())

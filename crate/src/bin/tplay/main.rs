@@ -4,6 +4,7 @@
 mod forward;
 mod generate;
 mod info;
+mod tokenize;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     Generate(generate::Args),
     /// Train a model on a toy task and save it as a checkpoint.
     Train(train::Args),
+    /// Encode text with a model's tokenizer; prints {"ids": [...], "tokens": [...]}.
+    Tokenize(tokenize::Args),
 }
 
 fn main() {
@@ -38,6 +41,7 @@ fn main() {
         Command::Info(a) => info::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Train(a) => train::run(a),
+        Command::Tokenize(a) => tokenize::run(a),
     };
     if let Err(e) = result {
         eprintln!("tplay: {e}");

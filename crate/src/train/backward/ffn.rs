@@ -74,11 +74,24 @@ pub fn gelu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
     }
 }
 
+/// Backward of `gelu_tanh_forward`: with `u = √(2/π)·(x + 0.044715·x³)`,
+/// `out = 0.5·x·(1 + tanh u)` has derivative
+/// `0.5·(1 + tanh u) + 0.5·x·(1 − tanh² u)·√(2/π)·(1 + 3·0.044715·x²)`.
+pub fn gelu_tanh_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
+    use crate::model::ffn::SQRT_2_OVER_PI;
+    for ((d, &g), &x) in dinp.iter_mut().zip(dout).zip(inp) {
+        let t = (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh();
+        let du = SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044_715 * x * x);
+        *d += g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du);
+    }
+}
+
 /// Backward of `activation_forward`.
 pub fn activation_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32], act: Activation) {
     match act {
         Activation::Relu => relu_backward(dinp, dout, inp),
         Activation::Gelu => gelu_backward(dinp, dout, inp),
+        Activation::GeluTanh => gelu_tanh_backward(dinp, dout, inp),
     }
 }
 

@@ -20,6 +20,7 @@ impl Recorder {
         let code = match act {
             Activation::Relu => 0,
             Activation::Gelu => 1,
+            Activation::GeluTanh => 2,
         };
         let key = PipelineKey {
             kernel: Kernel::Activation,
@@ -50,6 +51,7 @@ impl Recorder {
         let code = match act {
             Activation::Relu => 0,
             Activation::Gelu => 1,
+            Activation::GeluTanh => 2,
         };
         let key = PipelineKey {
             kernel: Kernel::ActivationBackward,

@@ -112,6 +112,7 @@ impl Recorder {
             Epilogue::None => (0, None),
             Epilogue::Activation(Activation::Relu) => (1, None),
             Epilogue::Activation(Activation::Gelu) => (2, None),
+            Epilogue::Activation(Activation::GeluTanh) => (3, None),
             Epilogue::Residual(r) => {
                 need(r, x.out.extent(x.m, x.n), "matmul residual")?;
                 if r.buffer == x.out.buf.buffer {
