@@ -12,11 +12,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 
 /**
- * The budget for the first load, gzip: 625 kB (measured: 612.7 kB, of which the wasm
- * inference engine 351 kB, scripts 183 kB, the default model 72 kB). The whole engine (the
- * trainer and the side studies, 600 kB more) is not part of it.
+ * The budget for the first load, gzip: 640 kB (measured: 627.2 kB, of which the wasm
+ * inference engine 364 kB, scripts 183 kB, the default model 72 kB; the engine was 351 kB
+ * before the byte-level BPE tokenizer, the GELU tanh kernels and the training-health hooks
+ * arrived). The whole engine (the trainer and the side studies, 600 kB more) is not part of it.
  */
-export const BUDGET_BYTES = 625_000;
+export const BUDGET_BYTES = 640_000;
 
 export function kindOf(url) {
   const path = new URL(url).pathname;
