@@ -59,8 +59,21 @@ pub struct GpuTrainer {
     no_ablation: GpuBuffer,
     acts: Option<Acts>,
     counts: StepCounts,
-    /// (1) per layer: the squared norm of the layer's gradients.
-    layer_norm_sq: Vec<GpuBuffer>,
+    /// Per layer (encoder layers first): a (1) buffer for the squared norm of the
+    /// layer's gradients, and the positions of those gradients among the trained ones
+    /// (in `Model::visit_params` order), found once from their names.
+    layer_grads: Vec<(GpuBuffer, Vec<usize>)>,
+}
+
+/// What a step reads back beyond its [`StepStats`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Report {
+    /// Nothing more.
+    Stats,
+    /// Every trained tensor's gradient (tests).
+    Grads,
+    /// Per layer, the gradient's and the residual stream's norms (the lab).
+    Layers,
 }
 
 /// What a watched step reports per layer (encoder layers first), as the CPU session
@@ -122,12 +135,22 @@ impl GpuTrainer {
                 bias: None,
             },
         };
-        let layers = cfg.encoder_layers() + cfg.decoder_layers();
-        let layer_norm_sq = (0..layers)
-            .map(|_| ctx.zeros("squared layer gradient norm", 1))
+        let n_enc = cfg.encoder_layers();
+        let mut layer_grads = (0..n_enc + cfg.decoder_layers())
+            .map(|_| Ok((ctx.zeros("squared layer gradient norm", 1)?, vec![])))
             .collect::<Result<Vec<_>>>()?;
+        let mut i = 0;
+        grads.visit(&mut |name, _, k| {
+            if k == ParamKind::Trained {
+                if let Some((_, list)) = layer_of(name, n_enc).and_then(|l| layer_grads.get_mut(l))
+                {
+                    list.push(i);
+                }
+                i += 1;
+            }
+        });
         Ok(GpuTrainer {
-            layer_norm_sq,
+            layer_grads,
             ctx: ctx.clone(),
             plan: layer_plan(cfg),
             shell,
@@ -164,7 +187,7 @@ impl GpuTrainer {
         clip: Option<f32>,
     ) -> Result<StepStats> {
         let (stats, _, _) = self
-            .run(tb, opts, smoothing, lr, clip, false, false)
+            .run(tb, opts, smoothing, lr, clip, Report::Stats)
             .await?;
         Ok(stats)
     }
@@ -185,7 +208,7 @@ impl GpuTrainer {
             ..opts.clone()
         };
         let (stats, _, layers) = self
-            .run(tb, &opts, smoothing, lr, clip, false, true)
+            .run(tb, &opts, smoothing, lr, clip, Report::Layers)
             .await?;
         Ok((stats, layers))
     }
@@ -201,11 +224,12 @@ impl GpuTrainer {
         lr: f32,
         clip: Option<f32>,
     ) -> Result<(StepStats, Vec<(String, Vec<f32>)>)> {
-        let (stats, grads, _) = self.run(tb, opts, smoothing, lr, clip, true, false).await?;
+        let (stats, grads, _) = self
+            .run(tb, opts, smoothing, lr, clip, Report::Grads)
+            .await?;
         Ok((stats, grads))
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn run(
         &mut self,
         tb: &TrainBatch,
@@ -213,8 +237,7 @@ impl GpuTrainer {
         smoothing: f32,
         lr: f32,
         clip: Option<f32>,
-        observe: bool,
-        watch: bool,
+        report: Report,
     ) -> Result<(StepStats, Vec<(String, Vec<f32>)>, LayerStats)> {
         self.check(tb, opts)?;
         let cfg = self.shell.config.clone();
@@ -252,14 +275,13 @@ impl GpuTrainer {
             tables: &self.tables,
             no_ablation: &self.no_ablation,
         };
-        let drops = {
+        let (drops, hidden) = {
             let mut pass = Pass::new(weights, opts, &mut rec, Keep::ForBackward(acts));
             let src = (cfg.arch == crate::config::Arch::EncoderDecoder).then_some(&acts.src);
             let x = pass.stacks(&self.plan.stacks, (&acts.tokens, src), (tb.b, tb.t, tb.s))?;
             pass.head_into(&x, (tb.b, tb.t), &acts.logits)?;
             (pass.drops(), pass.take_hidden())
         };
-        let (drops, hidden) = drops;
         {
             let mut st = Step {
                 w: weights,
@@ -277,19 +299,17 @@ impl GpuTrainer {
             st.backward()?;
         }
         let mut observed: Vec<(String, ReadSlot)> = vec![];
-        if observe {
+        if report == Report::Grads {
             for (name, g) in &grad_list {
                 observed.push((name.clone(), rec.read_all(g)?));
             }
         }
         let mut layer_slots = vec![];
-        if watch {
-            let n_enc = cfg.encoder_layers();
-            for (l, acc) in self.layer_norm_sq.iter().enumerate() {
-                let list: Vec<(&GpuBuffer, usize)> = grad_list
+        if report == Report::Layers {
+            for (acc, members) in &self.layer_grads {
+                let list: Vec<(&GpuBuffer, usize)> = members
                     .iter()
-                    .filter(|(name, _)| layer_of(name, n_enc) == Some(l))
-                    .map(|(_, g)| (g, g.len()))
+                    .map(|&i| (&grad_list[i].1, grad_list[i].1.len()))
                     .collect();
                 if list.is_empty() {
                     rec.clear(acc, 1)?;
@@ -316,7 +336,7 @@ impl GpuTrainer {
             .map(|(n, s)| (n, back.f32(s).to_vec()))
             .collect();
         let mut layers = LayerStats::default();
-        if watch {
+        if report == Report::Layers {
             layers.grad_norms = layer_slots.iter().map(|&s| back.f32(s)[0].sqrt()).collect();
             for (_, slots, [b, t, c]) in &hidden {
                 for &s in slots.iter().skip(1) {
