@@ -188,13 +188,6 @@ impl Engine {
         self.0.test_only_lose_gpu()
     }
 
-    /// Test-only: one weight of the training run's layer `layer` (from 0) turns NaN before
-    /// its next step, so the browser tests can prove the run stops there and names the
-    /// layer. The page sends it only from its test hook (`testOnlyNanAtLayer`).
-    pub fn test_only_nan_at_layer(&mut self, layer: u32) -> bool {
-        self.0.test_only_nan_at_layer(layer as usize)
-    }
-
     /// `ForwardRequest` → `ForwardResult`.
     #[wasm_bindgen(unchecked_return_type = "ForwardResult")]
     pub async fn forward(

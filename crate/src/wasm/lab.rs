@@ -68,6 +68,13 @@ impl Engine {
         )
     }
 
+    /// Test-only: one weight of the training run's layer `layer` (from 0) turns NaN before
+    /// its next step, so the browser tests can prove the run stops there and names the
+    /// layer. The page sends it only from its test hook (`testOnlyNanAtLayer`).
+    pub fn test_only_nan_at_layer(&mut self, layer: u32) -> bool {
+        self.0.test_only_nan_at_layer(layer as usize)
+    }
+
     /// The training run's model now (copied back from the GPU first), as checkpoint bytes.
     pub async fn train_export(&mut self) -> JsResult<Vec<u8>> {
         self.0.train_export().await.map_err(js_err)

@@ -113,8 +113,6 @@ async function ready(): Promise<Engine> {
     emit({ event: 'progress', progress: { phase: 'engine', label: 'Starting the engine (compiling the WebAssembly core)', done: 0, total: 1 } });
     // The core is compiled once for every session.
     if (whole) {
-      compiled ??= lab().then(() => undefined);
-      await compiled;
       engine = new (await lab()).Engine();
     } else {
       compiled ??= init().then((w) => void (wasm = w));
@@ -348,7 +346,7 @@ const handlers: Handlers = {
     return backend;
   },
   testOnlyLoseGpu: (eng) => eng.test_only_lose_gpu(),
-  testOnlyNanAtLayer: (eng, { layer }) => eng.test_only_nan_at_layer(layer),
+  testOnlyNanAtLayer: async (eng, { layer }) => (await labEngine(eng, false)).test_only_nan_at_layer(layer),
   memoryUse() {
     // Chromium's non-standard performance.memory, where the worker has it.
     const heap = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory;
