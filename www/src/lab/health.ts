@@ -6,12 +6,10 @@
 
 import { msg, str } from '@lit/localize';
 import type { FaultOp, HealthAlarm, RunSettings } from '../engine/protocol';
+import { num as fmt } from '../ui/format';
 
-function num(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return v > 0 ? '+∞' : '−∞';
-  return String(Number(v.toPrecision(3)));
-}
+/** An alarm's number, to three significant digits as the page writes numbers. */
+const num = (v: number): string => fmt(v, 3);
 
 /** The operation that first gave a NaN or an infinity, in a few words. */
 export function opWords(op: FaultOp): string {
