@@ -8,7 +8,8 @@
 // two curves (WebGPU must match the CPU within the lab's tolerance).
 
 import { loadavg } from 'node:os';
-import { launch, open, serve } from './harness.mjs';
+import { launch, open, openLab, serve } from './harness.mjs';
+import { engineDecode } from './engine-decode.mjs';
 
 const TOKENS = Number(process.env.TPLAY_BENCH_TOKENS ?? 48);
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
@@ -29,36 +30,6 @@ async function adapterInfo(page) {
 }
 
 const software = (i) => !i || i.fallback || /swiftshader|llvmpipe|lavapipe/i.test(`${i.vendor} ${i.architecture} ${i.description}`);
-
-/** Engine-only decoding through the worker API (no traced forward per token). */
-async function engineDecode(page, backend, n) {
-  return page.evaluate(
-    async ({ backend, n }) => {
-      const { EngineClient } = await import('./playground.js');
-      const el = document.querySelector('transformer-playground');
-      const c = new EngineClient();
-      const entry = el.manifest.find((m) => m.file === el.st.model);
-      const info = await c.call('load', { url: new URL(`models/${entry.file}`, location.href).href });
-      const b = await c.call('setBackend', { backend });
-      const prompt = await c.call('tokenize', { text: entry.default_prompt });
-      const sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 1, seed: 0 };
-      const switches = { causal: true, padding_mask: true, scale: true, ablate: [] };
-      await c.call('generateStart', { prompt: [info.bos, ...prompt.ids], switches, sampling, max_new_tokens: n, trace: false });
-      let first = null;
-      let steps = 0;
-      for (let i = 0; i < n; i++) {
-        const s = await c.call('generateStep', {});
-        steps++;
-        if (first === null) first = performance.now();
-        if (s.done) break;
-      }
-      const end = performance.now();
-      c.terminate();
-      return { backend: b.backend, tps: steps > 1 ? (steps - 1) / ((end - first) / 1000) : NaN, steps };
-    },
-    { backend, n },
-  );
-}
 
 /** A lab run to its end: steps/s, where it ran, and its loss curve. */
 async function train(page, settings) {
@@ -102,12 +73,7 @@ try {
     if (software(chosen.info)) console.log('(a software adapter: the figures below show the path works, not its speed)');
     const browser = await launch({ webgpu: true, args: chosen.attempt.args });
     try {
-      const { page } = await open(browser.context, server.url, 'play=0&views=lab');
-      await page.evaluate(async () => {
-        const el = document.querySelector('transformer-playground');
-        await el.runsRestored;
-        for (const r of [...el.runs]) await el.deleteRun(r.id);
-      });
+      const { page } = await openLab(browser.context, server.url);
       console.log();
       console.log(`with ${chosen.attempt.name}:`);
       console.log();

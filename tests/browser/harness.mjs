@@ -171,6 +171,28 @@ export async function open(context, baseUrl, hash = '', { viewport, media } = {}
   return { page, errors };
 }
 
+/**
+ * Open the lab alone (`play=0&views=lab`), with no runs kept from an earlier test (they
+ * live in IndexedDB across pages of one browser), and wait for its form to be filled in.
+ */
+export async function openLab(context, baseUrl, { media } = {}) {
+  const { page, errors } = await open(context, baseUrl, 'play=0&views=lab', { media });
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    await el.runsRestored;
+    for (const r of [...el.runs]) await el.deleteRun(r.id);
+  });
+  await page.waitForFunction(
+    () => {
+      const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+      return customElements.get('tp-lab') !== undefined && lab?.form != null;
+    },
+    null,
+    { timeout: 60000 },
+  );
+  return { page, errors };
+}
+
 /** Wait until the playground holds at least n generated tokens (or finished). */
 export async function waitTokens(page, n, timeout = 60000) {
   await page.waitForFunction(

@@ -11,7 +11,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve, shot } from './harness.mjs';
+import { launch, openLab, serve, shot } from './harness.mjs';
 import { assertStoppedAtLayer2, nanRunInPage } from './health-checks.mjs';
 
 /** A GPU step's loss against the CPU's, relative. */
@@ -84,13 +84,7 @@ describe('lab runs on WebGPU', () => {
   before(async () => {
     server = await serve();
     browser = await launch({ webgpu: true });
-    ({ page, errors } = await open(browser.context, server.url, 'play=0&views=lab'));
-    await page.evaluate(async () => {
-      const el = document.querySelector('transformer-playground');
-      await el.runsRestored;
-      for (const r of [...el.runs]) await el.deleteRun(r.id);
-    });
-    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null, null, { timeout: 60000 });
+    ({ page, errors } = await openLab(browser.context, server.url));
     cpu = await trainInPage({ ...SETTINGS, backend: 'cpu' });
   });
   after(async () => {

@@ -6,7 +6,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, serve, shot } from './harness.mjs';
+import { launch, open, openLab, serve, shot } from './harness.mjs';
 import { assertStoppedAtLayer2, nanRunInPage } from './health-checks.mjs';
 
 let server;
@@ -18,13 +18,7 @@ describe('the lab watches a run’s health', () => {
   before(async () => {
     server = await serve();
     browser = await launch();
-    ({ page, errors } = await open(browser.context, server.url, 'play=0&views=lab'));
-    await page.evaluate(async () => {
-      const el = document.querySelector('transformer-playground');
-      await el.runsRestored;
-      for (const r of [...el.runs]) await el.deleteRun(r.id);
-    });
-    await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null, null, { timeout: 60000 });
+    ({ page, errors } = await openLab(browser.context, server.url));
   });
   after(async () => {
     await browser?.close();
@@ -63,21 +57,23 @@ describe('the lab watches a run’s health', () => {
     assert.deepEqual(errors, []);
     // The Chinese page says it in Chinese (the parameter's name and a few terms excepted).
     const zh = await open(browser.context, server.url, 'play=0&views=lab&lang=zh-Hans');
-    const text = await zh.page.evaluate(async (id) => {
-      const el = document.querySelector('transformer-playground');
-      await el.runsRestored;
-      const lab = await new Promise((ok) => {
-        const look = () => {
-          const l = el.shadowRoot.querySelector('tp-lab');
-          return l ? ok(l) : setTimeout(look, 50);
-        };
-        look();
-      });
-      lab.selected = id;
-      lab.requestUpdate();
-      await lab.updateComplete;
-      return lab.renderRoot.querySelector('[data-health] li.stopped')?.textContent ?? '';
-    }, got.id);
+    // The run comes back from IndexedDB after the lab has drawn: select it until its
+    // health list is there.
+    const text = await (
+      await zh.page.waitForFunction(
+        (id) => {
+          const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
+          if (!lab) return null;
+          if (lab.selected !== id) {
+            lab.selected = id;
+            lab.requestUpdate();
+          }
+          return lab.renderRoot.querySelector('[data-health] li.stopped')?.textContent || null;
+        },
+        got.id,
+        { timeout: 30000, polling: 100 },
+      )
+    ).jsonValue();
     const left = text
       .replace(got.run.alarms.at(-1).param, '')
       .match(/[A-Za-z]{3,}/g)

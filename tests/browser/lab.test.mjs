@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { artifacts, dist, launch, open, root, serve, shot } from './harness.mjs';
+import { artifacts, dist, launch, open, openLab as openEmptyLab, root, serve, shot } from './harness.mjs';
 
 const require = createRequire(join(root, 'www/package.json'));
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -39,18 +39,8 @@ after(async () => {
 });
 
 /** Open the lab alone, with no runs kept from an earlier test, and its form filled in. */
-async function openLab(media, url = server.url) {
-  const { page, errors } = await open(browser.context, url, 'play=0&views=lab', { media });
-  await page.evaluate(async () => {
-    const el = document.querySelector('transformer-playground');
-    await el.runsRestored;
-    for (const r of [...el.runs]) await el.deleteRun(r.id);
-  });
-  await page.waitForFunction(() => {
-    const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
-    return customElements.get('tp-lab') !== undefined && lab?.form != null;
-  });
-  return { page, errors };
+function openLab(media, url = server.url) {
+  return openEmptyLab(browser.context, url, { media });
 }
 
 /** Train in the page through the scripting API and wait for the end; the runs' ids. */
