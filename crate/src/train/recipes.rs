@@ -24,10 +24,11 @@ pub struct Recipe {
     pub run: RunSpec,
     /// The held-out accuracy (the task's metric) the checkpoint must reach.
     pub threshold: f64,
-    /// How often the lab scores a run of this recipe on held-out examples, in steps (its
-    /// default `eval_every`; `tplay train --eval-every` takes the same number). It changes
-    /// when the curve shows the score, never the weights.
-    pub eval_every: u64,
+    /// How often the lab scores a run of this recipe on held-out examples, in steps, where
+    /// it needs its own cadence (`tplay train --eval-every` takes the same number); `None`:
+    /// six evaluations over the run, as for any task. It changes when the curve shows the
+    /// score, never the weights. [`Recipe::lab_eval_every`] reads it.
+    pub eval_every: Option<u64>,
     /// For a model that differs from another shipped one in one design choice: that
     /// model's file and the choice, in a few words (the page groups and labels them).
     pub variant: Option<Variant>,
@@ -43,6 +44,12 @@ pub struct Variant {
 }
 
 impl Recipe {
+    /// The lab's default `eval_every` for this recipe's run.
+    pub fn lab_eval_every(&self) -> u64 {
+        self.eval_every
+            .unwrap_or_else(|| super::settings::six_evaluations(self.run.steps))
+    }
+
     /// The one command that reproduces the checkpoint, run from the repository root.
     pub fn command(&self) -> String {
         format!(
@@ -51,11 +58,6 @@ impl Recipe {
             self.file
         )
     }
-}
-
-/// The lab's default cadence: six evaluations over the run.
-fn sixth(steps: u64) -> u64 {
-    (steps / 6).max(1)
 }
 
 fn grammar(pos: &'static str, title: &'static str, description: &'static str) -> Recipe {
@@ -84,7 +86,7 @@ fn grammar(pos: &'static str, title: &'static str, description: &'static str) ->
         // Without any position information the model is a little weaker at agreement
         // across a relative clause; it is held to a lower bar.
         threshold: if pos == "none" { 0.85 } else { 0.9 },
-        eval_every: sixth(4000),
+        eval_every: None,
         variant: None,
     }
 }
@@ -143,7 +145,7 @@ fn reverse() -> Recipe {
         // Every 100 steps: the exact-match score of this small model swings by several
         // points from one evaluation to the next until late in the run, so a coarse cadence
         // finds the first score at the threshold much later than the run reaches it.
-        eval_every: 100,
+        eval_every: Some(100),
         variant: None,
     }
 }
@@ -310,7 +312,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
-            eval_every: sixth(8000),
+            eval_every: None,
             variant: None,
         },
         Recipe {
@@ -326,7 +328,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
-            eval_every: sixth(2000),
+            eval_every: None,
             variant: None,
         },
         Recipe {
@@ -342,7 +344,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
-            eval_every: sixth(2000),
+            eval_every: None,
             variant: None,
         },
         reverse(),
@@ -391,7 +393,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
-            eval_every: sixth(8000),
+            eval_every: None,
             variant: None,
         },
         Recipe {
@@ -409,7 +411,7 @@ pub fn recipes() -> Vec<Recipe> {
                 ..RunSpec::default()
             },
             threshold: 0.95,
-            eval_every: sixth(2000),
+            eval_every: None,
             variant: None,
         },
     ];

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::protocol::{LrSettings, RunDefaults, RunSettings, TrainBackendChoice};
 use crate::tasks::{build, TaskOptions, TASKS};
 
-use super::recipes::recipes;
+use super::recipes::{recipes, Recipe};
 use super::run::{arch_name, RunSpec};
 
 /// The most steps a run may ask for, and the largest batch.
@@ -25,6 +25,12 @@ pub(super) fn field_err(field: &str, why: String) -> Error {
 }
 
 /// A config enum's JSON name.
+/// The lab's default cadence for a run without a recipe of its own: six evaluations over
+/// its `steps`.
+pub(crate) fn six_evaluations(steps: u64) -> u64 {
+    (steps / 6).max(1)
+}
+
 fn json_name<T: serde::Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
@@ -271,7 +277,7 @@ impl RunSettings {
         // The recipe's own cadence; six evaluations over a run without one.
         let eval_every = recipe
             .as_ref()
-            .map_or((spec.steps / 6).max(1), |r| r.eval_every);
+            .map_or(six_evaluations(spec.steps), Recipe::lab_eval_every);
         let settings = RunSettings::from_spec(&spec, eval_every)?;
         let t = spec.task()?;
         let mut notes = BTreeMap::new();
@@ -413,8 +419,8 @@ mod tests {
             recipe.run.train_options().unwrap()
         );
         // The lab scores the run at the recipe's own cadence, finer than six times a run.
-        assert_eq!(d.settings.eval_every, recipe.eval_every);
-        assert!(recipe.eval_every < recipe.run.steps / 6);
+        assert_eq!(d.settings.eval_every, recipe.lab_eval_every());
+        assert!(recipe.lab_eval_every() < recipe.run.steps / 6);
         // A task without a shipped recipe is scored six times over its run.
         let copy = RunSettings::defaults("copy").unwrap().settings;
         assert_eq!(copy.eval_every, copy.steps / 6);
