@@ -43,11 +43,17 @@ pub struct Variant {
     pub label: &'static str,
 }
 
+/// The lab's default cadence for a run without a cadence of its own: six evaluations over
+/// its `steps`.
+pub(crate) fn six_evaluations(steps: u64) -> u64 {
+    (steps / 6).max(1)
+}
+
 impl Recipe {
     /// The lab's default `eval_every` for this recipe's run.
     pub fn lab_eval_every(&self) -> u64 {
         self.eval_every
-            .unwrap_or_else(|| super::settings::six_evaluations(self.run.steps))
+            .unwrap_or_else(|| six_evaluations(self.run.steps))
     }
 
     /// The one command that reproduces the checkpoint, run from the repository root.

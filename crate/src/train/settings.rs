@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::protocol::{LrSettings, RunDefaults, RunSettings, TrainBackendChoice};
 use crate::tasks::{build, TaskOptions, TASKS};
 
-use super::recipes::{recipes, Recipe};
+use super::recipes::{recipes, six_evaluations, Recipe};
 use super::run::{arch_name, RunSpec};
 
 /// The most steps a run may ask for, and the largest batch.
@@ -25,12 +25,6 @@ pub(super) fn field_err(field: &str, why: String) -> Error {
 }
 
 /// A config enum's JSON name.
-/// The lab's default cadence for a run without a recipe of its own: six evaluations over
-/// its `steps`.
-pub(crate) fn six_evaluations(steps: u64) -> u64 {
-    (steps / 6).max(1)
-}
-
 fn json_name<T: serde::Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
