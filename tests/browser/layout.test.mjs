@@ -40,6 +40,17 @@ async function showAll(page) {
     await page.waitForTimeout(60);
   }
   await page.waitForFunction(() => customElements.get('tp-lab') !== undefined || !document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab'));
+  // Every view has drawn its picture, as the page itself judges it (src/views/drawn.ts):
+  // what a view unfolds is drawn with its picture (sqrt-dk's table of numbers), and a
+  // view still asking the engine would be checked empty.
+  await page.waitForFunction(
+    () => {
+      const el = document.querySelector('transformer-playground');
+      return [...el.shadowRoot.querySelectorAll('.view[data-view]')].every((v) => el.drawnViews.has(v.dataset.view));
+    },
+    null,
+    { timeout: 60000 },
+  );
   // What a reader can unfold is checked unfolded (the per-position tables, the reasons).
   await page.evaluate(() => {
     const open = (root) => {

@@ -9,7 +9,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { ScoreScaling } from '../engine/protocol';
 import type { EngineCaller } from '../engine/client';
-import { panel, SeenController } from '../ui/shared';
+import { panel, scrollLabel, scrollRegion, SeenController } from '../ui/shared';
 import { fmt, SERIES } from '../ui/palette';
 import { lineChart, swatch, type Series } from '../ui/plot';
 import { int } from '../ui/format';
@@ -87,6 +87,9 @@ export class TpSqrtDk extends LocalizedElement {
       details {
         font-size: var(--tp-text-sm);
         margin-top: 6px;
+      }
+      .wrap {
+        overflow-x: auto;
       }
       table {
         border-collapse: collapse;
@@ -181,6 +184,7 @@ export class TpSqrtDk extends LocalizedElement {
       </div>
       <details>
         <summary>${msg('The numbers')}</summary>
+        <div class="wrap" ${scrollRegion(scrollLabel())}>
         <table aria-label=${msg('score variance and softmax spread per d_k')}>
           <thead>
             <tr><th>d_k</th><th>Var(q·k)</th><th>Var(q·k/√d_k)</th><th>${msg('entropy raw')}</th><th>${msg('entropy scaled')}</th><th>${msg('max p raw')}</th><th>${msg('max p scaled')}</th></tr>
@@ -193,6 +197,7 @@ export class TpSqrtDk extends LocalizedElement {
             )}
           </tbody>
         </table>
+        </div>
       </details>`;
   }
 
