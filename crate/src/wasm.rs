@@ -127,15 +127,29 @@ impl Engine {
 
     /// Choose the backend (`"cpu"` or `"webgpu"`; `adapter`: the browser's description of
     /// its GPU, when it has one) → `BackendStatus`. The GPU is kept only while its test
-    /// pass agrees with the CPU; what went wrong is the status, never an error.
+    /// pass agrees with the CPU and, `by_speed`, is faster than the CPU for the loaded
+    /// model; what went wrong is the status, never an error.
     #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
     pub async fn select_backend(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "BackendName")] want: JsValue,
         adapter: Option<String>,
+        by_speed: bool,
     ) -> JsResult<JsValue> {
         let want: BackendName = from_js("backend", want)?;
-        to_js(&self.0.select_backend(want, adapter).await)
+        to_js(&self.0.select_backend(want, adapter, by_speed).await)
+    }
+
+    /// TEST ONLY: the race measured again with `gpu_ms` / `cpu_ms` of busy time added to
+    /// every timed pass of that side (a slow dispatch, a slow processor) → `BackendStatus`.
+    #[wasm_bindgen(unchecked_return_type = "BackendStatus")]
+    pub async fn test_only_race_with_handicap(
+        &mut self,
+        gpu_ms: f64,
+        cpu_ms: f64,
+    ) -> JsResult<JsValue> {
+        let h = crate::backend::race::Handicap { gpu_ms, cpu_ms };
+        to_js(&self.0.test_only_race_with_handicap(h).await)
     }
 
     /// Measure the GPU against the CPU again, on the model loaded now → `BackendStatus`.

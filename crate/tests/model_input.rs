@@ -122,7 +122,7 @@ fn the_causal_default_is_the_models_rule_when_the_request_leaves_it_out() {
 fn choosing_the_cpu_is_the_status_cpu_chosen_and_an_engine_starts_on_the_cpu() {
     let mut e = engine(Arch::DecoderOnly, 0);
     assert_eq!(e.backend_status(), &BackendStatus::Starting);
-    let s = block_on(e.select_backend(BackendName::Cpu, None));
+    let s = block_on(e.select_backend(BackendName::Cpu, None, false));
     assert_eq!(s, BackendStatus::CpuChosen);
     assert_eq!(
         (e.backend(), s.name()),

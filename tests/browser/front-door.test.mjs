@@ -353,16 +353,16 @@ describe('a browser whose language is English', () => {
   });
 
   test('the_backend_control_and_the_badge_say_the_backend_the_engine_runs', async () => {
-    // No WebGPU in this browser: WebGPU is asked (the default) and the CPU runs.
+    // No WebGPU in this browser: Auto is asked (the default) and the CPU runs.
     const { page, errors } = await open(browser.context, server.url, 'views=controls,backend&play=0');
     const both = await backendWords(page);
     assert.equal(both.info.backend, 'cpu');
     assert.equal(both.control.runs, 'cpu');
     assert.equal(both.badge.runs, 'cpu');
     assert.equal(both.control.text, both.badge.text);
-    assert.match(both.control.text, /WebGPU asked → CPU: this browser has no WebGPU/);
+    assert.match(both.control.text, /Auto asked → CPU: this browser has no WebGPU/);
     // The CPU asked for: both say so.
-    await page.locator(`${P} tp-controls input[data-setting="backend"]`).nth(1).check();
+    await page.locator(`${P} tp-controls input[data-setting="backend"]`).nth(2).check();
     await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo?.status.kind === 'cpu_chosen', undefined, { timeout: 30000 });
     const cpu = await backendWords(page);
     assert.equal(cpu.control.text, cpu.badge.text);

@@ -55,7 +55,7 @@ describe('a class on a LAN, over plain HTTP', { skip: ip ? false : 'no network a
     assert.equal(r.secure, false, `${base} is not a secure context`);
     assert.equal(r.sw, false, 'no service worker API on plain HTTP');
     assert.equal(r.gpu, false, 'no WebGPU on plain HTTP');
-    assert.equal(r.asked, 'webgpu');
+    assert.equal(r.asked, 'auto');
     assert.equal(r.backend, 'cpu', 'the engine fell back to the CPU');
     assert.equal(r.status, false, 'no offline line: there is no offline copy to speak of');
     const badge = await page.locator('transformer-playground tp-controls [data-backend-runs]').textContent();

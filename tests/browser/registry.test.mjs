@@ -110,6 +110,75 @@ describe('with WebGPU (SwiftShader)', () => {
     await page.close();
   });
 
+  test('auto_keeps_the_gpu_only_where_it_agrees_and_wins_the_race_and_says_both_times', async () => {
+    // The default (auto): the engine timed the test input on both backends.
+    const { page, errors } = await open(browser.context, server.url, 'play=0&views=controls,backend');
+    const info = () => page.evaluate(() => document.querySelector('transformer-playground').backendInfo);
+    await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo?.race != null, null, { timeout: 60000 });
+    const first = await info();
+    assert.ok(first.parity < 1e-3, `the GPU agrees: ${first.parity}`);
+    assert.ok(first.race.cpu_ms > 0 && first.race.gpu_ms > 0, JSON.stringify(first.race));
+    // Whichever won runs, and nothing else.
+    assert.equal(first.backend, first.race.gpu_ms < first.race.cpu_ms ? 'webgpu' : 'cpu', JSON.stringify(first));
+    const badge = (sel) => page.evaluate((sel) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-backend-badge').shadowRoot.querySelector(sel)?.dataset, sel);
+    const words = async () => (await page.locator('tp-backend-badge .badge').innerText()).replace(/\s+/g, ' ');
+    const race = async (gpu_ms, cpu_ms) => {
+      const r = await page.evaluate((h) => document.querySelector('transformer-playground').store.call('testOnlyRaceWithHandicap', h), { gpu_ms, cpu_ms });
+      await page.waitForFunction((r) => {
+        const d = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-backend-badge')?.shadowRoot.querySelector('[data-race-gpu]')?.dataset;
+        return d && Number(d.raceGpu) === r.race.gpu_ms && Number(d.raceCpu) === r.race.cpu_ms;
+      }, r, { timeout: 30000 });
+      return r;
+    };
+    // A slow adapter: 40 ms of busy time on every GPU pass. The CPU runs, and the page says why, with both times.
+    const slow = await race(40, 0);
+    assert.equal(slow.status.kind, 'cpu_faster', JSON.stringify(slow));
+    assert.equal(slow.backend, 'cpu');
+    assert.ok(slow.race.gpu_ms >= 40 && slow.race.gpu_ms > slow.race.cpu_ms, JSON.stringify(slow.race));
+    let text = await words();
+    assert.match(text, /Auto asked → CPU: the CPU is faster for this model/, text);
+    assert.match(text, /WebGPU agrees with the CPU but is slower for this model/, text);
+    assert.match(text, /one pass of the test input: CPU [\d.]+ ms, WebGPU [\d.]+ ms \([\d.]+× slower\)/, text);
+    const control = await page.locator('transformer-playground tp-controls [data-backend-runs]').textContent();
+    assert.match(control, /Auto asked → CPU: the CPU is faster for this model/);
+    assert.equal((await badge('[data-parity]')).parity, String(slow.parity), 'the agreement is still shown');
+    await shot(page, 'backend-race-cpu');
+    // A slow processor instead: 300 ms on every CPU pass. The GPU is asked for again, and wins.
+    const fast = await race(0, 300);
+    assert.equal(fast.status.kind, 'webgpu_checked', JSON.stringify(fast));
+    assert.equal(fast.backend, 'webgpu');
+    assert.ok(fast.race.cpu_ms >= 300 && fast.race.gpu_ms < fast.race.cpu_ms, JSON.stringify(fast.race));
+    text = await words();
+    assert.match(text, /Auto asked → WebGPU: it agrees with the CPU and is faster for this model/, text);
+    assert.match(text, /\([\d.]+× faster\)/, text);
+    // "measure again" races anew, without the test's busy time: the CPU's 300 ms are gone.
+    await page.locator('tp-backend-badge [data-measure]').click();
+    await page.waitForFunction((was) => {
+      const r = document.querySelector('transformer-playground').backendInfo?.race;
+      return r != null && r.cpu_ms !== was;
+    }, fast.race.cpu_ms, { timeout: 30000 });
+    const again = await info();
+    assert.ok(again.race.cpu_ms < 300, JSON.stringify(again.race));
+    assert.equal(again.backend, again.race.gpu_ms < again.race.cpu_ms ? 'webgpu' : 'cpu', JSON.stringify(again));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a_learner_who_insists_on_webgpu_keeps_it_however_slow_and_sees_the_times', async () => {
+    const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&play=0&views=backend');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo?.race != null, null, { timeout: 60000 });
+    const r = await page.evaluate(() => document.querySelector('transformer-playground').store.call('testOnlyRaceWithHandicap', { gpu_ms: 40, cpu_ms: 0 }));
+    assert.equal(r.status.kind, 'webgpu_checked', JSON.stringify(r));
+    assert.equal(r.backend, 'webgpu');
+    assert.ok(r.race.gpu_ms > r.race.cpu_ms, JSON.stringify(r.race));
+    await page.waitForFunction((g) => Number(document.querySelector('transformer-playground').shadowRoot.querySelector('tp-backend-badge')?.shadowRoot.querySelector('[data-race-gpu]')?.dataset.raceGpu) === g, r.race.gpu_ms);
+    const text = (await page.locator('tp-backend-badge .badge').innerText()).replace(/\s+/g, ' ');
+    assert.match(text, /WebGPU asked → WebGPU/, text);
+    assert.match(text, /× slower\)/, text);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('one_wrong_gpu_logit_makes_the_page_choose_the_cpu_and_say_by_how_much', async () => {
     const { page, errors } = await open(browser.context, server.url, 'backend=webgpu&play=0&views=backend');
     await page.waitForFunction(() => document.querySelector('transformer-playground').backendInfo?.backend === 'webgpu', null, { timeout: 60000 });

@@ -57,7 +57,7 @@ const VALID = {
   pad: fc.boolean(),
   scale: fc.boolean(),
   ablate: fc.array(fc.record({ site: fc.constantFrom(...SITES), layer: int(0, 99), head: int(0, 99) }, { noNullPrototype: true }), { maxLength: 64 }),
-  backend: fc.constantFrom('webgpu', 'cpu'),
+  backend: fc.constantFrom('auto', 'webgpu', 'cpu'),
   seed: int(0, 4294967295),
   strategy: fc.constantFrom('greedy', 'sample', 'beam'),
   temp: real(0.05, 5),

@@ -16,6 +16,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod parity;
+pub mod race;
 
 use crate::error::{Error, Result};
 use crate::model::forward::Batch;

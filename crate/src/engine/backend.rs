@@ -1,7 +1,10 @@
 //! Which backend runs the engine's passes, and the status the page is told: the CPU, or
-//! the GPU only while its test pass agrees with the CPU reference (`backend::parity`).
+//! the GPU only while its test pass agrees with the CPU reference (`backend::parity`) and,
+//! unless the learner insists on it, is faster than the CPU for the loaded model
+//! (`backend::race`).
 
 use crate::backend::parity::{gpu_parity, Parity};
+use crate::backend::race::{race, Handicap};
 use crate::backend::{Backend, GpuContext};
 use crate::error::Result;
 use crate::model::Trace;
@@ -50,12 +53,16 @@ impl Engine {
 
     /// Choose the backend: the CPU, or a GPU device (described as `adapter` when the
     /// platform describes it better than the device does) kept only while its test pass
-    /// on the loaded model agrees with the CPU. Never fails: what went wrong is the status.
+    /// on the loaded model agrees with the CPU and, `by_speed`, is faster than the CPU
+    /// (without it the GPU is kept where it agrees, however slow: the learner insisted).
+    /// Never fails: what went wrong is the status.
     pub async fn select_backend(
         &mut self,
         want: BackendName,
         adapter: Option<String>,
+        by_speed: bool,
     ) -> BackendStatus {
+        self.by_speed = by_speed;
         self.status = match want {
             BackendName::Cpu => {
                 self.use_cpu();
@@ -80,8 +87,18 @@ impl Engine {
     }
 
     /// Measure the GPU against the CPU again (on a newly loaded model); the status is
-    /// unchanged on the CPU. `corrupt` is for the test-only request only.
+    /// unchanged on the CPU, except where the CPU runs because it was faster for the last
+    /// model: the GPU is asked for again and races on this one. `corrupt` is for the
+    /// test-only request only.
     pub async fn recheck_backend(&mut self, corrupt: Option<fn(&mut Trace)>) -> BackendStatus {
+        if let BackendStatus::CpuFaster { adapter, .. } = &self.status {
+            if corrupt.is_none() {
+                let adapter = adapter.clone();
+                return self
+                    .select_backend(BackendName::Webgpu, Some(adapter), true)
+                    .await;
+            }
+        }
         if let (Backend::Gpu(_), Some(adapter)) = (&self.backend, self.status.adapter()) {
             let adapter = adapter.to_string();
             self.status = self.checked(adapter, corrupt).await;
@@ -89,12 +106,42 @@ impl Engine {
         self.status.clone()
     }
 
-    /// The status after one test pass on the GPU; the CPU takes over unless it agrees.
+    /// Test-only: busy time added to every timed pass of each side of the race, then the
+    /// backend measured again (`by_speed` as it was chosen).
+    pub async fn test_only_race_with_handicap(&mut self, handicap: Handicap) -> BackendStatus {
+        self.handicap = handicap;
+        let status = self.recheck_backend(None).await;
+        self.handicap = Handicap::default();
+        status
+    }
+
+    /// The status after one test pass on the GPU; the CPU takes over unless it agrees, and
+    /// (`by_speed`) unless the GPU also wins the race.
     async fn checked(&mut self, adapter: String, corrupt: Option<fn(&mut Trace)>) -> BackendStatus {
         match self.parity(corrupt).await {
-            Ok(p) if p.agrees => BackendStatus::WebgpuChecked {
-                adapter,
-                parity: p.max_abs_diff,
+            Ok(p) if p.agrees => match self.race().await {
+                Ok(r) if r.gpu_wins() || !self.by_speed => BackendStatus::WebgpuChecked {
+                    adapter,
+                    parity: p.max_abs_diff,
+                    cpu_ms: r.cpu_ms,
+                    gpu_ms: r.gpu_ms,
+                },
+                Ok(r) => {
+                    self.use_cpu();
+                    BackendStatus::CpuFaster {
+                        adapter,
+                        parity: p.max_abs_diff,
+                        cpu_ms: r.cpu_ms,
+                        gpu_ms: r.gpu_ms,
+                    }
+                }
+                Err(e) => {
+                    self.use_cpu();
+                    BackendStatus::CpuTestFailed {
+                        adapter,
+                        detail: e.to_string(),
+                    }
+                }
             },
             Ok(p) => {
                 self.use_cpu();
@@ -147,6 +194,12 @@ impl Engine {
             }
             Backend::Cpu => run,
         }
+    }
+
+    /// The loaded model's test pass timed on the CPU and on this GPU (`backend::race`).
+    async fn race(&mut self) -> Result<crate::backend::race::Race> {
+        let placed = self.placed()?;
+        race(self.model()?, &placed, self.handicap).await
     }
 
     /// GPU-vs-CPU parity of the loaded model on this device (`backend::parity`);

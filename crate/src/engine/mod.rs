@@ -59,6 +59,11 @@ pub struct Engine {
     generation: Option<Generation>,
     /// Where the passes run and why (`select_backend`, and a GPU failure since).
     status: BackendStatus,
+    /// The GPU is kept only where it is faster too (the page's `auto`), not only where
+    /// it agrees (`select_backend`).
+    by_speed: bool,
+    /// Test-only busy time added to each timed pass of the race (`backend::race`).
+    handicap: crate::backend::race::Handicap,
     /// The training run of this engine (the lab runs each in its own engine).
     session: Option<Session>,
     /// The model as loaded, kept once a weight is edited by hand (`weights`); `model`
@@ -80,6 +85,8 @@ impl Engine {
             placed: None,
             generation: None,
             status: BackendStatus::Starting,
+            by_speed: false,
+            handicap: Default::default(),
             session: None,
             trained: None,
         }

@@ -26,8 +26,22 @@ pub enum BackendStatus {
     /// On the GPU (`adapter`: the device's description); a training run's steps.
     Webgpu { adapter: String },
     /// On the GPU, whose test pass agreed with the CPU: max |logit_gpu − logit_cpu| is
-    /// `parity`.
-    WebgpuChecked { adapter: String, parity: f32 },
+    /// `parity`; one pass of the test input took `gpu_ms` there and `cpu_ms` on the CPU
+    /// (the GPU won, or the learner insisted on it).
+    WebgpuChecked {
+        adapter: String,
+        parity: f32,
+        cpu_ms: f32,
+        gpu_ms: f32,
+    },
+    /// On the CPU: the GPU agrees (`parity`) but is not faster for this model: one pass of
+    /// the test input took `gpu_ms` there and `cpu_ms` on the CPU.
+    CpuFaster {
+        adapter: String,
+        parity: f32,
+        cpu_ms: f32,
+        gpu_ms: f32,
+    },
     /// On the CPU: no GPU device could be had (`detail`: why).
     CpuNoGpu { detail: String },
     /// On the CPU: the GPU started but its test pass failed (`detail`: how).
@@ -76,6 +90,7 @@ impl BackendStatus {
             | BackendStatus::WebgpuChecked { adapter, .. }
             | BackendStatus::CpuTestFailed { adapter, .. }
             | BackendStatus::CpuDisagrees { adapter, .. }
+            | BackendStatus::CpuFaster { adapter, .. }
             | BackendStatus::CpuFellBack { adapter, .. } => Some(adapter),
             _ => None,
         }

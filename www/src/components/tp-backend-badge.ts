@@ -3,17 +3,32 @@
 import { html, css, nothing } from 'lit';
 import { msg } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { backendDetail, backendReason, backendSummary } from '../i18n/engine-text';
-import type { BackendInfo } from '../engine/protocol';
+import { backendDetail, backendReason, backendSummary, raceLine } from '../i18n/engine-text';
+import type { BackendInfo, BackendWant } from '../engine/protocol';
+import type { EngineCaller } from '../engine/client';
 import { panel } from '../ui/shared';
 import { fmt } from '../ui/palette';
 
 export class TpBackendBadge extends LocalizedElement {
-  static properties = { info: { attribute: false }, asked: { type: String } };
+  static properties = { info: { attribute: false }, asked: { type: String }, engine: { attribute: false }, measuring: { state: true } };
 
   info: BackendInfo | null = null;
   /** The backend the settings ask for (the control's choice). */
-  asked: 'webgpu' | 'cpu' = 'webgpu';
+  asked: BackendWant = 'auto';
+  /** The engine, asked to measure again on demand (absent: no button). */
+  engine: EngineCaller | null = null;
+  private measuring = false;
+
+  /** Race the backends again on the loaded model (the settings' choice stands). */
+  private async measure() {
+    if (!this.engine || this.measuring) return;
+    this.measuring = true;
+    try {
+      await this.engine.call('measureBackend', { backend: this.asked });
+    } finally {
+      this.measuring = false;
+    }
+  }
 
   static styles = [
     panel,
@@ -44,6 +59,9 @@ export class TpBackendBadge extends LocalizedElement {
       .runs {
         font-weight: 600;
       }
+      .race {
+        flex-basis: 100%;
+      }
     `,
   ];
 
@@ -59,6 +77,10 @@ export class TpBackendBadge extends LocalizedElement {
         ? html`<span class="muted" data-parity=${i.parity}>${msg('largest GPU−CPU logit difference on this device:')} <b class="mono">${fmt(i.parity)}</b>${Number.isFinite(i.parity)
             ? nothing
             : html` — ${msg('the GPU returned NaN or infinite logits')}`}</span>`
+        : nothing}
+      ${i.race ? html`<span class="muted race" data-race-cpu=${i.race.cpu_ms} data-race-gpu=${i.race.gpu_ms}>${raceLine(i.race)}</span>` : nothing}
+      ${this.engine && this.asked !== 'cpu'
+        ? html`<button type="button" class="small" data-measure ?disabled=${this.measuring} @click=${() => void this.measure()}>${this.measuring ? msg('measuring…', { id: 'backend.measuring' }) : msg('measure again', { id: 'backend.measure' })}</button>`
         : nothing}
     </div>`;
   }

@@ -218,8 +218,8 @@ export class TpControls extends LocalizedElement {
         ${check('scale', msg('scale by √d_k'), st.scale, (v) => ({ scale: v }), msg('divide scores by the square root of the head size'), scaleWhy)}
         ${this.shown('backend') ? html`<fieldset class="backend">
           <legend>${msg('backend')}</legend>
-          ${(['webgpu', 'cpu'] as const).map(
-            (b) => html`<label><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
+          ${(['auto', 'webgpu', 'cpu'] as const).map(
+            (b) => html`<label title=${b === 'auto' ? msg('WebGPU where it agrees with the CPU and is faster for this model, measured on this device', { id: 'controls.backend-auto-title' }) : nothing}><input type="radio" name="backend" data-setting="backend" ?disabled=${this.isLocked('backend')} .checked=${st.backend === b} @change=${() => this.set({ backend: b })} />${b === 'auto' ? msg('Auto', { id: 'engine.backend-auto' }) : b === 'webgpu' ? 'WebGPU' : 'CPU'}</label>`,
           )}
           ${this.lockNote('backend')}
           <span class="runs" role="status" data-backend-runs=${this.backendInfo?.backend ?? ''}>${backendSummary(st.backend, this.backendInfo)}</span>

@@ -91,6 +91,19 @@ export interface ManifestEntry {
   held_out_accuracy?: number;
 }
 
+/**
+ * The backend a playground asks for: `auto` runs WebGPU only where its test pass agrees
+ * with the CPU and is faster for the loaded model (measured on this device); `webgpu`
+ * insists on WebGPU wherever it agrees, however slow; `cpu` never asks for a GPU.
+ */
+export type BackendWant = 'auto' | BackendName;
+
+/** One pass of the parity test input timed on each backend (milliseconds per pass). */
+export interface BackendRace {
+  cpu_ms: number;
+  gpu_ms: number;
+}
+
 export interface BackendInfo {
   backend: BackendName;
   /** Where the engine runs and why, as the core says it (the page words it by `kind`). */
@@ -103,6 +116,8 @@ export interface BackendInfo {
   adapter: string | null;
   /** max |logit_gpu − logit_cpu| on this device, when both ran (Infinity: NaN or ∞ logits). */
   parity: number | null;
+  /** The race that decided between an agreeing GPU and the CPU, when one ran. */
+  race: BackendRace | null;
 }
 
 /** A training run's backend is the same status. */
@@ -193,7 +208,9 @@ export interface Api {
   tokenize: { req: TokenizeRequest; res: Tokenized };
   /** The page's text rows and generated tokens as the loaded model reads them. */
   modelInput: { req: ModelInputRequest; res: ModelInput };
-  setBackend: { req: { backend: BackendName }; res: BackendInfo };
+  setBackend: { req: { backend: BackendWant }; res: BackendInfo };
+  /** The backend chosen again as `backend` asks (the GPU raced anew on the loaded model); a `backend` event follows. */
+  measureBackend: { req: { backend: BackendWant }; res: BackendInfo };
   forward: { req: ForwardRequest; res: ForwardResult };
   generateStart: { req: GenerateStartRequest; res: GenerateStarted };
   /**
@@ -213,6 +230,11 @@ export interface Api {
   testOnlyNanGpuParity: { req: Record<string, never>; res: BackendInfo };
   /** TEST ONLY (tests/browser): the same with one GPU logit off by ten times the tolerance. */
   testOnlyWrongGpuParity: { req: Record<string, never>; res: BackendInfo };
+  /**
+   * TEST ONLY (tests/browser): the race run again with `gpu_ms` / `cpu_ms` of busy time
+   * added to every timed pass of that side (a slow dispatch, a slow processor).
+   */
+  testOnlyRaceWithHandicap: { req: { gpu_ms: number; cpu_ms: number }; res: BackendInfo };
   /**
    * Test-only: make the engine die on purpose, so the browser tests can prove the page
    * recovers. 'trap' makes the wasm engine trap; 'throw' makes the worker throw outside

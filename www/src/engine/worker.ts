@@ -18,7 +18,7 @@
 
 import init, { Engine as InferEngine } from '../../pkg/tplay_infer.js';
 import type { Engine as LabEngine } from '../../pkg/tplay.js';
-import type { Api, BackendInfo, BackendName, BackendStatus, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
+import type { Api, BackendInfo, BackendStatus, BackendWant, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -76,7 +76,8 @@ function lab(): Promise<LabModule> {
  * the scripting API (`backendInfo`); the page words them in its language by `status.kind`.
  */
 function infoOf(status: BackendStatus): BackendInfo {
-  const base = { status, detail: null, adapter: 'adapter' in status ? status.adapter : null, parity: null };
+  const race = status.kind === 'webgpu_checked' || status.kind === 'cpu_faster' ? { cpu_ms: status.cpu_ms, gpu_ms: status.gpu_ms } : null;
+  const base = { status, detail: null, adapter: 'adapter' in status ? status.adapter : null, parity: null, race };
   switch (status.kind) {
     case 'starting':
       return { ...base, backend: 'cpu', reason: 'starting on the CPU' };
@@ -86,6 +87,8 @@ function infoOf(status: BackendStatus): BackendInfo {
       return { ...base, backend: 'webgpu', reason: 'running on WebGPU' };
     case 'webgpu_checked':
       return { ...base, backend: 'webgpu', reason: 'running on WebGPU', parity: status.parity };
+    case 'cpu_faster':
+      return { ...base, backend: 'cpu', reason: 'WebGPU agrees with the CPU but is slower for this model — running on the CPU', parity: status.parity };
     case 'cpu_no_gpu':
       return { ...base, backend: 'cpu', reason: 'WebGPU is unavailable in this browser — running on the CPU', detail: status.detail };
     case 'cpu_test_failed':
@@ -233,22 +236,25 @@ async function bytesOf(url: string, progress = false): Promise<Uint8Array> {
   return bytes;
 }
 
-async function setBackend(want: BackendName): Promise<BackendInfo> {
+async function setBackend(want: BackendWant): Promise<BackendInfo> {
   const eng = await ready();
   const nav = self.navigator as Navigator & { gpu?: unknown };
-  if (want === 'webgpu' && !nav.gpu) {
+  const gpu = want !== 'cpu';
+  if (gpu && !nav.gpu) {
     eng.use_cpu();
     backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser has no navigator.gpu' });
     return backend;
   }
-  const adapter = want === 'webgpu' ? await describeAdapter(nav.gpu as GpuLike) : null;
-  backend = infoOf(await eng.select_backend(want, adapter ?? undefined));
+  const adapter = gpu ? await describeAdapter(nav.gpu as GpuLike) : null;
+  // auto: the GPU only where it agrees and wins the race on this model; webgpu: wherever it agrees.
+  backend = infoOf(await eng.select_backend(gpu ? 'webgpu' : 'cpu', adapter ?? undefined, want === 'auto'));
   return backend;
 }
 
 /** A new model: the core measures the GPU against the CPU again, on this model. */
 async function recheck(eng: Engine): Promise<void> {
-  if (backend.backend !== 'webgpu') return;
+  // On the GPU, or on the CPU because the GPU lost the race on the last model: race again.
+  if (backend.backend !== 'webgpu' && backend.status.kind !== 'cpu_faster') return;
   backend = infoOf(await eng.recheck_backend());
   emit({ event: 'backend', info: backend });
 }
@@ -271,7 +277,7 @@ async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promis
   const gpu = backend.backend === 'webgpu';
   if (onGpu && study.gpu !== gpu) {
     study.gpu = gpu;
-    if (gpu) await study.engine.select_backend('webgpu', backend.adapter ?? undefined);
+    if (gpu) await study.engine.select_backend('webgpu', backend.adapter ?? undefined, false);
     else study.engine.use_cpu();
   }
   return study.engine;
@@ -309,6 +315,11 @@ const handlers: Handlers = {
   tokenize: (eng, { text }) => eng.tokenize(text),
   modelInput: (eng, req) => eng.model_input(req),
   setBackend: (_eng, { backend: want }) => setBackend(want),
+  async measureBackend(_eng, { backend: want }) {
+    const info = await setBackend(want);
+    emit({ event: 'backend', info });
+    return info;
+  },
   async forward(eng, req) {
     const r = await eng.forward(req);
     noteFallback(eng, r.fallback);
@@ -342,6 +353,13 @@ const handlers: Handlers = {
     // TEST ONLY: the parity check as if one GPU logit came back wrong.
     if (backend.backend !== 'webgpu') throw new Error('the wrong-logit parity test needs the WebGPU backend');
     backend = infoOf(await eng.test_only_recheck_with_wrong_gpu_logit());
+    emit({ event: 'backend', info: backend });
+    return backend;
+  },
+  async testOnlyRaceWithHandicap(eng, { gpu_ms, cpu_ms }) {
+    // TEST ONLY: the race again, one side slowed by busy time on every timed pass.
+    if (backend.backend !== 'webgpu' && backend.status.kind !== 'cpu_faster') throw new Error('the race test needs a GPU that agrees');
+    backend = infoOf(await eng.test_only_race_with_handicap(gpu_ms, cpu_ms));
     emit({ event: 'backend', info: backend });
     return backend;
   },

@@ -429,8 +429,8 @@ export class LabRegistry {
     l.rec.status = 'failed';
     l.rec.error =
       l.rec.checkpoint_step !== null
-        ? `${why} The weights saved at step ${l.rec.checkpoint_step} are kept, and the run can continue from there.`
-        : `${why} No weights had been saved yet.`;
+        ? `${why} ${msg(str`The weights saved at step ${l.rec.checkpoint_step} are kept, and the run can continue from there.`, { id: 'lab.fail-kept' })}`
+        : `${why} ${msg('No weights had been saved yet.', { id: 'lab.fail-none-kept' })}`;
     l.client?.terminate();
     l.client = null;
     this.live.delete(l.rec.id);

@@ -3,7 +3,7 @@
 // ignored with a note the page shows, and nothing here touches the DOM.
 
 import { msg, str } from '@lit/localize';
-import type { AttnSite, BackendName, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
+import type { AttnSite, BackendWant, HeadRef, MaskEdit, Sampling } from '../engine/protocol';
 
 export interface PlaygroundState {
   /** A lab run's settings as link text (`task=reverse&n_layers=6&residual=0`): the lab's form starts from them ('' for none). */
@@ -21,7 +21,7 @@ export interface PlaygroundState {
   pad: boolean;
   scale: boolean;
   ablate: HeadRef[];
-  backend: BackendName;
+  backend: BackendWant;
   seed: number;
   strategy: Sampling['strategy'];
   temp: number;
@@ -131,7 +131,7 @@ export const DEFAULTS: PlaygroundState = {
   pad: true,
   scale: true,
   ablate: [],
-  backend: 'webgpu',
+  backend: 'auto',
   seed: 0,
   strategy: 'greedy',
   temp: 1,
@@ -335,9 +335,9 @@ const FIELDS: Field = {
   scale: { parse: parseBool, format: (v) => (v ? '1' : '0'), expect: () => msg('1 or 0', { id: 'url.expect.scale' }), effects: RESTART },
   ablate: { parse: parseAblate, format: formatAblate, expect: () => msg('heads like decoder_self.0.1, comma-separated', { id: 'url.expect.ablate' }), effects: RESTART },
   backend: {
-    parse: (v) => (v === 'webgpu' || v === 'cpu' ? v : undefined),
+    parse: (v) => (v === 'auto' || v === 'webgpu' || v === 'cpu' ? v : undefined),
     format: (v) => v,
-    expect: () => msg('webgpu or cpu', { id: 'url.expect.backend' }),
+    expect: () => msg('auto, webgpu or cpu', { id: 'url.expect.backend-auto' }),
     effects: ['backend', 'restart'],
   },
   seed: { parse: (v) => parseNumber(v, 0, 4294967295, true), format: String, expect: () => msg('a whole number from 0 to 4294967295', { id: 'url.expect.seed' }), effects: RESTART },

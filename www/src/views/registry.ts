@@ -114,7 +114,7 @@ export const VIEWS = [
       return msg('Backend and GPU–CPU parity');
     },
     needs: [],
-    render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo} .asked=${s.st.backend}></tp-backend-badge>`,
+    render: (s) => html`<tp-backend-badge class="wide" .info=${s.backendInfo} .asked=${s.st.backend} .engine=${s}></tp-backend-badge>`,
   },
   {
     name: 'input',
