@@ -7,6 +7,10 @@
 // - the lab trains 100 steps with the losses of `tplay train` with the run's own flags
 //   (within 1e-5 relative), and the run exported as .safetensors and imported again gives
 //   the same logits;
+// - no lost work: after a reload the lab's run and the lesson's progress are back; after
+//   the engine crashes, the run's weights it ran are loaded again (the same logits); a
+//   training worker that crashes leaves its run failed with its saved weights, kept
+//   across a reload;
 // - offline after one visit, where the engine runs the page's service worker on
 //   http://127.0.0.1 (the server stops; a reload still generates);
 // - a screenshot of each, in artifacts/engine-<name>.png.
@@ -113,6 +117,8 @@ for (const engine of ENGINES) {
     let base;
     let t0;
     let serverOpen = true;
+    /** The lab test's run, for the no-lost-work test after it. */
+    let labRun = null;
     before(async () => {
       t0 = Date.now();
       const why = missing(engine);
@@ -200,6 +206,7 @@ for (const engine of ENGINES) {
         return { id: h.id, summary, command: run.command, backend: run.backend, points: run.points.map((p) => ({ step: p.step, loss: p.loss })) };
       }, TRAIN);
       const secs = (Date.now() - t) / 1000;
+      labRun = { id: got.id, losses: got.points.map((p) => p.loss) };
       assert.equal(got.summary.status, 'done');
       assert.equal(got.points.length, 100);
       const native = cliLosses(got.command);
@@ -233,6 +240,88 @@ for (const engine of ENGINES) {
       assert.deepEqual(imported.tokens, used.tokens);
       assert.deepEqual(imported.logits, used.logits);
       assert.deepEqual(await b.errors(), [], 'no console error');
+    });
+
+    test('no lost work: the run, the lesson and the run\'s model survive a reload, an engine crash and a training worker crash', { timeout: 300000 }, async () => {
+      assert.ok(labRun, 'the lab test ran first and left its run');
+      // A reload (a new document): the lab's run and the lesson's progress come back from storage.
+      await openIn(b, `${base}#play=0&views=controls,output`);
+      const back = await b.evaluate(async (id) => {
+        const el = document.querySelector('transformer-playground');
+        await el.runsRestored;
+        const run = el.runs.find((r) => r.id === id);
+        const p = JSON.parse(localStorage.getItem('tplay-lessons') ?? 'null');
+        return { status: run?.status, losses: run?.points.map((x) => x.loss), lesson: !!p?.done?.includes('causal-mask'), answer: p?.answers?.['causal-mask'] ?? null };
+      }, labRun.id);
+      assert.equal(back.status, 'done', 'the run is back after the reload');
+      assert.deepEqual(back.losses, labRun.losses, 'with the same curve');
+      assert.equal(back.lesson, true, 'the lesson is still done');
+      assert.equal(back.answer?.right, true, 'and its answer kept');
+      // The run's weights become the page's model; the page's engine then crashes and restarts.
+      const logitsNow = () => {
+        const el = document.querySelector('transformer-playground');
+        const f = el.lastForward;
+        return f ? { logits: Array.from(f.logits.data), tokens: f.tokens, model: el.customModel, restarts: el.engineRestarts } : null;
+      };
+      await b.evaluate((id) => document.querySelector('transformer-playground').useRun(id), labRun.id);
+      const used = await b.waitFor(logitsNow, undefined, 30000, 'a pass of the run');
+      assert.notEqual(used.model, '', 'the page runs the run\'s weights');
+      await b.evaluate(() => {
+        const el = document.querySelector('transformer-playground');
+        el.store.lastForward = null;
+        return el.testOnlyCrashEngine('trap');
+      });
+      const restarted = await b.waitFor(
+        () => {
+          const el = document.querySelector('transformer-playground');
+          const f = el.lastForward;
+          return el.engineRestarts === 1 && f ? { logits: Array.from(f.logits.data), tokens: f.tokens, model: el.customModel, error: el.error } : null;
+        },
+        undefined,
+        60000,
+        'a pass after the engine restarted',
+      );
+      assert.equal(restarted.error, '');
+      assert.equal(restarted.model, used.model, 'the same model after the restart');
+      assert.deepEqual(restarted.tokens, used.tokens);
+      assert.deepEqual(restarted.logits, used.logits, 'the run\'s weights were loaded again, not the shipped model');
+      // A training worker crashes mid-run: the run is failed with its saved weights kept, and after a reload it is still there.
+      const crashed = await b.evaluate(async () => {
+        const el = document.querySelector('transformer-playground');
+        const h = el.train({ task: 'copy', steps: 100000, batch: 4, eval_every: 0, seed: 3, backend: 'cpu' });
+        await h.started;
+        await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
+        await h.pause();
+        const saved = h.run.checkpoint_step;
+        await h.resume();
+        await new Promise((ok) => setTimeout(ok, 100));
+        await el.testOnlyCrashRun(h.id);
+        try {
+          await h.done;
+        } catch {
+          // the failure is the run's status, read below
+        }
+        const run = el.runs.find((x) => x.id === h.id);
+        return { id: h.id, saved, status: run.status, error: run.error };
+      });
+      assert.ok(crashed.saved > 0, `weights were saved at step ${crashed.saved}`);
+      assert.equal(crashed.status, 'failed');
+      assert.match(crashed.error, new RegExp(`weights saved at step ${crashed.saved} are kept`));
+      await openIn(b, `${base}#play=0&views=controls,output`);
+      const kept = await b.evaluate(async (id) => {
+        const el = document.querySelector('transformer-playground');
+        await el.runsRestored;
+        const run = el.runs.find((r) => r.id === id);
+        const out = { status: run?.status, checkpoint: run?.checkpoint_step };
+        const info = await el.useRun(id);
+        await el.deleteRun(id);
+        return { ...out, params: info.params };
+      }, crashed.id);
+      assert.equal(kept.status, 'failed', 'the failed run is still listed after a reload');
+      assert.equal(kept.checkpoint, crashed.saved, 'with the step of its kept weights');
+      assert.ok(kept.params > 0, 'and its weights load');
+      console.log(`# ${engine}: after a reload the run (100 points) and the lesson were back; after an engine crash the run's weights gave the same logits; a crashed training worker kept its weights of step ${crashed.saved}`);
+      assert.deepEqual((await b.errors()).filter((e) => !/test-only|stopped|crash|unreachable/i.test(e)), [], 'no console error but the crashes');
     });
 
     test('offline after one visit, where the engine runs service workers here', { timeout: 180000 }, async (t) => {

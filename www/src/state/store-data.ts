@@ -122,6 +122,8 @@ export class StoreData {
   progress: (Progress & { since: number }) | null = null;
   /** The label of a model that is not a shipped one (a run's weights, an imported file); '' for a shipped model. */
   customModel = '';
+  /** That model's checkpoint bytes, kept so that an engine restarted after a crash loads it again (null for a shipped model). */
+  customBytes: Uint8Array | null = null;
   /** Times the engine died and was restarted. */
   engineRestarts = 0;
   /** What the page says about the last restart ('' when there was none). */

@@ -205,7 +205,8 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
     try {
       this.connect();
-      await this.loadModel(this.st.model, 'keep');
+      if (this.customBytes) await this.reloadCustom(this.customBytes);
+      else await this.loadModel(this.st.model, 'keep');
       this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       await this.retokenize();
       await this.refresh();
@@ -484,11 +485,22 @@ export class PlaygroundStore extends StoreData {
    * otherwise resets, naming the characters it could not spell (`promptNote`); 'keep'
    * leaves the input as it is.
    */
+  /** A restarted engine gets the model that is not a shipped one again (a run's weights, an imported file), with the settings as they were. */
+  private async reloadCustom(bytes: Uint8Array) {
+    this.info = await this.engine.call('loadBytes', { bytes });
+    this.plan = await this.engine.call('layerPlan', {});
+    this.heads = null;
+    this.costReport = null;
+    this.schedule = null;
+    if (this.needs('schedule')) await this.updateSchedule();
+  }
+
   private async loadModel(file: string, text: 'reset' | 'spell' | 'keep') {
     const entry = this.manifest.find((m) => m.file === file);
     if (!entry) throw new Error(`unknown model ${file}`);
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
     this.customModel = '';
+    this.customBytes = null;
     if (this.readyAt === null) this.showProgress({ phase: 'engine', label: msg('Running the model for the first time'), done: 0, total: null });
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
@@ -546,6 +558,7 @@ export class PlaygroundStore extends StoreData {
     this.promptNote = '';
     this.info = info;
     this.customModel = label;
+    this.customBytes = bytes;
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, batch: [], ablate: [], causal: null, mask: null, layer: 0, head: 0, site: null };
     if (text !== undefined) st.text = text;
