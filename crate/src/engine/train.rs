@@ -18,6 +18,15 @@ impl Engine {
         RunSettings::defaults(&req.task)
     }
 
+    /// What a run with `settings` will need (memory, storage, the largest GPU buffer),
+    /// for the page to compare with the device before it starts. Needs no model.
+    pub fn run_footprint(
+        &self,
+        settings: &RunSettings,
+    ) -> Result<crate::train::footprint::RunFootprint> {
+        crate::train::footprint::RunFootprint::of(settings)
+    }
+
     /// Start a training run (a fresh model from the settings' seed) on the backend its
     /// settings choose (`Session::place`); any earlier run of this engine is dropped. Bad
     /// settings are refused by field, and nothing changes.

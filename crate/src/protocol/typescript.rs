@@ -108,6 +108,7 @@ pub fn typescript() -> String {
         ModelInput::decl(&cfg),
         RunDefaultsRequest::decl(&cfg),
         RunDefaults::decl(&cfg),
+        crate::train::footprint::RunFootprint::decl(&cfg),
         EvalPoint::decl(&cfg),
         TrainPoint::decl(&cfg),
         FaultOp::decl(&cfg),

@@ -9,6 +9,7 @@ pub mod step;
 
 pub use step::{loss_and_grads, to_batch, train_step, train_step_observed, LossGrads, StepStats};
 pub mod eval;
+pub mod footprint;
 pub mod health;
 pub mod trainer;
 

@@ -25,6 +25,16 @@ impl Engine {
         to_js(&self.0.run_defaults(&req).map_err(js_err)?)
     }
 
+    /// `RunSettings` → `RunFootprint`: what the run will need, before it starts.
+    #[wasm_bindgen(unchecked_return_type = "RunFootprint")]
+    pub fn run_footprint(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RunSettings")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: RunSettings = from_js("run footprint", req)?;
+        to_js(&self.0.run_footprint(&req).map_err(js_err)?)
+    }
+
     /// `RunSettings` → `TrainStarted` (on the backend the settings choose).
     #[wasm_bindgen(unchecked_return_type = "TrainStarted")]
     pub async fn train_start(

@@ -3,7 +3,7 @@
 // extends this class, so embedders and tests call these on the element itself.
 
 import { msg } from '@lit/localize';
-import type { ModelInfo, RunDefaults, RunSettings } from '../engine/protocol';
+import type { ModelInfo, RunDefaults, RunFootprint, RunSettings } from '../engine/protocol';
 import type { LabRegistry, RunHandle, RunRecord } from '../lab/registry';
 import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LocalizedElement } from '../i18n/locale';
@@ -50,6 +50,17 @@ export class PlaygroundRunsApi extends LocalizedElement {
   /** A task's default settings, a line about every field, and the fields that do not apply to it. */
   runDefaults(task: string): Promise<RunDefaults> {
     return this.needStore().call('runDefaults', { task });
+  }
+  /**
+   * What a run would need before it starts (the lab's pre-flight compares it with the
+   * device): `params`, `memory_bytes` (its worker at its peak, an estimate),
+   * `storage_bytes` (its saved weights and optimiser state), `largest_buffer_bytes` (the
+   * largest single GPU buffer). `settings` go over the task's defaults, as in `train`.
+   */
+  async runFootprint(settings: Partial<RunSettings> = {}): Promise<RunFootprint> {
+    const task = typeof settings.task === 'string' ? settings.task : 'reverse';
+    const d = await this.runDefaults(task);
+    return this.needStore().call('runFootprint', { ...d.settings, ...settings, task });
   }
   /** The run's current weights become the page's model. */
   useRun(id: string): Promise<ModelInfo> {

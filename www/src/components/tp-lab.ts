@@ -26,6 +26,7 @@ import { labStyles } from '../lab-view/lab-styles';
 import { runPlots } from '../lab-view/plots';
 import { backendDetail, backendText } from '../lab-view/run-text';
 import { alarmCause, alarmFix, alarmWhat } from '../lab/health';
+import { PreflightRefusal } from '../lab/preflight';
 import { runTable, type BusyAction, type RunTableActions } from '../lab-view/run-table';
 import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form';
 import { lockedNote, whyLocked } from '../ui/locked';
@@ -117,6 +118,8 @@ export class TpLab extends LocalizedElement {
   /** A message about the last action (role=status), and the last failure (role=alert). */
   said = '';
   error = '';
+  /** The smaller settings a refused run would fit with (the pre-flight's offer), and the run's name. */
+  private offer: { settings: Settings; name?: string; batch: number } | null = null;
   /** The run whose settings the form was filled from ("train again with one change"). */
   from: string | null = null;
   /** The preset chosen in the experiments list. */
@@ -292,10 +295,24 @@ export class TpLab extends LocalizedElement {
       this.handles.set(h.id, h);
       this.selected = h.id;
       h.addEventListener('progress', this.onRuns);
-      (h as RunHandle & { started?: Promise<unknown> }).started?.catch((e: unknown) => this.fail(msg(str`The run could not start: ${message(e)}`)));
+      this.offer = null;
+      // A run that never started says why once ("could not start"), not again as a run that stopped.
+      let began = false;
+      const started: Promise<unknown> = h.started;
+      started.then(
+        () => {
+          began = true;
+        },
+        (e: unknown) => {
+          if (e instanceof PreflightRefusal && e.offer?.batch !== undefined) this.offer = { settings: { ...settings, ...e.offer } as Settings, name, batch: e.offer.batch };
+          this.said = '';
+          this.fail(msg(str`The run could not start: ${message(e)}`));
+        },
+      );
       h.done.then(
         () => this.refresh(),
         (e: unknown) => {
+          if (!began) return;
           this.error = msg(str`The run stopped with an error: ${message(e)}`);
           this.refresh();
         },
@@ -557,7 +574,18 @@ export class TpLab extends LocalizedElement {
           ${lockedNote('model', whyLocked(this.lock, 'model'))}
         </label>
       </div>
-      ${this.error ? html`<div class="alert" role="alert" data-error>${this.error}</div>` : nothing}
+      ${this.error
+        ? html`<div class="alert" role="alert" data-error>
+            ${this.error}
+            ${this.offer
+              ? html`<button type="button" data-offer=${this.offer.batch} @click=${() => {
+                  const o = this.offer!;
+                  this.offer = null;
+                  this.start(o.settings, o.name);
+                }}>${msg(str`Train with a batch of ${this.offer.batch}`, { id: 'preflight.offer-button' })}</button>`
+              : nothing}
+          </div>`
+        : nothing}
       ${healthList(sel)}
       <div class="said" role="status">${this.said}</div>
       ${usedBox(this.used)}

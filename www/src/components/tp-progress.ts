@@ -7,13 +7,8 @@ import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { styles } from '../ui/shared';
+import { bytes } from '../ui/format';
 
-/** "1.2 MB", "340 kB", "812 B". */
-export function formatBytes(n: number): string {
-  if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 0 : 1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(n >= 1e4 ? 0 : 1)} kB`;
-  return `${n} B`;
-}
 
 /** Seconds left at the rate so far; null until there is a rate worth trusting. */
 export function secondsLeft(done: number, total: number | null, elapsedMs: number): number | null {
@@ -83,7 +78,7 @@ export class TpProgress extends LocalizedElement {
   }
 
   private amount(n: number): string {
-    return this.unit === 'bytes' ? formatBytes(n) : String(n);
+    return this.unit === 'bytes' ? bytes(n) : String(n);
   }
 
   render() {

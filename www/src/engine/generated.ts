@@ -836,6 +836,26 @@ notes: { [key in string]: string },
  */
 not_for_task: { [key in string]: string }, };
 
+export type RunFootprint = { 
+/**
+ * Trained parameters of the model.
+ */
+params: number, 
+/**
+ * Bytes the run's worker holds at its peak (an estimate, see the module).
+ */
+memory_bytes: number, 
+/**
+ * Bytes the browser keeps for the run: its weights and Adam's two moments, saved so
+ * that it can resume (the curves are a few bytes a step more).
+ */
+storage_bytes: number, 
+/**
+ * The largest single buffer on a GPU, in bytes: the largest weight matrix, the
+ * logits of a batch, or one layer's attention probabilities.
+ */
+largest_buffer_bytes: number, };
+
 export type EvalPoint = { 
 /**
  * Mean cross-entropy (no smoothing) on held-out examples.

@@ -54,6 +54,7 @@ import type {
   BackendName,
   RunDefaults,
   RunDefaultsRequest,
+  RunFootprint,
   RunSettings,
   TrainChunk,
   TrainChunkRequest,
@@ -193,6 +194,8 @@ export interface Api {
   loadBytes: { req: { bytes: Uint8Array }; res: ModelInfo };
   /** The settings a task's runs start from, with a line about every field. */
   runDefaults: { req: RunDefaultsRequest; res: RunDefaults };
+  /** What a run with these settings will need (memory, storage, the largest GPU buffer), before it starts. */
+  runFootprint: { req: RunSettings; res: RunFootprint };
   /** Start a training run in this engine (the lab gives each run its own worker). */
   trainStart: { req: RunSettings; res: TrainStarted };
   /** The next chunk of the run's steps. */

@@ -300,6 +300,7 @@ const handlers: Handlers = {
     return info;
   },
   runDefaults: async (eng, req) => (await labEngine(eng, false)).run_defaults(req),
+  runFootprint: async (eng, req) => (await labEngine(eng, false)).run_footprint(req),
   trainStart: async (eng, req) => (await labEngine(eng, false)).train_start(req),
   trainChunk: async (eng, req) => (await labEngine(eng, false)).train_chunk(req),
   // The weights copied back from the GPU first, when the run trains there.

@@ -9,6 +9,7 @@ import type { EngineClient } from '../engine/client';
 import type { ModelInfo, RunSettings, TrainPoint } from '../engine/protocol';
 import { runCsv } from './csv';
 import { alarmText } from './health';
+import { deviceRoom, preflight, PreflightRefusal } from './preflight';
 import type { RunStorage } from './persist';
 import { Run } from './record';
 import type { RunProgress, RunRecord, RunStatus, RunSummary } from './types';
@@ -280,6 +281,9 @@ export class LabRegistry {
       const settings: RunSettings = { ...d.settings, ...partial, task };
       const why = this.host.refuse?.(settings, d.settings) ?? '';
       if (why) throw new Error(why);
+      // What the run will need against what this device offers, before any step.
+      const engine = client;
+      await preflight(settings, (s) => engine.call('runFootprint', s), await deviceRoom());
       const started = await client.call('trainStart', settings);
       const n = this.records.filter((r) => r.settings.task === task).length + 1;
       const rec = new Run({
@@ -300,7 +304,8 @@ export class LabRegistry {
       await this.attach(rec, handle, client);
     } catch (e) {
       client?.terminate();
-      const err = new Error(message(e));
+      // A pre-flight refusal keeps its offer (a batch that fits) for the form.
+      const err = e instanceof PreflightRefusal ? e : new Error(message(e));
       handle.rejectStarted(err);
       handle.rejectDone(err);
     }

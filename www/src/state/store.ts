@@ -23,6 +23,7 @@ import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
+import { deviceRoom, loadMisfit } from '../lab/preflight';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -547,6 +548,9 @@ export class PlaygroundStore extends StoreData {
       // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
       throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));
     }
+    // What loading it will need against what this device offers, before the bytes are copied.
+    const misfit = loadMisfit(bytes.length, await deviceRoom());
+    if (misfit) throw new Error(misfit);
     const info = await this.engine.call('loadBytes', { bytes });
     this.gen.reset();
     this.fwdVersion++;

@@ -78,6 +78,17 @@ export function percent(x: number, digits = 1): string {
   return `${(100 * x).toFixed(digits)} %`;
 }
 
+/** A size as the page writes it: "812 B", "340 kB", "1.2 MB", "4.3 GB". */
+export function bytes(n: number): string {
+  const s = special(n);
+  if (s) return s;
+  const unit = (x: number, u: string) => `${x.toFixed(x >= 10 ? 0 : 1)} ${u}`;
+  if (n >= 1e9) return unit(n / 1e9, 'GB');
+  if (n >= 1e6) return unit(n / 1e6, 'MB');
+  if (n >= 1e3) return unit(n / 1e3, 'kB');
+  return `${n} B`;
+}
+
 /** Milliseconds as the page writes a duration (0.42 ms, 12.3 ms, 1.25 s). */
 export function ms(x: number): string {
   const s = special(x);
