@@ -143,10 +143,15 @@ describe('locks hold against every path', () => {
   test('the sampling inputs: temperature, top-k, top-p and the decoding rule stay', async () => {
     assertLocked(await lockedControl('tp-output', 'input[data-setting="temp"]', 'temp'), 'temperature');
     assertLocked(await lockedControl('tp-output', 'input[data-setting="topk"]', 'topk'), 'top-k');
+    assertLocked(await lockedControl('tp-output', 'input[data-setting="topp"]', 'topp'), 'top-p');
+    assertLocked(await lockedControl('tp-output', 'input[data-setting="beam"]', 'beam'), 'beam width');
     assertLocked(await lockedControl('tp-output', 'button[data-setting="strategy"]', 'strategy'), 'decoding rule');
-    await viewSends('tp-output', 'tp-sampling', { temperature: 2.5, top_k: 3, strategy: 'greedy' });
+    await viewSends('tp-output', 'tp-sampling', { temperature: 2.5, top_k: 3, top_p: 0.3, beam_width: 5, strategy: 'greedy' });
     const now = await engineNow(page);
     assert.equal(now.st.temp, 0.7);
+    assert.equal(now.st.topk, before0.st.topk);
+    assert.equal(now.st.topp, before0.st.topp);
+    assert.equal(now.st.beam, before0.st.beam);
     assert.equal(now.st.strategy, 'sample');
     assert.equal(now.next, before0.next, 'the sampled distribution is the one at temperature 0.7');
   });
