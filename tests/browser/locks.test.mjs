@@ -269,3 +269,31 @@ describe('a lesson whose experiment needs a locked setting', () => {
     await p.close();
   });
 });
+
+describe('an assignment’s model from lesson to lesson', () => {
+  // The teacher's model is the first lesson's own (so the page's hash could leave it out); the second lesson's own is another model.
+  for (const [named, want] of [
+    ['&model=grammar-sinusoidal.safetensors', 'grammar-sinusoidal.safetensors'],
+    ['', null],
+  ]) {
+    test(named ? 'a model the link names (and locks) stays the model of the next lesson' : 'a link that names no model opens each lesson on its own', async () => {
+      const { page: p, errors: e } = await open(browser.context, server.url, `lesson=causal-mask&lessons=causal-mask,padding-mask${named}&lock=model`);
+      const first = await p.evaluate(() => document.querySelector('transformer-playground').st.model);
+      await p.locator(`${P} tp-lesson [data-tour="next"]`).click();
+      await p.waitForFunction(() => {
+        const el = document.querySelector('transformer-playground');
+        return el.st.lesson === 'padding-mask' && el.lastForward?.tokens.length > 0;
+      });
+      const now = await p.evaluate(() => ({ model: document.querySelector('transformer-playground').st.model, hash: location.hash }));
+      if (want) {
+        assert.equal(first, want);
+        assert.equal(now.model, want, `the teacher's model, not the lesson's own (${now.hash})`);
+        assert.match(now.hash, /model=grammar-sinusoidal/);
+      } else {
+        assert.notEqual(now.model, first, 'the second lesson opens on its own model');
+      }
+      assert.deepEqual(e, []);
+      await p.close();
+    });
+  }
+});
