@@ -266,6 +266,9 @@ describe('a class without a server', () => {
     await teacher.locator(`${T} input[data-teacher="example"]`).fill('the cat sat');
     // Served from 127.0.0.1: the page says students cannot open that.
     assert.equal(await teacher.locator(`${T} [data-warn-local]`).count(), 1);
+    // It names the command that prints the address to use, and shows one on this page's port.
+    assert.match(await teacher.locator(`${T} [data-warn-local]`).textContent(), /cargo xtask serve --lan/);
+    assert.equal(await teacher.locator(`${T} [data-warn-local] [data-lan-example]`).textContent(), `http://192.168.1.20:${new URL(server.url).port}/`);
     // The computer's network address typed instead: no warning, and the link leads there.
     const base = teacher.locator(`${T} input[data-teacher="base"]`);
     const own = await base.inputValue();

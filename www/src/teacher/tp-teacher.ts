@@ -25,8 +25,11 @@ import { modelTitle } from '../i18n/models';
 import { classCsv, qrOfImage, readCode, readCodes, type Read } from './codes';
 import { measureLesson, whyOpen } from './key';
 
-/** What a LAN address looks like, and the commands that print this computer's (Windows, macOS, Linux). */
-const LAN_EXAMPLE = 'http://192.168.1.20:8080/';
+/** What a LAN address looks like (on the port and path of `at`, the address the link points at now). */
+function lanExample(at: URL | null): string {
+  return `http://192.168.1.20${at?.port ? `:${at.port}` : ''}${at?.pathname ?? '/'}`;
+}
+/** The commands that print this computer's network address (Windows, macOS, Linux). */
 const LAN_COMMANDS = 'ipconfig (Windows), ipconfig getifaddr en0 (macOS), hostname -I (Linux)';
 
 /** Host names only this computer reaches. */
@@ -603,12 +606,13 @@ export class TpTeacher extends LitElement {
 
   private linkOut() {
     const blocked = this.blocked;
-    let host = '';
+    let at: URL | null = null;
     try {
-      host = new URL(this.base || './', location.href).hostname;
+      at = new URL(this.base || './', location.href);
     } catch {
-      host = '';
+      at = null;
     }
+    const host = at?.hostname ?? '';
     const local = LOCAL.test(host);
     const link = this.link;
     return html`<section class="card" aria-labelledby="out-title">
@@ -624,7 +628,10 @@ export class TpTeacher extends LitElement {
       /></label>
       ${local
         ? html`<p class="warn" role="status" data-warn-local>
-            ${msg(html`The link points at <code>${host}</code>, which is each student’s own computer: they cannot open it. Serve the page on your network (see <code>www/README.md</code>) and type this computer’s network address above instead, such as <code>${LAN_EXAMPLE}</code> (one of the commands <code>${LAN_COMMANDS}</code> prints it).`, { id: 'teacher.warn-local' })}
+            ${msg(
+              html`The link points at <code>${host}</code>, which is each student’s own computer: they cannot open it. Serve the page on your network with <code>cargo xtask serve --lan</code>, which prints the addresses to give students (see <code>www/README.md</code>), and type that address above instead, such as <code data-lan-example>${lanExample(at)}</code>; one of the commands <code>${LAN_COMMANDS}</code> also prints this computer’s network address.`,
+              { id: 'teacher.warn-local-lan' },
+            )}
           </p>`
         : nothing}
       <div class="out">
