@@ -140,7 +140,7 @@ describe('locks hold against every path', () => {
     assert.equal(now.model, before0.model, "the model's distribution is the one with every head on");
   });
 
-  test('the sampling inputs: temperature, top-k, top-p and the decoding rule stay', async () => {
+  test('the sampling inputs: temperature, top-k, top-p, beam width and the decoding rule stay', async () => {
     assertLocked(await lockedControl('tp-output', 'input[data-setting="temp"]', 'temp'), 'temperature');
     assertLocked(await lockedControl('tp-output', 'input[data-setting="topk"]', 'topk'), 'top-k');
     assertLocked(await lockedControl('tp-output', 'input[data-setting="topp"]', 'topp'), 'top-p');
