@@ -226,6 +226,30 @@ describe('the answer key beyond one switch', () => {
     assert.match(t.why[0], /Incomplete: characters are missing/);
     assert.match(t.why[1], /another version of the playground \(format 2\)/);
   });
+  test('a student name that is markup or a formula is drawn as text, and the CSV does not make it a formula', async () => {
+    const page = await keyTeacher();
+    const id = await page.evaluate(() => document.querySelector('tp-teacher').assignment.id);
+    const markup = '<img src=x onerror=window.__pwned=3>';
+    const formula = '=HYPERLINK("http://x","y")';
+    await page.locator(`${T} textarea[data-codes]`).fill([markup, formula].map((student) => testCode({ assignment: id, student, lessons: KEYED.length })).join('\n'));
+    await page.locator(`${T} button[data-read-codes]`).click();
+    const t = await page.evaluate(() => {
+      const r = document.querySelector('tp-teacher').shadowRoot;
+      return {
+        names: [...r.querySelectorAll('tr[data-row] th')].map((th) => th.textContent.trim()),
+        injected: r.querySelectorAll('table img, table script').length,
+        pwned: window.__pwned ?? null,
+        csv: decodeURIComponent(r.querySelector('a[data-csv]').getAttribute('href').split(',').slice(1).join(',')),
+      };
+    });
+    assert.ok(t.names.includes(markup), `the name as typed, as text: ${JSON.stringify(t.names)}`);
+    assert.ok(t.names.includes(formula));
+    assert.equal(t.injected, 0);
+    assert.equal(t.pwned, null);
+    const lines = t.csv.replace(/^\ufeff/, '').split('\r\n');
+    assert.ok(lines.some((l) => l.startsWith(`"'=HYPERLINK(""http://x"",""y"")"`)), `the formula is quoted and prefixed: ${lines.join(' | ')}`);
+    assert.ok(!lines.some((l) => l.startsWith('=')), 'no line starts a formula');
+  });
 });
 
 describe('a class without a server', () => {
@@ -241,6 +265,17 @@ describe('a class without a server', () => {
     await teacher.locator(`${T} textarea[data-teacher="note"]`).fill(HOSTILE);
     await teacher.locator(`${T} input[data-teacher="example"]`).fill('the cat sat');
     // Served from 127.0.0.1: the page says students cannot open that.
+    assert.equal(await teacher.locator(`${T} [data-warn-local]`).count(), 1);
+    // It names the command that prints the address to use, and shows one on this page's port.
+    assert.match(await teacher.locator(`${T} [data-warn-local]`).textContent(), /cargo xtask serve --lan/);
+    assert.equal(await teacher.locator(`${T} [data-warn-local] [data-lan-example]`).textContent(), `http://192.168.1.20:${new URL(server.url).port}/`);
+    // The computer's network address typed instead: no warning, and the link leads there.
+    const base = teacher.locator(`${T} input[data-teacher="base"]`);
+    const own = await base.inputValue();
+    await base.fill('http://192.168.1.20:8000/');
+    assert.equal(await teacher.locator(`${T} [data-warn-local]`).count(), 0);
+    assert.match(await teacher.locator(`${T} textarea[data-teacher="link"]`).inputValue(), /^http:\/\/192\.168\.1\.20:8000\/#lesson=/);
+    await base.fill(own);
     assert.equal(await teacher.locator(`${T} [data-warn-local]`).count(), 1);
     // Locking the scale switch blocks "scaled-dot": refused, and no link is made.
     await teacher.locator(`${T} input[data-allow="scale"]`).uncheck();
@@ -347,6 +382,39 @@ describe('a class without a server', () => {
     await student.locator(`${P} tp-assignment [data-student-reset]`).click();
     await student.locator(`${P} tp-assignment [data-student-reset-no]`).click();
     assert.ok(await student.evaluate(() => localStorage.getItem(`tplay-lessons@${encodeURIComponent('Ana 12')}`) !== null));
+    // "Erase them" erases the student working now, and no one else: Bo's answer goes, Ana's answers and lab run stay.
+    const kept = () =>
+      student.evaluate(async () => {
+        const keys = await new Promise((ok, no) => {
+          const rq = indexedDB.open('tplay-lab');
+          rq.onerror = () => no(rq.error);
+          rq.onsuccess = () => {
+            const db = rq.result;
+            const k = db.transaction('runs').objectStore('runs').getAllKeys();
+            k.onsuccess = () => {
+              db.close();
+              ok(k.result.map(String));
+            };
+            k.onerror = () => no(k.error);
+          };
+        });
+        return {
+          ana: localStorage.getItem(`tplay-lessons@${encodeURIComponent('Ana 12')}`),
+          bo: localStorage.getItem(`tplay-lessons@${encodeURIComponent('Bo 7')}`),
+          anaRuns: keys.filter((k) => k.startsWith(`@${encodeURIComponent('Ana 12')}/`)).length,
+        };
+      });
+    await student.evaluate(() => localStorage.setItem(`tplay-lessons@${encodeURIComponent('Bo 7')}`, JSON.stringify({ done: [], last: 'causal-mask', answers: { 'causal-mask': { answer: '1', right: false, tries: 1 } } })));
+    const was = await kept();
+    assert.ok(was.anaRuns > 0, 'Ana’s run is kept in IndexedDB under her name');
+    await student.locator(`${P} tp-assignment [data-student-reset]`).click();
+    await Promise.all([student.waitForEvent('load'), student.locator(`${P} tp-assignment [data-student-reset-yes]`).click()]);
+    await ready(student);
+    const now = await kept();
+    // (The page writes Bo's key again as it reopens, with the lesson open and no answer.)
+    assert.deepEqual(JSON.parse(now.bo ?? '{}').answers ?? {}, {}, 'Bo’s answers are erased');
+    assert.equal(now.ana, was.ana, 'Ana’s answers are untouched');
+    assert.equal(now.anaRuns, was.anaRuns, 'Ana’s lab run is untouched');
   });
 
   test('the teacher reads the code into the class table, and refuses an edited one', async () => {
@@ -415,21 +483,36 @@ describe('a class without a server', () => {
       return { sheet: getComputedStyle(r.querySelector('[data-worksheet]')).display, screen: getComputedStyle(r.querySelector('.screen')).display, sections: r.querySelectorAll('[data-worksheet] section').length };
     });
     assert.deepEqual(shown, { sheet: 'block', screen: 'none', sections: 3 });
+    // The PDF as the browser prints it (print media: a PDF made under screen media would be the whole teacher page).
+    const pdf = await teacher.pdf({ format: 'A4', path: join(artifacts, 'classroom-worksheet.pdf') });
     await teacher.emulateMedia({ media: 'screen' });
-    const pdf = await teacher.pdf({ format: 'A4' });
+    const pages = (pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g) ?? []).length;
+    console.log(`worksheet PDF: ${pdf.length} bytes, ${pages} pages (artifacts/classroom-worksheet.pdf)`);
     assert.ok(pdf.length > 1000 && pdf.subarray(0, 5).toString() === '%PDF-', `a PDF of ${pdf.length} bytes`);
+    // Three lessons with their blanks fill two A4 pages; the whole teacher page (forms, table, key) fills five.
+    assert.ok(pages >= 1 && pages <= 3, `the worksheet alone: ${pages} pages`);
   });
 
   for (const lang of ['en', 'zh-Hans']) {
-    test(`axe finds nothing serious on the teacher page (${lang})`, async () => {
+    test(`axe finds nothing on the teacher page, and it fits a phone (${lang})`, async () => {
       await teacher.locator(`${T} select[data-teacher="ui-lang"]`).selectOption(lang);
       await until(teacher, (lang) => document.documentElement.lang === lang && (lang === 'en') !== /[\u4e00-\u9fff]/.test(document.querySelector('tp-teacher').shadowRoot.querySelector('h1').textContent), lang);
       await teacher.evaluate(AXE);
+      // Every violation, whatever its impact (the class table and the answer key are drawn by now).
       const bad = await teacher.evaluate(async () => {
         const res = await window.axe.run(document, { resultTypes: ['violations'] });
-        return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' >> ')) }));
+        return res.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' >> ')) }));
       });
       assert.deepEqual(bad, []);
+      // A phone's width: nothing wider than the screen (the lesson titles in the selects are long in English).
+      await teacher.setViewportSize({ width: 390, height: 844 });
+      try {
+        const w = await teacher.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(w <= 390, `the teacher page is ${w} px wide on a 390 px screen`);
+        await teacher.screenshot({ path: join(artifacts, `classroom-teacher-390-${lang}.png`), fullPage: true });
+      } finally {
+        await teacher.setViewportSize({ width: 1280, height: 900 });
+      }
     });
   }
 });

@@ -140,13 +140,18 @@ describe('locks hold against every path', () => {
     assert.equal(now.model, before0.model, "the model's distribution is the one with every head on");
   });
 
-  test('the sampling inputs: temperature, top-k, top-p and the decoding rule stay', async () => {
+  test('the sampling inputs: temperature, top-k, top-p, beam width and the decoding rule stay', async () => {
     assertLocked(await lockedControl('tp-output', 'input[data-setting="temp"]', 'temp'), 'temperature');
     assertLocked(await lockedControl('tp-output', 'input[data-setting="topk"]', 'topk'), 'top-k');
+    assertLocked(await lockedControl('tp-output', 'input[data-setting="topp"]', 'topp'), 'top-p');
+    assertLocked(await lockedControl('tp-output', 'input[data-setting="beam"]', 'beam'), 'beam width');
     assertLocked(await lockedControl('tp-output', 'button[data-setting="strategy"]', 'strategy'), 'decoding rule');
-    await viewSends('tp-output', 'tp-sampling', { temperature: 2.5, top_k: 3, strategy: 'greedy' });
+    await viewSends('tp-output', 'tp-sampling', { temperature: 2.5, top_k: 3, top_p: 0.3, beam_width: 5, strategy: 'greedy' });
     const now = await engineNow(page);
     assert.equal(now.st.temp, 0.7);
+    assert.equal(now.st.topk, before0.st.topk);
+    assert.equal(now.st.topp, before0.st.topp);
+    assert.equal(now.st.beam, before0.st.beam);
     assert.equal(now.st.strategy, 'sample');
     assert.equal(now.next, before0.next, 'the sampled distribution is the one at temperature 0.7');
   });
@@ -263,4 +268,32 @@ describe('a lesson whose experiment needs a locked setting', () => {
     assert.deepEqual(e, []);
     await p.close();
   });
+});
+
+describe('an assignment’s model from lesson to lesson', () => {
+  // The teacher's model is the first lesson's own (so the page's hash could leave it out); the second lesson's own is another model.
+  for (const [named, want] of [
+    ['&model=grammar-sinusoidal.safetensors', 'grammar-sinusoidal.safetensors'],
+    ['', null],
+  ]) {
+    test(named ? 'a model the link names (and locks) stays the model of the next lesson' : 'a link that names no model opens each lesson on its own', async () => {
+      const { page: p, errors: e } = await open(browser.context, server.url, `lesson=causal-mask&lessons=causal-mask,padding-mask${named}&lock=model`);
+      const first = await p.evaluate(() => document.querySelector('transformer-playground').st.model);
+      await p.locator(`${P} tp-lesson [data-tour="next"]`).click();
+      await p.waitForFunction(() => {
+        const el = document.querySelector('transformer-playground');
+        return el.st.lesson === 'padding-mask' && el.lastForward?.tokens.length > 0;
+      });
+      const now = await p.evaluate(() => ({ model: document.querySelector('transformer-playground').st.model, hash: location.hash }));
+      if (want) {
+        assert.equal(first, want);
+        assert.equal(now.model, want, `the teacher's model, not the lesson's own (${now.hash})`);
+        assert.match(now.hash, /model=grammar-sinusoidal/);
+      } else {
+        assert.notEqual(now.model, first, 'the second lesson opens on its own model');
+      }
+      assert.deepEqual(e, []);
+      await p.close();
+    });
+  }
 });

@@ -51,6 +51,21 @@ export function assignmentLessonHash(hash: string, id: string, kept?: string, lo
   return out.toString().replace(/%2C/g, ',');
 }
 
+/**
+ * Does this link give an assignment that names its model (`lessons=…&model=…`)? Then the
+ * page's own hash names the model in every lesson of it, even where the model is the open
+ * lesson's own: else the next lesson, carrying the keys its link names, would open on its
+ * own preset's model instead of the teacher's.
+ */
+export function namesAssignmentModel(hash: string): boolean {
+  try {
+    const p = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash);
+    return p.has('lessons') && p.get('model') !== null && p.get('model') !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** The task the assignment's lab run trains ('' for none). */
 export function assignedTask(train: string): string {
   if (!train) return '';

@@ -1823,7 +1823,7 @@
 'teacher.tries': str`（尝试 ${0} 次）`,
 'teacher.ui-lang': `语言`,
 'teacher.up': str`把${0}上移`,
-'teacher.warn-local': html`链接指向 <code>${0}</code>，那是每个学生自己的电脑：他们打不开。请在局域网上提供本页面（见 <code>www/README.md</code>），并在上方改填这台电脑的局域网地址，例如 <code>${1}</code>（可用命令 <code>${2}</code> 之一查看）。`,
+'teacher.warn-local-lan': html`链接指向 <code>${0}</code>，那是每个学生自己的电脑：他们打不开。请用 <code>cargo xtask serve --lan</code> 在局域网上提供本页面，它会打印出可以发给学生的地址（见 <code>www/README.md</code>），再把那个地址填到上方，例如 <code data-lan-example="">${1}</code>；命令 <code>${2}</code> 之一也能查到这台电脑的局域网地址。`,
 'teacher.ws': `练习单`,
 'teacher.ws-name': `姓名或座位号：`,
 'teacher.ws-notice': `你注意到了什么？`,

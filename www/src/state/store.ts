@@ -24,6 +24,7 @@ import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
 import { deviceRoom, loadMisfit } from '../lab/preflight';
+import { namesAssignmentModel } from '../lessons/assignment';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -51,6 +52,8 @@ export class PlaygroundStore extends StoreData {
   private readonly settings: SettingsReader;
   private fwdVersion = 0;
   private textTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The link gives an assignment that names its model: the hash keeps naming it. */
+  private assignmentModel = false;
   private stopped = false;
   private crashTimes: number[] = [];
   private t0 = 0;
@@ -140,6 +143,7 @@ export class PlaygroundStore extends StoreData {
       notes.push(...p.notes);
     }
     settings.base = settings.defaults;
+    this.assignmentModel = namesAssignmentModel(this.host.hash ? this.host.hash.read() : '');
     const implied = settings.implyFrom(this.host.hash ? this.host.hash.read() : '');
     notes.push(...implied);
     const parsed = this.host.hash ? settings.parse(this.host.hash.read(), settings.defaults) : { state: settings.defaults, notes: [] };
@@ -303,12 +307,18 @@ export class PlaygroundStore extends StoreData {
 
   /** The settings as a URL hash (without `#`), only what differs from the defaults. */
   get hash(): string {
-    return formatHash(this.st, this.settings.defaultsFor(this.st.model));
+    return formatHash(this.st, this.hashDefaults());
   }
 
   /** The hash of these settings with `p` changed (a link to another chapter, say), without `#`. */
   hashWith(p: Partial<PlaygroundState>): string {
-    return formatHash({ ...this.st, ...p }, this.settings.defaultsFor(this.st.model));
+    return formatHash({ ...this.st, ...p }, this.hashDefaults());
+  }
+
+  /** What the hash leaves out: the defaults, less the model where an assignment's link names it (namesAssignmentModel). */
+  private hashDefaults(): PlaygroundState {
+    const d = this.settings.defaultsFor(this.st.model);
+    return this.assignmentModel && this.st.lessons.length ? { ...d, model: '' } : d;
   }
 
   private writeHash() {
@@ -319,6 +329,7 @@ export class PlaygroundStore extends StoreData {
   async applyHash(hash: string): Promise<void> {
     const want = `#${this.hash}`;
     if (hash === want || (hash === '' && want === '#')) return;
+    this.assignmentModel = namesAssignmentModel(hash);
     const implied = this.settings.implyFrom(hash);
     const p = this.settings.parse(hash, this.settings.defaults);
     const notes = [...implied, ...p.notes];

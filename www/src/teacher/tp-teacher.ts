@@ -25,8 +25,11 @@ import { modelTitle } from '../i18n/models';
 import { classCsv, qrOfImage, readCode, readCodes, type Read } from './codes';
 import { measureLesson, whyOpen } from './key';
 
-/** What a LAN address looks like, and the commands that print this computer's (Windows, macOS, Linux). */
-const LAN_EXAMPLE = 'http://192.168.1.20:8080/';
+/** What a LAN address looks like (on the port and path of `at`, the address the link points at now). */
+function lanExample(at: URL | null): string {
+  return `http://192.168.1.20${at?.port ? `:${at.port}` : ''}${at?.pathname ?? '/'}`;
+}
+/** The commands that print this computer's network address (Windows, macOS, Linux). */
 const LAN_COMMANDS = 'ipconfig (Windows), ipconfig getifaddr en0 (macOS), hostname -I (Linux)';
 
 /** Host names only this computer reaches. */
@@ -139,9 +142,16 @@ export class TpTeacher extends LitElement {
         border: 1px solid var(--tp-line);
         border-radius: 8px;
         margin: 10px 0;
+        /* A fieldset is as wide as its widest content by default: a long lesson title in a select would widen the page past a phone's screen. */
+        min-width: 0;
       }
-      legend {
+      legend h2 {
+        font-size: 1rem;
         font-weight: 600;
+        margin: 0;
+      }
+      select {
+        max-width: 100%;
       }
       .grid {
         display: grid;
@@ -216,6 +226,11 @@ export class TpTeacher extends LitElement {
         border-left: 4px solid #c0392b;
         padding: 4px 10px;
         margin: 8px 0;
+      }
+      /* A refused code is one long word: it breaks anywhere rather than widen the page. */
+      [data-rejected] code {
+        overflow-wrap: anywhere;
+        word-break: break-all;
       }
       ol.order li {
         margin: 2px 0;
@@ -481,7 +496,7 @@ export class TpTeacher extends LitElement {
     const groups = [...SETTING_GROUPS.map((g) => ({ id: g.id, name: g.name(), settings: g.settings.filter((k) => LOCKABLE.includes(k)), controls: g.controls.filter((k) => HIDEABLE.includes(k)) }))];
     if (rest.length || hideRest.length) groups.push({ id: 'other', name: msg('Other', { id: 'teacher.group.other' }), settings: rest, controls: hideRest });
     return html`<fieldset data-teacher="settings">
-      <legend>${msg('What students may change', { id: 'teacher.allowed2' })}</legend>
+      <legend><h2>${msg('What students may change', { id: 'teacher.allowed2' })}</h2></legend>
       <p class="muted">${msg('Ticked settings stay free; every other one is locked as the link sets it. Hidden controls are left out of the page.', { id: 'teacher.allowed-how' })}</p>
       ${groups.map(
         (g) => html`<div data-group=${g.id}>
@@ -508,7 +523,7 @@ export class TpTeacher extends LitElement {
   private lessonPicker() {
     const chosen = this.lessons;
     return html`<fieldset data-teacher="lessons">
-      <legend>${msg('Lessons, in the order students take them', { id: 'teacher.lessons' })}</legend>
+      <legend><h2>${msg('Lessons, in the order students take them', { id: 'teacher.lessons' })}</h2></legend>
       <label class="wide"
         >${msg('First lesson', { id: 'teacher.lesson' })}
         <select
@@ -552,7 +567,7 @@ export class TpTeacher extends LitElement {
   private classFields() {
     const trainNotes = this.train ? parseRunQuery(this.train).notes : [];
     return html`<fieldset data-teacher="class">
-      <legend>${msg('For the whole class', { id: 'teacher.class' })}</legend>
+      <legend><h2>${msg('For the whole class', { id: 'teacher.class' })}</h2></legend>
       <label class="wide"
         >${msg('Students’ language', { id: 'teacher.student-lang' })}
         <select data-teacher="student-lang" @change=${(e: Event) => (this.studentLang = (parseLang((e.target as HTMLSelectElement).value) ?? '') as Lang | '')}>
@@ -591,12 +606,13 @@ export class TpTeacher extends LitElement {
 
   private linkOut() {
     const blocked = this.blocked;
-    let host = '';
+    let at: URL | null = null;
     try {
-      host = new URL(this.base || './', location.href).hostname;
+      at = new URL(this.base || './', location.href);
     } catch {
-      host = '';
+      at = null;
     }
+    const host = at?.hostname ?? '';
     const local = LOCAL.test(host);
     const link = this.link;
     return html`<section class="card" aria-labelledby="out-title">
@@ -612,7 +628,10 @@ export class TpTeacher extends LitElement {
       /></label>
       ${local
         ? html`<p class="warn" role="status" data-warn-local>
-            ${msg(html`The link points at <code>${host}</code>, which is each student’s own computer: they cannot open it. Serve the page on your network (see <code>www/README.md</code>) and type this computer’s network address above instead, such as <code>${LAN_EXAMPLE}</code> (one of the commands <code>${LAN_COMMANDS}</code> prints it).`, { id: 'teacher.warn-local' })}
+            ${msg(
+              html`The link points at <code>${host}</code>, which is each student’s own computer: they cannot open it. Serve the page on your network with <code>cargo xtask serve --lan</code>, which prints the addresses to give students (see <code>www/README.md</code>), and type that address above instead, such as <code data-lan-example>${lanExample(at)}</code>; one of the commands <code>${LAN_COMMANDS}</code> also prints this computer’s network address.`,
+              { id: 'teacher.warn-local-lan' },
+            )}
           </p>`
         : nothing}
       <div class="out">
