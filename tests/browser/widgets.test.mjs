@@ -190,6 +190,40 @@ describe('an iframe of embed.html', () => {
   });
 });
 
+describe('an iframe of embed.html, asked otherwise', () => {
+  test('a_chinese_frame_says_so_in_its_document_and_a_host_asking_with_sw_1_gets_the_service_worker', async () => {
+    // Another origin (another port), so the service worker asked for here stays out of the other tests.
+    const other = await serve();
+    const page = await browser.context.newPage();
+    try {
+      await browser.context.route(`${other.url}asking-post.html`, (r) =>
+        r.fulfill({
+          contentType: 'text/html',
+          body: `<!doctype html><html lang="en"><body>
+            <iframe id="zh" style="width: 900px; height: 400px" src="./embed.html#views=output&amp;play=0&amp;lang=zh-Hans&amp;chrome=none"></iframe>
+            <iframe id="sw" style="width: 900px; height: 400px" src="./embed.html?sw=1#views=output&amp;play=0"></iframe></body></html>`,
+        }),
+      );
+      await page.goto(`${other.url}asking-post.html`);
+      const zh = page.frame({ url: /embed\.html#/ });
+      await zh.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, undefined, { timeout: 60000 });
+      // The frame's document takes its playground's language, for screen readers.
+      assert.equal(await zh.evaluate(() => document.documentElement.lang), 'zh-Hans');
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'en', "the host's is left alone");
+      const sw = page.frame({ url: /embed\.html\?sw=1/ });
+      let registered = 0;
+      for (let i = 0; i < 150 && !registered; i++) {
+        registered = await sw.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length);
+        if (!registered) await page.waitForTimeout(200);
+      }
+      assert.equal(registered, 1, 'the host asked for the service worker (?sw=1)');
+    } finally {
+      await page.close();
+      await other.close();
+    }
+  });
+});
+
 describe('the Chinese example post', () => {
   test('example_zh_hans_html_draws_its_first_widget_in_chinese_on_a_chinese_model', async () => {
     const page = await browser.context.newPage();
