@@ -418,6 +418,25 @@ describe('the picture alone, no jumps', () => {
     assert.deepEqual(undrawn, [], 'every view that draws by itself has drawn');
   });
 
+  test('a_still_attention_map_alone_reserves_about_its_own_height_at_390_and_1440_px', async () => {
+    // The room the snippet writes (min-height) holds the picture wherever the post's column is,
+    // without leaving a short prompt's map a tall empty box below it.
+    for (const text of ['cat', 'the cat']) {
+      for (const width of [390, 1440]) {
+        const { page, errors } = await open(`embed.html#views=attention&chrome=none&play=0&text=${encodeURIComponent(text)}`, { width });
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const r = await page.evaluate(() => {
+          const el = document.querySelector('transformer-playground');
+          return { height: el.shadowRoot.querySelector('.view[data-view="attention"]').getBoundingClientRect().height, room: Number(/min-height:(\d+)px/.exec(el.embedSnippet('attention').element)?.[1]) };
+        });
+        assert.ok(r.room >= r.height, `"${text}", ${width} px: the room ${r.room} px holds the map (${r.height} px)`);
+        assert.ok(r.room <= 1.5 * r.height, `"${text}", ${width} px: the room ${r.room} px is not far above the map's ${r.height} px`);
+        assert.deepEqual(errors, []);
+        await page.close();
+      }
+    }
+  });
+
   test('the_lab_alone_draws_its_curves_without_a_click_and_its_embed_carries_the_run', async () => {
     const { page, errors } = await open('index.html#views=lab&play=0');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.formLink, null, { timeout: 60000 });

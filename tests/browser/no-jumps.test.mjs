@@ -107,7 +107,7 @@ describe('no view moves between its first paint and the end of a generation', ()
 
 describe('a post with three widgets does not jump', () => {
   for (const width of [1440, 390]) {
-    test(`three widgets (the picture alone, as the embed dialog writes them), ${width} px: cumulative layout shift < 0.1`, async () => {
+    test(`three widgets (the picture alone, as the embed dialog writes them, one in Chinese), ${width} px: cumulative layout shift < 0.1`, async () => {
       const { SHIFT_OBSERVER, cls, threeWidgetPost } = await import('./three-widget-post.mjs');
       const page = await browser.context.newPage();
       await page.setViewportSize({ width, height: 900 });
@@ -132,9 +132,15 @@ describe('a post with three widgets does not jump', () => {
         { timeout: 90000 },
       );
       await page.waitForTimeout(1000);
-      const r = await page.evaluate(() => ({ shifts: window.__shifts, painted: [...window.__painted].sort(), views: [...document.querySelectorAll('transformer-playground')].map((e) => [...e.shadowRoot.querySelectorAll('.view')].map((v) => v.dataset.view).join(',')) }));
+      const r = await page.evaluate(() => ({
+        shifts: window.__shifts,
+        painted: [...window.__painted].sort(),
+        views: [...document.querySelectorAll('transformer-playground')].map((e) => [...e.shadowRoot.querySelectorAll('.view')].map((v) => v.dataset.view).join(',')),
+        locales: [...document.querySelectorAll('transformer-playground')].map((e) => e.locale),
+      }));
       await page.close();
       assert.deepEqual(r.views, ['attention', 'output', 'generation'], 'each widget draws only its own view');
+      assert.deepEqual(r.locales, ['en', 'en', 'zh-Hans'], 'the third widget is in Chinese');
       assert.deepEqual(r.painted, ['attention', 'generation', 'output'], 'no widget ever painted a view it was not asked for');
       const v = cls(r.shifts);
       console.log(`# three-widget post, ${width} px: CLS ${v.toFixed(4)}`);

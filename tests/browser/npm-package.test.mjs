@@ -187,6 +187,37 @@ describe('the npm package', () => {
     await lost.close();
   });
 
+  test('the_embed_menu_of_an_installed_element_writes_a_snippet_that_loads_this_module_and_its_models', async () => {
+    // The plain page (models beside the module) and the Vite build (models named by `models`).
+    for (const [dir, path] of [[project, 'static/index.html'], [join(project, 'dist'), 'index.html']]) {
+      const s = await served(dir, { csp: true });
+      const { page, errors } = await live(`${s.url}${path}`);
+      const snip = await page.evaluate(`${el}.embedSnippet('output')`);
+      // No embed.html ships with the package: the element form only, loading the module the page loaded.
+      assert.equal(snip.iframe, '', `${path}: no iframe form`);
+      const src = /<script type="module" src="([^"]+)"><\/script>/.exec(snip.element)?.[1];
+      assert.ok(src && (await page.evaluate((u) => [...document.scripts].some((x) => x.src === u) || performance.getEntriesByName(u).length > 0, src)), `${path}: the snippet loads a module this page loaded: ${snip.element}`);
+      // The dialog offers no iframe, and its snippet is that one.
+      const menu = page.locator('transformer-playground .view[data-view="output"] tp-view-menu');
+      await menu.locator('.trigger').click();
+      await menu.locator('[data-action="embed"]').click();
+      await page.locator('tp-embed-dialog dialog[open]').waitFor();
+      assert.equal(await page.locator('tp-embed-dialog [data-embed-form="iframe"]').count(), 0, `${path}: no iframe choice`);
+      assert.equal(await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue(), snip.element);
+      // Pasted into another post of the site: it draws the same numbers. The site's strict policy
+      // refuses a style attribute, so the room the snippet holds goes into its stylesheet (www/README.md).
+      const room = / style="([^"]*)"/.exec(snip.element)?.[1];
+      assert.match(room ?? '', /min-height:\d+px/);
+      writeFileSync(join(dir, 'copied.css'), `transformer-playground { ${room} }`);
+      writeFileSync(join(dir, 'copied.html'), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Copied</title><link rel="stylesheet" href="./copied.css"></head><body>${snip.element.replace(/ style="[^"]*"/, '')}</body></html>`);
+      const copy = await live(`${s.url}copied.html`);
+      assertSameNumbers((await drawn(copy.page)).probs, (await drawn(page)).probs, `${path}: the copied snippet`);
+      assert.deepEqual(s.cspReports, []);
+      assert.deepEqual([...errors, ...copy.errors], []);
+      await Promise.all([page.close(), copy.page.close()]);
+    }
+  });
+
   test('a_typescript_file_of_the_site_typechecks_against_the_package_types', () => {
     writeFileSync(
       join(project, 'use.ts'),
@@ -198,7 +229,10 @@ async function main(): Promise<number> {
   await same.ready;
   const probs: Float32Array | undefined = same.lastForward?.model_probs;
   const link: string = same.linkTo(VIEW_NAMES[0]);
-  return (probs?.[0] ?? 0) + link.length + (same.info?.d_model ?? 0);
+  same.chrome = 'none';
+  same.keep = 'title';
+  const snippet: string = same.embedSnippet('attention', { alone: true, keep: ['heads'] }).element;
+  return (probs?.[0] ?? 0) + link.length + snippet.length + (same.info?.d_model ?? 0);
 }
 void main();
 `,

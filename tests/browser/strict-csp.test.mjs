@@ -68,6 +68,24 @@ describe('a post under a strict Content-Security-Policy', () => {
     await page.close();
   });
 
+  test('the_embed_dialog_and_its_live_preview_work_under_the_shipped_policy', async () => {
+    const { page, errors, reports } = await post(headersPolicy());
+    const menu = page.locator('#unmasked .view[data-view="attention"] tp-view-menu');
+    await menu.locator('.trigger').click();
+    await menu.locator('[data-action="embed"]').click();
+    await page.waitForFunction(() => {
+      const live = document.getElementById('unmasked').shadowRoot.querySelector('tp-embed-dialog')?.shadowRoot.querySelector('[data-embed-preview] transformer-playground');
+      return live?.lastForward && live.style.minHeight !== '';
+    }, undefined, { timeout: 60000 });
+    const snippet = await page.locator('tp-embed-dialog [data-embed-snippet]').inputValue();
+    const room = /min-height:(\d+)px/.exec(snippet)?.[1];
+    // The preview holds the snippet's room (set through the CSSOM: the policy refuses style attributes).
+    assert.equal(await page.evaluate(() => document.getElementById('unmasked').shadowRoot.querySelector('tp-embed-dialog').shadowRoot.querySelector('[data-embed-preview] transformer-playground').style.minHeight), `${room}px`);
+    assert.deepEqual(reports, [], 'no violation reported');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   for (const [name, policy, want, says] of [
     ['without_wasm_unsafe_eval', (p) => p.replace(/\s*'wasm-unsafe-eval'/, ''), /'wasm-unsafe-eval'/, /script-src/],
     ['with_workers_refused', (p) => p.replace(/worker-src [^;]+/, "worker-src 'none'"), /worker-src/, /Web Worker/],

@@ -117,6 +117,37 @@ describe('colour themes', () => {
     for (const p of [page, again.page, linked.page]) await p.close();
   });
 
+  test('a_post_themes_its_widget_through_the_documented_custom_properties_and_font', async () => {
+    // example.html themes its first widget in post.css (www/README.md, "Theming"): --tp-font, --tp-accent, …
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}example.html`);
+    await page.waitForFunction(() => document.getElementById('unmasked')?.lastForward, null, { timeout: 60000 });
+    const read = (id) =>
+      page.evaluate((id) => {
+        const view = document.getElementById(id).shadowRoot.querySelector('tp-attention').shadowRoot;
+        const title = view.querySelector('h2');
+        const chosen = view.querySelector('[aria-pressed="true"], [aria-current="true"], .thumb.on, .on');
+        return { font: getComputedStyle(title).fontFamily, accent: getComputedStyle(title).getPropertyValue('--tp-accent').trim(), chosen: chosen ? getComputedStyle(chosen).borderColor : '' };
+      }, id);
+    const themed = await read('unmasked');
+    assert.match(themed.font, /^Georgia/, 'the post’s font reaches the views inside the widget');
+    assert.equal(themed.accent, '#8a3b12');
+    // The same view in a widget the post leaves alone keeps the widget's own font and colours.
+    await page.evaluate(() => {
+      const el = document.createElement('transformer-playground');
+      el.id = 'plain';
+      for (const [k, v] of [['no-hash', ''], ['views', 'attention'], ['preset', 'play=0'], ['load', 'eager']]) el.setAttribute(k, v);
+      document.body.prepend(el);
+    });
+    await page.waitForFunction(() => document.getElementById('plain')?.lastForward, null, { timeout: 60000 });
+    const plain = await read('plain');
+    assert.doesNotMatch(plain.font, /Georgia/);
+    assert.notEqual(plain.accent, themed.accent);
+    assert.equal(themed.chosen, 'rgb(138, 59, 18)', 'the chosen head is drawn in the post’s accent');
+    assert.notEqual(plain.chosen, themed.chosen);
+    await page.close();
+  });
+
   test('reduced_motion_stops_playback_on_load_unless_the_link_asks_for_it', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all', { media: { reducedMotion: 'reduce' } });
     await page.waitForTimeout(600);

@@ -1,5 +1,7 @@
 // A blog post with three widgets as the "Embed in a post" dialog writes them (the picture
-// alone, element form, with the room it writes as the element's min-height), between paragraphs of the author's own text: the page that the
+// alone, element form, with the room it writes as the element's min-height; the third
+// copied from the page in Chinese, so a Chinese widget on a Chinese model beside two English
+// ones), between paragraphs of the author's own text: the page that the
 // layout-shift test (no-jumps.test.mjs) and `cargo xtask bench` (layout-bench.mjs) measure.
 // Served by the tests beside the build (page.route), so the build ships no test page.
 
@@ -51,7 +53,7 @@ export function threeWidgetPost(base) {
     ${para(3)}
     <transformer-playground no-hash views="output" chrome="none" style="display:block;min-height:319px" preset="play=0"></transformer-playground>
     ${para(2)}
-    <transformer-playground no-hash views="generation" chrome="none" style="display:block;min-height:100px" preset="max=12&amp;speed=40&amp;play=1"></transformer-playground>
+    <transformer-playground no-hash views="generation" chrome="none" lang="zh-Hans" style="display:block;min-height:100px" preset="model=zh-grammar-alibi.safetensors&amp;text=%E8%BF%99%E5%8F%AA%E7%8C%AB&amp;speed=40&amp;max=12&amp;play=1"></transformer-playground>
     ${para(4)}
   </body>
 </html>`;

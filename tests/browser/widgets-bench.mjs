@@ -3,8 +3,8 @@
 // empty cache), the bytes transferred and the time to first picture (the last widget's
 // first drawn forward pass, from navigation start); the same with three different models;
 // a post whose second and third widgets are below the fold, before the reader scrolls; and
-// the main thread's busy share while the widgets sit idle (three views; a lesson, just after
-// it drew and once left alone). Prints numbers, asserts nothing.
+// the main thread's busy share while the widgets sit idle (three views and a lesson, each just
+// after they drew and once left alone). Prints numbers, asserts nothing.
 
 import { launch, serve } from './harness.mjs';
 
@@ -19,7 +19,7 @@ function postOf(widgets) {
 const widget = (attrs) => `<transformer-playground no-hash views="attention" preset="play=0" ${attrs}></transformer-playground>`;
 
 /** Open `html` in a fresh browser; the bytes, the widgets' first pictures and the idle busy share. */
-async function measure(html, { idleMs = 0, scroll = false, settleMs = 0 } = {}) {
+async function measure(html, { idleMs = 0, idleLaterMs = 0, scroll = false, settleMs = 0 } = {}) {
   const browser = await launch({ serviceWorkers: 'block' });
   try {
     const { context } = browser;
@@ -44,6 +44,7 @@ async function measure(html, { idleMs = 0, scroll = false, settleMs = 0 } = {}) 
     const bytes = sizes.reduce((a, s) => a + s.bytes, 0);
     const models = sizes.filter((s) => s.url.endsWith('.safetensors')).length;
     let busy = null;
+    let later = null;
     if (settleMs) await page.waitForTimeout(settleMs);
     if (idleMs) {
       const cdp = await context.newCDPSession(page);
@@ -51,7 +52,12 @@ async function measure(html, { idleMs = 0, scroll = false, settleMs = 0 } = {}) 
       const task = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
       const t0 = await task();
       await page.waitForTimeout(idleMs);
-      busy = ((await task()) - t0) * 1000 / idleMs;
+      const t1 = await task();
+      busy = (t1 - t0) * 1000 / idleMs;
+      if (idleLaterMs) {
+        await page.waitForTimeout(idleLaterMs);
+        later = ((await task()) - t1) * 1000 / idleLaterMs;
+      }
     }
     const workers = page.workers().length;
     let scrolled = null;
@@ -62,7 +68,7 @@ async function measure(html, { idleMs = 0, scroll = false, settleMs = 0 } = {}) 
       const all = await Promise.all(done);
       scrolled = all.slice(before).reduce((a, s) => a + s.bytes, 0);
     }
-    return { n, bytes, at, models, busy, workers, scrolled };
+    return { n, bytes, at, models, busy, later, workers, scrolled };
   } finally {
     await browser.close();
   }
@@ -74,12 +80,15 @@ const ms = (t) => (t === null || t === undefined ? '—' : `${t.toFixed(0)} ms`)
 console.log('\nWidgets in a post (empty cache, every widget in sight; bytes as sent by the test server, uncompressed):');
 let prev = null;
 for (const n of [1, 2, 3]) {
-  const r = await measure(postOf(Array.from({ length: n }, () => widget('load="eager"'))), { idleMs: n === 3 ? 5000 : 0 });
+  const r = await measure(postOf(Array.from({ length: n }, () => widget('load="eager"'))), { idleMs: n === 3 ? 5000 : 0, idleLaterMs: n === 3 ? 5000 : 0 });
   const more = prev ? ` (+${kb(r.bytes - prev.bytes)} over ${n - 1})` : '';
   console.log(
     `  ${n} widget${n > 1 ? 's' : ' '}, one model: ${kb(r.bytes)}${more}; first picture ${ms(Math.min(...r.at))}, last ${ms(Math.max(...r.at))}; ${r.models} checkpoint fetch(es), ${r.workers} worker(s)`,
   );
-  if (r.busy !== null) console.log(`  idle: the main thread busy ${(r.busy * 100).toFixed(2)} % of 5 s with three widgets drawn and nothing happening`);
+  if (r.busy !== null)
+    console.log(
+      `  idle: the main thread busy ${(r.busy * 100).toFixed(2)} % in the 5 s after three widgets drew (each looks at its frames every animation frame for 5 s after its first answer, src/views/drawn.ts), ${(r.later * 100).toFixed(2)} % in the 5 s after that`,
+    );
   prev = r;
 }
 {

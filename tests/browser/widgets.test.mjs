@@ -56,12 +56,14 @@ describe('widgets in a post', () => {
   const errors = [];
   const models = [];
   const chunks = [];
+  const all = [];
   before(async () => {
     page = await browser.context.newPage();
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('request', (r) => {
       const u = new URL(r.url()).pathname;
+      all.push(u);
       if (u.endsWith('.safetensors')) models.push(u.slice(u.lastIndexOf('/') + 1));
       if (u.endsWith('.js')) chunks.push(u.slice(u.lastIndexOf('/') + 1));
     });
@@ -93,8 +95,9 @@ describe('widgets in a post', () => {
     const names = page.workers().map((w) => w.url());
     assert.equal(names.length, 1, `one worker for three widgets: ${names.join(', ')}`);
     const models3 = await page.evaluate(() => ['a', 'b', 'c'].map((id) => document.getElementById(id).st.model));
-    // Each model fetched once, whichever widgets show it.
+    // Each model fetched once, whichever widgets show it; and every other file too (script, engine, strings).
     assert.deepEqual([...models].sort(), [...new Set(models3)].sort());
+    assert.deepEqual(all.filter((u, i) => all.indexOf(u) !== i), [], 'no file fetched twice for three widgets');
   });
 
   test('a_chinese_widget_picks_a_chinese_model_unless_its_model_attribute_says_otherwise', async () => {
@@ -177,7 +180,47 @@ describe('an iframe of embed.html', () => {
     assert.ok(!requests.some((u) => u.endsWith('/sw.js')), 'sw.js never fetched');
     const checkpoints = requests.filter((u) => u.endsWith('.safetensors'));
     assert.equal(checkpoints.length, 1, `only the shown model: ${checkpoints.join(', ')}`);
+    // Nothing an attention map does not need: not the whole engine (trainer, side studies), the lab, another language's strings.
+    const name = (u) => u.slice(u.lastIndexOf('/') + 1);
+    assert.ok(requests.some((u) => /^tplay_infer_bg.*\.wasm$/.test(name(u))), 'the inference engine');
+    const extra = requests.filter((u) => /^(tplay_bg|tp-lab|zh-Hans|workbox)/.test(name(u)));
+    assert.deepEqual(extra, [], 'fetched beyond what the view needs');
+    assert.equal(new Set(requests).size, requests.length, `no file fetched twice: ${requests.join(', ')}`);
     await page.close();
+  });
+});
+
+describe('an iframe of embed.html, asked otherwise', () => {
+  test('a_chinese_frame_says_so_in_its_document_and_a_host_asking_with_sw_1_gets_the_service_worker', async () => {
+    // Another origin (another port), so the service worker asked for here stays out of the other tests.
+    const other = await serve();
+    const page = await browser.context.newPage();
+    try {
+      await browser.context.route(`${other.url}asking-post.html`, (r) =>
+        r.fulfill({
+          contentType: 'text/html',
+          body: `<!doctype html><html lang="en"><body>
+            <iframe id="zh" style="width: 900px; height: 400px" src="./embed.html#views=output&amp;play=0&amp;lang=zh-Hans&amp;chrome=none"></iframe>
+            <iframe id="sw" style="width: 900px; height: 400px" src="./embed.html?sw=1#views=output&amp;play=0"></iframe></body></html>`,
+        }),
+      );
+      await page.goto(`${other.url}asking-post.html`);
+      const zh = page.frame({ url: /embed\.html#/ });
+      await zh.waitForFunction(() => document.querySelector('transformer-playground')?.lastForward, undefined, { timeout: 60000 });
+      // The frame's document takes its playground's language, for screen readers.
+      assert.equal(await zh.evaluate(() => document.documentElement.lang), 'zh-Hans');
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'en', "the host's is left alone");
+      const sw = page.frame({ url: /embed\.html\?sw=1/ });
+      let registered = 0;
+      for (let i = 0; i < 150 && !registered; i++) {
+        registered = await sw.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length);
+        if (!registered) await page.waitForTimeout(200);
+      }
+      assert.equal(registered, 1, 'the host asked for the service worker (?sw=1)');
+    } finally {
+      await page.close();
+      await other.close();
+    }
   });
 });
 

@@ -76,6 +76,10 @@ export interface TransformerPlaygroundAttributes {
   views: string;
   /** One lesson, with its preset and without the tour. */
   lesson: string;
+  /** `none`: each view's picture alone, without title, prose, controls or menu. */
+  chrome: string;
+  /** With chrome="none": the parts of each view kept beside its picture, comma separated. */
+  keep: string;
 }
 
 export declare class TransformerPlayground extends HTMLElement {
@@ -84,6 +88,8 @@ export declare class TransformerPlayground extends HTMLElement {
   models: string;
   views: string;
   lesson: string;
+  chrome: string;
+  keep: string;
   /** Settles once the first real forward pass is drawn (the `tp-ready` event says the same). */
   readonly ready: Promise<void>;
   /** Settles once the views show the state as it is now. */
@@ -125,6 +131,19 @@ export declare class TransformerPlayground extends HTMLElement {
   picture(name: string): Picture;
   /** A link that opens the full playground on this view, with every setting as it is now. */
   linkTo(name: string): string;
+  /**
+   * The snippet that puts this view, as it is now, into a post: the script and the element,
+   * and an iframe of embed.html ('' where no embed.html is beside the module, as in this package).
+   */
+  embedSnippet(name: string, opts?: { alone?: boolean; keep?: string[]; height?: number }): { element: string; iframe: string };
+  /** What the page said when a change of a locked setting was refused ('' when none). */
+  readonly lockNote: string;
+  /** Why the setting `name` cannot change here ('' when it can). */
+  lockedWhy(name: string): string;
+  /** Show the view `name` alone on a projector ('' goes back); settles once it is drawn. */
+  project(name: string): Promise<void>;
+  /** The view shown alone on a projector ('' for none). */
+  readonly projected: string;
   testOnlyCrashEngine(kind?: 'trap' | 'throw'): Promise<void>;
   testOnlyLoseGpu(): Promise<boolean>;
 }

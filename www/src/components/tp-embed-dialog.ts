@@ -133,7 +133,7 @@ export class TpEmbedDialog extends LocalizedElement {
     const r = this.request;
     if (!r) return '';
     const s = r.make(this.alone, this.previewHeight || r.height, this.keep);
-    return this.form === 'element' ? s.element : s.iframe;
+    return this.form === 'element' || !s.iframe ? s.element : s.iframe;
   }
 
   /** The element form's snippet now (what the preview draws). */
@@ -173,12 +173,20 @@ export class TpEmbedDialog extends LocalizedElement {
     if (!box || !this.dialog?.open || snippet === this.shownSnippet) return;
     this.shownSnippet = snippet;
     const t = document.createElement('template');
-    t.innerHTML = snippet;
+    // The room the snippet holds (its style attribute) is set through the CSSOM: a page under
+    // a strict policy (style-src without 'unsafe-inline', as this folder's own) refuses a
+    // style attribute in parsed HTML, and would report a violation for the preview.
+    const room = /\sstyle="([^"]*)"/.exec(snippet)?.[1] ?? '';
+    t.innerHTML = snippet.replace(/\sstyle="[^"]*"/, '');
     const el = t.content.querySelector('transformer-playground');
     box.replaceChildren();
     this.previewHeight = 0;
     if (!el) return;
     const live = document.importNode(el, true) as HTMLElement & { ready?: Promise<void> };
+    for (const d of room.split(';')) {
+      const at = d.indexOf(':');
+      if (at > 0) live.style.setProperty(d.slice(0, at).trim(), d.slice(at + 1).trim());
+    }
     box.append(live);
     void live.ready?.then(async () => {
       await (live as unknown as { updateComplete?: Promise<unknown> }).updateComplete;
@@ -224,10 +232,12 @@ export class TpEmbedDialog extends LocalizedElement {
                   ><input type="radio" name="form" value="element" data-embed-form="element" .checked=${this.form === 'element'} @change=${() => (this.form = 'element')} />
                   ${msg('script and element', { id: 'embed.form-element' })}</label
                 >
-                <label
-                  ><input type="radio" name="form" value="iframe" data-embed-form="iframe" .checked=${this.form === 'iframe'} @change=${() => (this.form = 'iframe')} />
-                  ${msg('iframe', { id: 'embed.form-iframe' })}</label
-                >
+                ${r.make(this.alone, 0, this.keep).iframe
+                  ? html`<label
+                      ><input type="radio" name="form" value="iframe" data-embed-form="iframe" .checked=${this.form === 'iframe'} @change=${() => (this.form = 'iframe')} />
+                      ${msg('iframe', { id: 'embed.form-iframe' })}</label
+                    >`
+                  : nothing}
               </span>
             </div>
             ${this.alone && r.parts.length
@@ -244,7 +254,7 @@ export class TpEmbedDialog extends LocalizedElement {
               : nothing}
             <textarea readonly data-embed-snippet aria-label=${msg('the snippet to paste into your post', { id: 'embed.snippet' })} .value=${this.snippet}></textarea>
             <p class="hint">
-              ${this.form === 'element'
+              ${this.form === 'element' || !r.make(this.alone, 0, this.keep).iframe
                 ? msg('The element keeps your page’s fonts; the playground’s folder must be on your page’s own site.', { id: 'embed.hint-element' })
                 : msg('The iframe works on any site and grows to fit what it shows.', { id: 'embed.hint-iframe' })}
             </p>

@@ -502,12 +502,16 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const v = viewNamed(name);
     if (!s || !v) throw new Error(`no view ${name}`);
     const here = import.meta.url;
+    // The built folder's module is playground.js with embed.html beside it; the npm package's
+    // module (or a site's bundle of it) has none: the element form alone, loading that module.
+    const folder = new URL(here).pathname.endsWith('/playground.js');
     const lang = this.locale === 'zh-Hans' ? 'zh-Hans' : null;
     // The lab's picture is its runs' curves: its embed carries the form's run (`train=…`), which trains on load alone.
     const lab = v.name === 'lab' && !s.st.train ? (this.renderRoot.querySelector('tp-lab') as { formLink?: string } | null)?.formLink : '';
     return embedSnippets(lab ? { ...s.st, train: lab } : s.st, v.name, {
-      script: new URL('./playground.js', here).href,
-      page: new URL('./embed.html', here).href,
+      script: folder ? new URL('./playground.js', here).href : here,
+      page: folder ? new URL('./embed.html', here).href : '',
+      models: this.models ? s.modelsBase.href : '',
       resize: new URL('./iframe-resize.js', here).href,
       keep: opts.alone === false ? null : (opts.keep ?? []),
       lang,

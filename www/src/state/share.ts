@@ -30,10 +30,12 @@ export function settingsLabel(st: PlaygroundState): string {
 
 /** What an embed snippet says besides the settings. */
 export interface EmbedOptions {
-  /** playground.js, absolute. */
+  /** The module that defines the element (the built folder's playground.js), absolute. */
   script: string;
-  /** embed.html, absolute. */
+  /** embed.html, absolute ('' where there is none beside the module: no iframe form). */
   page: string;
+  /** Where the element finds its models when they are not beside its module ('': beside it). */
+  models: string;
   /** iframe-resize.js, absolute. */
   resize: string;
   /** The picture alone (`chrome="none"`), keeping these parts (null: the full view). */
@@ -75,7 +77,9 @@ export function embedSnippets(st: PlaygroundState, view: string, o: EmbedOptions
   const alone = o.keep ? ` chrome="none"${o.keep.length ? ` keep="${attr(o.keep.join(','))}"` : ''}` : '';
   const lang = o.lang ? ` lang="${o.lang}"` : '';
   const room = o.room > 0 ? ` style="display:block;min-height:${Math.ceil(o.room)}px"` : '';
-  const element = `<script type="module" src="${attr(o.script)}"></script>\n<transformer-playground no-hash views="${attr(view)}"${alone}${lang}${room} preset="${attr(preset)}"></transformer-playground>`;
+  const models = o.models ? ` models="${attr(o.models)}"` : '';
+  const element = `<script type="module" src="${attr(o.script)}"></script>\n<transformer-playground no-hash views="${attr(view)}"${alone}${lang}${models}${room} preset="${attr(preset)}"></transformer-playground>`;
+  if (!o.page) return { element, iframe: '' };
   const hash = new URLSearchParams(`views=${view}`);
   if (o.keep) {
     hash.set('chrome', 'none');

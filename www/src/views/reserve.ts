@@ -113,12 +113,14 @@ export interface AloneSettings {
  * The attention map alone, from the settings: its cells are sized for the length the
  * sequence reaches (the prompt, one token per character and the start token, plus `max`
  * when it plays), about 13 px a position in a post's column up to the box of 40 positions,
- * and a phone's column holds any length in about 340 px (measured with the default model).
+ * and a phone's column holds any length in about 340 px, a short one in less (measured
+ * with the default model at 390 px: 4 positions 166 px, 8 258, 19 and more 314–340).
  */
 function attentionAlone(st: AloneSettings): { wide: number; narrow: number } {
   // Before the model list arrives the prompt is the default model's (7 characters).
   const reach = ([...st.text].length || 7) + 1 + (st.play ? st.max : 0);
-  return { wide: Math.min(951, 190 + 13 * reach), narrow: 340 };
+  const wide = Math.min(951, 190 + 13 * reach);
+  return { wide, narrow: Math.min(340, wide) };
 }
 
 /**
