@@ -257,10 +257,17 @@ describe('the lessons’ numbers', () => {
     }
   }
 
-  /** Open a lesson, do its experiment by `patch`, answer its question, and read its notice. */
-  async function notice(lesson, patch) {
+  /**
+   * Open a lesson, do its experiment by `patch`, answer its question, and read its notice.
+   * `settle`: let the lesson see its own preset first (a lesson done by a change of model
+   * notes the model it opened on). `then`: what the learner does after the patch (scroll a
+   * view into sight so that it measures).
+   */
+  async function notice(lesson, patch, { settle = false, then } = {}) {
     const { page, errors } = await open(browser.context, server.url, `lesson=${lesson}`);
+    if (settle) await page.waitForTimeout(1500);
     await page.evaluate((p) => document.querySelector('transformer-playground').store.patch(p), patch);
+    await then?.(page);
     await answer(page);
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('[data-notice]'), null, {
       timeout: 60000,
@@ -282,6 +289,34 @@ describe('the lessons’ numbers', () => {
     assert.deepEqual(percents(text), [pct('reverse-additive.safetensors'), pct('reverse.safetensors')], text);
     // The timing table it points to is one of the lesson's views.
     assert.ok((await page.evaluate(`${el}.st.views`)).includes('parallel'));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  // Each of these sentences names two models and gives two scores: each score must be its own model's, in the order the sentence names them.
+  for (const [lesson, patch, files, opts] of [
+    ['shared-qk', { model: 'grammar-sinusoidal.safetensors' }, ['grammar-sinusoidal.safetensors', 'grammar-shared-qk.safetensors'], { settle: true }],
+    ['residual-and-norm', { model: 'reverse-no-residual.safetensors' }, ['reverse.safetensors', 'reverse-no-residual.safetensors'], {}],
+    ['batch-norm', { mode: 'train' }, ['reverse-batch-norm.safetensors', 'reverse.safetensors'], { then: (page) => page.locator('tp-norms').scrollIntoViewIfNeeded() }],
+  ]) {
+    test(`${lesson.replaceAll('-', '_')}_quotes_the_held_out_scores_of_the_models_it_names_in_their_order`, async () => {
+      const { page, errors, text } = await notice(lesson, patch, opts);
+      // The two shipped scores differ, so a sentence that swapped them would fail here.
+      assert.notEqual(pct(files[0]), pct(files[1]));
+      assert.deepEqual(percents(text), files.map(pct), text);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  test('new_token_states_the_loaded_models_width_blocks_and_vocabulary', async () => {
+    const { page, errors } = await open(browser.context, server.url, `lesson=new-token`);
+    await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('section')?.textContent.includes('logits.')`, null, { timeout: 60000 });
+    const info = await page.evaluate(`(({ d_model, decoder_layers, vocab }) => ({ d_model, decoder_layers, vocab: vocab.length }))(${el}.info)`);
+    const text = await page.locator('tp-lesson section').innerText();
+    const m = /the vectors have (\d+) numbers, there are (\d+) blocks, and the vocabulary has (\d+) tokens: so each step ends in (\d+) logits/.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(m.slice(1).map(Number), [info.d_model, info.decoder_layers, info.vocab, info.vocab]);
     assert.deepEqual(errors, []);
     await page.close();
   });
