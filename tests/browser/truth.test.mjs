@@ -167,11 +167,17 @@ describe('one source of truth for the mask', () => {
     assert.equal(await now.getAttribute('data-mask'), 'sliding_window');
     assert.match(await page.locator('tp-no-leak p.verdict[data-role="now"]').innerText(), /^sliding window \(w = 3\): 0 of \d+ values/);
     assert.equal(await page.locator('tp-no-leak table[data-role="reference"]').getAttribute('data-mask'), 'none');
+    // The diagram's mask step gives the rule the core applied, not the switch's reason.
+    const maskStep = page.locator('tp-architecture li[data-step="mask"]');
+    await maskStep.waitFor({ timeout: 60000 });
+    assert.match(await maskStep.innerText(), /\(sliding window \(w = 3\)(\)| \+)/);
+    assert.doesNotMatch(await maskStep.innerText(), /\(causal/);
     // Without a rule the switch decides again, and is enabled.
     await page.evaluate(`${el}.store.patch({ mask: null })`);
     await page.waitForFunction(`${el}.lastForward.masks.find((m) => m.site === 'decoder_self').rule.kind === 'causal'`);
     await page.locator('tp-controls').evaluate((c) => c.updateComplete);
     assert.equal(await page.locator('tp-controls input[data-setting="causal"]').isDisabled(), false);
+    await page.waitForFunction(`${view('tp-architecture')}.shadowRoot.querySelector('li[data-step="mask"]')?.textContent.includes('(causal')`, null, { timeout: 60000 });
     assert.deepEqual(errors, []);
     await page.close();
   });
