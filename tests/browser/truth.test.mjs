@@ -55,7 +55,7 @@ async function load(page, file) {
 }
 
 describe('the embedding-scale sentence', () => {
-  test('states_the_ratio_of_position_to_token_vectors_the_engine_measures_on_every_model_that_adds_positions', async () => {
+  test('states_the_ratio_of_position_to_token_vectors_the_engine_measures_on_every_model_that_adds_positions', async (t) => {
     const { page, errors } = await open(browser.context, server.url, `play=0&model=${MANIFEST[0].file}&views=embedding-scale`);
     let checked = 0;
     for (const m of MANIFEST) {
@@ -84,6 +84,7 @@ describe('the embedding-scale sentence', () => {
       checked++;
       // The description of the sibling without ×√d_model says the positions are the larger part.
       if (m.file === 'reverse-no-embed-scale.safetensors') {
+        t.diagnostic(`${m.file}: position vectors ${want.toFixed(2)}× the token vectors`);
         assert.equal(d.scaled_in_model, false);
         assert.ok(want > 1, `its description says the position vectors are larger: ${want}`);
       }
@@ -95,7 +96,7 @@ describe('the embedding-scale sentence', () => {
 });
 
 describe('the FFN view’s share of a layer', () => {
-  test('is_the_cost_reports_ffn_row_against_the_layer_on_every_architecture', async () => {
+  test('is_the_cost_reports_ffn_row_against_the_layer_on_every_architecture', async (t) => {
     const { page, errors } = await open(browser.context, server.url, `play=0&model=reverse.safetensors&views=ffn`);
     // One model of each architecture (their layer shapes differ in cross-attention).
     const files = ['reverse.safetensors', 'translate.safetensors', 'sentiment.safetensors', 'grammar-learned.safetensors', 'grammar-relative.safetensors', 'reverse-additive.safetensors'];
@@ -114,6 +115,7 @@ describe('the FFN view’s share of a layer', () => {
       const nums = [...text.matchAll(/(\d[\d,]*(?:\.\d+)?)/g)].map((m) => Number(m[1].replaceAll(',', '')));
       assert.deepEqual(nums.slice(0, 2), [ffn, layer], `${file}: ${text}`);
       assert.equal(nums[2], Math.round((100 * ffn) / layer), `${file}: the percentage`);
+      t.diagnostic(`${file}: the FFN holds ${ffn} of ${layer} parameters of a layer`);
     }
     assert.deepEqual(errors, []);
     await page.close();
