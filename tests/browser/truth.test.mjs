@@ -317,6 +317,32 @@ describe('the lessons’ numbers', () => {
     });
   }
 
+  test('parallel_quotes_the_times_the_view_measured_and_names_the_backend_that_ran', async () => {
+    const { page, errors } = await open(browser.context, server.url, `lesson=parallel`);
+    await page.waitForFunction(`${view('tp-parallel')}?.data && !${view('tp-parallel')}.busy`, null, { timeout: 120000 });
+    // The experiment: another N, measured again.
+    const input = page.locator('tp-parallel input[type="number"]');
+    const n = Number(await input.inputValue()) === 32 ? 24 : 32;
+    await input.fill(String(n));
+    await input.press('Enter');
+    await input.blur();
+    await page.locator('tp-parallel .row button').first().click();
+    await page.waitForFunction(`${view('tp-parallel')}?.data?.tokens.length === ${n} && !${view('tp-parallel')}.busy`, null, { timeout: 120000 });
+    await answer(page);
+    await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('[data-notice]')?.textContent.includes('N = ${n}')`, null, { timeout: 60000 });
+    const text = await page.locator('tp-lesson [data-notice]').innerText();
+    const { d, backend } = await page.evaluate(`({ d: ${view('tp-parallel')}.data, backend: ${el}.store.backendInfo.backend })`);
+    const k = d.forward_lengths.indexOf(n);
+    assert.ok(k >= 0, `the one pass was timed at N = ${n}`);
+    const m = /one pass ([\d.]+) ms, token by token ([\d.]+) ms with the cache and ([\d.]+) ms without/.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(m.slice(1), [d.forward_ms[k], d.cached_ms[n - 1], d.uncached_ms[n - 1]].map((x) => x.toFixed(2)), text);
+    // What the one pass saves depends on the backend that ran it: the sentence names the one that did.
+    assert.match(text, backend === 'webgpu' ? /Here WebGPU runs/ : /Here the CPU backend runs/, `${backend}: ${text}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('new_token_states_the_loaded_models_width_blocks_and_vocabulary', async () => {
     const { page, errors } = await open(browser.context, server.url, `lesson=new-token`);
     await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('section')?.textContent.includes('logits.')`, null, { timeout: 60000 });
