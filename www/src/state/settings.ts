@@ -15,8 +15,8 @@ const modeName = (m: PlaygroundState['mode']) => (m === 'train' ? msg('train mod
 /** A way of choosing the next token, in words (as the output view's buttons name it). */
 const strategyName = (k: PlaygroundState['strategy']) => (k === 'greedy' ? msg('greedy') : k === 'sample' ? msg('sample') : msg('beam search'));
 
-/** A backend, by its name (the same in every language). */
-const backendName = (b: PlaygroundState['backend']) => (b === 'webgpu' ? 'WebGPU' : 'CPU');
+/** A backend, by its name (the same in every language); a choice that is not one backend is shown as the setting's value. */
+const backendName = (b: string) => (b === 'webgpu' ? 'WebGPU' : b === 'cpu' ? 'CPU' : b);
 
 /** The run-time switch that changed between two settings, in words; '' when none did. */
 export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
