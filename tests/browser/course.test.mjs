@@ -1,14 +1,15 @@
 // The course in headless Chromium, under the page's Content-Security-Policy: the lessons for
 // the seed notes' questions (www/src/lessons/seed-lessons.ts) each opened by its link in
 // English and in Simplified Chinese, its experiment done through the page's own controls
-// as a learner would, and the step observed as done by the page; the table of contents in
+// as a learner would, and the step observed as done by the page, then answered wrong and
+// right (in Chinese with no English word left on the page after either); the table of contents in
 // the seed's order, grouped by its parts; every lesson naming the seed question it answers
 // (www/src/lessons/course.ts). Screenshots of two lessons land in artifacts/.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { artifacts, launch, open, serve } from './harness.mjs';
+import { artifacts, englishLeft, launch, open, serve } from './harness.mjs';
 
 let server;
 let browser;
@@ -175,9 +176,11 @@ const AFTER = {
     assert.deepEqual(await decided(page), { kind: 'choice', value: right.choice, options: 2 });
     return right;
   },
-  'head-dim': async (page) => {
+  'head-dim': async (page, t) => {
     // The lab's two finished runs of the experiment, as the element lists them: the held-out loss the core measured at the end of each.
     const pair = await headRuns(page);
+    for (const [h, r] of [[1, pair.one], [4, pair.four]])
+      t.diagnostic(`${h} head(s), d_model ${r.d}: held-out loss ${r.loss.toFixed(3)}, metric ${(100 * r.metric).toFixed(1)} %, ${r.steps} steps in ${(r.ms / 1000).toFixed(1)} s`);
     assert.equal(pair.one.d, pair.four.d, 'the same d_model');
     assert.deepEqual(pair.one.rest, pair.four.rest, 'every other setting the same');
     assert.ok(Number.isFinite(pair.one.loss) && Number.isFinite(pair.four.loss));
@@ -271,7 +274,8 @@ function headRuns(page) {
     const of = (h) => {
       const r = runs.find((x) => x.settings.n_heads === h && x.settings.steps > 10);
       const { n_heads, ...rest } = r.settings;
-      return { d: r.settings.d_model, rest: JSON.stringify(Object.entries(rest).sort()), loss: r.log.lastEval().loss };
+      const e = r.log.lastEval();
+      return { d: r.settings.d_model, rest: JSON.stringify(Object.entries(rest).sort()), loss: e.loss, metric: e.metric, steps: r.settings.steps, ms: r.elapsed_ms };
     };
     return { one: of(1), four: of(4) };
   });
@@ -394,7 +398,7 @@ describe('the course follows the seed notes', () => {
 describe('the lessons for the seed’s open questions, in both languages', () => {
   for (const lang of ['en', 'zh-Hans']) {
     for (const id of NEW) {
-      test(`${id} (${lang}): the step completes when the learner does the experiment`, async () => {
+      test(`${id} (${lang}): the step completes when the learner does the experiment`, async (t) => {
         // The lab's runs are kept in the shared context's storage: forget those of another test before the lesson can see them.
         if (id === 'head-dim') await forgetRuns();
         const { page, errors } = await open(browser.context, server.url, `lesson=${id}&lang=${lang}`);
@@ -419,7 +423,7 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
           assert.equal(a.notice, null, 'what to notice waits for the answer');
           assert.equal(a.done, false, 'the lesson is not done before the answer');
           // The right answer, from the engine's numbers (the views it needs measured, as the learner reads them) …
-          const right = await AFTER[id](page);
+          const right = await AFTER[id](page, t);
           // … and the page has measured what the answer is judged against.
           await until(page, answerIs, 'open', 120000);
           a = await answerState(page, id);
@@ -433,6 +437,8 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
           assert.equal(a.notice, null, 'no notice after a wrong answer');
           assert.equal(a.done, false, 'a wrong answer does not finish the lesson');
           assert.deepEqual({ right: a.answer?.right, tries: a.answer?.tries }, { right: false, tries: 1 });
+          // In Chinese the hint, and everything the experiment changed on the page, is Chinese.
+          const english = lang === 'zh-Hans' ? (await englishLeft(page)).map((l) => `after a wrong answer — ${l}`) : [];
           // Then the right one.
           await giveAnswer(page, right);
           await until(page, verdictIs, 'right');
@@ -445,6 +451,9 @@ describe('the lessons for the seed’s open questions, in both languages', () =>
           assert.ok(after.notice.length > 20, 'what to notice appears once the answer is right');
           if (lang === 'zh-Hans') assert.match(after.notice, /[\u4e00-\u9fff]/, 'the notice is in Chinese');
           assert.doesNotMatch(after.notice, /undefined|NaN/);
+          // … and so is what to notice, with the engine's numbers in it.
+          if (lang === 'zh-Hans') english.push(...(await englishLeft(page)).map((l) => `after the right answer — ${l}`));
+          assert.deepEqual(english, [], 'no English word left on the Chinese lesson once it is done');
           if (SHOTS.includes(id)) await page.locator(P).screenshot({ path: join(artifacts, `course-${id}-${lang}.png`) });
           assert.deepEqual(errors, []);
         } finally {

@@ -5,7 +5,8 @@
 // when the page observes the change. Then it answers the lesson's question, wrong first
 // (the hint shows, what to notice does not, the lesson is not done), then right: the right
 // answer is worked out here from the engine's numbers the page holds or the view prints,
-// never by the lesson's own code. Then: the tour's previous / next and its progress;
+// never by the lesson's own code. In Chinese no English word may be left on the page after
+// either answer (the hint, what to notice, the views the experiment changed). Then: the tour's previous / next and its progress;
 // a classroom link (a locked setting cannot change, a hidden control is absent, unknown
 // names are ignored and named); the teacher page's link opens locked; one lesson embedded
 // with the `lesson` attribute. Screenshots of three lessons in each language land in
@@ -16,7 +17,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { artifacts, launch, open, root, serve } from './harness.mjs';
+import { artifacts, englishLeft, launch, open, root, serve } from './harness.mjs';
 
 const AXE = readFileSync(createRequire(join(root, 'www/package.json')).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -136,7 +137,8 @@ const EXPERIMENTS = {
     await input.press('Enter');
     await input.blur();
   },
-  architectures: async (page) => pick(page, 0, 'sentiment.safetensors'),
+  // In Chinese the lesson starts on the Chinese grammar model, and the encoder-only model at hand is the Chinese sentiment one.
+  architectures: async (page) => pick(page, 0, (await state(page)).st.model.startsWith('zh-') ? 'zh-sentiment.safetensors' : 'sentiment.safetensors'),
   'kv-cache': async (page) => {
     await page.locator(`${P} tp-generation input[type="checkbox"]`).uncheck();
     await page.locator(`${P} tp-generation .buttons button`).nth(2).click();
@@ -390,6 +392,8 @@ describe('every lesson, in both languages', () => {
           assert.equal(a.done, false, 'a wrong answer does not finish the lesson');
           assert.equal(a.answer?.right, false);
           assert.equal(a.answer?.tries, 1);
+          // In Chinese the hint, and everything the experiment changed on the page, is Chinese.
+          const english = lang === 'zh-Hans' ? (await englishLeft(page)).map((l) => `after a wrong answer — ${l}`) : [];
           if (SHOTS.includes(id)) await page.locator(`${P} tp-lesson`).screenshot({ path: join(artifacts, `lesson-${id}-${lang}-wrong.png`) });
           // Then the right one.
           await giveAnswer(page, right);
@@ -400,6 +404,9 @@ describe('every lesson, in both languages', () => {
           assert.ok(a.done, 'the progress keeps the lesson as done');
           assert.deepEqual({ right: a.answer?.right, tries: a.answer?.tries }, { right: true, tries: 2 }, 'the progress keeps the answer');
           assert.ok(a.notice.length > 20, 'what to notice appears once the answer is right');
+          // … and so is what to notice, with the engine's numbers in it.
+          if (lang === 'zh-Hans') english.push(...(await englishLeft(page)).map((l) => `after the right answer — ${l}`));
+          assert.deepEqual(english, [], 'no English word left on the Chinese lesson once it is done');
           if (SHOTS.includes(id)) await page.locator(P).screenshot({ path: join(artifacts, `lesson-${id}-${lang}.png`) });
           if (id === 'extrapolation') {
             // In Chinese the lesson measures the Chinese grammar models, in English the English ones.

@@ -55,7 +55,7 @@ async function load(page, file) {
 }
 
 describe('the embedding-scale sentence', () => {
-  test('states_the_ratio_of_position_to_token_vectors_the_engine_measures_on_every_model_that_adds_positions', async () => {
+  test('states_the_ratio_of_position_to_token_vectors_the_engine_measures_on_every_model_that_adds_positions', async (t) => {
     const { page, errors } = await open(browser.context, server.url, `play=0&model=${MANIFEST[0].file}&views=embedding-scale`);
     let checked = 0;
     for (const m of MANIFEST) {
@@ -84,6 +84,7 @@ describe('the embedding-scale sentence', () => {
       checked++;
       // The description of the sibling without ×√d_model says the positions are the larger part.
       if (m.file === 'reverse-no-embed-scale.safetensors') {
+        t.diagnostic(`${m.file}: position vectors ${want.toFixed(2)}× the token vectors`);
         assert.equal(d.scaled_in_model, false);
         assert.ok(want > 1, `its description says the position vectors are larger: ${want}`);
       }
@@ -95,7 +96,7 @@ describe('the embedding-scale sentence', () => {
 });
 
 describe('the FFN view’s share of a layer', () => {
-  test('is_the_cost_reports_ffn_row_against_the_layer_on_every_architecture', async () => {
+  test('is_the_cost_reports_ffn_row_against_the_layer_on_every_architecture', async (t) => {
     const { page, errors } = await open(browser.context, server.url, `play=0&model=reverse.safetensors&views=ffn`);
     // One model of each architecture (their layer shapes differ in cross-attention).
     const files = ['reverse.safetensors', 'translate.safetensors', 'sentiment.safetensors', 'grammar-learned.safetensors', 'grammar-relative.safetensors', 'reverse-additive.safetensors'];
@@ -114,6 +115,7 @@ describe('the FFN view’s share of a layer', () => {
       const nums = [...text.matchAll(/(\d[\d,]*(?:\.\d+)?)/g)].map((m) => Number(m[1].replaceAll(',', '')));
       assert.deepEqual(nums.slice(0, 2), [ffn, layer], `${file}: ${text}`);
       assert.equal(nums[2], Math.round((100 * ffn) / layer), `${file}: the percentage`);
+      t.diagnostic(`${file}: the FFN holds ${ffn} of ${layer} parameters of a layer`);
     }
     assert.deepEqual(errors, []);
     await page.close();
@@ -167,11 +169,17 @@ describe('one source of truth for the mask', () => {
     assert.equal(await now.getAttribute('data-mask'), 'sliding_window');
     assert.match(await page.locator('tp-no-leak p.verdict[data-role="now"]').innerText(), /^sliding window \(w = 3\): 0 of \d+ values/);
     assert.equal(await page.locator('tp-no-leak table[data-role="reference"]').getAttribute('data-mask'), 'none');
+    // The diagram's mask step gives the rule the core applied, not the switch's reason.
+    const maskStep = page.locator('tp-architecture li[data-step="mask"]');
+    await maskStep.waitFor({ timeout: 60000 });
+    assert.match(await maskStep.innerText(), /\(sliding window \(w = 3\)(\)| \+)/);
+    assert.doesNotMatch(await maskStep.innerText(), /\(causal/);
     // Without a rule the switch decides again, and is enabled.
     await page.evaluate(`${el}.store.patch({ mask: null })`);
     await page.waitForFunction(`${el}.lastForward.masks.find((m) => m.site === 'decoder_self').rule.kind === 'causal'`);
     await page.locator('tp-controls').evaluate((c) => c.updateComplete);
     assert.equal(await page.locator('tp-controls input[data-setting="causal"]').isDisabled(), false);
+    await page.waitForFunction(`${view('tp-architecture')}.shadowRoot.querySelector('li[data-step="mask"]')?.textContent.includes('(causal')`, null, { timeout: 60000 });
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -257,10 +265,17 @@ describe('the lessons’ numbers', () => {
     }
   }
 
-  /** Open a lesson, do its experiment by `patch`, answer its question, and read its notice. */
-  async function notice(lesson, patch) {
+  /**
+   * Open a lesson, do its experiment by `patch`, answer its question, and read its notice.
+   * `settle`: let the lesson see its own preset first (a lesson done by a change of model
+   * notes the model it opened on). `then`: what the learner does after the patch (scroll a
+   * view into sight so that it measures).
+   */
+  async function notice(lesson, patch, { settle = false, then } = {}) {
     const { page, errors } = await open(browser.context, server.url, `lesson=${lesson}`);
+    if (settle) await page.waitForTimeout(1500);
     await page.evaluate((p) => document.querySelector('transformer-playground').store.patch(p), patch);
+    await then?.(page);
     await answer(page);
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('[data-notice]'), null, {
       timeout: 60000,
@@ -282,6 +297,60 @@ describe('the lessons’ numbers', () => {
     assert.deepEqual(percents(text), [pct('reverse-additive.safetensors'), pct('reverse.safetensors')], text);
     // The timing table it points to is one of the lesson's views.
     assert.ok((await page.evaluate(`${el}.st.views`)).includes('parallel'));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  // Each of these sentences names two models and gives two scores: each score must be its own model's, in the order the sentence names them.
+  for (const [lesson, patch, files, opts] of [
+    ['shared-qk', { model: 'grammar-sinusoidal.safetensors' }, ['grammar-sinusoidal.safetensors', 'grammar-shared-qk.safetensors'], { settle: true }],
+    ['residual-and-norm', { model: 'reverse-no-residual.safetensors' }, ['reverse.safetensors', 'reverse-no-residual.safetensors'], {}],
+    ['batch-norm', { mode: 'train' }, ['reverse-batch-norm.safetensors', 'reverse.safetensors'], { then: (page) => page.locator('tp-norms').scrollIntoViewIfNeeded() }],
+  ]) {
+    test(`${lesson.replaceAll('-', '_')}_quotes_the_held_out_scores_of_the_models_it_names_in_their_order`, async () => {
+      const { page, errors, text } = await notice(lesson, patch, opts);
+      // The two shipped scores differ, so a sentence that swapped them would fail here.
+      assert.notEqual(pct(files[0]), pct(files[1]));
+      assert.deepEqual(percents(text), files.map(pct), text);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  test('parallel_quotes_the_times_the_view_measured_and_names_the_backend_that_ran', async () => {
+    const { page, errors } = await open(browser.context, server.url, `lesson=parallel`);
+    await page.waitForFunction(`${view('tp-parallel')}?.data && !${view('tp-parallel')}.busy`, null, { timeout: 120000 });
+    // The experiment: another N, measured again.
+    const input = page.locator('tp-parallel input[type="number"]');
+    const n = Number(await input.inputValue()) === 32 ? 24 : 32;
+    await input.fill(String(n));
+    await input.press('Enter');
+    await input.blur();
+    await page.locator('tp-parallel .row button').first().click();
+    await page.waitForFunction(`${view('tp-parallel')}?.data?.tokens.length === ${n} && !${view('tp-parallel')}.busy`, null, { timeout: 120000 });
+    await answer(page);
+    await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('[data-notice]')?.textContent.includes('N = ${n}')`, null, { timeout: 60000 });
+    const text = await page.locator('tp-lesson [data-notice]').innerText();
+    const { d, backend } = await page.evaluate(`({ d: ${view('tp-parallel')}.data, backend: ${el}.store.backendInfo.backend })`);
+    const k = d.forward_lengths.indexOf(n);
+    assert.ok(k >= 0, `the one pass was timed at N = ${n}`);
+    const m = /one pass ([\d.]+) ms, token by token ([\d.]+) ms with the cache and ([\d.]+) ms without/.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(m.slice(1), [d.forward_ms[k], d.cached_ms[n - 1], d.uncached_ms[n - 1]].map((x) => x.toFixed(2)), text);
+    // What the one pass saves depends on the backend that ran it: the sentence names the one that did.
+    assert.match(text, backend === 'webgpu' ? /Here WebGPU runs/ : /Here the CPU backend runs/, `${backend}: ${text}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('new_token_states_the_loaded_models_width_blocks_and_vocabulary', async () => {
+    const { page, errors } = await open(browser.context, server.url, `lesson=new-token`);
+    await page.waitForFunction(`${view('tp-lesson')}?.shadowRoot?.querySelector('section')?.textContent.includes('logits.')`, null, { timeout: 60000 });
+    const info = await page.evaluate(`(({ d_model, decoder_layers, vocab }) => ({ d_model, decoder_layers, vocab: vocab.length }))(${el}.info)`);
+    const text = await page.locator('tp-lesson section').innerText();
+    const m = /the vectors have (\d+) numbers, there are (\d+) blocks, and the vocabulary has (\d+) tokens: so each step ends in (\d+) logits/.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(m.slice(1).map(Number), [info.d_model, info.decoder_layers, info.vocab, info.vocab]);
     assert.deepEqual(errors, []);
     await page.close();
   });

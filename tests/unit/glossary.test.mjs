@@ -86,3 +86,32 @@ test('the_check_fails_on_a_wrong_rendering', () => {
   const ln = GLOSSARY.find((t) => t.zh === '层归一化');
   assert.ok(ln.not.some((b) => '层标准化'.includes(b)));
 });
+
+/**
+ * Where a lesson (its task, hint or question) names a thing of the page in quotes — a
+ * model's title, a control, a button, a column — the names it quotes that are strings of
+ * the page themselves, each with the Chinese the page shows for it: [unit id, English name,
+ * the Chinese translations of that name].
+ */
+function quotedNames(units) {
+  const shown = new Map();
+  for (const u of units) if (u.target) shown.set(u.source, [...(shown.get(u.source) ?? []), u.target]);
+  const out = [];
+  for (const u of units) {
+    if (!/^(lesson|check|course)\./.test(u.id)) continue;
+    for (const [, name] of u.source.matchAll(/“([^”]+)”/g)) if (shown.has(name)) out.push({ u, name, zh: shown.get(name) });
+  }
+  return out;
+}
+
+test('a_lesson_quotes_each_name_of_the_page_as_the_chinese_page_shows_it', () => {
+  // A Chinese learner told to load “语法语言模型 · 共享 W_Q = W_K” or untick “因果掩码” must find those words on the page.
+  const named = quotedNames(UNITS);
+  assert.ok(named.length >= 25, `only ${named.length} quoted names found`);
+  const wrong = named.filter(({ u, zh }) => !zh.some((t) => u.target.includes(`“${t}”`))).map(({ u, name, zh }) => `${u.id}: “${name}” is shown as ${zh.map((t) => `“${t}”`).join(' or ')}, not in ${JSON.stringify(u.target.slice(0, 90))}`);
+  assert.deepEqual(wrong, []);
+  // The check fails on a lesson that quotes a model by a title the Chinese list does not show.
+  const title = UNITS.find((u) => u.id === 'model.grammar-shared-qk.title');
+  const bad = [...UNITS, { id: 'lesson.x.task', source: `Load “${title.source}”.`, target: `加载“${title.source}”。` }];
+  assert.equal(quotedNames(bad).filter(({ u, zh }) => u.id === 'lesson.x.task' && !zh.some((t) => u.target.includes(`“${t}”`))).length, 1);
+});

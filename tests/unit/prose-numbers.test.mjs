@@ -2,8 +2,8 @@
 // about a model — the ratio of position to token vectors, the FFN's share of a block's
 // parameters, a held-out accuracy, a count — is the engine's (or the training CLI's, in the
 // manifest) and reaches the sentence as a placeholder of its msg() string, so it stays
-// true when the model changes. This test scans www/src/components/** and
-// www/src/lessons/** and fails on any digit left in a msg() string outside its
+// true when the model changes. This test scans www/src/components/**,
+// www/src/lessons/** and the lab's view (www/src/lab-view/**) and fails on any digit left in a msg() string outside its
 // placeholders (the allowed formulas and labels are listed, with reasons, in
 // ./prose-scan.mjs), and on Math.random: nothing drawn is made up. That each such sentence
 // agrees with the engine on every shipped model is tests/browser/truth.test.mjs.
@@ -26,7 +26,7 @@ function* files(dir) {
   }
 }
 
-const SCANNED = ['components', 'lessons'].flatMap((d) => [...files(join(src, d))]);
+const SCANNED = ['components', 'lessons', 'lab-view'].flatMap((d) => [...files(join(src, d))]);
 
 test('the_scanner_finds_a_typed_ratio_count_percentage_and_decimal_in_a_bad_sample', () => {
   const bad = [

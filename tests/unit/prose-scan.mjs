@@ -105,6 +105,16 @@ export const ALLOWED_STRINGS = [
     "Each step extends every kept hypothesis by every token and keeps the most probable extensions (log p, the sum of the tokens' log-probabilities). A hypothesis that ends with &lt;eos&gt; is finished; finished ones are compared by their score, log p divided by the length penalty ((5 + length)/6)<sup>0.6</sup>, so a longer answer is not punished just for having more tokens. Each node shows its token, then log p / score.",
     'the length-penalty formula (GNMT) with its constants',
   ],
+  // The lab's experiments are titled by the settings their runs differ in (lab-view/fields.ts PRESETS, the runs beside each title).
+  ['lab-view/fields.ts', 'No residual vs residual, 6 layers', "an experiment's own setting (its runs' n_layers), not a model's measurement"],
+  ['lab-view/fields.ts', 'Post-LN vs pre-LN, 6 layers', "an experiment's own setting (its runs' n_layers), not a model's measurement"],
+  ['lab-view/fields.ts', 'Warmup 400 vs 4000', "an experiment's own settings (its runs' warmup), not a model's measurement"],
+  ['lab-view/fields.ts', 'Dropout 0 vs 0.3', "an experiment's own settings (its runs' dropout), not a model's measurement"],
+  [
+    'lab-view/fields.ts',
+    'Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.',
+    'the tolerance tests/browser/lab-gpu.test.mjs holds a GPU run to against the CPU run (1e-4 relative)',
+  ],
   ['components/tp-parallel.ts', "each time is the median of ⟨⟩ measurements, each an average of runs back to back spanning at least 20 ms (the page's clock ticks in tenths of a millisecond)", "how the page's own clock is read, not a model figure"],
 ];
 

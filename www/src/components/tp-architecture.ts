@@ -540,7 +540,7 @@ export class TpArchitecture extends LocalizedElement {
           ${msg('Scores after this step (with any position bias):')}
           <div class="nums">${row(scores)}</div>
         </li>
-        <li>
+        <li data-step="mask">
           <strong>${msg('mask')}</strong> <span class="formula">${msg('s_ij = −∞ where masked')}</span> (${maskWhy}): ${msg(str`${masked.length} of ${S} keys masked`)}${masked.length ? ` ${msg(str`(positions ${masked.slice(0, 16).join(', ')}${masked.length > 16 ? '…' : ''})`)}` : ''}${msg('.')}
         </li>
         <li>

@@ -8,7 +8,7 @@ import { LocalizedElement } from '../i18n/locale';
 import { modelDescription, modelTitle, modelVariant } from '../i18n/models';
 import { posEncodingName } from '../i18n/terms';
 import type { BackendInfo, ManifestEntry, ModelInfo } from '../engine/protocol';
-import { backendSummary } from '../i18n/engine-text';
+import { backendSummary, trainNoteText } from '../i18n/engine-text';
 import type { PlaygroundState } from '../state/url';
 import { emit, panel } from '../ui/shared';
 import { num } from '../ui/format';
@@ -271,7 +271,7 @@ export class TpControls extends LocalizedElement {
           : nothing}
       </div>
       ${st.mode === 'train'
-        ? html`<p class="desc" role="status" data-draw=${this.draw}>${this.trainNote ?? msg('train mode')} · ${msg(str`draw ${this.draw} (seed ${st.seed + this.draw}). Generation always runs in eval mode.`)}</p>`
+        ? html`<p class="desc" role="status" data-draw=${this.draw}>${this.trainNote ? trainNoteText(this.trainNote) : msg('train mode')} · ${msg(str`draw ${this.draw} (seed ${st.seed + this.draw}). Generation always runs in eval mode.`)}</p>`
         : nothing}
     </section>`;
   }

@@ -245,7 +245,7 @@ export class TpOutput extends LocalizedElement {
     if (!p) return nothing;
     const prev = this.beside(this.previousClassProbs, p);
     return html`${this.sidesLine(prev !== null)}<div class="bars" ${scrollRegion(scrollLabel())} role="table" aria-label=${msg('class probabilities')}>
-      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? msg(str`class ${c}`)}</div>
+      ${Array.from(p, (x, c) => html`<div role="row"><div class="tok" role="cell" ?data-model-text=${this.classNames[c] !== undefined} lang=${ifDefined(tokenLang(this.classNames[c] ?? ''))}>${this.classNames[c] ?? msg(str`class ${c}`)}</div>
           <div class="track" role="cell"><div class="fill" style=${styles(`width:${100 * x}%;background:${viridis(0.3 + 0.6 * x)}`)}></div></div>
           <div class="num" role="cell" data-class=${c} data-prob=${x}>${fmt(x)}</div>${prev
             ? html`<div class="num before" role="cell" data-before-prob=${prev[c]} title=${msg('before')}>${fmt(prev[c])}</div>`

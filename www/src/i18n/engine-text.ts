@@ -93,7 +93,7 @@ export function raceLine(race: BackendRace): string {
 export function backendDetail(status: BackendStatus): string | null {
   switch (status.kind) {
     case 'cpu_no_gpu':
-      return status.detail === 'this browser has no navigator.gpu' ? msg('this browser has no navigator.gpu') : errorText(status.detail);
+      return status.detail === 'this browser has no navigator.gpu' ? msg('this browser has no navigator.gpu') : gpuDetailText(status.detail);
     case 'cpu_disagrees': {
       const d = status.max_abs_diff;
       return d !== undefined && d !== null ? msg(str`the largest GPU−CPU logit difference is ${d}`) : msg('the GPU returned NaN or infinite logits where the CPU did not');
@@ -106,6 +106,20 @@ export function backendDetail(status: BackendStatus): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * Why the GPU backend could not start, in the page's language: the core's sentence for a
+ * missing adapter translated, with the browser's own reason quoted as it said it; any other
+ * reason quoted whole, as the GPU backend wrote it.
+ */
+export function gpuDetailText(detail: string): string {
+  const m = /^(?:GPU backend: )?no WebGPU\/Vulkan adapter found \(([\s\S]*)\); the CPU backend works everywhere\b/.exec(detail);
+  if (m)
+    return msg(str`no WebGPU or Vulkan adapter was found (the browser said “${m[1]}”); the CPU backend works everywhere. WebGPU needs a recent Chrome or Edge, or a flag in other browsers.`, {
+      id: 'engine.no-adapter',
+    });
+  return msg(str`the GPU backend said “${detail.replace(/^GPU backend: /, '')}”`, { id: 'engine.gpu-said' });
 }
 
 /** An error's text with the core's kind translated (the rest as the core wrote it). */
@@ -123,6 +137,31 @@ export function errorText(text: string): string {
     default:
       return msg(str`GPU backend: ${rest}`);
   }
+}
+
+/**
+ * What the engine says about a train-mode pass (the core's `train_note`), in the page's
+ * language: which of its four sentences it is, with the core's dropout p and seed. A note
+ * the page does not know is shown as the core wrote it.
+ */
+export function trainNoteText(note: string): string {
+  const gpu = /^train mode \((.*)\) ran on the CPU: the page's train-mode passes use the CPU reference, also when WebGPU is chosen$/.exec(note);
+  const cpu = /^train mode: (.*)$/.exec(note);
+  const what = gpu?.[1] ?? cpu?.[1];
+  if (what === undefined) return note;
+  let words: string | null = null;
+  let m: RegExpExecArray | null;
+  if ((m = /^dropout p = ([^ ]+) drawn from seed (\d+), BatchNorm with the batch's own statistics$/.exec(what)))
+    words = msg(str`dropout p = ${m[1]} drawn from seed ${m[2]}, BatchNorm with the batch’s own statistics`, { id: 'engine.train-note.dropout-batch-norm' });
+  else if ((m = /^dropout p = ([^ ]+) drawn from seed (\d+)$/.exec(what))) words = msg(str`dropout p = ${m[1]} drawn from seed ${m[2]}`, { id: 'engine.train-note.dropout' });
+  else if (what === "BatchNorm with the batch's own statistics (dropout p = 0)")
+    words = msg('BatchNorm with the batch’s own statistics (dropout p = 0)', { id: 'engine.train-note.batch-norm' });
+  else if (what === 'dropout p = 0 and no BatchNorm: train mode computes exactly what eval mode does')
+    words = msg('dropout p = 0 and no BatchNorm: train mode computes exactly what eval mode does', { id: 'engine.train-note.same' });
+  if (words === null) return note;
+  return gpu
+    ? msg(str`train mode (${words}) ran on the CPU: the page’s train-mode passes use the CPU reference, also when WebGPU is chosen`, { id: 'engine.train-note.gpu' })
+    : msg(str`train mode: ${words}`, { id: 'engine.train-note.cpu' });
 }
 
 /** A progress line from the worker, translated when it is one of its known sentences. */

@@ -2,7 +2,7 @@
 // for the cell's title, its adapter or what made it fall back to the CPU).
 
 import { msg, str } from '@lit/localize';
-import { backendReason } from '../i18n/engine-text';
+import { backendReason, gpuDetailText } from '../i18n/engine-text';
 import type { RunBackend } from './host';
 
 export const METRIC_WORDS: Record<string, string> = {
@@ -50,7 +50,7 @@ export function backendDetail(b: RunBackend | null): string {
       return '';
     case 'cpu_no_gpu':
     case 'cpu_refused':
-      return b.detail;
+      return gpuDetailText(b.detail);
     case 'cpu_lost':
       return msg(str`${b.detail}; the run went on on the CPU from step ${b.from}, the last step copied back from the GPU`);
     default:

@@ -9,6 +9,15 @@ import type { ManifestEntry } from '../engine/protocol';
 import { DEFAULTS, formatHash, formatMask, parseHash, quote, SETTING_NAMES, type Parsed, type PlaygroundState } from './url';
 import type { StoreHost } from './host';
 
+/** A forward pass's mode, in words. */
+const modeName = (m: PlaygroundState['mode']) => (m === 'train' ? msg('train mode') : msg('eval mode'));
+
+/** A way of choosing the next token, in words (as the output view's buttons name it). */
+const strategyName = (k: PlaygroundState['strategy']) => (k === 'greedy' ? msg('greedy') : k === 'sample' ? msg('sample') : msg('beam search'));
+
+/** A backend, by its name (the same in every language); a choice that is not one backend is shown as the setting's value. */
+const backendName = (b: string) => (b === 'webgpu' ? 'WebGPU' : b === 'cpu' ? 'CPU' : b === 'auto' ? msg('Auto', { id: 'engine.backend-auto' }) : b);
+
 /** The run-time switch that changed between two settings, in words; '' when none did. */
 export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, causalDefault: boolean): string {
   const onOff = (v: boolean) => (v ? msg('on') : msg('off'));
@@ -22,8 +31,8 @@ export function describeSwitchChange(a: PlaygroundState, b: PlaygroundState, cau
   if (formatHash({ ...DEFAULTS, ablate: a.ablate }) !== formatHash({ ...DEFAULTS, ablate: b.ablate })) {
     parts.push(msg(str`${a.ablate.length} → ${b.ablate.length} heads switched off`));
   }
-  if (a.backend !== b.backend) parts.push(`${a.backend} → ${b.backend}`);
-  if (a.mode !== b.mode) parts.push(msg(str`${a.mode} mode → ${b.mode} mode`));
+  if (a.backend !== b.backend) parts.push(`${backendName(a.backend)} → ${backendName(b.backend)}`);
+  if (a.mode !== b.mode) parts.push(`${modeName(a.mode)} → ${modeName(b.mode)}`);
   if (a.mode === 'train' && b.mode === 'train' && a.drop !== b.drop) parts.push(msg(str`dropout ${a.drop ?? msg("the model's")} → ${b.drop ?? msg("the model's")}`));
   return parts.join(msg(', '));
 }
@@ -62,9 +71,9 @@ export function switchSides(
   side(msg('√d_k scaling'), onOff(a.scale), onOff(b.scale));
   const ablated = (s: PlaygroundState) => formatHash({ ...DEFAULTS, ablate: s.ablate }, DEFAULTS);
   if (ablated(a) !== ablated(b)) side(msg('heads switched off'), String(a.ablate.length), String(b.ablate.length));
-  side(msg('backend'), a.backend, b.backend);
+  side(msg('backend'), backendName(a.backend), backendName(b.backend));
   if (opts.generation) {
-    side(msg('choice'), a.strategy, b.strategy);
+    side(msg('choice'), strategyName(a.strategy), strategyName(b.strategy));
     side(msg('temperature'), String(a.temp), String(b.temp));
     side('top-k', String(a.topk), String(b.topk));
     side('top-p', String(a.topp), String(b.topp));
