@@ -145,7 +145,7 @@ fn the_gpu_reports_the_cpus_per_layer_curves() {
     };
     let mut cpu = Session::new(settings(TrainBackendChoice::Cpu)).unwrap();
     let mut gpu = Session::new(settings(TrainBackendChoice::Webgpu)).unwrap();
-    gpu.place(Ok(ctx)).unwrap();
+    block_on(gpu.place(Ok(ctx))).unwrap();
     let want = run(&mut cpu, 6).points;
     let c = run(&mut gpu, 6);
     assert!(
@@ -183,7 +183,7 @@ fn a_nan_put_into_a_layer_stops_the_gpu_run_there_and_names_it() {
         return;
     };
     let mut s = Session::new(settings(TrainBackendChoice::Webgpu)).unwrap();
-    s.place(Ok(ctx)).unwrap();
+    block_on(s.place(Ok(ctx))).unwrap();
     let first = run(&mut s, 4);
     assert!(matches!(first.backend, RunBackend::Webgpu { .. }));
     assert!(s.test_only_nan_at_layer(1));

@@ -6,6 +6,9 @@
 //   copied back: every step once, in order, the CPU run's numbers, and the run says
 //   "CPU: the GPU device was lost at step N" in the table;
 // - backend=cpu never asks for the GPU, and says so;
+// - backend=auto times the run's first steps on both (SwiftShader is far slower than the
+//   CPU path), trains on the CPU and says why with both times per step in the run table;
+//   its losses are the CPU run's, bit for bit (the race took none of the run's steps);
 // - a NaN put into layer 2 of a WebGPU run (testOnlyNanAtLayer) stops the run at the next
 //   step, found by the CPU taking that step again, and the page names the layer.
 
@@ -98,6 +101,30 @@ describe('lab runs on WebGPU', () => {
     const cell = await backendCell(cpu.id);
     assert.equal(cell.kind, 'cpu_chosen');
     assert.match(cell.text, /^CPU/);
+  });
+
+  test('an_auto_run_on_swiftshader_trains_on_the_cpu_and_says_why_with_both_times', async (t) => {
+    const auto = await trainInPage({ ...SETTINGS, backend: 'auto' });
+    assert.equal(auto.summary.status, 'done', auto.run.error ?? '');
+    const b = auto.run.backend;
+    assert.equal(b.kind, 'cpu_faster', JSON.stringify(b));
+    assert.ok(b.cpu_ms > 0 && b.gpu_ms > b.cpu_ms, `CPU ${b.cpu_ms} ms, WebGPU ${b.gpu_ms} ms per step`);
+    assert.ok(b.parity >= 0 && b.parity <= TOL, `relative loss difference ${b.parity}`);
+    assert.ok(b.adapter, 'the adapter is named');
+    // The race took none of the run's steps: the CPU run's numbers, bit for bit.
+    assert.deepEqual(
+      auto.run.points.map((p) => p.loss),
+      cpu.run.points.map((p) => p.loss),
+    );
+    const cell = await backendCell(auto.id);
+    assert.equal(cell.kind, 'cpu_faster');
+    // Both times as the page writes them (3 significant digits), and the ratio.
+    const fmt = (x) => (x >= 1000 ? `${Number((x / 1000).toPrecision(3))} s` : `${Number(x.toPrecision(3))} ms`);
+    const times = Number((b.gpu_ms / b.cpu_ms).toPrecision(2));
+    assert.equal(cell.text, `CPU: WebGPU agrees but is ${times}× slower per step (CPU ${fmt(b.cpu_ms)}, WebGPU ${fmt(b.gpu_ms)})`);
+    assert.match(cell.title, /largest relative difference/);
+    t.diagnostic(`${b.adapter}: per step CPU ${b.cpu_ms} ms, WebGPU ${b.gpu_ms} ms; relative loss difference ${b.parity}`);
+    await shot(page, 'lab-gpu-auto-cpu-faster');
   });
 
   test('a_webgpu_run_has_the_cpu_runs_loss_curve_and_says_webgpu', async (t) => {

@@ -39,7 +39,7 @@ pub struct Handicap {
     pub cpu_ms: f64,
 }
 
-fn busy(ms: f64) {
+pub(crate) fn busy(ms: f64) {
     if ms <= 0.0 {
         return;
     }

@@ -48,7 +48,7 @@ impl Engine {
             TrainBackendChoice::Cpu => Err(Error::Gpu("not asked for".into())),
             _ => self.training_gpu().await,
         };
-        session.place(gpu)?;
+        session.place(gpu).await?;
         let out = TrainStarted {
             info: model_info(session.model()),
             settings: session.settings().clone(),

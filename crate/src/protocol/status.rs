@@ -27,7 +27,9 @@ pub enum BackendStatus {
     Webgpu { adapter: String },
     /// On the GPU, whose test pass agreed with the CPU: max |logit_gpu − logit_cpu| is
     /// `parity`; one pass of the test input took `gpu_ms` there and `cpu_ms` on the CPU
-    /// (the GPU won, or the learner insisted on it).
+    /// (the GPU won, or the learner insisted on it). A training run under `auto`: its
+    /// first steps timed on both (`train::race`), `parity` the largest relative loss
+    /// difference of a step, `cpu_ms` and `gpu_ms` per step.
     WebgpuChecked {
         adapter: String,
         parity: f32,
@@ -35,7 +37,8 @@ pub enum BackendStatus {
         gpu_ms: f32,
     },
     /// On the CPU: the GPU agrees (`parity`) but is not faster for this model: one pass of
-    /// the test input took `gpu_ms` there and `cpu_ms` on the CPU.
+    /// the test input took `gpu_ms` there and `cpu_ms` on the CPU. A training run: as in
+    /// `WebgpuChecked`, per step.
     CpuFaster {
         adapter: String,
         parity: f32,
@@ -44,10 +47,13 @@ pub enum BackendStatus {
     },
     /// On the CPU: no GPU device could be had (`detail`: why).
     CpuNoGpu { detail: String },
-    /// On the CPU: the GPU started but its test pass failed (`detail`: how).
+    /// On the CPU: the GPU started but its test pass (a run's timed steps) failed
+    /// (`detail`: how).
     CpuTestFailed { adapter: String, detail: String },
     /// On the CPU: the GPU's logits disagree with the CPU's by `max_abs_diff` (absent:
-    /// the GPU returned NaN or infinite logits where the CPU did not).
+    /// the GPU returned NaN or infinite logits where the CPU did not). A training run:
+    /// the largest relative loss difference of its first steps (absent: a NaN or an
+    /// infinity on either side).
     CpuDisagrees {
         adapter: String,
         max_abs_diff: Option<f32>,

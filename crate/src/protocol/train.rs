@@ -61,8 +61,9 @@ pub struct RunSettings {
     pub backend: TrainBackendChoice,
 }
 
-/// Where a run's steps run: `auto` takes WebGPU when the browser has a device and the GPU
-/// trainer takes the model, else the CPU; `webgpu` insists (a run that cannot start there
+/// Where a run's steps run: `auto` takes WebGPU when the browser has a device, the GPU
+/// trainer takes the model and, timed on the run's first steps, it agrees with the CPU and
+/// is faster per step, else the CPU; `webgpu` insists (a run that cannot start there
 /// is refused with the reason); `cpu` never asks for a GPU. Not part of the run's numbers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

@@ -18,6 +18,7 @@ pub use trainer::{TrainOptions, Trainer, TrainerState};
 pub mod run;
 
 pub use run::RunSpec;
+pub mod race;
 pub mod recipes;
 pub mod session;
 pub mod settings;

@@ -14,17 +14,19 @@
 //! `settings.rs`.
 
 use crate::backend::gpu::{GpuContext, GpuTrainer, LayerStats};
+use crate::backend::race::Handicap;
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
 use crate::model::Model;
 use crate::protocol::{
-    AlarmKind, EvalPoint, HealthAlarm, RunBackend, RunSettings, TrainBackendChoice, TrainChunk,
-    TrainChunkRequest, TrainPoint,
+    AlarmKind, BackendName, EvalPoint, HealthAlarm, RunBackend, RunSettings, TrainBackendChoice,
+    TrainChunk, TrainChunkRequest, TrainPoint,
 };
 
 use super::eval::evaluate;
 use super::health::{self, poison_layer, HEALTH_EVERY};
 use super::optim::grad_norm;
+use super::race;
 use super::run::RunSpec;
 use super::settings::field_err;
 use super::step::{LossGrads, StepStats};
@@ -56,6 +58,8 @@ pub struct Session {
     backend: RunBackend,
     /// Test-only: the GPU fails as it is about to take this step.
     fail_gpu_at: Option<u64>,
+    /// Test-only: busy time added to each side of the backend race.
+    handicap: Handicap,
     /// Test-only: a weight of this layer (from 0) turns NaN before the next step.
     nan_at_layer: Option<usize>,
     /// The alarm the run stopped at (a NaN or an infinity); no step is taken after it.
@@ -113,6 +117,7 @@ impl Session {
             gpu: None,
             backend,
             fail_gpu_at: None,
+            handicap: Handicap::default(),
             nan_at_layer: None,
             halted: None,
             warned: vec![],
@@ -121,9 +126,11 @@ impl Session {
 
     /// Where the run's steps go, as its settings choose: `gpu` is a device (or why there is
     /// none), asked for only when the settings may use one. `auto` takes the device when
-    /// the GPU trainer takes the model, else stays on the CPU saying why; `webgpu` refuses
-    /// the run with the reason instead; `cpu` stays on the CPU.
-    pub fn place(&mut self, gpu: Result<GpuContext>) -> Result<()> {
+    /// the GPU trainer takes the model and, timed on the run's next steps (`race.rs`, the
+    /// run itself untouched), the GPU agrees with the CPU and is faster per step; else it
+    /// stays on the CPU saying why, with the figures. `webgpu` insists, unmeasured, and
+    /// refuses the run with the reason where it cannot start there; `cpu` stays on the CPU.
+    pub async fn place(&mut self, gpu: Result<GpuContext>) -> Result<()> {
         let choice = self.settings.backend;
         if choice == TrainBackendChoice::Cpu {
             self.gpu = None;
@@ -149,28 +156,22 @@ impl Session {
                 return Ok(());
             }
         };
-        if !insist && ctx.is_software() {
-            // A software adapter trains correctly but far slower than the CPU path (the
-            // bench measures both): `auto` keeps to the CPU; `webgpu` still uses it.
-            self.backend = RunBackend::CpuRefused {
-                detail: format!(
-                    "the WebGPU adapter ({}) is a software one, slower than the CPU; choose webgpu to train on it anyway",
-                    ctx.adapter_name()
-                ),
-            };
-            return Ok(());
-        }
+        let adapter = ctx.adapter_name().to_string();
         match GpuTrainer::new(&ctx, &self.trainer.model, self.trainer.adam()) {
             Ok(trainer) => {
-                self.backend = RunBackend::Webgpu {
-                    adapter: ctx.adapter_name().to_string(),
+                self.backend = if insist {
+                    RunBackend::Webgpu { adapter }
+                } else {
+                    race::measured(&ctx, &self.trainer, adapter, self.handicap).await
                 };
-                self.gpu = Some(OnGpu {
-                    ctx,
-                    trainer,
-                    synced_step: self.trainer.step,
-                    synced_data: self.trainer.data_position(),
-                });
+                if self.backend.name() == BackendName::Webgpu {
+                    self.gpu = Some(OnGpu {
+                        ctx,
+                        trainer,
+                        synced_step: self.trainer.step,
+                        synced_data: self.trainer.data_position(),
+                    });
+                }
                 Ok(())
             }
             Err(e) if insist => Err(field_err(
@@ -187,6 +188,13 @@ impl Session {
                 Ok(())
             }
         }
+    }
+
+    /// Test-only: busy time added to every timed step of each side of the race an `auto`
+    /// run's [`Session::place`] runs, so that tests can make either side lose.
+    #[doc(hidden)]
+    pub fn test_only_race_with_handicap(&mut self, handicap: Handicap) {
+        self.handicap = handicap;
     }
 
     /// Where the steps run now, and why.

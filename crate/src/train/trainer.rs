@@ -208,11 +208,16 @@ impl<'t> Trainer<'t> {
 
     /// The learning rate of the next step.
     pub fn lr(&self) -> f32 {
+        self.lr_at(self.step + 1)
+    }
+
+    /// The learning rate of step `step` (from 1).
+    fn lr_at(&self, step: u64) -> f32 {
         if let Some(lr) = self.opts.lr_constant {
             return lr;
         }
         noam_lr(
-            self.step + 1,
+            step,
             self.model.config.d_model,
             self.opts.warmup,
             self.opts.lr_factor,
@@ -233,6 +238,32 @@ impl<'t> Trainer<'t> {
             ..ForwardOptions::default()
         };
         (tb, fwd, lr)
+    }
+
+    /// The inputs of the next `n` steps, each what [`Trainer::next_step_inputs`] would
+    /// give then, drawn from a copy of the data generator: the trainer's state does not
+    /// change (the backend race times a run's own next steps without taking them).
+    pub fn upcoming_steps(
+        &self,
+        n: usize,
+        trace_hidden: bool,
+    ) -> Vec<(TrainBatch, ForwardOptions, f32)> {
+        let mut rng = self.data_rng.clone();
+        let pad = self.task.tokenizer().spec.pad;
+        (1..=n as u64)
+            .map(|k| {
+                let examples: Vec<_> = (0..self.opts.batch_size)
+                    .map(|_| self.task.sample(Split::Train, &mut rng))
+                    .collect();
+                let tb = TrainBatch::collate(&examples, pad);
+                let fwd = ForwardOptions {
+                    mode: Mode::Train { seed: rng.random() },
+                    trace_hidden,
+                    ..ForwardOptions::default()
+                };
+                (tb, fwd, self.lr_at(self.step + k))
+            })
+            .collect()
     }
 
     /// Count a step taken elsewhere (on the GPU) from [`Trainer::next_step_inputs`]: `Err`
@@ -342,6 +373,31 @@ mod tests {
         };
         assert_eq!(run(1), run(1));
         assert_ne!(run(1), run(2));
+    }
+
+    #[test]
+    fn the_upcoming_steps_are_the_next_steps_and_leave_the_trainer_as_it_was() {
+        let task = build("copy", &TaskOptions { len: Some(3) }).unwrap();
+        let cfg = ModelConfig::preset("gpt-pico", task.tokenizer().vocab_size()).unwrap();
+        let opts = TrainOptions {
+            batch_size: 4,
+            ..TrainOptions::default()
+        };
+        let mut tr = Trainer::new(task.as_ref(), cfg, opts).unwrap();
+        tr.train_step().unwrap();
+        let at = tr.data_position();
+        let ahead = tr.upcoming_steps(3, true);
+        assert_eq!(tr.data_position(), at);
+        for (tb, fwd, lr) in ahead {
+            let (tb2, fwd2, lr2) = tr.next_step_inputs(true);
+            assert_eq!(
+                (tb.tokens, tb.targets, tb.src),
+                (tb2.tokens, tb2.targets, tb2.src)
+            );
+            assert_eq!(format!("{:?}", fwd.mode), format!("{:?}", fwd2.mode));
+            assert_eq!(lr, lr2);
+            tr.step += 1;
+        }
     }
 
     #[test]

@@ -360,13 +360,13 @@ export const FIELDS: readonly FieldDef[] = [
       return msg('runs on');
     },
     get help() {
-      return msg('Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.');
+      return msg('Where the steps run: auto times the run’s first steps on the CPU and on WebGPU and keeps WebGPU only where its losses agree with the CPU’s and it is faster per step; WebGPU only; or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.', { id: 'lab.field-backend-help' });
     },
     group: 'training',
     control: {
       kind: 'select',
       options: [
-        named('auto', () => msg('auto (WebGPU if it can)')),
+        named('auto', () => msg('auto (measured)', { id: 'lab.field-backend-auto' })),
         named('webgpu', () => msg('WebGPU')),
         named('cpu', () => msg('CPU')),
       ],

@@ -140,6 +140,11 @@ export const labStyles = css`
     white-space: normal;
     min-width: 10em;
   }
+  /* Where a run trains and why: a sentence with both times when the CPU won the race. */
+  td[data-backend] {
+    white-space: normal;
+    min-width: 14em;
+  }
   tr.hidden td {
     color: var(--tp-muted);
   }

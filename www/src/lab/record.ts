@@ -111,7 +111,7 @@ function alarmsOf(v: unknown): HealthAlarm[] {
   return v.filter((a): a is HealthAlarm => !!a && typeof a === 'object' && ALARM_KINDS.includes((a as HealthAlarm).kind) && typeof (a as HealthAlarm).step === 'number');
 }
 
-const BACKEND_KINDS = ['webgpu', 'cpu_chosen', 'cpu_no_gpu', 'cpu_refused', 'cpu_lost'];
+const BACKEND_KINDS = ['webgpu', 'webgpu_checked', 'cpu_chosen', 'cpu_no_gpu', 'cpu_refused', 'cpu_faster', 'cpu_disagrees', 'cpu_test_failed', 'cpu_lost'];
 
 /** A stored run's backend, or null when it has none (saved before it was kept) or it is not one. */
 function backendOf(v: unknown): RunBackend | null {
