@@ -112,7 +112,7 @@ export const ALLOWED_STRINGS = [
   ['lab-view/fields.ts', 'Dropout 0 vs 0.3', "an experiment's own settings (its runs' dropout), not a model's measurement"],
   [
     'lab-view/fields.ts',
-    'Where the steps run: WebGPU when this browser has it and the GPU can train the model (auto), WebGPU only, or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.',
+    'Where the steps run: auto times the run’s first steps on the CPU and on WebGPU and keeps WebGPU only where its losses agree with the CPU’s and it is faster per step; WebGPU only; or the CPU. The curves agree to about one part in 10,000; the run says where it ran and why.',
     'the tolerance tests/browser/lab-gpu.test.mjs holds a GPU run to against the CPU run (1e-4 relative)',
   ],
   ['components/tp-parallel.ts', "each time is the median of ⟨⟩ measurements, each an average of runs back to back spanning at least 20 ms (the page's clock ticks in tenths of a millisecond)", "how the page's own clock is read, not a model figure"],
