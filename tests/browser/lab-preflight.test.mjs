@@ -6,6 +6,8 @@
 //   is refused through the scripting API and through the form, with the reason and the
 //   largest batch that fits (worked out here from the engine's own footprints); the form's
 //   offer trains that batch;
+// - a run that insists on WebGPU whose largest buffer the adapter cannot bind (its limits,
+//   stubbed) is refused with both sizes and the batch that fits; `auto` is not;
 // - a checkpoint too large for such a device is refused before the engine reads it;
 // - a nearly full storage quota (navigator.storage.estimate, stubbed) refuses a run whose
 //   saved weights do not fit, saying how much they need and how much is left.
@@ -33,6 +35,14 @@ describe('the lab checks the device before a run starts', () => {
         configurable: true,
         get() {
           return globalThis.__tplayDeviceMemory ?? mem?.get?.call(this);
+        },
+      });
+      // A WebGPU adapter with the limits a test sets (the page's pre-flight reads them; the engine's worker has its own navigator).
+      Object.defineProperty(Navigator.prototype, 'gpu', {
+        configurable: true,
+        get() {
+          const bind = globalThis.__tplayGpuBind;
+          return bind === undefined ? undefined : { requestAdapter: async () => ({ limits: { maxStorageBufferBindingSize: bind, maxBufferSize: 4 * bind } }) };
         },
       });
       const estimate = StorageManager.prototype.estimate;
@@ -159,6 +169,38 @@ describe('the lab checks the device before a run starts', () => {
     assert.match(r.message, /This model needs about [\d.]+ kB of memory to load; this device allows 54 kB \(half of the 107 kB of memory this browser reports\)\./, r.message);
     assert.equal(r.after, r.before, 'the model in use is unchanged');
     assert.equal(r.custom, '');
+  });
+
+  test('a run insisting on webgpu whose largest buffer the adapter cannot bind is refused with both sizes and the batch that fits; auto is not refused', async () => {
+    const r = await page.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      const largest = [];
+      for (let b = 1; b <= 8; b++) largest.push((await el.runFootprint({ task: 'reverse', batch: b })).largest_buffer_bytes);
+      // Room between the batch of 5 and the batch of 6.
+      globalThis.__tplayGpuBind = Math.floor((largest[4] + largest[5]) / 2);
+      const out = { largest, bind: globalThis.__tplayGpuBind };
+      try {
+        const h = el.train({ task: 'reverse', batch: 8, backend: 'webgpu' });
+        try {
+          await h.started;
+          out.webgpu = 'started';
+        } catch (e) {
+          out.webgpu = e.message;
+        }
+        const a = el.train({ task: 'reverse', batch: 8, steps: 2, eval_every: 0, backend: 'auto' });
+        await a.started;
+        await a.done;
+        out.auto = el.runs.find((x) => x.id === a.id)?.status;
+        await el.deleteRun(a.id);
+      } finally {
+        globalThis.__tplayGpuBind = undefined;
+      }
+      return out;
+    });
+    const fits = r.largest.filter((x) => x <= r.bind).length;
+    assert.equal(fits, 5, `the largest buffer grows with the batch: ${r.largest.join(', ')}`);
+    assert.match(r.webgpu, /This run's largest GPU buffer needs [\d.]+ kB; this browser's WebGPU adapter binds at most [\d.]+ kB per buffer\. Choose auto or the CPU to train it there\. A batch of 5 fits\./, r.webgpu);
+    assert.equal(r.auto, 'done', 'auto is not refused: it trains where it can');
   });
 
   test('a storage quota nearly full refuses a run whose saved weights do not fit, saying both sizes', async () => {

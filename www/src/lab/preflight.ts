@@ -1,9 +1,10 @@
 // Before a run starts, what it will need (the engine's `runFootprint`: its worker's memory,
 // the storage its saved weights take) against what this device offers: a run that would
 // fail halfway is refused with the reason, and the largest batch that fits is offered.
-// The GPU's own limits are checked by the engine when the run is placed, before its
-// first step (a buffer larger than the adapter binds is named, and `auto` trains on the
-// CPU instead).
+// For a run that insists on WebGPU, the largest buffer it needs is compared with what this
+// browser's adapter binds (its limits); under `auto` such a run trains on the CPU instead,
+// as the engine decides when it places the run (it checks every buffer before the first
+// step).
 
 import { msg, str } from '@lit/localize';
 import type { RunFootprint, RunSettings } from '../engine/protocol';
@@ -20,6 +21,25 @@ export interface DeviceRoom {
   memoryWhy: string;
   /** Bytes the browser's storage quota has left (null: the browser does not say). */
   storage: number | null;
+  /** The largest buffer this browser's WebGPU adapter binds (null: no adapter). */
+  gpuBuffer: number | null;
+}
+
+interface AdapterLimits {
+  limits?: { maxStorageBufferBindingSize?: number; maxBufferSize?: number };
+}
+
+/** The largest storage buffer the adapter binds, as the engine's own check reads it (null: no WebGPU adapter). */
+async function gpuBufferLimit(): Promise<number | null> {
+  const gpu = (globalThis.navigator as Navigator & { gpu?: { requestAdapter(): Promise<AdapterLimits | null> } }).gpu;
+  if (!gpu) return null;
+  try {
+    const l = (await gpu.requestAdapter())?.limits;
+    if (!l || typeof l.maxStorageBufferBindingSize !== 'number' || typeof l.maxBufferSize !== 'number') return null;
+    return Math.min(l.maxStorageBufferBindingSize, l.maxBufferSize);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -27,7 +47,7 @@ export interface DeviceRoom {
  * (`navigator.deviceMemory`, Chromium only) when that is less; the storage quota left
  * (`navigator.storage.estimate()`).
  */
-export async function deviceRoom(): Promise<DeviceRoom> {
+export async function deviceRoom(withGpu = false): Promise<DeviceRoom> {
   const nav = globalThis.navigator as (Navigator & { deviceMemory?: number }) | undefined;
   const gib = nav?.deviceMemory;
   let memory = WASM_MAX_BYTES;
@@ -43,11 +63,14 @@ export async function deviceRoom(): Promise<DeviceRoom> {
   } catch {
     storage = null;
   }
-  return { memory, memoryWhy, storage };
+  return { memory, memoryWhy, storage, gpuBuffer: withGpu ? await gpuBufferLimit() : null };
 }
 
-/** Why the run does not fit this device ('' when it does). */
-export function misfit(fp: RunFootprint, room: DeviceRoom): string {
+/** Why the run does not fit this device ('' when it does); `gpu`: the run insists on WebGPU. */
+export function misfit(fp: RunFootprint, room: DeviceRoom, gpu = false): string {
+  if (gpu && room.gpuBuffer !== null && fp.largest_buffer_bytes > room.gpuBuffer) {
+    return msg(str`This run's largest GPU buffer needs ${bytes(fp.largest_buffer_bytes)}; this browser's WebGPU adapter binds at most ${bytes(room.gpuBuffer)} per buffer. Choose auto or the CPU to train it there.`, { id: 'preflight.gpu-buffer' });
+  }
   if (fp.memory_bytes > room.memory) {
     return msg(str`This run needs about ${bytes(fp.memory_bytes)} of memory while it trains; this device allows ${bytes(room.memory)} (${room.memoryWhy}).`, { id: 'preflight.memory' });
   }
@@ -85,10 +108,11 @@ export class PreflightRefusal extends Error {
  * `footprint` asks the engine.
  */
 export async function preflight(settings: RunSettings, footprint: (s: RunSettings) => Promise<RunFootprint>, room: DeviceRoom): Promise<void> {
-  const why = misfit(await footprint(settings), room);
+  const gpu = settings.backend === 'webgpu';
+  const why = misfit(await footprint(settings), room, gpu);
   if (!why) return;
   for (let b = settings.batch - 1; b >= 1; b--) {
-    if (!misfit(await footprint({ ...settings, batch: b }), room)) {
+    if (!misfit(await footprint({ ...settings, batch: b }), room, gpu)) {
       throw new PreflightRefusal(`${why} ${msg(str`A batch of ${b} fits.`, { id: 'preflight.offer-batch' })}`, { batch: b });
     }
   }

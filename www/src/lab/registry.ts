@@ -283,7 +283,7 @@ export class LabRegistry {
       if (why) throw new Error(why);
       // What the run will need against what this device offers, before any step.
       const engine = client;
-      await preflight(settings, (s) => engine.call('runFootprint', s), await deviceRoom());
+      await preflight(settings, (s) => engine.call('runFootprint', s), await deviceRoom(settings.backend === 'webgpu'));
       const started = await client.call('trainStart', settings);
       const n = this.records.filter((r) => r.settings.task === task).length + 1;
       const rec = new Run({

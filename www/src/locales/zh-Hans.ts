@@ -632,6 +632,7 @@
 'page.title': `Transformer 游乐场`,
 'page.update': `游乐场的新版本已经就绪。`,
 'preflight.device-memory': str`这个浏览器报告的 ${0} 内存的一半`,
+'preflight.gpu-buffer': str`这次运行最大的 GPU 缓冲区需要 ${0}；这个浏览器的 WebGPU 适配器每个缓冲区最多只能绑定 ${1}。请选择“自动”或 CPU，在那里训练。`,
 'preflight.load': str`加载这个模型大约需要 ${0} 内存；这台设备只允许 ${1}（${2}）。`,
 'preflight.memory': str`这次运行训练时大约需要 ${0} 内存；这台设备只允许 ${1}（${2}）。`,
 'preflight.no-batch': `任何批大小都放不下：请把模型改小（减少层数，或减小 d_model、d_ff）。`,
