@@ -1,7 +1,7 @@
 //! The lab's health watch (`train::health`): a NaN put into a chosen layer stops the run at
 //! that step and names the layer and the operation (on the CPU, and on the GPU, whose
 //! steps the CPU takes again to find it); the GPU reports the per-layer curves the CPU
-//! reports, to float rounding; the update ratio and the attention entropy are measured
+//! reports, to float rounding, the update ratio and the attention entropy included; the update ratio and the attention entropy are measured
 //! and a learning rate far too high is warned about. GPU cases skip (visibly) without an
 //! adapter unless TPLAY_REQUIRE_GPU=1.
 
@@ -146,8 +146,8 @@ fn the_gpu_reports_the_cpus_per_layer_curves() {
     let mut cpu = Session::new(settings(TrainBackendChoice::Cpu)).unwrap();
     let mut gpu = Session::new(settings(TrainBackendChoice::Webgpu)).unwrap();
     block_on(gpu.place(Ok(ctx))).unwrap();
-    let want = run(&mut cpu, 6).points;
-    let c = run(&mut gpu, 6);
+    let want = run(&mut cpu, 11).points;
+    let c = run(&mut gpu, 11);
     assert!(
         matches!(c.backend, RunBackend::Webgpu { .. }),
         "{:?}",
@@ -175,6 +175,46 @@ fn the_gpu_reports_the_cpus_per_layer_curves() {
         worst.0, worst.1
     );
     assert!(worst.0 <= 1e-4 && worst.1 <= 1e-3, "{worst:?}");
+    // The update ratio and the attention entropy on the health steps (1 and 10), from the
+    // weights copied back around the GPU's step, as the CPU measures them.
+    let mut watched = vec![];
+    let mut worst: (f32, f32) = (0.0, 0.0);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(
+            g.update_ratios.len(),
+            w.update_ratios.len(),
+            "step {}",
+            g.step
+        );
+        assert_eq!(
+            g.attn_entropy.len(),
+            w.attn_entropy.len(),
+            "step {}",
+            g.step
+        );
+        if w.update_ratios.is_empty() {
+            continue;
+        }
+        watched.push(g.step);
+        let all = g.update_ratios.iter().chain(&g.attn_entropy);
+        assert!(
+            all.clone().all(|x| x.is_finite() && *x > 0.0),
+            "step {}: {g:?}",
+            g.step
+        );
+        for (a, b) in g.update_ratios.iter().zip(&w.update_ratios) {
+            worst.0 = worst.0.max((a - b).abs() / b.abs().max(1e-9));
+        }
+        for (a, b) in g.attn_entropy.iter().zip(&w.attn_entropy) {
+            worst.1 = worst.1.max((a - b).abs() / b.abs().max(1e-9));
+        }
+    }
+    assert_eq!(watched, [1, HEALTH_EVERY], "the health steps");
+    eprintln!(
+        "GPU vs CPU, relative: update ratios {:.2e}, attention entropy {:.2e}",
+        worst.0, worst.1
+    );
+    assert!(worst.0 <= 1e-3 && worst.1 <= 1e-4, "{worst:?}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ use crate::tasks::TrainBatch;
 use crate::tensor::Tensor;
 
 use super::step::{loss_and_grads, to_batch};
+use crate::error::Result;
 
 /// The update ratio and the attention entropy are measured every this many steps (they
 /// cost a copy of the weights and of the attention probabilities).
@@ -136,6 +137,28 @@ pub fn update_ratios(before: &Model, after: &Model) -> Vec<f32> {
         .zip(&norm)
         .map(|(d, w)| (d.sqrt() / w.sqrt().max(1e-12)) as f32)
         .collect()
+}
+
+/// A GPU step's update ratios and attention entropy, measured as a CPU step measures
+/// them: from the weights before the step and after it (both copied back from the GPU),
+/// and from the step's batch run forward on the weights before it, with the step's own
+/// dropout (the attention the GPU computed, to the rounding the GPU tests hold).
+pub fn copied_step_health(
+    before: &Model,
+    after: &Model,
+    tb: &TrainBatch,
+    fwd: &ForwardOptions,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let opts = ForwardOptions {
+        trace_attention: true,
+        trace_hidden: false,
+        ..fwd.clone()
+    };
+    let (trace, _) = before.forward_recorded(&to_batch(tb), &opts)?;
+    Ok((
+        update_ratios(before, after),
+        attention_entropy(&before.config, &trace.attention),
+    ))
 }
 
 /// Per layer: the mean entropy (nats) of its self-attention rows, over batch, heads and

@@ -94,6 +94,13 @@ fn sentence(e: &Error) -> String {
     }
 }
 
+/// A GPU health step's inputs, and the weights before it (copied back).
+struct Watched {
+    before: Model,
+    tb: crate::tasks::TrainBatch,
+    fwd: crate::model::ForwardOptions,
+}
+
 impl Session {
     /// A fresh model for the settings, initialised from their seed, trained on the CPU
     /// until [`Session::place`] moves it.
@@ -278,7 +285,10 @@ impl Session {
 
     /// One step on the GPU: its statistics and per-layer norms (`Err`: the GPU failed),
     /// not yet counted.
-    async fn gpu_step(&mut self) -> Result<(StepStats, LayerStats)> {
+    /// One step on the GPU. On a health step (the first, then every `HEALTH_EVERY`th) the
+    /// weights are copied back before it, and the step's inputs are handed back with that
+    /// copy, for its update ratios and attention entropy once its weights are back too.
+    async fn gpu_step(&mut self) -> Result<(StepStats, LayerStats, Option<Watched>)> {
         if let Some(layer) = self.nan_at_layer.take() {
             // The test's NaN goes into the weights the GPU holds and into the CPU copy
             // (brought up to date first), so that either side meets it.
@@ -288,8 +298,13 @@ impl Session {
                 g.trainer = GpuTrainer::new(&g.ctx, &self.trainer.model, self.trainer.adam())?;
             }
         }
-        let (tb, fwd, lr) = self.trainer.next_step_inputs(false);
         let next = self.trainer.step + 1;
+        let check = next == 1 || next.is_multiple_of(HEALTH_EVERY);
+        if check {
+            self.copy_back().await?;
+        }
+        let before = check.then(|| self.trainer.model.clone());
+        let (tb, fwd, lr) = self.trainer.next_step_inputs(false);
         let smoothing = self.trainer.opts.label_smoothing;
         let clip = self.trainer.opts.clip;
         let Some(g) = self.gpu.as_mut() else {
@@ -300,7 +315,15 @@ impl Session {
                 "the GPU device was lost (a test-only failure)".into(),
             ));
         }
-        g.trainer.step_watched(&tb, &fwd, smoothing, lr, clip).await
+        let (stats, layers) = g
+            .trainer
+            .step_watched(&tb, &fwd, smoothing, lr, clip)
+            .await?;
+        Ok((
+            stats,
+            layers,
+            before.map(|before| Watched { before, tb, fwd }),
+        ))
     }
 
     pub fn settings(&self) -> &RunSettings {
@@ -535,7 +558,7 @@ impl Session {
             }
             let mut p = if self.gpu.is_some() {
                 let next = self.trainer.step + 1;
-                let (stats, layers) = match self.gpu_step().await {
+                let (stats, layers, watched) = match self.gpu_step().await {
                     Ok(s) => s,
                     Err(e) => {
                         self.fall_back(next, &e);
@@ -557,6 +580,22 @@ impl Session {
                     continue;
                 }
                 self.trainer.count_step(stats)?;
+                let (update_ratios, attn_entropy) = match watched {
+                    None => (vec![], vec![]),
+                    Some(w) => match self.copy_back().await {
+                        // The steps before this one are on the CPU now too: reported first.
+                        Ok(()) => {
+                            points.append(&mut pending);
+                            let m = &self.trainer.model;
+                            health::copied_step_health(&w.before, m, &w.tb, &w.fwd)?
+                        }
+                        Err(e) => {
+                            self.fall_back(next, &e);
+                            pending.clear();
+                            continue;
+                        }
+                    },
+                };
                 TrainPoint {
                     step: next,
                     loss: stats.loss,
@@ -566,10 +605,8 @@ impl Session {
                     eval: None,
                     residual_norms: layers.residual_norms,
                     grad_norms: layers.grad_norms,
-                    // Measured on the CPU only (they need the weights before the update
-                    // and every attention row).
-                    update_ratios: vec![],
-                    attn_entropy: vec![],
+                    update_ratios,
+                    attn_entropy,
                 }
             } else {
                 match self.one_step()? {
