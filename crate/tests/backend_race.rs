@@ -9,7 +9,7 @@ use pollster::block_on;
 use support::{gpu_or_skip, models_dir};
 use tplay::backend::race::Handicap;
 use tplay::engine::Engine;
-use tplay::protocol::{BackendName, BackendStatus};
+use tplay::protocol::{BackendName, BackendStatus, RaceUnit};
 
 fn engine(file: &str) -> Option<Engine> {
     gpu_or_skip()?;
@@ -19,10 +19,24 @@ fn engine(file: &str) -> Option<Engine> {
     Some(e)
 }
 
+/// The race's figures; the models here generate, so it timed generated tokens.
 fn times(s: &BackendStatus) -> (f32, f32) {
     match s {
-        BackendStatus::WebgpuChecked { cpu_ms, gpu_ms, .. }
-        | BackendStatus::CpuFaster { cpu_ms, gpu_ms, .. } => (*cpu_ms, *gpu_ms),
+        BackendStatus::WebgpuChecked {
+            cpu_ms,
+            gpu_ms,
+            unit,
+            ..
+        }
+        | BackendStatus::CpuFaster {
+            cpu_ms,
+            gpu_ms,
+            unit,
+            ..
+        } => {
+            assert_eq!(*unit, RaceUnit::Token, "{s:?}");
+            (*cpu_ms, *gpu_ms)
+        }
         other => panic!("no race in {other:?}"),
     }
 }
@@ -116,4 +130,30 @@ fn a_new_model_races_again_from_the_cpu_a_lost_race_left() {
     let (_, gpu) = times(&again);
     assert!(gpu < times(&lost).1 - 100.0, "{lost:?} then {again:?}");
     assert_eq!(e.backend(), again.name());
+}
+
+#[test]
+fn a_model_that_does_not_generate_is_timed_on_its_forward_pass() {
+    let Some(mut e) = engine("sentiment.safetensors") else {
+        return;
+    };
+    let s = block_on(e.select_backend(BackendName::Webgpu, None, true));
+    match &s {
+        BackendStatus::WebgpuChecked {
+            unit,
+            cpu_ms,
+            gpu_ms,
+            ..
+        }
+        | BackendStatus::CpuFaster {
+            unit,
+            cpu_ms,
+            gpu_ms,
+            ..
+        } => {
+            assert_eq!(*unit, RaceUnit::Pass, "a classifier has no tokens to time");
+            assert!(*cpu_ms > 0.0 && *gpu_ms > 0.0, "{s:?}");
+        }
+        other => panic!("no race in {other:?}"),
+    }
 }

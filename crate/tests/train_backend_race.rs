@@ -10,7 +10,9 @@ use pollster::block_on;
 use support::gpu_or_skip;
 use tplay::backend::race::Handicap;
 use tplay::backend::GpuContext;
-use tplay::protocol::{RunBackend, RunSettings, TrainBackendChoice, TrainChunkRequest, TrainPoint};
+use tplay::protocol::{
+    RaceUnit, RunBackend, RunSettings, TrainBackendChoice, TrainChunkRequest, TrainPoint,
+};
 use tplay::train::race::LOSS_TOL;
 use tplay::train::Session;
 
@@ -74,8 +76,10 @@ fn auto_with_a_slowed_gpu_trains_on_the_cpu_and_says_by_how_much() {
             parity,
             cpu_ms,
             gpu_ms,
+            unit,
         } => {
             assert_eq!(adapter, ctx.adapter_name());
+            assert_eq!(unit, RaceUnit::Step);
             assert!((0.0..=LOSS_TOL).contains(&parity), "{parity}");
             assert!(gpu_ms as f64 >= SLOW_MS, "{gpu_ms}");
             assert!(cpu_ms > 0.0 && cpu_ms < gpu_ms, "{cpu_ms} vs {gpu_ms}");
@@ -109,8 +113,10 @@ fn auto_with_a_slowed_cpu_trains_on_the_gpu_with_both_figures() {
             parity,
             cpu_ms,
             gpu_ms,
+            unit,
         } => {
             assert_eq!(adapter, ctx.adapter_name());
+            assert_eq!(unit, RaceUnit::Step);
             assert!((0.0..=LOSS_TOL).contains(&parity), "{parity}");
             assert!(cpu_ms as f64 >= SLOW_CPU_MS, "{cpu_ms}");
             assert!(gpu_ms > 0.0 && gpu_ms < cpu_ms, "{gpu_ms} vs {cpu_ms}");

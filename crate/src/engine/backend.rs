@@ -125,6 +125,7 @@ impl Engine {
                     parity: p.max_abs_diff,
                     cpu_ms: r.cpu_ms,
                     gpu_ms: r.gpu_ms,
+                    unit: r.unit,
                 },
                 Ok(r) => {
                     self.use_cpu();
@@ -133,6 +134,7 @@ impl Engine {
                         parity: p.max_abs_diff,
                         cpu_ms: r.cpu_ms,
                         gpu_ms: r.gpu_ms,
+                        unit: r.unit,
                     }
                 }
                 Err(e) => {

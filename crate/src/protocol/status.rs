@@ -15,6 +15,17 @@ pub enum FailedPass {
     Generate,
 }
 
+/// What a race between the backends timed: a generated token (cached decoding, as the page
+/// generates), a pass of the test input (a model that does not generate), or a training
+/// step (a lab run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RaceUnit {
+    Token,
+    Pass,
+    Step,
+}
+
 /// Where the engine's passes (or a training run's steps) run now, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -26,24 +37,27 @@ pub enum BackendStatus {
     /// On the GPU (`adapter`: the device's description); a training run's steps.
     Webgpu { adapter: String },
     /// On the GPU, whose test pass agreed with the CPU: max |logit_gpu − logit_cpu| is
-    /// `parity`; one pass of the test input took `gpu_ms` there and `cpu_ms` on the CPU
-    /// (the GPU won, or the learner insisted on it). A training run under `auto`: its
-    /// first steps timed on both (`train::race`), `parity` the largest relative loss
-    /// difference of a step, `cpu_ms` and `gpu_ms` per step.
+    /// `parity`; one `unit` (a generated token, or a pass of the test input;
+    /// `backend::race`) took `gpu_ms` there and `cpu_ms` on the CPU (the GPU won, or the
+    /// learner insisted on it). A training run under `auto`: its first steps timed on both
+    /// (`train::race`), `parity` the largest relative loss difference of a step, `cpu_ms`
+    /// and `gpu_ms` per step.
     WebgpuChecked {
         adapter: String,
         parity: f32,
         cpu_ms: f32,
         gpu_ms: f32,
+        unit: RaceUnit,
     },
-    /// On the CPU: the GPU agrees (`parity`) but is not faster for this model: one pass of
-    /// the test input took `gpu_ms` there and `cpu_ms` on the CPU. A training run: as in
-    /// `WebgpuChecked`, per step.
+    /// On the CPU: the GPU agrees (`parity`) but is not faster for this model: one `unit`
+    /// took `gpu_ms` there and `cpu_ms` on the CPU. A training run: as in `WebgpuChecked`,
+    /// per step.
     CpuFaster {
         adapter: String,
         parity: f32,
         cpu_ms: f32,
         gpu_ms: f32,
+        unit: RaceUnit,
     },
     /// On the CPU: no GPU device could be had (`detail`: why).
     CpuNoGpu { detail: String },

@@ -101,6 +101,7 @@ pub fn typescript() -> String {
         TrainBackendChoice::decl(&cfg),
         RunSettings::decl(&cfg),
         FailedPass::decl(&cfg),
+        RaceUnit::decl(&cfg),
         BackendStatus::decl(&cfg),
         ErrorKind::decl(&cfg),
         EngineError::decl(&cfg),

@@ -139,12 +139,14 @@ pub async fn measured(
             parity: r.loss_diff.unwrap_or(0.0),
             cpu_ms: r.cpu_ms,
             gpu_ms: r.gpu_ms,
+            unit: crate::protocol::RaceUnit::Step,
         },
         Ok(r) => RunBackend::CpuFaster {
             adapter,
             parity: r.loss_diff.unwrap_or(0.0),
             cpu_ms: r.cpu_ms,
             gpu_ms: r.gpu_ms,
+            unit: crate::protocol::RaceUnit::Step,
         },
     }
 }

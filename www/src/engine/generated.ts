@@ -768,7 +768,9 @@ backend: TrainBackendChoice, };
 
 export type FailedPass = "forward" | "generate";
 
-export type BackendStatus = { "kind": "starting" } | { "kind": "cpu_chosen" } | { "kind": "webgpu", adapter: string, } | { "kind": "webgpu_checked", adapter: string, parity: number, cpu_ms: number, gpu_ms: number, } | { "kind": "cpu_faster", adapter: string, parity: number, cpu_ms: number, gpu_ms: number, } | { "kind": "cpu_no_gpu", detail: string, } | { "kind": "cpu_test_failed", adapter: string, detail: string, } | { "kind": "cpu_disagrees", adapter: string, max_abs_diff: number | null, } | { "kind": "cpu_refused", detail: string, } | { "kind": "cpu_fell_back", during: FailedPass, adapter: string, detail: string, } | { "kind": "cpu_lost", step: number, from: number, detail: string, };
+export type RaceUnit = "token" | "pass" | "step";
+
+export type BackendStatus = { "kind": "starting" } | { "kind": "cpu_chosen" } | { "kind": "webgpu", adapter: string, } | { "kind": "webgpu_checked", adapter: string, parity: number, cpu_ms: number, gpu_ms: number, unit: RaceUnit, } | { "kind": "cpu_faster", adapter: string, parity: number, cpu_ms: number, gpu_ms: number, unit: RaceUnit, } | { "kind": "cpu_no_gpu", detail: string, } | { "kind": "cpu_test_failed", adapter: string, detail: string, } | { "kind": "cpu_disagrees", adapter: string, max_abs_diff: number | null, } | { "kind": "cpu_refused", detail: string, } | { "kind": "cpu_fell_back", during: FailedPass, adapter: string, detail: string, } | { "kind": "cpu_lost", step: number, from: number, detail: string, };
 
 export type ErrorKind = "config" | "checkpoint" | "input" | "gpu" | "other";
 

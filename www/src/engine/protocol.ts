@@ -53,6 +53,7 @@ import type {
   TokenizeRequest,
   BackendName,
   RunDefaults,
+  RaceUnit,
   RunDefaultsRequest,
   RunFootprint,
   RunSettings,
@@ -99,10 +100,11 @@ export interface ManifestEntry {
  */
 export type BackendWant = 'auto' | BackendName;
 
-/** One pass of the parity test input timed on each backend (milliseconds per pass). */
+/** The race between an agreeing GPU and the CPU: milliseconds per `unit` on each (a generated token, or a pass of the test input for a model that does not generate). */
 export interface BackendRace {
   cpu_ms: number;
   gpu_ms: number;
+  unit: RaceUnit;
 }
 
 export interface BackendInfo {

@@ -76,7 +76,7 @@ function lab(): Promise<LabModule> {
  * the scripting API (`backendInfo`); the page words them in its language by `status.kind`.
  */
 function infoOf(status: BackendStatus): BackendInfo {
-  const race = status.kind === 'webgpu_checked' || status.kind === 'cpu_faster' ? { cpu_ms: status.cpu_ms, gpu_ms: status.gpu_ms } : null;
+  const race = status.kind === 'webgpu_checked' || status.kind === 'cpu_faster' ? { cpu_ms: status.cpu_ms, gpu_ms: status.gpu_ms, unit: status.unit } : null;
   const base = { status, detail: null, adapter: 'adapter' in status ? status.adapter : null, parity: null, race };
   switch (status.kind) {
     case 'starting':

@@ -76,14 +76,20 @@ export function backendSummary(asked: BackendWant, info: { backend: 'webgpu' | '
 }
 
 /**
- * The race between an agreeing GPU and the CPU, in one line: "one pass of the test input:
- * CPU 0.24 ms, WebGPU 6.8 ms (28× slower)".
+ * The race between an agreeing GPU and the CPU, in one line: "one generated token: CPU
+ * 0.24 ms, WebGPU 6.8 ms (28× slower)" (or "one pass of the test input" for a model that
+ * does not generate).
  */
 export function raceLine(race: BackendRace): string {
   const gpuWins = race.gpu_ms < race.cpu_ms;
   const times = num(gpuWins ? race.cpu_ms / race.gpu_ms : race.gpu_ms / race.cpu_ms, 2);
   const cpu = ms(race.cpu_ms);
   const gpu = ms(race.gpu_ms);
+  if (race.unit === 'token') {
+    return gpuWins
+      ? msg(str`one generated token: CPU ${cpu}, WebGPU ${gpu} (${times}× faster)`, { id: 'engine.race-token-faster' })
+      : msg(str`one generated token: CPU ${cpu}, WebGPU ${gpu} (${times}× slower)`, { id: 'engine.race-token-slower' });
+  }
   return gpuWins
     ? msg(str`one pass of the test input: CPU ${cpu}, WebGPU ${gpu} (${times}× faster)`, { id: 'engine.race-faster' })
     : msg(str`one pass of the test input: CPU ${cpu}, WebGPU ${gpu} (${times}× slower)`, { id: 'engine.race-slower' });

@@ -204,6 +204,8 @@
 'engine.no-gpu-insecure-short': `WebGPU 需要安全页面（HTTPS），不能用普通 HTTP`,
 'engine.race-faster': str`测试输入前向一次：CPU ${0}，WebGPU ${1}（快 ${2} 倍）`,
 'engine.race-slower': str`测试输入前向一次：CPU ${0}，WebGPU ${1}（慢 ${2} 倍）`,
+'engine.race-token-faster': str`生成一个词元：CPU ${0}，WebGPU ${1}（快 ${2} 倍）`,
+'engine.race-token-slower': str`生成一个词元：CPU ${0}，WebGPU ${1}（慢 ${2} 倍）`,
 'engine.train-note.batch-norm': `批归一化使用这个批次自己的统计量（dropout p = 0）`,
 'engine.train-note.cpu': str`训练模式：${0}`,
 'engine.train-note.dropout': str`dropout p = ${0}，掩码取自种子 ${1}`,
