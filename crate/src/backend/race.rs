@@ -13,6 +13,7 @@ use crate::config::Arch;
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
 use crate::generate::{GenerateOptions, Generator, Strategy};
+use crate::model::forward::Batch;
 use crate::model::{ForwardOptions, Model};
 use crate::protocol::RaceUnit;
 
@@ -75,10 +76,12 @@ pub async fn race(m: &Model, gpu: &Placed, handicap: Handicap) -> Result<Race> {
     } else {
         RaceUnit::Pass
     };
+    // The check's input: its passes, or its `<bos>` and source for a generation.
+    let batch = parity_batch(m)?;
     let cpu_side = Placed::Cpu;
     let sides = [(&cpu_side, handicap.cpu_ms), (gpu, handicap.gpu_ms)];
     for (placed, _) in sides {
-        timed(m, placed, generates, 0.0).await?; // the warm-up
+        timed(m, &batch, placed, generates, 0.0).await?; // the warm-up
     }
     let mut per = [Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS)];
     for _ in 0..ROUNDS {
@@ -86,7 +89,7 @@ pub async fn race(m: &Model, gpu: &Placed, handicap: Handicap) -> Result<Race> {
             let sw = Stopwatch::start(None);
             let mut units = 0u32;
             while units == 0 || sw.elapsed_ms() < ROUND_MS {
-                units += timed(m, placed, generates, *extra).await?;
+                units += timed(m, &batch, placed, generates, *extra).await?;
             }
             per[k].push(sw.elapsed_ms() / units as f64);
         }
@@ -99,22 +102,23 @@ pub async fn race(m: &Model, gpu: &Placed, handicap: Handicap) -> Result<Race> {
     })
 }
 
-/// One timed unit of work on `placed`: a greedy generation with the KV cache (its tokens
-/// counted), or one pass of the parity input; `extra` ms of busy time after each.
-async fn timed(m: &Model, placed: &Placed, generates: bool, extra: f64) -> Result<u32> {
+/// One timed unit of work on `placed`: a greedy generation with the KV cache from the
+/// check's `<bos>` (and its source) with its tokens counted, or one pass of the check's
+/// input `batch`; `extra` ms of busy time after each.
+async fn timed(
+    m: &Model,
+    batch: &Batch,
+    placed: &Placed,
+    generates: bool,
+    extra: f64,
+) -> Result<u32> {
     if !generates {
-        placed
-            .forward(m, &parity_batch(m)?, &ForwardOptions::default())
-            .await?;
+        placed.forward(m, batch, &ForwardOptions::default()).await?;
         busy(extra);
         return Ok(1);
     }
-    let spec = &m.tokenizer.spec;
-    let src = (m.config.arch == Arch::EncoderDecoder).then(|| {
-        let v = m.config.vocab_size as u32;
-        let first = 4.min(v - 1);
-        (0..7u32).map(|i| first + i % (v - first)).collect()
-    });
+    let prompt = batch.tokens[..1].to_vec();
+    let src = batch.src_tokens.clone();
     let opts = GenerateOptions {
         strategy: Strategy::Greedy,
         seed: 0,
@@ -124,7 +128,7 @@ async fn timed(m: &Model, placed: &Placed, generates: bool, extra: f64) -> Resul
         trace_attention: false,
         forward: ForwardOptions::default(),
     };
-    let mut g = Generator::on(m, placed.clone(), vec![spec.bos], src, opts)?;
+    let mut g = Generator::on(m, placed.clone(), prompt, src, opts)?;
     let mut tokens = 0;
     while g.step().await?.is_some() {
         busy(extra);
@@ -133,7 +137,8 @@ async fn timed(m: &Model, placed: &Placed, generates: bool, extra: f64) -> Resul
     Ok(tokens.max(1))
 }
 
-fn median(xs: &mut [f64]) -> f64 {
+/// The middle value (the upper one of an even count), sorting `xs`.
+pub(crate) fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
 }

@@ -12,7 +12,7 @@
 //! the GPU only where it agrees and is strictly faster per step.
 
 use crate::backend::gpu::{GpuContext, GpuTrainer};
-use crate::backend::race::{busy, Handicap};
+use crate::backend::race::{busy, median, Handicap};
 use crate::error::Result;
 use crate::generate::clock::Stopwatch;
 use crate::protocol::RunBackend;
@@ -66,9 +66,7 @@ pub fn loss_difference(cpu: &[f32], gpu: &[f32]) -> Option<f32> {
 }
 
 fn median_after_warmup(times: &mut [f64]) -> f32 {
-    let timed = &mut times[1..];
-    timed.sort_by(f64::total_cmp);
-    timed[timed.len() / 2] as f32
+    median(&mut times[1..]) as f32
 }
 
 /// Time the run's next [`STEPS`] steps on the CPU and on `ctx`, from copies of its state;
