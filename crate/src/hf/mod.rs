@@ -11,6 +11,7 @@
 
 pub mod gpt2;
 pub mod mapping;
+pub mod random;
 pub mod tokenizer_files;
 
 use std::collections::{BTreeSet, HashMap};

@@ -4,6 +4,7 @@
 mod forward;
 mod generate;
 mod info;
+mod random_gpt2;
 mod tokenize;
 mod train;
 
@@ -32,6 +33,8 @@ enum Command {
     Train(train::Args),
     /// Encode text with a model's tokenizer; prints {"ids": [...], "tokens": [...]}.
     Tokenize(tokenize::Args),
+    /// Write a GPT-2-shaped Hugging Face folder with random weights (GPT-2 small's shape by default).
+    RandomGpt2(random_gpt2::Args),
 }
 
 fn main() {
@@ -42,6 +45,7 @@ fn main() {
         Command::Generate(a) => generate::run(a),
         Command::Train(a) => train::run(a),
         Command::Tokenize(a) => tokenize::run(a),
+        Command::RandomGpt2(a) => random_gpt2::run(a),
     };
     if let Err(e) = result {
         eprintln!("tplay: {e}");
