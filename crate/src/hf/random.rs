@@ -20,6 +20,9 @@ use super::tokenizer_files::END_OF_TEXT;
 use crate::error::{Error, Result};
 use crate::tokenizer::bpe::byte_to_char;
 
+/// A merge: the two tokens it joins, left and right.
+pub type Merge = (String, String);
+
 /// The shape of a random GPT-2 (GPT-2 small's by default).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shape {
@@ -51,7 +54,7 @@ pub struct Folder {
 
 /// A byte-level vocabulary of `size` tokens (256 bytes, merges, `<|endoftext|>` last) and
 /// its merges in rank order, each merge joining two tokens already in the vocabulary.
-pub fn vocabulary(size: usize) -> Result<(Vec<String>, Vec<(String, String)>)> {
+pub fn vocabulary(size: usize) -> Result<(Vec<String>, Vec<Merge>)> {
     if size < 257 {
         return Err(Error::Config(format!(
             "a byte-level vocabulary needs at least 257 tokens (256 bytes and {END_OF_TEXT}), got {size}"
