@@ -47,6 +47,9 @@ pub enum Metric {
     ClassAccuracy,
     /// Sentences sampled from the model must be accepted by the task's recogniser.
     Grammatical,
+    /// Language modelling of a given text: the arg-max next character must be the text's
+    /// next character, at every position of held-out windows.
+    NextCharAccuracy,
 }
 
 impl Metric {
@@ -56,6 +59,7 @@ impl Metric {
             Metric::TokenAccuracy => "token_accuracy",
             Metric::ClassAccuracy => "class_accuracy",
             Metric::Grammatical => "grammatical",
+            Metric::NextCharAccuracy => "next_char_accuracy",
         }
     }
 }

@@ -34,6 +34,18 @@ pub struct EvalReport {
     pub samples: Vec<String>,
 }
 
+impl EvalReport {
+    /// The samples a text run shows in the lab (continuations of held-out prompts); none for
+    /// the other tasks, whose samples are for the command line.
+    pub fn text_samples(self) -> Vec<String> {
+        if self.metric == Metric::NextCharAccuracy.name() {
+            self.samples
+        } else {
+            vec![]
+        }
+    }
+}
+
 /// The model must fit the task: same vocabulary, the architecture the task is made for.
 pub fn check_fit(model: &Model, task: &dyn Task) -> Result<()> {
     if model.tokenizer.spec != task.tokenizer().spec {
@@ -94,6 +106,11 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
             let (right, total, samples) = token_accuracy(model, &examples)?;
             (right as f64 / total.max(1) as f64, samples)
         }
+        Metric::NextCharAccuracy => {
+            let (right, total, _) = token_accuracy(model, &examples)?;
+            let samples = text_samples(model, task, &examples, seed)?;
+            (right as f64 / total.max(1) as f64, samples)
+        }
         Metric::ClassAccuracy => {
             let preds = classify(model, &examples)?;
             let right = preds
@@ -141,6 +158,30 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
         held_out_loss,
         samples,
     })
+}
+
+/// Text task: three continuations sampled (temperature 1, seeded) from prompts that open
+/// held-out windows, each `prompt → continuation`, as long as the model's window.
+fn text_samples(
+    model: &Model,
+    task: &dyn Task,
+    examples: &[Example],
+    seed: u64,
+) -> Result<Vec<String>> {
+    use crate::tasks::text::SAMPLE_PROMPT_CHARS;
+    let len = task.max_tokens().min(model.config.max_len);
+    let tok = &model.tokenizer;
+    let mut out = vec![];
+    for (i, ex) in examples.iter().take(3).enumerate() {
+        let k = SAMPLE_PROMPT_CHARS.min(ex.targets.len() / 2).max(1);
+        let prompt = &ex.targets[..k];
+        let text = sample_texts(model, prompt, 1, len, None, seed.wrapping_add(i as u64))?;
+        let whole = text.into_iter().next().unwrap_or_default();
+        let head = tok.decode(prompt);
+        let rest = whole.strip_prefix(head.as_str()).unwrap_or(&whole);
+        out.push(format!("{head} → {rest}"));
+    }
+    Ok(out)
 }
 
 /// The text up to and including the first `end` ("." or "。"), if there is one.

@@ -81,6 +81,7 @@ export const TASKS: readonly (readonly [string, string])[] = [
   named('zh-grammar', () => msg('Chinese grammar language model')),
   named('zh-numerals', () => msg('Chinese numerals → digits')),
   named('zh-sentiment', () => msg('Chinese sentiment')),
+  named('text', () => msg('your own text (a character language model)', { id: 'lab.task.text' })),
 ];
 
 export const FIELDS: readonly FieldDef[] = [
