@@ -94,6 +94,16 @@ fn the_same_seed_trains_the_same_run_and_another_seed_another() {
     assert_eq!(r.metric, "next_char_accuracy");
     assert!(r.held_out_loss.is_finite() && r.held_out_loss > 0.0);
     assert_eq!(r.samples.len(), 3);
+    // Samples continue prompts from the held-out text and never draw a special token.
+    let chars: Vec<char> = text.chars().collect();
+    let tail: String = chars[chars.len() - chars.len() / 10..].iter().collect();
+    for line in &r.samples {
+        let (prompt, _) = line.split_once(" → ").unwrap();
+        assert!(!prompt.is_empty() && tail.contains(prompt), "{line}");
+        for special in ["<pad>", "<bos>", "<eos>", "<unk>"] {
+            assert!(!line.contains(special), "{line}");
+        }
+    }
     assert_eq!(r, evaluate(&t.model, task.as_ref(), 20, 1).unwrap());
 }
 

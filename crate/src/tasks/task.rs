@@ -97,6 +97,11 @@ pub trait Task: Send + Sync {
     }
     /// A prompt that shows the task off in the playground.
     fn default_prompt(&self) -> &'static str;
+    /// Up to `n` prompts of up to `len` tokens taken from held-out data, for samples the
+    /// evaluation writes (the text task; none for the others).
+    fn prompts(&self, _n: usize, _len: usize) -> Vec<Vec<u32>> {
+        vec![]
+    }
 }
 
 /// The split of an example, from its key: a seeded 64-bit FNV-1a hash of the task name and

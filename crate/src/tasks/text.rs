@@ -164,6 +164,20 @@ impl Task for TextTask {
     fn default_prompt(&self) -> &'static str {
         ""
     }
+
+    /// `n` prompts spread evenly over the held-out text (its opening first), each `len`
+    /// characters or as many as leave one to predict.
+    fn prompts(&self, n: usize, len: usize) -> Vec<Vec<u32>> {
+        let part = self.part(Split::HeldOut);
+        let len = len.min(part.len() - 1).min(self.seq_len - 1).max(1);
+        let room = part.len() - len;
+        (0..n)
+            .map(|i| {
+                let start = room * i / n.max(1);
+                part[start..start + len].to_vec()
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -201,5 +215,12 @@ mod tests {
             }
         }
         assert_eq!(&text[450..], tok.decode(t.part(Split::HeldOut)));
+        // Sample prompts: spread over the held-out text, from its opening on.
+        let p = t.prompts(3, 8);
+        let held = tok.decode(t.part(Split::HeldOut));
+        assert_eq!(p.len(), 3);
+        assert_eq!(tok.decode(&p[0]), held[..8]);
+        assert_eq!(tok.decode(&p[1]), held[14..22]);
+        assert_ne!(p[1], p[2]);
     }
 }

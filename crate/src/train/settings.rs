@@ -393,7 +393,7 @@ pub const FIELD_NOTES: &[(&str, &str)] = &[
     ("batch", "Examples per training step."),
     ("steps", "Training steps (one Adam update each)."),
     ("seed", "Seeds the initial weights, the order of the examples and the dropout masks."),
-    ("len", "Longest string (copy, reverse, sort) or sequence length (grammar); null: the task's own."),
+    ("len", "Longest string (copy, reverse, sort), sequence length (grammar) or window (text); null: the task's own."),
     ("adam_beta1", "Adam's decay of the running mean of gradients."),
     ("adam_beta2", "Adam's decay of the running mean of squared gradients."),
     ("adam_eps", "Added to Adam's denominator so it never divides by zero."),
