@@ -130,6 +130,7 @@ describe('the lab trains on your own text', () => {
     assert.equal(last.metric_name, 'next_char_accuracy');
     assert.ok(last.loss < Math.log(DISTINCT + 4), `held-out loss ${last.loss} is not below a uniform guess`);
     assert.equal(last.samples.length, 3);
+    for (const line of last.samples) assert.ok(!/<(pad|bos|eos|unk)>/.test(line), `a special token in a sample: ${line}`);
     await page.locator('tp-lab [data-text-samples] li[data-sample]').nth(2).waitFor();
     const plotted = await page.evaluate(() => {
       const lab = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab');
