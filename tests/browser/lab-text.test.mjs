@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launch, openLab, root, serve, shot } from './harness.mjs';
+import { ENGLISH_ALLOWED, englishLeft, launch, open, openLab, root, serve, shot } from './harness.mjs';
 
 function tplayBin() {
   const candidates = [process.env.TPLAY_BIN, join(root, 'target/debug/tplay'), join(root, 'target/release/tplay')].filter(Boolean);
@@ -206,5 +206,38 @@ describe('the lab trains on your own text', () => {
     assert.ok(out.generated >= 1, `generated ${out.generated} tokens`);
     assert.equal(out.custom, run.name);
     assert.deepEqual(errors, []);
+  });
+
+  test('in Chinese: the text box, its refusals and a run’s numbers are in Chinese', async () => {
+    const zh = await open(browser.context, server.url, 'play=0&views=lab&lang=zh-Hans');
+    const p = zh.page;
+    await p.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.form != null, null, { timeout: 60000 });
+    // Runs are named in the page's language when they start: the English page's run goes.
+    await p.evaluate(async () => {
+      const el = document.querySelector('transformer-playground');
+      await el.runsRestored;
+      for (const r of [...el.runs]) await el.deleteRun(r.id);
+    });
+    await p.locator('tp-lab #f-task').selectOption('text');
+    await p.locator('tp-lab #f-text').fill('啊'.repeat(30));
+    await p.locator('tp-lab [data-text-problem]', { hasText: '重复' }).waitFor();
+    await p.locator('tp-lab #f-text').fill(TEXT);
+    for (const [f, v] of [
+      ['steps', '10'],
+      ['eval_every', '5'],
+    ]) {
+      await p.locator(`tp-lab #f-${f}`).fill(v);
+      await p.locator(`tp-lab #f-${f}`).dispatchEvent('change');
+    }
+    await p.locator('tp-lab button[data-action="train"]').click();
+    await p.locator('tp-lab [data-text-samples] li[data-sample]').nth(2).waitFor({ timeout: 60000 });
+    await p.locator('tp-lab [data-text-eval]', { hasText: '奈特' }).waitFor();
+    // UTF-8 is a name; `text` is the task's identifier, which the plots' legends and the
+    // table's labels show as they show every task's.
+    const left = await englishLeft(p, new Set([...ENGLISH_ALLOWED, 'UTF', 'text']));
+    assert.deepEqual(left, []);
+    assert.deepEqual(zh.errors, []);
+    await p.locator('tp-lab [data-text-task]').screenshot({ path: join(root, 'tests/browser/artifacts/lab-text-zh.png') });
+    await p.close();
   });
 });

@@ -169,7 +169,7 @@ export function textRunBox(r: RunRecord | undefined) {
       })}
     </p>
     <p class="help">${msg('Each line: a prompt taken from the held-out text, then what the model wrote after it (each character drawn from the model’s own probabilities).', { id: 'lab.text.samples-help' })}</p>
-    <ol>
+    <ol data-model-text>
       ${samples.map((line) => {
         const [prompt, rest] = splitSample(line);
         return html`<li data-sample><span class="prompt">${prompt}</span><span class="muted"> → </span><span class="continuation">${rest}</span></li>`;
