@@ -141,6 +141,9 @@ describe('the lab trains on your own text', () => {
       `# text run: ${chars.length} characters (${DISTINCT} different), 30 steps of batch 8 in ${wall.toFixed(1)} s (${run.steps_per_s.toFixed(1)} steps/s); held-out ${last.loss.toFixed(3)} nats/char (${(last.loss / Math.LN2).toFixed(3)} bits), next-char accuracy ${(100 * last.metric).toFixed(1)} %`,
     );
     await shot(page, 'lab-text-run');
+    // The run's text exports as the file tplay train reads.
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.locator(`tp-lab tr[data-run="${run.id}"] button[data-export-text]`).click()]);
+    assert.equal(readFileSync(await dl.path(), 'utf8'), TEXT);
 
     // The same run on the command line: --text-file names the run's text.
     const dir = mkdtempSync(join(tmpdir(), 'tplay-text-'));

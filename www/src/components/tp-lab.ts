@@ -553,6 +553,7 @@ export class TpLab extends LocalizedElement {
     use: (r, label) => void this.use(r, label),
     exportRun: (r) => void this.exportRun(r),
     exportCsv: (r) => this.exportCsv(r),
+    exportText: (r) => download(new Blob([r.settings.text ?? ''], { type: 'text/plain;charset=utf-8' }), `${fileName(r.name)}.txt`),
   };
 
   // ---------------------------------------------------------------- render
