@@ -154,6 +154,22 @@ fn the_labs_settings_carry_the_text_and_refuse_a_run_without_it() {
     let json = serde_json::to_value(&s).unwrap();
     let back: RunSettings = serde_json::from_value(json).unwrap();
     assert_eq!(back, s);
+    // The text counts in what the run needs: kept with its record, held while it trains.
+    let with = tplay::train::footprint::RunFootprint::of(&s).unwrap();
+    let mut shorter = s.clone();
+    let half: String = sample_text()
+        .chars()
+        .take(sample_text().chars().count() / 2)
+        .collect();
+    shorter.text = Some(half.clone());
+    let less = tplay::train::footprint::RunFootprint::of(&shorter).unwrap();
+    assert_eq!(
+        with.params, less.params,
+        "the same characters, the same model"
+    );
+    let cut = (sample_text().len() - half.len()) as u64;
+    assert_eq!(with.storage_bytes - less.storage_bytes, cut);
+    assert!(with.memory_bytes > less.memory_bytes);
     let mut other = RunSettings::defaults("copy").unwrap().settings;
     assert!(!serde_json::to_string(&other).unwrap().contains("\"text\""));
     other.text = Some("a text".into());
