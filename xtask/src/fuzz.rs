@@ -20,7 +20,7 @@ use std::process::Command;
 use crate::util::{cargo, root, sh, Result};
 
 /// Every target in fuzz/Cargo.toml.
-pub const TARGETS: [&str; 8] = [
+pub const TARGETS: [&str; 9] = [
     "checkpoint",
     "config_json",
     "tokenizer_json",
@@ -29,6 +29,7 @@ pub const TARGETS: [&str; 8] = [
     "generate_request",
     "hf_folder",
     "bpe_encode",
+    "text_task",
 ];
 
 pub fn run(args: &[String]) -> Result<()> {

@@ -59,6 +59,11 @@ pub struct RunSettings {
     /// Where the steps run (absent in older links and saved runs: `auto`).
     #[serde(default)]
     pub backend: TrainBackendChoice,
+    /// Task `text` only: the text to learn (up to 1 MiB of UTF-8). It travels with the run
+    /// (saved, exported), never in a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
 }
 
 /// Where a run's steps run: `auto` takes WebGPU when the browser has a device, the GPU
@@ -107,6 +112,9 @@ pub struct EvalPoint {
     /// The task's metric, in [0, 1].
     pub metric: f64,
     pub metric_name: String,
+    /// Task `text`: continuations the model sampled from prompts taken from the held-out
+    /// text (the prompt, then what the model wrote); empty for other tasks.
+    pub samples: Vec<String>,
 }
 
 /// One training step as the lab plots it.

@@ -18,6 +18,10 @@
 //! | zh-grammar | decoder-only | char | `<bos>一只猫追两条狗。孩子睡觉了。…` | share of sampled sentences that parse |
 //! | zh-numerals | encoder-decoder | char | `一万零五` → `10005` | exact match of the greedy answer |
 //! | zh-sentiment | encoder-only classifier | char | `<bos>这部电影不好` → 负面 (negative) | class accuracy |
+//! | text | decoder-only | char | windows of a learner's own text (any script) | next-character accuracy |
+//!
+//! `text` is the exception to the hashed split: its examples are windows of one given text,
+//! so its split is by position (the last tenth held out; see [`text`]).
 //!
 //! The `zh-` tasks are in Chinese: one token per character, so a learner can type Chinese.
 //!
@@ -31,10 +35,13 @@ pub mod sentiment;
 pub mod sequence;
 pub mod tagging;
 pub mod task;
+pub mod text;
 pub mod translate;
 pub mod zh_grammar;
 pub mod zh_numerals;
 pub mod zh_sentiment;
+
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -49,6 +56,8 @@ pub struct TaskOptions {
     /// grammar, zh-grammar: the length of a training sequence in characters, `<bos>`
     /// included (default 64). Other tasks ignore it.
     pub len: Option<usize>,
+    /// text: the text to learn (required there; every other task refuses it).
+    pub text: Option<Arc<str>>,
 }
 
 /// Names accepted by [`build`].
@@ -64,11 +73,20 @@ pub const TASKS: &[&str] = &[
     "zh-grammar",
     "zh-numerals",
     "zh-sentiment",
+    "text",
 ];
+
+/// The task whose examples come from a text the learner gives ([`text::TextTask`]).
+pub const TEXT_TASK: &str = "text";
 
 /// Build a task by name.
 pub fn build(name: &str, opts: &TaskOptions) -> Result<Box<dyn Task>> {
     use sequence::{SequenceKind, SequenceTask};
+    if opts.text.is_some() && name != TEXT_TASK {
+        return Err(Error::Input(format!(
+            "text: task '{name}' makes its own examples; a text of your own is for task '{TEXT_TASK}'"
+        )));
+    }
     let seq = |kind| -> Result<Box<dyn Task>> {
         Ok(Box::new(SequenceTask::new(kind, opts.len.unwrap_or(8))?))
     };
@@ -86,6 +104,12 @@ pub fn build(name: &str, opts: &TaskOptions) -> Result<Box<dyn Task>> {
         )?)),
         "zh-numerals" => Ok(Box::new(zh_numerals::ZhNumeralsTask::new())),
         "zh-sentiment" => Ok(Box::new(zh_sentiment::ZhSentimentTask::new())),
+        TEXT_TASK => match &opts.text {
+            Some(t) => Ok(Box::new(text::TextTask::new(t, opts.len.unwrap_or(64))?)),
+            None => Err(Error::Input(
+                "text: task 'text' trains on a text of your own; give it (the page: paste or upload; the command line: --text-file)".into(),
+            )),
+        },
         other => Err(Error::Input(format!(
             "task: unknown task '{other}' (known: {})",
             TASKS.join(", ")
@@ -103,7 +127,7 @@ mod tests {
     fn every_task_builds_and_draws_examples_that_fit_its_limits() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         for name in TASKS {
-            let task = build(name, &TaskOptions::default()).unwrap();
+            let task = build(name, &test_options(name)).unwrap();
             assert_eq!(task.name(), *name);
             let v = task.tokenizer().vocab_size() as u32;
             for split in [Split::Train, Split::HeldOut] {
@@ -132,6 +156,16 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Default options, and a text for the text task.
+    pub(crate) fn test_options(name: &str) -> TaskOptions {
+        TaskOptions {
+            text: (name == TEXT_TASK).then(|| {
+                Arc::from("The cat sat on the mat. 猫坐在垫子上。 The dog ran after the cat.")
+            }),
+            ..TaskOptions::default()
         }
     }
 

@@ -47,6 +47,9 @@ pub enum Metric {
     ClassAccuracy,
     /// Sentences sampled from the model must be accepted by the task's recogniser.
     Grammatical,
+    /// Language modelling of a given text: the arg-max next character must be the text's
+    /// next character, at every position of held-out windows.
+    NextCharAccuracy,
 }
 
 impl Metric {
@@ -56,6 +59,7 @@ impl Metric {
             Metric::TokenAccuracy => "token_accuracy",
             Metric::ClassAccuracy => "class_accuracy",
             Metric::Grammatical => "grammatical",
+            Metric::NextCharAccuracy => "next_char_accuracy",
         }
     }
 }
@@ -93,6 +97,11 @@ pub trait Task: Send + Sync {
     }
     /// A prompt that shows the task off in the playground.
     fn default_prompt(&self) -> &'static str;
+    /// Up to `n` prompts of up to `len` tokens taken from held-out data, for samples the
+    /// evaluation writes (the text task; none for the others).
+    fn prompts(&self, _n: usize, _len: usize) -> Vec<Vec<u32>> {
+        vec![]
+    }
 }
 
 /// The split of an example, from its key: a seeded 64-bit FNV-1a hash of the task name and

@@ -34,6 +34,18 @@ pub struct EvalReport {
     pub samples: Vec<String>,
 }
 
+impl EvalReport {
+    /// The samples a text run shows in the lab (continuations of held-out prompts); none for
+    /// the other tasks, whose samples are for the command line.
+    pub fn text_samples(self) -> Vec<String> {
+        if self.metric == Metric::NextCharAccuracy.name() {
+            self.samples
+        } else {
+            vec![]
+        }
+    }
+}
+
 /// The model must fit the task: same vocabulary, the architecture the task is made for.
 pub fn check_fit(model: &Model, task: &dyn Task) -> Result<()> {
     if model.tokenizer.spec != task.tokenizer().spec {
@@ -94,6 +106,11 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
             let (right, total, samples) = token_accuracy(model, &examples)?;
             (right as f64 / total.max(1) as f64, samples)
         }
+        Metric::NextCharAccuracy => {
+            let (right, total, _) = token_accuracy(model, &examples)?;
+            let samples = text_samples(model, task, seed)?;
+            (right as f64 / total.max(1) as f64, samples)
+        }
         Metric::ClassAccuracy => {
             let preds = classify(model, &examples)?;
             let right = preds
@@ -141,6 +158,26 @@ pub fn evaluate(model: &Model, task: &dyn Task, n: usize, seed: u64) -> Result<E
         held_out_loss,
         samples,
     })
+}
+
+/// Text task: three continuations sampled (temperature 1, seeded, never a special token:
+/// the text has none) from the task's prompts, each `prompt → continuation`, as long as the
+/// model's window.
+fn text_samples(model: &Model, task: &dyn Task, seed: u64) -> Result<Vec<String>> {
+    use crate::tasks::text::SAMPLE_PROMPT_CHARS;
+    let len = task.max_tokens().min(model.config.max_len);
+    let tok = &model.tokenizer;
+    let specials = [tok.spec.pad, tok.spec.bos, tok.spec.eos, tok.spec.unk];
+    let mut out = vec![];
+    for (i, prompt) in task.prompts(3, SAMPLE_PROMPT_CHARS).iter().enumerate() {
+        let seed = seed.wrapping_add(i as u64);
+        let text = sample_rows(model, prompt, 1, len, None, seed, &specials)?;
+        let whole = text.into_iter().next().unwrap_or_default();
+        let head = tok.decode(prompt);
+        let rest = whole.strip_prefix(head.as_str()).unwrap_or(&whole);
+        out.push(format!("{head} → {rest}"));
+    }
+    Ok(out)
 }
 
 /// The text up to and including the first `end` ("." or "。"), if there is one.
@@ -303,6 +340,19 @@ pub fn sample_texts(
     stop: Option<u32>,
     seed: u64,
 ) -> Result<Vec<String>> {
+    sample_rows(model, prompt, n, len, stop, seed, &[])
+}
+
+/// [`sample_texts`], never drawing the ids in `banned` (their probability is taken as 0).
+fn sample_rows(
+    model: &Model,
+    prompt: &[u32],
+    n: usize,
+    len: usize,
+    stop: Option<u32>,
+    seed: u64,
+    banned: &[u32],
+) -> Result<Vec<String>> {
     if model.config.arch != Arch::DecoderOnly {
         return Err(Error::Input(
             "sampling text needs a decoder-only model".into(),
@@ -325,8 +375,12 @@ pub fn sample_texts(
             let logits = &trace.logits.data[(i * t + t - 1) * v..(i * t + t) * v]; // (V)
             let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0.0f32;
-            for (p, &l) in probs.iter_mut().zip(logits) {
-                *p = (l - max).exp();
+            for (c, (p, &l)) in probs.iter_mut().zip(logits).enumerate() {
+                *p = if banned.contains(&(c as u32)) {
+                    0.0
+                } else {
+                    (l - max).exp()
+                };
                 sum += *p;
             }
             let mut u = rng.random::<f32>() * sum;

@@ -48,7 +48,15 @@ impl RunFootprint {
         let spec = settings.to_spec()?;
         let task = spec.task()?;
         let cfg = spec.model_config(task.as_ref())?;
-        Ok(Self::of_config(&cfg, settings.batch as u64))
+        let mut f = Self::of_config(&cfg, settings.batch as u64);
+        if let Some(text) = &settings.text {
+            // A text run keeps its text with its record, and while it trains holds it twice
+            // (the settings, the task's source) and one id per character.
+            let bytes = text.len() as u64;
+            f.storage_bytes += bytes;
+            f.memory_bytes += 2 * bytes + 4 * text.chars().count() as u64;
+        }
+        Ok(f)
     }
 
     /// The footprint of training `cfg` on batches of `b` sequences of its longest length.

@@ -3,6 +3,8 @@
 //! models' recipes are `RunSpec`s too, and [`RunSpec::args`] writes back the exact flags,
 //! so a recipe, its command line and its checkpoint can never disagree.
 
+use std::sync::Arc;
+
 use serde::de::DeserializeOwned;
 
 use crate::config::{Arch, ModelConfig};
@@ -55,7 +57,13 @@ pub struct RunSpec {
     pub adam_eps: f32,
     /// A constant learning rate instead of the Noam schedule (`lr_factor`, `warmup`).
     pub lr_constant: Option<f32>,
+    /// Task `text`: the text to learn.
+    pub text: Option<Arc<str>>,
 }
+
+/// What [`RunSpec::args`] calls the text of a `text` run: `--text-file text.txt` (the text
+/// travels with the run, not in its flags; an exported run writes it under this name).
+pub const TEXT_FILE_NAME: &str = "text.txt";
 
 impl Default for RunSpec {
     fn default() -> Self {
@@ -89,6 +97,7 @@ impl Default for RunSpec {
             adam_beta2: AdamConfig::default().beta2,
             adam_eps: AdamConfig::default().eps,
             lr_constant: None,
+            text: None,
         }
     }
 }
@@ -138,7 +147,13 @@ impl RunSpec {
                 TASKS.join(", ")
             )));
         }
-        build(&self.task, &TaskOptions { len: self.len })
+        build(
+            &self.task,
+            &TaskOptions {
+                len: self.len,
+                text: self.text.clone(),
+            },
+        )
     }
 
     /// The model's config: the preset, fitted to the task (vocabulary, classes, a max_len
@@ -314,6 +329,9 @@ impl RunSpec {
             a.push(format!("--{flag}"));
             a.push(value);
         };
+        if self.text.is_some() {
+            push("text-file", TEXT_FILE_NAME.into());
+        }
         if let Some(p) = &self.preset {
             push("preset", p.clone());
         }

@@ -506,6 +506,7 @@ impl Session {
             loss: r.held_out_loss,
             metric: r.accuracy,
             metric_name: r.metric.to_string(),
+            samples: r.text_samples(),
         })
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::config::{Arch, ModelConfig};
 use crate::error::{Error, Result};
 use crate::protocol::{LrSettings, RunDefaults, RunSettings, TrainBackendChoice};
-use crate::tasks::{build, TaskOptions, TASKS};
+use crate::tasks::{build, TaskOptions, TASKS, TEXT_TASK};
 
 use super::recipes::{recipes, six_evaluations, Recipe};
 use super::run::{arch_name, RunSpec};
@@ -17,7 +17,7 @@ pub const MAX_STEPS: u64 = 1_000_000;
 pub const MAX_BATCH: usize = 1024;
 
 /// Tasks whose examples have a length to choose (`len`).
-const TASKS_WITH_LEN: &[&str] = &["copy", "reverse", "sort", "grammar", "zh-grammar"];
+const TASKS_WITH_LEN: &[&str] = &["copy", "reverse", "sort", "grammar", "zh-grammar", "text"];
 
 /// An input error naming the field at fault.
 pub(super) fn field_err(field: &str, why: String) -> Error {
@@ -41,7 +41,28 @@ impl RunSettings {
                 format!("unknown task '{}' (known: {})", self.task, TASKS.join(", ")),
             ));
         }
-        let task = build(&self.task, &TaskOptions::default())?;
+        if self.task == TEXT_TASK && self.text.is_none() {
+            return Err(field_err(
+                "text",
+                "task 'text' trains on a text of your own: paste or upload one".into(),
+            ));
+        }
+        if self.task != TEXT_TASK && self.text.is_some() {
+            return Err(field_err(
+                "text",
+                format!(
+                    "task '{}' makes its own examples; a text of your own is for task '{TEXT_TASK}'",
+                    self.task
+                ),
+            ));
+        }
+        let task = build(
+            &self.task,
+            &TaskOptions {
+                len: self.len,
+                text: self.text.as_deref().map(std::sync::Arc::from),
+            },
+        )?;
         if let Some(a) = self.arch {
             if a != task.arch() {
                 let spec = RunSpec {
@@ -197,6 +218,7 @@ impl RunSettings {
             adam_beta2: self.adam_beta2,
             adam_eps: self.adam_eps,
             lr_constant,
+            text: self.text.as_deref().map(std::sync::Arc::from),
         };
         // The model and optimiser must build: sizes, divisibility, limits.
         let task = spec.task()?;
@@ -244,6 +266,7 @@ impl RunSettings {
             clip: spec.clip,
             eval_every,
             backend: TrainBackendChoice::Auto,
+            text: spec.text.as_deref().map(str::to_string),
         })
     }
 
@@ -265,6 +288,10 @@ impl RunSettings {
             },
             None => RunSpec {
                 task: task.to_string(),
+                // The text task's settings do not depend on the text (only its vocabulary
+                // does, which the settings do not hold): a stand-in builds it here, and
+                // the settings go out without it.
+                text: (task == TEXT_TASK).then(|| std::sync::Arc::from(DEFAULTS_STAND_IN)),
                 ..RunSpec::default()
             },
         };
@@ -272,7 +299,8 @@ impl RunSettings {
         let eval_every = recipe
             .as_ref()
             .map_or(six_evaluations(spec.steps), Recipe::lab_eval_every);
-        let settings = RunSettings::from_spec(&spec, eval_every)?;
+        let mut settings = RunSettings::from_spec(&spec, eval_every)?;
+        settings.text = None;
         let t = spec.task()?;
         let mut notes = BTreeMap::new();
         for (field, note) in FIELD_NOTES {
@@ -309,6 +337,9 @@ impl RunSettings {
         })
     }
 }
+
+/// The text the text task's defaults are computed on (never trained on).
+const DEFAULTS_STAND_IN: &str = "A stand-in text for the defaults of the text task.";
 
 /// A command-line message ("--d-model: …") in the page's field names ("d_model: …").
 fn flag_to_field(e: Error) -> Error {
@@ -362,12 +393,13 @@ pub const FIELD_NOTES: &[(&str, &str)] = &[
     ("batch", "Examples per training step."),
     ("steps", "Training steps (one Adam update each)."),
     ("seed", "Seeds the initial weights, the order of the examples and the dropout masks."),
-    ("len", "Longest string (copy, reverse, sort) or sequence length (grammar); null: the task's own."),
+    ("len", "Longest string (copy, reverse, sort), sequence length (grammar) or window (text); null: the task's own."),
     ("adam_beta1", "Adam's decay of the running mean of gradients."),
     ("adam_beta2", "Adam's decay of the running mean of squared gradients."),
     ("adam_eps", "Added to Adam's denominator so it never divides by zero."),
     ("lr", "The learning rate: the Noam schedule (warm up linearly, then fall as 1/√step) or a constant."),
     ("clip", "Gradients whose global norm exceeds this are scaled down to it (0: never)."),
+    ("text", "Task text only: the text the model learns, one character at a time (up to 1 MiB; the last tenth is held out)."),
     ("eval_every", "Score the model on held-out examples every this many steps (0: only at the end)."),
 ];
 
@@ -386,7 +418,11 @@ mod tests {
     #[test]
     fn settings_round_trip_through_the_command_line_form() {
         for task in TASKS {
-            let d = RunSettings::defaults(task).unwrap();
+            let mut d = RunSettings::defaults(task).unwrap();
+            if *task == TEXT_TASK {
+                assert_eq!(d.settings.text, None);
+                d.settings.text = Some("abcabd abc abd, a text to learn.".into());
+            }
             let spec = d.settings.to_spec().unwrap();
             let back = RunSettings::from_spec(&spec, d.settings.eval_every).unwrap();
             assert_eq!(back, d.settings, "{task}");

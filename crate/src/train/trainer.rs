@@ -356,7 +356,14 @@ mod tests {
 
     #[test]
     fn same_seed_gives_the_same_weights_and_another_seed_does_not() {
-        let task = build("copy", &TaskOptions { len: Some(3) }).unwrap();
+        let task = build(
+            "copy",
+            &TaskOptions {
+                len: Some(3),
+                ..TaskOptions::default()
+            },
+        )
+        .unwrap();
         let cfg = ModelConfig::preset("gpt-pico", task.tokenizer().vocab_size()).unwrap();
         let run = |seed| {
             let opts = TrainOptions {
@@ -377,7 +384,14 @@ mod tests {
 
     #[test]
     fn the_upcoming_steps_are_the_next_steps_and_leave_the_trainer_as_it_was() {
-        let task = build("copy", &TaskOptions { len: Some(3) }).unwrap();
+        let task = build(
+            "copy",
+            &TaskOptions {
+                len: Some(3),
+                ..TaskOptions::default()
+            },
+        )
+        .unwrap();
         let cfg = ModelConfig::preset("gpt-pico", task.tokenizer().vocab_size()).unwrap();
         let opts = TrainOptions {
             batch_size: 4,
@@ -413,7 +427,14 @@ mod tests {
 
     #[test]
     fn loss_falls_on_the_copy_task() {
-        let task = build("copy", &TaskOptions { len: Some(3) }).unwrap();
+        let task = build(
+            "copy",
+            &TaskOptions {
+                len: Some(3),
+                ..TaskOptions::default()
+            },
+        )
+        .unwrap();
         let cfg = ModelConfig::preset("gpt-pico", task.tokenizer().vocab_size()).unwrap();
         let opts = TrainOptions {
             batch_size: 16,

@@ -32,7 +32,8 @@ import { settingsForm, usedBox, type UsedModel } from '../lab-view/settings-form
 import { lockedNote, whyLocked } from '../ui/locked';
 import { panel } from '../ui/shared';
 import { download } from '../ui/export';
-import { keepLabViewState, labViewState } from '../lab-view/view-state';
+import { keepLabViewState, keepLabText, labText, labViewState } from '../lab-view/view-state';
+import { readTextFile, textBox, textProblem, textRunBox } from '../lab-view/text-input';
 
 export { MAX_LINE_POINTS, noamLr, series } from '../lab-view/plots';
 export { backendText } from '../lab-view/run-text';
@@ -107,6 +108,10 @@ export class TpLab extends LocalizedElement {
   form: Settings | null = null;
   /** The engine's defaults and notes for the form's task. */
   defaults: RunDefaults | null = null;
+  /** The text a run of task text learns (kept apart from the form: it never goes in a link). */
+  text = labText();
+  /** What the last text upload said ('' when nothing). */
+  private textNote = '';
   /** The runs, as the element last reported them. */
   runs: RunRecord[] = [];
   /** The run the buttons act on. */
@@ -273,7 +278,10 @@ export class TpLab extends LocalizedElement {
     try {
       const d = await this.host.runDefaults(task);
       this.defaults = d;
-      this.form = tidy({ ...(d.settings as unknown as Settings), ...(keep ?? {}) });
+      const { text, ...form } = { ...(d.settings as unknown as Settings), ...(keep ?? {}) };
+      // A run's text goes to the text box (a run of task text trained again keeps its text).
+      if (typeof text === 'string') this.setText(text);
+      this.form = tidy(form as Settings);
       this.error = '';
     } catch (e) {
       this.error = msg(str`Could not read the defaults of the task ${task}: ${message(e)}`);
@@ -290,6 +298,16 @@ export class TpLab extends LocalizedElement {
   private start(settings: Settings, name?: string) {
     const host = this.host;
     if (!host) return;
+    if (settings.task === 'text') {
+      // The text comes from its box, checked here so that the reason is in the page's language.
+      const problem = textProblem(this.text);
+      if (problem) {
+        this.said = '';
+        this.fail(msg(str`The run could not start: ${problem}`));
+        return;
+      }
+      settings = { ...settings, text: this.text };
+    }
     try {
       const h = host.train(settings as Partial<RunSettings>);
       this.handles.set(h.id, h);
@@ -393,7 +411,9 @@ export class TpLab extends LocalizedElement {
       this.requestUpdate();
       return;
     }
-    this.form = tidy({ ...(r.settings as unknown as Settings) });
+    const { text, ...form } = r.settings as unknown as Settings;
+    if (typeof text === 'string') this.setText(text);
+    this.form = tidy(form as Settings);
     this.from = r.id;
     this.said = '';
     void this.loadDefaults(String(r.settings.task), r.settings as unknown as Record<string, unknown>);
@@ -430,6 +450,7 @@ export class TpLab extends LocalizedElement {
 
   /** A checkpoint from a file: it becomes the page's model, or its loader says what is wrong. */
   private async importFile(file: File) {
+    if (/\.txt$/i.test(file.name) || file.type === 'text/plain') return this.pickText(file);
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const info = await this.host!.loadCheckpoint(bytes);
@@ -474,6 +495,27 @@ export class TpLab extends LocalizedElement {
     this.refresh();
   }
 
+  // ---------------------------------------------------------------- the text
+
+  private setText(text: string) {
+    this.text = text;
+    keepLabText(text);
+    this.requestUpdate();
+  }
+
+  /** A .txt file into the text box, or why it cannot be read (the box keeps what it had). */
+  private async pickText(file: File) {
+    const r = await readTextFile(file);
+    if ('error' in r) {
+      this.textNote = r.error;
+    } else {
+      this.textNote = msg(str`Read ${file.name}.`, { id: 'lab.text.read' });
+      this.setText(r.text);
+      if (this.form && this.form.task !== 'text' && !this.formLocked) void this.loadDefaults('text');
+    }
+    this.requestUpdate();
+  }
+
   // ---------------------------------------------------------------- the form
 
   private edit(key: FieldKey, v: Value) {
@@ -511,6 +553,7 @@ export class TpLab extends LocalizedElement {
     use: (r, label) => void this.use(r, label),
     exportRun: (r) => void this.exportRun(r),
     exportCsv: (r) => this.exportCsv(r),
+    exportText: (r) => download(new Blob([r.settings.text ?? ''], { type: 'text/plain;charset=utf-8' }), `${fileName(r.name)}.txt`),
   };
 
   // ---------------------------------------------------------------- render
@@ -556,6 +599,9 @@ export class TpLab extends LocalizedElement {
         locked: this.formLocked,
         edit: (key, v) => this.edit(key, v),
       })}
+      ${this.form?.task === 'text'
+        ? textBox({ text: this.text, note: this.textNote, locked: !!this.formLocked, setText: (t) => this.setText(t), pick: (f) => void this.pickText(f) })
+        : nothing}
       <div class="actions" role="group" aria-label=${msg('training controls')}>
         <button class="primary" data-action="train" @click=${() => this.trainForm()} ?disabled=${!this.form}>${msg('Train')}</button>
         <button data-action="pause" @click=${() => this.act('pause')} ?disabled=${!live || status !== 'running'}>${msg('Pause')}</button>
@@ -586,7 +632,7 @@ export class TpLab extends LocalizedElement {
               : nothing}
           </div>`
         : nothing}
-      ${healthList(sel)}
+      ${healthList(sel)} ${textRunBox(sel)}
       <div class="said" role="status">${this.said}</div>
       ${usedBox(this.used)}
       ${runPlots(shown, labels, shown.map((r) => colorOf.get(r.id)!), this.theme, this.themeKey)}

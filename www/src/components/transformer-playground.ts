@@ -225,8 +225,8 @@ export class TransformerPlayground extends PlaygroundStateApi {
     this.store = store;
     this.lab = new LabRegistry({
       trainer: () => EngineClient.trainer(),
-      useCheckpoint: (bytes, label, task) =>
-        store.useCheckpoint(bytes, label, store.manifest.find((m) => m.task === task)?.default_prompt),
+      useCheckpoint: (bytes, label, task, prompt) =>
+        store.useCheckpoint(bytes, label, prompt ?? store.manifest.find((m) => m.task === task)?.default_prompt),
       // Only the lab draws runs, and it listens for this event (redrawing at most every
       // few frames): a chunk of training must not redraw every view of the page.
       changed: () => this.dispatchEvent(new CustomEvent('tp-runs-changed', { bubbles: true, composed: true })),

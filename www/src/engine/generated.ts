@@ -797,7 +797,12 @@ eval_every: number,
 /**
  * Where the steps run (absent in older links and saved runs: `auto`).
  */
-backend: TrainBackendChoice, };
+backend: TrainBackendChoice, 
+/**
+ * Task `text` only: the text to learn (up to 1 MiB of UTF-8). It travels with the run
+ * (saved, exported), never in a link.
+ */
+text?: string, };
 
 export type FailedPass = "forward" | "generate";
 
@@ -899,7 +904,12 @@ loss: number,
 /**
  * The task's metric, in [0, 1].
  */
-metric: number, metric_name: string, };
+metric: number, metric_name: string, 
+/**
+ * Task `text`: continuations the model sampled from prompts taken from the held-out
+ * text (the prompt, then what the model wrote); empty for other tasks.
+ */
+samples: Array<string>, };
 
 export type TrainPoint = { step: number, loss: number, 
 /**

@@ -113,6 +113,7 @@ export function taskDescription(task: string, english: string): string {
       'read Chinese numerals as digits: 三百一十二 → 312, 一万零五 → 10005',
       () => msg('read Chinese numerals as digits: 三百一十二 → 312, 一万零五 → 10005', { id: 'task.zh-numerals' }),
     ],
+    text: ['continue your own text, one character at a time', () => msg('continue your own text, one character at a time', { id: 'task.text' })],
     'zh-sentiment': [
       'classify a Chinese review as positive or negative; 不 and 没 flip it',
       () => msg('classify a Chinese review as positive or negative; 不 and 没 flip it', { id: 'task.zh-sentiment' }),

@@ -81,6 +81,7 @@ export const TASKS: readonly (readonly [string, string])[] = [
   named('zh-grammar', () => msg('Chinese grammar language model')),
   named('zh-numerals', () => msg('Chinese numerals → digits')),
   named('zh-sentiment', () => msg('Chinese sentiment')),
+  named('text', () => msg('your own text (a character language model)', { id: 'lab.task.text' })),
 ];
 
 export const FIELDS: readonly FieldDef[] = [
@@ -120,7 +121,7 @@ export const FIELDS: readonly FieldDef[] = [
       return msg('length');
     },
     get help() {
-      return msg('How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models).');
+      return msg('How long the training examples are (the longest string for copy, reverse and sort; the sequence length for the grammar models; the window of characters, the model’s context, for your own text).', { id: 'lab.field.len-help' });
     },
     group: 'task',
     control: { kind: 'number', min: 1, max: 256, step: 1, integer: true, nullable: () => msg("the task's own") },

@@ -219,4 +219,40 @@ export const labStyles = css`
   input[type='file'] {
     font-size: var(--tp-text-sm);
   }
+  .text-task {
+    margin: 12px 0;
+  }
+  .text-task h3,
+  .text-samples h3 {
+    margin: 0 0 4px;
+    font-size: var(--tp-text-md, 1rem);
+  }
+  .text-task label {
+    display: block;
+    margin: 6px 0 2px;
+  }
+  .text-task textarea {
+    display: block;
+    width: 100%;
+    box-sizing: border-box;
+    min-height: 8em;
+    font: inherit;
+    color: inherit;
+    background: var(--tp-bg);
+    border: 1px solid var(--tp-line);
+    border-radius: 6px;
+    padding: 6px;
+    resize: vertical;
+  }
+  .text-samples ol {
+    margin: 4px 0;
+    padding-left: 1.5em;
+  }
+  .text-samples li {
+    white-space: pre-wrap;
+    overflow-wrap: anywhere;
+  }
+  .text-samples .prompt {
+    font-weight: 600;
+  }
 `;

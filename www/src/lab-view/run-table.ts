@@ -2,7 +2,7 @@
 // from the others', its status and final numbers, where its steps run, and the buttons
 // that act on it. The lab element holds the selection and does the actions.
 
-import { html } from 'lit';
+import { html, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import type { RunRecord } from './host';
 import type { Settings } from './fields';
@@ -40,6 +40,8 @@ export interface RunTableActions {
   use(r: RunRecord, label: string): void;
   exportRun(r: RunRecord): void;
   exportCsv(r: RunRecord): void;
+  /** A text run's text, as the .txt file `tplay train --text-file` reads. */
+  exportText(r: RunRecord): void;
 }
 
 const STATUS_WORDS: Record<string, string> = {
@@ -159,6 +161,7 @@ export function runTable(runs: readonly RunRecord[], labelOf: Map<string, string
                 <button @click=${() => on.use(r, label)} data-use ?disabled=${r.log.length === 0}>${msg('use this run')}</button>
                 <button @click=${() => on.exportRun(r)} ?disabled=${r.log.length === 0}>.safetensors</button>
                 <button @click=${() => on.exportCsv(r)} ?disabled=${r.log.length === 0}>CSV</button>
+                ${typeof r.settings.text === 'string' ? html`<button @click=${() => on.exportText(r)} data-export-text>.txt</button>` : nothing}
               </div>
             </td>
           </tr>`;

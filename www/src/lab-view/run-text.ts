@@ -19,6 +19,9 @@ export const METRIC_WORDS: Record<string, string> = {
   get grammatical() {
     return msg('grammatical sentences');
   },
+  get next_char_accuracy() {
+    return msg('next-character accuracy', { id: 'lab.metric.next-char' });
+  },
 };
 
 /**

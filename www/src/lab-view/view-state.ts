@@ -36,3 +36,23 @@ export function keepLabViewState(s: LabViewState): void {
     // no storage: the lab starts afresh next time
   }
 }
+
+const TEXT_KEY = 'tplay-lab-text';
+
+/** The lab's text box as it was left in this tab ('' when none was kept). */
+export function labText(): string {
+  try {
+    return sessionStorage.getItem(TEXT_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** Keep the text box's text for this tab (apart from the form, which is kept on every redraw; a text too large for the storage is not kept). */
+export function keepLabText(text: string): void {
+  try {
+    sessionStorage.setItem(TEXT_KEY, text);
+  } catch {
+    // no storage, or no room: the box starts empty next time
+  }
+}

@@ -12,6 +12,7 @@ import { alarmText } from './health';
 import { deviceRoom, preflight, PreflightRefusal } from './preflight';
 import type { RunStorage } from './persist';
 import { Run } from './record';
+import { heldOutPrompt } from '../lab-view/text-input';
 import type { RunProgress, RunRecord, RunStatus, RunSummary } from './types';
 import { msg, str } from '@lit/localize';
 
@@ -29,7 +30,8 @@ export interface LabHost {
   /** A fresh engine for one run (its own worker). */
   trainer(): EngineClient;
   /** Make checkpoint bytes the page's model (`task`: the run's task, whose prompt the page then shows). */
-  useCheckpoint(bytes: Uint8Array, label: string, task: string | null): Promise<ModelInfo>;
+  /** `prompt`: where the playground starts (a text run's: the opening of its held-out text); else the task's shipped prompt. */
+  useCheckpoint(bytes: Uint8Array, label: string, task: string | null, prompt?: string): Promise<ModelInfo>;
   /** The runs changed (the element dispatches tp-runs-changed). */
   changed(): void;
   /** Something could not be saved (a full quota): say so. */
@@ -131,6 +133,8 @@ function taskWord(task: string): string {
       return msg('zh-numerals', { id: 'lab.run-name.zh-numerals' });
     case 'zh-sentiment':
       return msg('zh-sentiment', { id: 'lab.run-name.zh-sentiment' });
+    case 'text':
+      return msg('text', { id: 'lab.run-name.text' });
     default:
       return task;
   }
@@ -520,7 +524,8 @@ export class LabRegistry {
 
   async useRun(id: string): Promise<ModelInfo> {
     const r = this.need(id);
-    return this.host.useCheckpoint(await this.checkpoint(id), r.name, r.settings.task);
+    const prompt = typeof r.settings.text === 'string' ? heldOutPrompt(r.settings.text) : undefined;
+    return this.host.useCheckpoint(await this.checkpoint(id), r.name, r.settings.task, prompt);
   }
 
   async renameRun(id: string, name: string): Promise<void> {

@@ -18,7 +18,7 @@ const ENUMS: Record<string, readonly string[]> = {
   score: ['scaled_dot', 'dot', 'additive'],
   backend: ['auto', 'webgpu', 'cpu'],
 };
-const TASKS = ['copy', 'reverse', 'sort', 'add', 'grammar', 'translate', 'sentiment', 'tagging', 'zh-grammar', 'zh-numerals', 'zh-sentiment'];
+const TASKS = ['copy', 'reverse', 'sort', 'add', 'grammar', 'translate', 'sentiment', 'tagging', 'zh-grammar', 'zh-numerals', 'zh-sentiment', 'text'];
 /** Whole-number fields and their ranges. */
 const INTS: Record<string, [number, number]> = {
   d_model: [1, 4096],

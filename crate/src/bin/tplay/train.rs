@@ -14,10 +14,14 @@ use tplay::{Error, Result};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The task: copy, reverse, sort, add, grammar, translate, sentiment, tagging, or in
-    /// Chinese zh-grammar, zh-numerals, zh-sentiment.
+    /// The task: copy, reverse, sort, add, grammar, translate, sentiment, tagging, in
+    /// Chinese zh-grammar, zh-numerals, zh-sentiment, or text (your own, --text-file).
     #[arg(long)]
     task: String,
+    /// Task text: the text to learn, a UTF-8 file of up to 1 MiB (the last tenth is held
+    /// out).
+    #[arg(long)]
+    text_file: Option<PathBuf>,
     /// Model preset (gpt-nano, gpt-pico, encoder-nano, seq2seq-nano); by default the
     /// nano preset of the task's architecture.
     #[arg(long)]
@@ -122,8 +126,8 @@ pub struct Args {
 
 impl Args {
     /// The run these flags describe.
-    fn spec(&self) -> RunSpec {
-        RunSpec {
+    fn spec(&self) -> Result<RunSpec> {
+        Ok(RunSpec {
             task: self.task.clone(),
             preset: self.preset.clone(),
             seed: self.seed,
@@ -153,12 +157,39 @@ impl Args {
             adam_beta2: self.adam_beta2,
             adam_eps: self.adam_eps,
             lr_constant: self.lr,
-        }
+            text: match &self.text_file {
+                Some(p) => Some(read_text(p)?.into()),
+                None => None,
+            },
+        })
     }
 }
 
+/// A text file for task text: UTF-8, at most the task's limit (checked before reading it all).
+fn read_text(path: &std::path::Path) -> Result<String> {
+    use tplay::tasks::text::MAX_TEXT_BYTES;
+    let what = |e: std::io::Error| {
+        Error::Input(format!("--text-file: cannot read {}: {e}", path.display()))
+    };
+    let size = std::fs::metadata(path).map_err(what)?.len();
+    if size > MAX_TEXT_BYTES as u64 {
+        return Err(Error::Input(format!(
+            "--text-file: {} is {size} bytes, more than the {MAX_TEXT_BYTES} bytes (1 MiB) a text may have",
+            path.display()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(what)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Input(format!(
+            "--text-file: {} is not UTF-8 text (invalid bytes at byte {}); save it as UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 pub fn run(args: Args) -> Result<()> {
-    let spec = args.spec();
+    let spec = args.spec()?;
     let task = spec.task()?;
     let cfg = spec.model_config(task.as_ref())?;
     let opts = spec.train_options()?;
