@@ -9,6 +9,19 @@ import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LocalizedElement } from '../i18n/locale';
 import type { PlaygroundStore } from '../state/store';
 import type { WeightEditor } from '../state/weights';
+import type { ModelLoader } from '../load/loader';
+import type { KeptModel } from '../load/kept';
+import type { NamedFile } from '../load/folder';
+
+/** Where `loadModel` reads a model from: files (a Hugging Face folder's, or one checkpoint), or the address of a folder. */
+export type ModelSource = { files: ArrayLike<NamedFile> } | { url: string };
+
+/** How `loadModel` loads: `keep` (default true) keeps it in the browser's storage; `onProgress` follows a download; `signal` cancels it. */
+export interface LoadModelOptions {
+  keep?: boolean;
+  onProgress?: (done: number, total: number | null) => void;
+  signal?: AbortSignal;
+}
 
 export class PlaygroundRunsApi extends LocalizedElement {
   /** The state and its orchestration (no DOM); created when the element is connected. */
@@ -119,6 +132,48 @@ export class PlaygroundRunsApi extends LocalizedElement {
   /** The label of a model that is not a shipped one (a run, an import); '' for a shipped model. */
   get customModel(): string {
     return this.store?.customModel ?? '';
+  }
+
+
+  private loader: { store: PlaygroundStore; loader: Promise<ModelLoader> } | null = null;
+  /** "Load a model"'s loader (../load/loader.ts), loaded when first needed. */
+  protected modelLoader(): Promise<ModelLoader> {
+    const store = this.needStore();
+    if (this.loader?.store !== store) this.loader = { store, loader: import('../load/loader').then((m) => new m.ModelLoader(store)) };
+    return this.loader.loader;
+  }
+  /**
+   * A model that is not a shipped one becomes the page's model: a Hugging Face GPT-2
+   * folder's files (`config.json`, `model.safetensors`, `tokenizer.json` or `vocab.json` +
+   * `merges.txt`) or one of the page's .safetensors checkpoints (`{ files }`), or the
+   * folder at an address (`{ url }`: config.json is checked, then model.safetensors'
+   * size, before it is downloaded). Refused before anything large is read when the engine
+   * or this device cannot hold it; a bad folder rejects with one sentence and the page
+   * keeps its model. Kept in the browser's storage for the next visit unless `keep: false`.
+   */
+  async loadModel(source: ModelSource, opts: LoadModelOptions = {}): Promise<ModelInfo> {
+    const loader = await this.modelLoader();
+    const o = {
+      keep: opts.keep,
+      signal: opts.signal,
+      stage: (s: { stage: string; done?: number; total?: number | null }) => {
+        if (s.stage === 'download') opts.onProgress?.(s.done ?? 0, s.total ?? null);
+      },
+    };
+    const r = 'url' in source ? await loader.fromUrl(source.url, o) : await loader.fromFiles(Array.from(source.files), o);
+    return r.info;
+  }
+  /** The models kept in this browser's storage by `loadModel` or "Load a model", the latest first. */
+  async keptModels(): Promise<KeptModel[]> {
+    return (await this.modelLoader()).kept.list();
+  }
+  /** Load a kept model again (by its `id`). */
+  async loadKeptModel(id: string): Promise<ModelInfo> {
+    return (await (await this.modelLoader()).fromKept(id)).info;
+  }
+  /** Delete a kept model from the browser's storage (the page's model stays as it is). */
+  async deleteKeptModel(id: string): Promise<void> {
+    await (await this.modelLoader()).kept.remove(id);
   }
 
   /** Test-only hooks (see PlaygroundStore). */

@@ -13,7 +13,7 @@
 import { msg, str } from '@lit/localize';
 import { EngineCrashed, type EngineClient } from '../engine/client';
 import { startErrorText } from '../engine/start-error';
-import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
+import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, HfCheck, HfFiles, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
@@ -210,7 +210,7 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
     try {
       this.connect();
-      if (this.customBytes) await this.reloadCustom(this.customBytes);
+      if (this.customBytes || this.customHf) await this.reloadCustom();
       else await this.loadModel(this.st.model, 'keep');
       this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       await this.retokenize();
@@ -498,8 +498,9 @@ export class PlaygroundStore extends StoreData {
    * leaves the input as it is.
    */
   /** A restarted engine gets the model that is not a shipped one again (a run's weights, an imported file), with the settings as they were. */
-  private async reloadCustom(bytes: Uint8Array) {
-    this.info = await this.engine.call('loadBytes', { bytes });
+  private async reloadCustom() {
+    const hf = this.customHf;
+    this.info = hf ? await this.engine.call('loadHf', { files: hf }) : await this.engine.call('loadBytes', { bytes: this.customBytes! });
     this.plan = await this.engine.call('layerPlan', {});
     this.heads = null;
     this.costReport = null;
@@ -513,6 +514,7 @@ export class PlaygroundStore extends StoreData {
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
     this.customModel = '';
     this.customBytes = null;
+    this.customHf = null;
     if (this.readyAt === null) this.showProgress({ phase: 'engine', label: msg('Running the model for the first time'), done: 0, total: null });
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
@@ -549,12 +551,7 @@ export class PlaygroundStore extends StoreData {
    * its model only once the new one has loaded. `text`: a prompt that fits the new model.
    */
   async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
-    if (isLocked(this.st, 'model')) {
-      // Other weights are another model: a link that locks the model refuses them too.
-      this.lockNote = this.words(() => refusedNote(['model']));
-      this.host.changed();
-      throw new Error(this.lockNote);
-    }
+    this.refuseOtherModel();
     if (bytes.length > MAX_CHECKPOINT_BYTES) {
       // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
       throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));
@@ -562,7 +559,49 @@ export class PlaygroundStore extends StoreData {
     // What loading it will need against what this device offers, before the bytes are copied.
     const misfit = loadMisfit(bytes.length, await deviceRoom());
     if (misfit) throw new Error(misfit);
-    const info = await this.engine.call('loadBytes', { bytes });
+    return this.useCustom(this.engine.call('loadBytes', { bytes }), label, { bytes }, text);
+  }
+
+  /**
+   * Read a Hugging Face config.json with the engine (its model type and parameter count,
+   * refused with the engine's sentence when it is bad or over the engine's limits) and
+   * check what loading it would need against this device (`modelBytes`: the size of
+   * model.safetensors where it is known), before anything large is read or fetched.
+   */
+  async checkHf(config: Uint8Array, modelBytes: number | null = null): Promise<HfCheck> {
+    this.refuseOtherModel();
+    const check = await this.call('hfCheck', { config });
+    const misfit = loadMisfit(Math.max(check.f32_bytes, modelBytes ?? 0), await deviceRoom());
+    if (misfit) throw new Error(misfit);
+    return check;
+  }
+
+  /**
+   * Make a Hugging Face GPT-2 folder the page's model, as `useCheckpoint` does a checkpoint:
+   * checked first (`checkHf`), then loaded; a bad folder rejects with the engine's sentence
+   * and the page keeps its model. The files are kept, so a restarted engine loads them again.
+   */
+  async useHfFolder(files: HfFiles, label: string, text?: string): Promise<ModelInfo> {
+    await this.checkHf(files.config, files.model.length);
+    return this.useCustom(this.engine.call('loadHf', { files }), label, { hf: files }, text);
+  }
+
+  /** A model that is not a shipped one may not replace one a link locked (a class's): say so and refuse. */
+  private refuseOtherModel(): void {
+    if (!isLocked(this.st, 'model')) return;
+    this.lockNote = this.words(() => refusedNote(['model']));
+    this.host.changed();
+    throw new Error(this.lockNote);
+  }
+
+  /**
+   * The engine is loading a model that is not a shipped one (`loading`): once it has, that
+   * model is the page's — the generation and the forward pass start again from it, the
+   * selection and the per-head settings reset, the input is tokenized again — and its
+   * files are kept (`kept`) for a restarted engine. A rejection changes nothing.
+   */
+  private async useCustom(loading: Promise<ModelInfo>, label: string, kept: { bytes?: Uint8Array; hf?: HfFiles }, text?: string): Promise<ModelInfo> {
+    const info = await loading;
     this.gen.reset();
     this.fwdVersion++;
     this.lastForward = null;
@@ -573,7 +612,8 @@ export class PlaygroundStore extends StoreData {
     this.promptNote = '';
     this.info = info;
     this.customModel = label;
-    this.customBytes = bytes;
+    this.customBytes = kept.bytes ?? null;
+    this.customHf = kept.hf ?? null;
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, batch: [], ablate: [], causal: null, mask: null, layer: 0, head: 0, site: null };
     if (text !== undefined) st.text = text;
