@@ -5,6 +5,7 @@
 //! where; a byte-level BPE expresses every text.
 
 pub mod bpe;
+pub mod trace;
 
 use std::collections::HashMap;
 

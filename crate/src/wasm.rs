@@ -21,6 +21,8 @@ use crate::protocol::{
 };
 
 #[cfg(feature = "lab")]
+mod hf;
+#[cfg(feature = "lab")]
 mod lab;
 
 type JsResult<T> = std::result::Result<T, JsValue>;
@@ -56,7 +58,7 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
 const PROTOCOL_TYPES: &str = r#"
 import type { BlockDiff, BlockDiffRequest, BlockProbe, BlockProbeRequest, CouplingRequest,
   DropoutDemo, DropoutRequest, NormCoupling, CostReport, CostRequest, EmbeddingScaleRequest, ForwardRequest, ForwardResult,
-  BackendStatus, GenerateStartRequest, GenerateStarted, ModelInput, ModelInputRequest, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
+  BackendStatus, GenerateStartRequest, HfCheck, TokenizeTrace, GenerateStarted, ModelInput, ModelInputRequest, GenerateStep, GenerateStepCompact, GenerateSteps, GenerateStepsRequest, LayerPlan, ModelInfo, NoamRequest, Parity,
   PermutationResult, Positions, PositionsRequest, RopeDemoRequest, RunDefaults, RunDefaultsRequest,
   RunSettings, Schedule, ScoreScalingRequest, Tokenized, TrainChunk, TrainChunkRequest, TrainStarted,
   ParallelRequest, ParallelTiming, ScoringRequest, ScoringComparison, WeightEdits, WeightRestoreRequest,

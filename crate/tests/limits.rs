@@ -75,7 +75,7 @@ fn fields_within_limits_that_add_up_to_too_many_parameters_are_refused() {
     });
     let e = load_err(&bytes);
     assert!(e.contains("parameter count"), "{e}");
-    assert!(e.contains("above the limit of 67108864"), "{e}");
+    assert!(e.contains("above the limit of 167772160"), "{e}");
 }
 
 #[test]

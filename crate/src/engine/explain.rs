@@ -25,7 +25,7 @@ use crate::model::ForwardOptions;
 use crate::protocol::{
     BlockDiffRequest, BlockProbeRequest, CostRequest, Dense, EmbeddingScaleRequest, F32Array,
     NoamRequest, ParallelRequest, PermutationResult, Positions, PositionsRequest, RelativeTable,
-    RopeDemoRequest, ScoreScalingRequest, ScoringRequest, Tokenized,
+    RopeDemoRequest, ScoreScalingRequest, ScoringRequest, TokenizeTrace, Tokenized,
 };
 use crate::train::schedule::{noam_curve, Schedule};
 
@@ -187,6 +187,11 @@ impl Engine {
             tokens,
             unknown: enc.unknown,
         })
+    }
+
+    /// How the loaded model's tokenizer reads `text`, step by step (the tokenizer view).
+    pub fn tokenize_trace(&self, text: &str) -> Result<TokenizeTrace> {
+        self.model()?.tokenizer.trace(text)
     }
 
     /// Parameters and FLOPs per token of every component of the loaded model rebuilt

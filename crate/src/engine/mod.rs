@@ -100,7 +100,16 @@ impl Engine {
 
     /// Load a checkpoint from its bytes; returns the model's description.
     pub fn load(&mut self, bytes: &[u8]) -> Result<ModelInfo> {
-        let model = crate::checkpoint::load(bytes)?;
+        self.install(crate::checkpoint::load(bytes)?)
+    }
+
+    /// Load a Hugging Face folder's files (`crate::hf`); returns the model's description.
+    /// A bad folder leaves the model that was loaded before.
+    pub fn load_hf(&mut self, files: &crate::hf::HfFiles) -> Result<ModelInfo> {
+        self.install(crate::hf::load(files)?)
+    }
+
+    fn install(&mut self, model: Model) -> Result<ModelInfo> {
         let info = model_info(&model);
         self.model = Some(Rc::new(model));
         self.trained = None;

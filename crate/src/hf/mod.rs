@@ -21,6 +21,7 @@ use safetensors::SafeTensors;
 use crate::error::{Error, Result};
 use crate::limits::at_most;
 use crate::model::{HeadParams, Model};
+use crate::protocol::HfCheck;
 use crate::tensor::Tensor;
 use mapping::bad;
 pub use mapping::{HfFiles, Mapping, Rule};
@@ -28,16 +29,15 @@ pub use mapping::{HfFiles, Mapping, Rule};
 /// Largest `config.json` read (GPT-2's is under 1 KiB).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
-/// Load a Hugging Face folder's files into a model.
-pub fn load(files: &HfFiles) -> Result<Model> {
+/// A folder's `config.json`: its family's mapping, checked against the limits.
+fn mapping_of(config_json: &[u8]) -> Result<(String, Mapping)> {
     at_most(
         Error::Checkpoint,
         "config.json (bytes)",
-        files.config_json.len(),
+        config_json.len(),
         MAX_CONFIG_BYTES,
     )?;
-    crate::limits::check_checkpoint_bytes(files.model_safetensors)?;
-    let config: serde_json::Value = serde_json::from_slice(files.config_json)
+    let config: serde_json::Value = serde_json::from_slice(config_json)
         .map_err(|e| bad(format!("config.json is not JSON: {e}")))?;
     let model_type = config
         .get("model_type")
@@ -52,6 +52,40 @@ pub fn load(files: &HfFiles) -> Result<Model> {
         }
     };
     mapping.config.validate()?;
+    Ok((model_type.to_string(), mapping))
+}
+
+/// What a folder's `config.json` asks for, checked against the limits: the page asks this
+/// before it fetches the weights, so a model too large is refused before its download.
+pub fn check_config(config_json: &[u8]) -> Result<HfCheck> {
+    let (model_type, mapping) = mapping_of(config_json)?;
+    let c = &mapping.config;
+    // The config's count includes the LM head's bias of `Model::init`; a family whose rules
+    // do not fill it (GPT-2's head has none) loads without it. Within MAX_PARAMS after
+    // `validate`, so both fit a usize on wasm32.
+    let head_bias = mapping.rules.iter().any(|r| r.core == "lm_head.bias");
+    let unfilled = if head_bias || c.num_classes > 0 {
+        0
+    } else {
+        c.vocab_size as u64
+    };
+    let params = c.param_count_u64() - unfilled;
+    Ok(HfCheck {
+        model_type,
+        params: usize::try_from(params).unwrap_or(usize::MAX),
+        f32_bytes: usize::try_from(params * 4).unwrap_or(usize::MAX),
+        n_layers: c.decoder_layers(),
+        n_heads: c.n_heads,
+        d_model: c.d_model,
+        vocab_size: c.vocab_size,
+        max_len: c.max_len,
+    })
+}
+
+/// Load a Hugging Face folder's files into a model.
+pub fn load(files: &HfFiles) -> Result<Model> {
+    crate::limits::check_checkpoint_bytes(files.model_safetensors)?;
+    let (_, mapping) = mapping_of(files.config_json)?;
     let tokenizer = tokenizer_files::load(files, mapping.bos, mapping.eos)?;
     if tokenizer.vocab_size() != mapping.config.vocab_size {
         return Err(bad(format!(

@@ -131,6 +131,55 @@ pub struct ModelInfo {
     pub causal_default: bool,
 }
 
+/// How the tokenizer read a text (`Tokenizer::trace`): for a byte-level BPE each piece from
+/// its bytes through every merge to its tokens; for a character or word tokenizer each
+/// token is a piece of one step.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct TokenizeTrace {
+    pub kind: TokenizerKind,
+    pub pieces: Vec<PieceTrace>,
+    /// Every id the steps name (ascending), with its vocabulary string and its bytes.
+    pub symbols: Vec<SymbolBytes>,
+}
+
+/// One piece of the text and how it became tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct PieceTrace {
+    /// The piece as written (a BPE piece keeps its leading space).
+    pub text: String,
+    /// A special token written in the text, matched whole.
+    pub special: bool,
+    /// The symbol ids before the first merge (one per byte), then after each merge; the
+    /// last step is the piece's tokens.
+    pub steps: Vec<Vec<u32>>,
+    /// The merge between step i and step i + 1: [its rank, the id it makes].
+    pub merges: Vec<(u32, u32)>,
+}
+
+/// One vocabulary entry: its id, its string as the vocabulary spells it (`Ġ` for a byte-level
+/// space) and the bytes it stands for.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct SymbolBytes {
+    pub id: u32,
+    pub token: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What a Hugging Face folder's `config.json` asks for (`hf::check_config`), known before
+/// its weights are fetched.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct HfCheck {
+    pub model_type: String,
+    pub params: usize,
+    /// The weights' size in f32, as the engine holds them.
+    pub f32_bytes: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+    pub d_model: usize,
+    pub vocab_size: usize,
+    pub max_len: usize,
+}
+
 /// Text after the tokenizer: ids, their tokens, and what had to become `<unk>`.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct Tokenized {

@@ -121,6 +121,14 @@ fn match_at(chars: &[(usize, char)], i: usize) -> usize {
     }
 }
 
+/// A stretch of text as BPE reads it: a pre-tokenized piece it merges, or a special token
+/// written in the text (its text and id).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Piece<'t> {
+    Plain(&'t str),
+    Special(&'t str, u32),
+}
+
 /// A byte-level BPE: the vocabulary's ids of the 256 byte symbols, the merges by rank, and
 /// the special tokens matched in text.
 #[derive(Clone, Debug)]
@@ -203,9 +211,10 @@ impl Bpe {
         })
     }
 
-    /// Text to ids (no special tokens are added; those written in the text are matched).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
-        let mut ids = vec![];
+    /// The text cut where special tokens stand, and each plain stretch pre-tokenized: the
+    /// pieces BPE merges one by one, in order.
+    pub fn pieces<'t>(&self, text: &'t str) -> Vec<Piece<'t>> {
+        let mut out = vec![];
         let mut rest = text;
         while !rest.is_empty() {
             // The earliest special token in the rest (the longest one at that place).
@@ -214,26 +223,50 @@ impl Bpe {
                 .iter()
                 .filter_map(|(s, id)| rest.find(s.as_str()).map(|at| (at, s.len(), *id)))
                 .min_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            let (plain, after) = match found {
-                Some((at, len, _)) => (&rest[..at], Some(&rest[at + len..])),
-                None => (rest, None),
+            let plain = match found {
+                Some((at, _, _)) => &rest[..at],
+                None => rest,
             };
-            for piece in pre_tokenize(plain) {
-                self.encode_piece(piece, &mut ids);
-            }
-            match (found, after) {
-                (Some((_, _, id)), Some(after)) => {
-                    ids.push(id);
-                    rest = after;
+            out.extend(pre_tokenize(plain).into_iter().map(Piece::Plain));
+            match found {
+                Some((at, len, id)) => {
+                    out.push(Piece::Special(&rest[at..at + len], id));
+                    rest = &rest[at + len..];
                 }
-                _ => break,
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Text to ids (no special tokens are added; those written in the text are matched).
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut ids = vec![];
+        for piece in self.pieces(text) {
+            match piece {
+                Piece::Plain(p) => ids.extend(self.merge_all(p, |_, _| {})),
+                Piece::Special(_, id) => ids.push(id),
             }
         }
         ids
     }
 
-    /// One pre-tokenized piece: its byte symbols, merged by rank.
-    fn encode_piece(&self, piece: &str, out: &mut Vec<u32>) {
+    /// One piece's merges, step by step: its symbols before any merge (one per byte), then
+    /// after each merge, with the merge that made them (its rank and the merged id).
+    pub fn trace_piece(&self, piece: &str) -> (Vec<Vec<u32>>, Vec<(u32, u32)>) {
+        let mut steps = vec![];
+        let mut merges = vec![];
+        let last = self.merge_all(piece, |syms, merge| {
+            steps.push(syms.to_vec());
+            merges.push(merge);
+        });
+        steps.push(last);
+        (steps, merges)
+    }
+
+    /// A piece's byte symbols, merged by rank until no pair merges; `before` sees the
+    /// symbols before each merge and the merge (rank, merged id).
+    fn merge_all(&self, piece: &str, mut before: impl FnMut(&[u32], (u32, u32))) -> Vec<u32> {
         let mut syms: Vec<u32> = piece.bytes().map(|b| self.byte_ids[b as usize]).collect();
         loop {
             let best = syms
@@ -241,6 +274,7 @@ impl Bpe {
                 .filter_map(|w| self.merges.get(&(w[0], w[1])).copied())
                 .min();
             let Some((rank, merged)) = best else { break };
+            before(&syms, (rank, merged));
             let mut next = Vec::with_capacity(syms.len());
             let mut i = 0;
             while i < syms.len() {
@@ -256,7 +290,7 @@ impl Bpe {
             }
             syms = next;
         }
-        out.extend(syms);
+        syms
     }
 
     /// The bytes a token stands for (a special token: its text's bytes).

@@ -143,6 +143,39 @@ export type Tokenized = { ids: Array<number>, tokens: Array<string>,
  */
 unknown: Array<[number, string]>, };
 
+export type TokenizeTrace = { kind: TokenizerKind, pieces: Array<PieceTrace>, 
+/**
+ * Every id the steps name (ascending), with its vocabulary string and its bytes.
+ */
+symbols: Array<SymbolBytes>, };
+
+export type PieceTrace = { 
+/**
+ * The piece as written (a BPE piece keeps its leading space).
+ */
+text: string, 
+/**
+ * A special token written in the text, matched whole.
+ */
+special: boolean, 
+/**
+ * The symbol ids before the first merge (one per byte), then after each merge; the
+ * last step is the piece's tokens.
+ */
+steps: Array<Array<number>>, 
+/**
+ * The merge between step i and step i + 1: [its rank, the id it makes].
+ */
+merges: Array<[number, number]>, };
+
+export type SymbolBytes = { id: number, token: string, bytes: Array<number>, };
+
+export type HfCheck = { model_type: string, params: number, 
+/**
+ * The weights' size in f32, as the engine holds them.
+ */
+f32_bytes: number, n_layers: number, n_heads: number, d_model: number, vocab_size: number, max_len: number, };
+
 export type SublayerKind = "self_attention" | "cross_attention" | "ffn";
 
 export type NormKind = "layer_norm" | "batch_norm";

@@ -11,6 +11,8 @@
 // envelopes.
 import type {
   Arch,
+  HfCheck,
+  TokenizeTrace,
   BackendStatus,
   ErrorKind,
   ModelInput,
@@ -188,12 +190,27 @@ export interface Extrapolation {
   loss: number[];
 }
 
+/** A Hugging Face folder's files as bytes: the tokenizer as tokenizer.json, or as vocab.json + merges.txt. */
+export interface HfFiles {
+  config: Uint8Array;
+  model: Uint8Array;
+  tokenizerJson?: Uint8Array;
+  vocabJson?: Uint8Array;
+  merges?: Uint8Array;
+}
+
 /** The requests, their payloads and what each answers. */
 export interface Api {
   /** The worker fetches the checkpoint at `url` and loads its bytes. */
   load: { req: { url: string }; res: ModelInfo };
   /** Load checkpoint bytes (a run's weights, an imported file); bad bytes: the loader's message, nothing changes. */
   loadBytes: { req: { bytes: Uint8Array }; res: ModelInfo };
+  /** A Hugging Face folder's config.json checked against the engine's limits, before the weights are fetched: its parameter count and shape. */
+  hfCheck: { req: { config: Uint8Array }; res: HfCheck };
+  /** Load a Hugging Face folder's files; a bad folder: the loader's message, the model loaded before stays. */
+  loadHf: { req: { files: HfFiles }; res: ModelInfo };
+  /** How the loaded model's tokenizer reads a text, step by step (bytes, merges, tokens). */
+  tokenizeTrace: { req: TokenizeRequest; res: TokenizeTrace };
   /** The settings a task's runs start from, with a line about every field. */
   runDefaults: { req: RunDefaultsRequest; res: RunDefaults };
   /** What a run with these settings will need (memory, storage, the largest GPU buffer), before it starts. */

@@ -18,7 +18,7 @@
 
 import init, { Engine as InferEngine } from '../../pkg/tplay_infer.js';
 import type { Engine as LabEngine } from '../../pkg/tplay.js';
-import type { Api, BackendInfo, BackendStatus, BackendWant, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
+import type { Api, BackendInfo, HfFiles, ModelInfo, BackendStatus, BackendWant, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -41,6 +41,7 @@ interface Session {
   /** Counts the changes of the session's model (loads and weight edits); 0: none loaded. */
   model: number;
   study: Study | null;
+  want: BackendWant;
 }
 const sessions = new Map<number, Session>();
 /** The session of the request being answered (requests are answered one at a time). */
@@ -53,6 +54,8 @@ let wasm: { memory: WebAssembly.Memory } | null = null;
 let labWasm: { memory: WebAssembly.Memory } | null = null;
 let compiled: Promise<void> | null = null;
 let backend: BackendInfo = infoOf({ kind: 'starting' });
+/** What the session last asked for (`setBackend`): a new engine of the session is put on the same. */
+let want: BackendWant = 'auto';
 
 /** The lab's training worker runs the whole engine for every request. */
 const whole = self.name === 'tplay-train';
@@ -236,7 +239,8 @@ async function bytesOf(url: string, progress = false): Promise<Uint8Array> {
   return bytes;
 }
 
-async function setBackend(want: BackendWant): Promise<BackendInfo> {
+async function setBackend(wanted: BackendWant): Promise<BackendInfo> {
+  want = wanted;
   const eng = await ready();
   const nav = self.navigator as Navigator & { gpu?: unknown };
   const gpu = want !== 'cpu';
@@ -269,6 +273,8 @@ async function recheck(eng: Engine): Promise<void> {
 async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promise<LabEngine> {
   if (whole) return eng as LabEngine;
   const m = await lab();
+  // A session running a Hugging Face folder runs the whole engine already (loadFolder).
+  if (eng instanceof m.Engine) return eng;
   study ??= { engine: new m.Engine(), model: 0, gpu: false };
   if (withModel && model !== 0 && study.model !== model) {
     study.engine.load(eng.export_model());
@@ -281,6 +287,37 @@ async function labEngine(eng: Engine, withModel: boolean, onGpu = false): Promis
     else study.engine.use_cpu();
   }
   return study.engine;
+}
+
+/**
+ * Load a Hugging Face folder. Its loader comes with the whole engine, so in the page's
+ * worker the session's engine becomes one of the whole module (on the backend the session
+ * chose) once the folder has loaded; a bad folder leaves the session as it was.
+ */
+async function loadFolder(eng: Engine, files: HfFiles): Promise<ModelInfo> {
+  const next = whole ? (eng as LabEngine) : new (await lab()).Engine();
+  let info: ModelInfo;
+  try {
+    info = next.load_hf(files.config, files.model, files.tokenizerJson, files.vocabJson, files.merges);
+  } catch (e) {
+    if (next !== eng) next.free();
+    throw e;
+  }
+  if (next !== eng) {
+    if (backend.backend === 'webgpu' || backend.status.kind === 'cpu_faster') {
+      backend = infoOf(await next.select_backend('webgpu', backend.adapter ?? undefined, want === 'auto'));
+      emit({ event: 'backend', info: backend });
+    }
+    eng.free();
+    engine = next;
+    // The study engine's model is older; the session's engine now answers the studies itself.
+    study?.engine.free();
+    study = null;
+  } else {
+    await recheck(eng);
+  }
+  model++;
+  return info;
 }
 
 /** How the worker answers each request: the core's typed results, passed on. */
@@ -299,6 +336,9 @@ const handlers: Handlers = {
     await recheck(eng);
     return info;
   },
+  hfCheck: async (eng, { config }) => (await labEngine(eng, false)).hf_check(config),
+  loadHf: (eng, { files }) => loadFolder(eng, files),
+  tokenizeTrace: async (eng, { text }) => (await labEngine(eng, true)).tokenize_trace(text),
   runDefaults: async (eng, req) => (await labEngine(eng, false)).run_defaults(req),
   runFootprint: async (eng, req) => (await labEngine(eng, false)).run_footprint(req),
   trainStart: async (eng, req) => (await labEngine(eng, false)).train_start(req),
@@ -429,14 +469,16 @@ function enter(session: number): void {
     was.backend = backend;
     was.model = model;
     was.study = study;
+    was.want = want;
   }
   let s = sessions.get(session);
-  if (!s) sessions.set(session, (s = { engine: null, backend: infoOf({ kind: 'starting' }), model: 0, study: null }));
+  if (!s) sessions.set(session, (s = { engine: null, backend: infoOf({ kind: 'starting' }), model: 0, study: null, want: 'auto' }));
   current = session;
   engine = s.engine;
   backend = s.backend;
   model = s.model;
   study = s.study;
+  want = s.want;
 }
 
 /** A session ended: its engine's memory goes back to the core. */

@@ -22,7 +22,7 @@ export const RECORD_SAVE_MS = 2_000;
 export const CHECKPOINT_SAVE_MS = 10_000;
 
 /** The checkpoint loader's size limit (crate/src/limits.rs MAX_CHECKPOINT_BYTES), checked before the bytes cross to the engine. */
-export const MAX_CHECKPOINT_BYTES = 256 * 1024 * 1024;
+export const MAX_CHECKPOINT_BYTES = 720 * 1024 * 1024;
 
 /** What the lab needs from the page. */
 export interface LabHost {
