@@ -40,7 +40,8 @@ export class TpLoadDialog extends LocalizedElement {
   /** A folder at an address, checked and waiting for the reader to download it. */
   probe: Probe | null = null;
   error = '';
-  said = '';
+  /** What the dialog says, drawn in the language of the moment (null: nothing). */
+  said: (() => unknown) | null = null;
   kept: KeptModel[] | null = null;
   dragging = false;
   private abort: AbortController | null = null;
@@ -201,7 +202,7 @@ export class TpLoadDialog extends LocalizedElement {
 
   private begin(): AbortController {
     this.error = '';
-    this.said = '';
+    this.said = null;
     this.abort = new AbortController();
     return this.abort;
   }
@@ -214,18 +215,20 @@ export class TpLoadDialog extends LocalizedElement {
   private done(r: Loaded): void {
     const i = r.info;
     const layers = i.decoder_layers + i.encoder_layers;
-    const what = msg(str`Loaded ${r.label}: ${layers} layers × ${i.n_heads} heads, d_model ${i.d_model}, ${int(i.vocab.length)} tokens, ${int(i.params)} parameters (${bytes(r.bytes)}).`, {
-      id: 'load.loaded',
-    });
-    const kept = r.kept ? msg('Kept in this browser for your next visit.', { id: 'load.kept' }) : r.keptNote;
-    this.said = `${what} ${msg('Every view now shows it.', { id: 'load.every-view' })} ${kept}`.trim();
+    this.said = () => {
+      const what = msg(html`Loaded <strong data-model-text>${r.label}</strong>: ${layers} layers × ${i.n_heads} heads, d_model ${i.d_model}, ${int(i.vocab.length)} tokens, ${int(i.params)} parameters (${bytes(r.bytes)}).`, {
+        id: 'load.loaded',
+      });
+      const kept = r.kept ? msg('Kept in this browser for your next visit.', { id: 'load.kept' }) : r.keptNote;
+      return html`${what} ${msg('Every view now shows it.', { id: 'load.every-view' })} ${kept}`;
+    };
     this.probe = null;
     void this.refreshKept();
     this.dispatchEvent(new CustomEvent('tp-model-loaded', { detail: r, bubbles: true, composed: true }));
   }
 
   private failed(e: unknown): void {
-    this.said = '';
+    this.said = null;
     this.error = errorText(e instanceof Error ? e.message : String(e));
   }
 
@@ -288,14 +291,18 @@ export class TpLoadDialog extends LocalizedElement {
   private async download(): Promise<void> {
     const p = this.probe;
     if (!p) return;
-    await this.run(async (signal) => this.done(await this.loader!.fromProbe(p, { stage: this.onStage, signal })));
+    await this.run(async (signal) => {
+      // The progress bar replaces the size and its buttons at once (before the first byte arrives).
+      this.onStage({ stage: 'download', done: 0, total: p.modelBytes });
+      this.done(await this.loader!.fromProbe(p, { stage: this.onStage, signal }));
+    });
   }
 
   private cancel(): void {
     this.abort?.abort();
     if (!this.stage) {
       this.probe = null;
-      this.said = msg('Cancelled: nothing was changed.', { id: 'load.cancelled' });
+      this.said = () => msg('Cancelled: nothing was changed.', { id: 'load.cancelled' });
     }
   }
 
@@ -307,7 +314,7 @@ export class TpLoadDialog extends LocalizedElement {
   private async deleteKept(m: KeptModel): Promise<void> {
     try {
       await this.loader!.kept.remove(m.id);
-      this.said = msg(str`Deleted ${m.label} from this browser’s storage.`, { id: 'load.deleted' });
+      this.said = () => msg(html`Deleted <strong data-model-text>${m.label}</strong> from this browser’s storage.`, { id: 'load.deleted' });
     } catch (e) {
       this.failed(e);
     }
@@ -371,7 +378,7 @@ export class TpLoadDialog extends LocalizedElement {
             ${list.map(
               (m) => html`<li data-kept-id=${m.id} data-kept-label=${m.label}>
                 <span class="what"
-                  ><strong>${m.label}</strong>
+                  ><strong data-model-text>${m.label}</strong>
                   <small>${msg(str`${m.layers} layers × ${m.heads} heads, d_model ${m.d_model}, ${int(m.vocab)} tokens · ${bytes(m.bytes)} · kept ${new Date(m.saved_at).toISOString().slice(0, 10)}`, { id: 'load.kept-line' })}</small></span
                 >
                 <button data-kept-load ?disabled=${!!this.stage} @click=${() => void this.loadKept(m)} aria-label=${msg(str`Load ${m.label}`, { id: 'load.kept-load-label' })}>
@@ -424,7 +431,7 @@ export class TpLoadDialog extends LocalizedElement {
         <button type="submit" data-load-check ?disabled=${busy || !!this.locked}>${msg('Check its size', { id: 'load.check' })}</button>
       </form>
       ${this.probeBox()} ${this.busy()}
-      <p class="said" role="status" data-load-said>${this.said}</p>
+      <p class="said" role="status" data-load-said>${this.said?.() ?? nothing}</p>
       ${this.error ? html`<p class="alert" role="alert" data-load-error>${this.error}</p>` : nothing} ${this.keptList()}
       <div class="row end">
         <button data-load-close @click=${() => this.close()}>${msg('Close', { id: 'load.close' })}</button>
