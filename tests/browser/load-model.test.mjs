@@ -14,7 +14,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENGLISH_ALLOWED, englishLeft, launch, open, root, serve, shot } from './harness.mjs';
+import { ENGLISH_ALLOWED, dist, englishLeft, launch, open, root, serve, shot } from './harness.mjs';
 
 const FIX = join(root, 'tests/fixtures/gpt2');
 const require = createRequire(join(root, 'www/package.json'));
@@ -214,6 +214,24 @@ test('the untied and the kept-head folders load by the scripting API and generat
   }
 });
 
+test('the picker takes a whole folder (its name is the label) and one of the pageâ€™s own checkpoints', async () => {
+  await page.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
+  await page.locator(`${D} [data-load-folder]`).setInputFiles(join(FIX, 'prefix_untied'));
+  let r = await outcome();
+  assert.equal(r.error, '');
+  assert.equal((await modelNow()).label, 'prefix_untied', 'the folderâ€™s name, from the picked paths');
+  const reverse = join(dist, 'models/reverse.safetensors');
+  await page.locator(`${D} [data-load-files]`).setInputFiles(reverse);
+  r = await outcome();
+  assert.equal(r.error, '');
+  const m = await modelNow();
+  assert.equal(m.label, 'reverse.safetensors');
+  const shipped = await page.evaluate(() => document.querySelector('transformer-playground').manifest.find((e) => e.file === 'reverse.safetensors'));
+  assert.ok(shipped, 'reverse.safetensors is a shipped model');
+  assert.ok(m.vocab < 100, 'a character-level toy, not the GPT-2 folder');
+  await closeDialog();
+});
+
 /** What must not change when a load is refused: the model, its label, the kept list. */
 async function unchanged() {
   return page.evaluate(async () => {
@@ -225,7 +243,7 @@ async function unchanged() {
 test('hostile folders are refused with one clear sentence; the model and the kept list stay', async () => {
   await page.evaluate((base) => document.querySelector('transformer-playground').loadModel({ url: base }), `${server.url}gpt2/prefix_tied/`);
   const was = await unchanged();
-  assert.deepEqual(was.kept, ['bare_tied', 'gpt2', 'prefix_tied']);
+  assert.deepEqual(was.kept, ['bare_tied', 'gpt2', 'prefix_tied', 'prefix_untied', 'reverse.safetensors']);
   await page.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
   const byUrl = async (name) => {
     const from = server.requests.length;
@@ -315,7 +333,7 @@ test('after a reload the kept models are listed and load again from the browserâ
   await page.reload();
   await page.evaluate(() => document.querySelector('transformer-playground').ready);
   await page.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
-  await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-load-dialog')?.shadowRoot.querySelectorAll('[data-kept-id]').length === 3);
+  await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-load-dialog')?.shadowRoot.querySelectorAll('[data-kept-id]').length === 5);
   const t0 = Date.now();
   await page.locator(`${D} [data-kept-label="bare_tied"] [data-kept-load]`).click();
   const r = await outcome();
@@ -328,7 +346,7 @@ test('after a reload the kept models are listed and load again from the browserâ
   // Delete one: the list says so and the page's model stays.
   await page.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
   await page.locator(`${D} [data-kept-label="gpt2"] [data-kept-delete]`).click();
-  await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-load-dialog').shadowRoot.querySelectorAll('[data-kept-id]').length === 2);
+  await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-load-dialog').shadowRoot.querySelectorAll('[data-kept-id]').length === 4);
   assert.equal((await modelNow()).label, 'bare_tied');
   await closeDialog();
 });

@@ -7,6 +7,7 @@ import type { ModelInfo, RunDefaults, RunFootprint, RunSettings } from '../engin
 import type { LabRegistry, RunHandle, RunRecord } from '../lab/registry';
 import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LocalizedElement } from '../i18n/locale';
+import { deviceRoom } from '../lab/preflight';
 import type { PlaygroundStore } from '../state/store';
 import type { WeightEditor } from '../state/weights';
 import type { ModelLoader } from '../load/loader';
@@ -136,10 +137,10 @@ export class PlaygroundRunsApi extends LocalizedElement {
 
 
   private loader: { store: PlaygroundStore; loader: Promise<ModelLoader> } | null = null;
-  /** "Load a model"'s loader (../load/loader.ts), loaded when first needed. */
+  /** "Load a model"'s loader (../load/loader.ts), loaded with its dialog when first needed. */
   protected modelLoader(): Promise<ModelLoader> {
     const store = this.needStore();
-    if (this.loader?.store !== store) this.loader = { store, loader: import('../load/loader').then((m) => new m.ModelLoader(store)) };
+    if (this.loader?.store !== store) this.loader = { store, loader: import('./tp-load-dialog').then((m) => new m.ModelLoader(store, deviceRoom)) };
     return this.loader.loader;
   }
   /**

@@ -10,15 +10,15 @@
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
-import { errorText } from '../i18n/engine-text';
 import { panel } from '../ui/shared';
 import { bytes, int } from '../ui/format';
 import { FAMILY } from '../load/folder';
 import type { ModelLoader, Stage, Loaded } from '../load/loader';
+
+// The loader comes with the dialog: one chunk, loaded when either is first needed.
+export { ModelLoader } from '../load/loader';
 import type { NamedFile, Probe } from '../load/folder';
 import type { KeptModel } from '../load/kept';
-import { droppedFiles } from '../load/drop';
-import './tp-progress';
 
 export class TpLoadDialog extends LocalizedElement {
   static properties = {
@@ -33,6 +33,8 @@ export class TpLoadDialog extends LocalizedElement {
   };
 
   loader: ModelLoader | null = null;
+  /** An error's text in the page's language (the playground gives its `errorText`: ../i18n/engine-text.ts). */
+  explain: (text: string) => string = (t) => t;
   /** Why the page's model may not change (a class's link locked it); '' when it may. */
   locked = '';
   /** The step under way (null: none). */
@@ -229,7 +231,7 @@ export class TpLoadDialog extends LocalizedElement {
 
   private failed(e: unknown): void {
     this.said = null;
-    this.error = errorText(e instanceof Error ? e.message : String(e));
+    this.error = this.explain(e instanceof Error ? e.message : String(e));
   }
 
   private async run(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
@@ -266,12 +268,9 @@ export class TpLoadDialog extends LocalizedElement {
     this.dragging = over;
   }
 
-  private async onDrop(e: DragEvent): Promise<void> {
-    const dt = e.dataTransfer;
-    if (!dt?.types.includes('Files')) return;
-    e.preventDefault();
-    this.dragging = false;
-    await this.loadFiles(await droppedFiles(dt));
+  /** A drop here goes on to the playground, which reads its files (a dropped folder's too) and hands them to `show`. */
+  private onDrop(e: DragEvent): void {
+    if (e.dataTransfer?.types.includes('Files')) this.dragging = false;
   }
 
   private async check(e: Event): Promise<void> {
@@ -411,7 +410,7 @@ export class TpLoadDialog extends LocalizedElement {
         @dragenter=${(e: DragEvent) => this.onDrag(e, true)}
         @dragover=${(e: DragEvent) => this.onDrag(e, true)}
         @dragleave=${(e: DragEvent) => this.onDrag(e, false)}
-        @drop=${(e: DragEvent) => void this.onDrop(e)}
+        @drop=${(e: DragEvent) => this.onDrop(e)}
       >
         <p>${msg('Drop the files or their folder here, or', { id: 'load.drop' })}</p>
         <button data-load-pick ?disabled=${busy || !!this.locked} @click=${() => this.renderRoot.querySelector<HTMLInputElement>('[data-load-files]')?.click()}>

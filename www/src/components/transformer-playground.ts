@@ -565,16 +565,17 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   // ---------------------------------------------------------------- load a model
 
-  /** Open "Load a model" (../load/, loaded when first opened); `files`: loaded at once (a drop's). Scripting API. */
+  /** Open "Load a model" (./tp-load-dialog.ts and ../load/, loaded when first opened); `files`: loaded at once (a drop's). Scripting API. */
   async openModelLoader(files?: readonly NamedFile[]): Promise<void> {
     const s = this.needStore();
-    const [, loader] = await Promise.all([import('./tp-load-dialog'), this.modelLoader()]);
+    const loader = await this.modelLoader();
     let d = this.renderRoot.querySelector<TpLoadDialog>('tp-load-dialog');
     if (!d) {
       d = document.createElement('tp-load-dialog') as TpLoadDialog;
       this.renderRoot.append(d);
     }
     d.loader = loader;
+    d.explain = errorText;
     d.locked = isLocked(s.st, 'model') ? withLang(this.language, () => refusedNote(['model'])) : '';
     await d.show(files);
   }

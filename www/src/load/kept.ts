@@ -1,10 +1,11 @@
-// Models a learner loaded, kept in the browser's storage (IndexedDB, through idb-keyval)
-// for the next visit: a description of each under `meta:<id>` and its files under
-// `files:<id>`, written together in one transaction. Every failure (the quota above all)
-// is thrown to the caller, which says that the model was loaded but not kept.
+// Models a learner loaded, kept in the browser's storage (IndexedDB database
+// `tplay-models`, object store `models`) for the next visit: a description of each under
+// `meta:<id>` and its files under `files:<id>`, written together in one transaction. Every
+// failure (the quota above all) is thrown to the caller, which says that the model was
+// loaded but not kept. (IndexedDB is used directly: the few calls here do not need a
+// library, and this module is loaded only with "Load a model".)
 
 import { msg } from '@lit/localize';
-import { createStore, delMany, entries, get, setMany, type UseStore } from 'idb-keyval';
 import type { HfFiles } from '../engine/protocol';
 
 /** A kept model, as the list shows it. */
@@ -42,46 +43,68 @@ function isMeta(v: unknown): v is KeptModel {
   return !!m && typeof m.id === 'string' && typeof m.label === 'string' && (m.kind === 'hf' || m.kind === 'checkpoint') && typeof m.bytes === 'number';
 }
 
-export class KeptModels {
-  private store: UseStore | null = null;
+/** A request's result, or its error. */
+function done<T>(r: IDBRequest<T>): Promise<T> {
+  return new Promise((ok, no) => {
+    r.onsuccess = () => ok(r.result);
+    r.onerror = () => no(r.error);
+  });
+}
 
-  private db(): UseStore {
-    if (!this.store) {
-      if (typeof indexedDB === 'undefined') throw new Error(msg('this browser has no IndexedDB', { id: 'load.no-idb' }));
-      this.store = createStore('tplay-models', 'models');
+export class KeptModels {
+  private opened: Promise<IDBDatabase> | null = null;
+
+  private db(): Promise<IDBDatabase> {
+    if (!this.opened) {
+      if (typeof indexedDB === 'undefined') return Promise.reject(new Error(msg('this browser has no IndexedDB', { id: 'load.no-idb' })));
+      const r = indexedDB.open('tplay-models', 1);
+      r.onupgradeneeded = () => r.result.createObjectStore('models');
+      this.opened = done(r);
+      // A failure to open is not kept: the next call tries again.
+      this.opened.catch(() => (this.opened = null));
     }
-    return this.store;
+    return this.opened;
+  }
+
+  /** Run `work` on the object store in one transaction; settles when the transaction has committed. */
+  private async tx<T>(mode: IDBTransactionMode, work: (s: IDBObjectStore) => IDBRequest<T> | void): Promise<T | undefined> {
+    const t = (await this.db()).transaction('models', mode);
+    const r = work(t.objectStore('models'));
+    await new Promise<void>((ok, no) => {
+      t.oncomplete = () => ok();
+      t.onerror = t.onabort = () => no(t.error ?? new Error('IndexedDB transaction aborted'));
+    });
+    return r ? r.result : undefined;
   }
 
   /** The kept models, the latest first. */
   async list(): Promise<KeptModel[]> {
-    const out: KeptModel[] = [];
-    for (const [k, v] of await entries<string, unknown>(this.db())) if (typeof k === 'string' && k.startsWith('meta:') && isMeta(v)) out.push(v);
-    return out.sort((a, b) => b.saved_at - a.saved_at);
+    const all = (await this.tx('readonly', (s) => s.getAll(IDBKeyRange.bound('meta:', 'meta:\uffff')))) ?? [];
+    return (all as unknown[]).filter(isMeta).sort((a, b) => b.saved_at - a.saved_at);
   }
 
   /** Keep a model (one already kept under the same name, kind and size is replaced). */
   async keep(meta: Omit<KeptModel, 'id' | 'saved_at' | 'bytes'>, files: KeptFiles): Promise<KeptModel> {
     const size = filesBytes(files);
     const same = (await this.list()).find((m) => m.label === meta.label && m.kind === meta.kind && m.bytes === size);
-    const id = same?.id ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const id = same?.id ?? `${Date.now().toString(36)}-${Array.from(crypto.getRandomValues(new Uint8Array(3)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
     const m: KeptModel = { ...meta, id, bytes: size, saved_at: Date.now() };
-    await setMany(
-      [
-        [`meta:${id}`, m],
-        [`files:${id}`, files],
-      ],
-      this.db(),
-    );
+    await this.tx('readwrite', (s) => {
+      s.put(m, `meta:${id}`);
+      s.put(files, `files:${id}`);
+    });
     return m;
   }
 
   /** A kept model's files (undefined when there is none by that id). */
   async files(id: string): Promise<KeptFiles | undefined> {
-    return get<KeptFiles>(`files:${id}`, this.db());
+    return (await this.tx('readonly', (s) => s.get(`files:${id}`))) as KeptFiles | undefined;
   }
 
   async remove(id: string): Promise<void> {
-    await delMany([`meta:${id}`, `files:${id}`], this.db());
+    await this.tx('readwrite', (s) => {
+      s.delete(`meta:${id}`);
+      s.delete(`files:${id}`);
+    });
   }
 }

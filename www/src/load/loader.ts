@@ -7,7 +7,7 @@
 
 import { msg, str } from '@lit/localize';
 import type { HfCheck, HfFiles, ModelInfo } from '../engine/protocol';
-import { deviceRoom } from '../lab/preflight';
+import type { DeviceRoom } from '../lab/preflight';
 import { bytes } from '../ui/format';
 import { CONFIG_MAX_BYTES, downloadModel, folderLabel, folderUrl, probeFolder, readSmall, readTokenizer, sortPicked, type NamedFile, type Probe } from './folder';
 import { KeptModels, filesBytes, type KeptFiles, type KeptModel } from './kept';
@@ -49,16 +49,21 @@ export interface LoadOptions {
   signal?: AbortSignal;
 }
 
-/** What model.safetensors may hold to be downloaded here: what this device can load (the pre-flight's rule, about three times the file). */
-async function downloadCeiling(): Promise<number> {
-  return Math.floor((await deviceRoom()).memory / 3);
-}
-
 export class ModelLoader {
+  /**
+   * `room`: this device's room, as the pre-flight reads it (../lab/preflight.ts
+   * `deviceRoom`; the page gives it, so this module, loaded later, shares the page's copy).
+   */
   constructor(
     private readonly target: LoadTarget,
+    private readonly room: () => Promise<DeviceRoom>,
     readonly kept: KeptModels = new KeptModels(),
   ) {}
+
+  /** What model.safetensors may hold to be downloaded here: what this device can load (the pre-flight's rule, about three times the file). */
+  private async downloadCeiling(): Promise<number> {
+    return Math.floor((await this.room()).memory / 3);
+  }
 
   /** Files picked, dropped or given: a Hugging Face folder or one checkpoint. */
   async fromFiles(given: readonly NamedFile[], opts: LoadOptions = {}): Promise<Loaded> {
@@ -104,7 +109,7 @@ export class ModelLoader {
 
   /** Download a checked folder's model.safetensors and load the folder. */
   async fromProbe(p: Probe, opts: LoadOptions = {}): Promise<Loaded> {
-    const files = await downloadModel(p, await downloadCeiling(), (done, total) => opts.stage?.({ stage: 'download', done, total }), opts.signal);
+    const files = await downloadModel(p, await this.downloadCeiling(), (done, total) => opts.stage?.({ stage: 'download', done, total }), opts.signal);
     const t0 = performance.now();
     opts.stage?.({ stage: 'engine' });
     const label = folderLabel(p.base);
@@ -135,7 +140,7 @@ export class ModelLoader {
     const out: Loaded = { info, label, kind: files.kind, bytes: size, ms, kept: null, keptNote: '' };
     if (opts.keep === false) return out;
     opts.stage?.({ stage: 'keep' });
-    const room = (await deviceRoom()).storage;
+    const room = (await this.room()).storage;
     if (room !== null && size > room) {
       out.keptNote = msg(str`It was not kept for the next visit: it takes ${bytes(size)}, and the browser’s storage has ${bytes(room)} left.`, { id: 'load.no-room' });
       return out;
