@@ -343,6 +343,18 @@ test('after a reload the kept models are listed and load again from the browserâ
   assert.equal(m.label, 'bare_tied');
   await closeDialog();
   await sameAsTransformers('bare_tied');
+  // An engine that dies is restarted with the same folder (the store keeps its files).
+  await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    const was = el.engineRestarts;
+    await el.testOnlyCrashEngine('trap');
+    const t0 = performance.now();
+    while ((el.engineRestarts === was || !el.lastForward) && performance.now() - t0 < 30000) await new Promise((ok) => setTimeout(ok, 50));
+  });
+  const again = await modelNow();
+  assert.deepEqual([again.label, again.vocab, again.heads], ['bare_tied', m.vocab, m.heads], 'the restarted engine holds the same folder');
+  await sameAsTransformers('bare_tied');
+  await page.evaluate(() => document.querySelector('transformer-playground').store.dismissEngineNote());
   // Delete one: the list says so and the page's model stays.
   await page.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
   await page.locator(`${D} [data-kept-label="gpt2"] [data-kept-delete]`).click();
