@@ -380,12 +380,14 @@ export class TpLoadDialog extends LocalizedElement {
                   ><strong data-model-text>${m.label}</strong>
                   <small>${msg(str`${m.layers} layers × ${m.heads} heads, d_model ${m.d_model}, ${int(m.vocab)} tokens · ${bytes(m.bytes)} · kept ${new Date(m.saved_at).toISOString().slice(0, 10)}`, { id: 'load.kept-line' })}</small></span
                 >
-                <button data-kept-load ?disabled=${!!this.stage} @click=${() => void this.loadKept(m)} aria-label=${msg(str`Load ${m.label}`, { id: 'load.kept-load-label' })}>
-                  ${msg('Load', { id: 'load.kept-load' })}
-                </button>
-                <button data-kept-delete ?disabled=${!!this.stage} @click=${() => void this.deleteKept(m)} aria-label=${msg(str`Delete ${m.label}`, { id: 'load.kept-delete-label' })}>
-                  ${msg('Delete', { id: 'load.kept-delete' })}
-                </button>
+                <span class="row">
+                  <button data-kept-load ?disabled=${!!this.stage} @click=${() => void this.loadKept(m)} aria-label=${msg(str`Load ${m.label}`, { id: 'load.kept-load-label' })}>
+                    ${msg('Load', { id: 'load.kept-load' })}
+                  </button>
+                  <button data-kept-delete ?disabled=${!!this.stage} @click=${() => void this.deleteKept(m)} aria-label=${msg(str`Delete ${m.label}`, { id: 'load.kept-delete-label' })}>
+                    ${msg('Delete', { id: 'load.kept-delete' })}
+                  </button>
+                </span>
               </li>`,
             )}
           </ul>`
