@@ -13,6 +13,10 @@ import type { WeightEditor } from '../state/weights';
 import type { ModelLoader } from '../load/loader';
 import type { KeptModel } from '../load/kept';
 import type { NamedFile } from '../load/folder';
+import type { TpLoadDialog } from './tp-load-dialog';
+import { droppedFiles } from '../load/drop';
+import { errorText } from '../i18n/engine-text';
+import { isLocked, refusedNote } from '../state/locks';
 
 /** Where `loadModel` reads a model from: files (a Hugging Face folder's, or one checkpoint), or the address of a folder. */
 export type ModelSource = { files: ArrayLike<NamedFile> } | { url: string };
@@ -176,6 +180,47 @@ export class PlaygroundRunsApi extends LocalizedElement {
   async deleteKeptModel(id: string): Promise<void> {
     await (await this.modelLoader()).kept.remove(id);
   }
+
+  /** Open "Load a model" (./tp-load-dialog.ts with ../load/, loaded when first opened); `files`: loaded at once (a drop's). */
+  async openModelLoader(files?: readonly NamedFile[]): Promise<void> {
+    const s = this.needStore();
+    const loader = await this.modelLoader();
+    let d = this.renderRoot.querySelector<TpLoadDialog>('tp-load-dialog');
+    if (!d) {
+      d = document.createElement('tp-load-dialog') as TpLoadDialog;
+      this.renderRoot.append(d);
+    }
+    d.loader = loader;
+    d.explain = errorText;
+    // Drawn by the dialog, in its language: why the model may not change here ('' when it may).
+    d.refusal = () => (isLocked(s.st, 'model') ? refusedNote(['model']) : '');
+    await d.show(files);
+  }
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.addEventListener('dragover', this.onDragOver);
+    this.addEventListener('drop', this.onDrop);
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.removeEventListener('dragover', this.onDragOver);
+    this.removeEventListener('drop', this.onDrop);
+  }
+
+  /** Files dragged over the playground may be dropped on it (a view that takes drops itself, the lab's, handles its own). */
+  private onDragOver = (e: DragEvent) => {
+    if (!e.defaultPrevented && e.dataTransfer?.types.includes('Files') && this.store?.st.chrome !== 'none') e.preventDefault();
+  };
+
+  /** Files dropped on the playground (the dialog's drop zone included) open "Load a model" with them. */
+  private onDrop = (e: DragEvent) => {
+    const dt = e.dataTransfer;
+    if (e.defaultPrevented || !dt?.types.includes('Files') || !this.store || this.store.st.chrome === 'none') return;
+    e.preventDefault();
+    void droppedFiles(dt).then((files) => this.openModelLoader(files));
+  };
 
   /** Test-only hooks (see PlaygroundStore). */
   testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {

@@ -23,7 +23,7 @@ import type { KeptModel } from '../load/kept';
 export class TpLoadDialog extends LocalizedElement {
   static properties = {
     loader: { attribute: false },
-    locked: { attribute: false },
+    refusal: { attribute: false },
     stage: { state: true },
     probe: { state: true },
     error: { state: true },
@@ -35,8 +35,8 @@ export class TpLoadDialog extends LocalizedElement {
   loader: ModelLoader | null = null;
   /** An error's text in the page's language (the playground gives its `errorText`: ../i18n/engine-text.ts). */
   explain: (text: string) => string = (t) => t;
-  /** Why the page's model may not change (a class's link locked it); '' when it may. */
-  locked = '';
+  /** Why the page's model may not change (a class's link locked it), in the language of the moment; '' when it may. */
+  refusal: () => string = () => '';
   /** The step under way (null: none). */
   stage: (Stage & { since: number }) | null = null;
   /** A folder at an address, checked and waiting for the reader to download it. */
@@ -235,8 +235,9 @@ export class TpLoadDialog extends LocalizedElement {
   }
 
   private async run(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
-    if (this.locked) {
-      this.error = this.locked;
+    const refused = this.refusal();
+    if (refused) {
+      this.error = refused;
       return;
     }
     const ctl = this.begin();
@@ -396,6 +397,7 @@ export class TpLoadDialog extends LocalizedElement {
 
   render() {
     const busy = !!this.stage;
+    const locked = this.refusal();
     return html`<dialog aria-labelledby="load-h" data-load-dialog>
       <h2 id="load-h">${msg('Load a model', { id: 'load.heading' })}</h2>
       <p class="hint">
@@ -404,7 +406,7 @@ export class TpLoadDialog extends LocalizedElement {
           { id: 'load.hint' },
         )}
       </p>
-      ${this.locked ? html`<p class="alert" data-load-locked>${this.locked}</p>` : nothing}
+      ${locked ? html`<p class="alert" data-load-locked>${locked}</p>` : nothing}
       <div
         class="drop"
         data-load-drop
@@ -415,10 +417,10 @@ export class TpLoadDialog extends LocalizedElement {
         @drop=${(e: DragEvent) => this.onDrop(e)}
       >
         <p>${msg('Drop the files or their folder here, or', { id: 'load.drop' })}</p>
-        <button data-load-pick ?disabled=${busy || !!this.locked} @click=${() => this.renderRoot.querySelector<HTMLInputElement>('[data-load-files]')?.click()}>
+        <button data-load-pick ?disabled=${busy || !!locked} @click=${() => this.renderRoot.querySelector<HTMLInputElement>('[data-load-files]')?.click()}>
           ${msg('Choose files…', { id: 'load.pick-files' })}
         </button>
-        <button data-load-pick-folder ?disabled=${busy || !!this.locked} @click=${() => this.renderRoot.querySelector<HTMLInputElement>('[data-load-folder]')?.click()}>
+        <button data-load-pick-folder ?disabled=${busy || !!locked} @click=${() => this.renderRoot.querySelector<HTMLInputElement>('[data-load-folder]')?.click()}>
           ${msg('Choose a folder…', { id: 'load.pick-folder' })}
         </button>
         <input type="file" multiple hidden data-load-files accept=".json,.safetensors,.txt" @change=${(e: Event) => this.onPicked(e)} />
@@ -427,9 +429,9 @@ export class TpLoadDialog extends LocalizedElement {
       <form @submit=${(e: Event) => void this.check(e)}>
         <label
           >${msg('Or the address of a folder (its files are fetched from there)', { id: 'load.url-label' })}
-          <input type="url" data-load-url inputmode="url" autocomplete="url" spellcheck="false" placeholder="https://…/gpt2/" ?disabled=${busy || !!this.locked}
+          <input type="url" data-load-url inputmode="url" autocomplete="url" spellcheck="false" placeholder="https://…/gpt2/" ?disabled=${busy || !!locked}
         /></label>
-        <button type="submit" data-load-check ?disabled=${busy || !!this.locked}>${msg('Check its size', { id: 'load.check' })}</button>
+        <button type="submit" data-load-check ?disabled=${busy || !!locked}>${msg('Check its size', { id: 'load.check' })}</button>
       </form>
       ${this.probeBox()} ${this.busy()}
       <p class="said" role="status" data-load-said>${this.said?.() ?? nothing}</p>

@@ -44,10 +44,7 @@ import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import './tp-embed-dialog';
 import type { TpEmbedDialog } from './tp-embed-dialog';
-import type { TpLoadDialog } from './tp-load-dialog';
-import { droppedFiles } from '../load/drop';
-import type { NamedFile } from '../load/folder';
-import { isLocked, refusedNote } from '../state/locks';
+import { isLocked } from '../state/locks';
 import { applyAlone, partsOf } from '../views/alone';
 import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
@@ -248,8 +245,6 @@ export class TransformerPlayground extends PlaygroundStateApi {
     if (!this.noHash) window.addEventListener('hashchange', this.onHash);
     document.addEventListener('fullscreenchange', this.onFullscreen);
     for (const type of INPUTS) this.addEventListener(type, this.onInput, { capture: true, passive: true });
-    this.addEventListener('dragover', this.onDragOver);
-    this.addEventListener('drop', this.onDrop);
     this.startWhenNear(store);
   }
 
@@ -333,8 +328,6 @@ export class TransformerPlayground extends PlaygroundStateApi {
     window.removeEventListener('hashchange', this.onHash);
     document.removeEventListener('fullscreenchange', this.onFullscreen);
     for (const type of INPUTS) this.removeEventListener(type, this.onInput, { capture: true });
-    this.removeEventListener('dragover', this.onDragOver);
-    this.removeEventListener('drop', this.onDrop);
     this.store?.stop();
     this.lab?.close();
   }
@@ -562,36 +555,6 @@ export class TransformerPlayground extends PlaygroundStateApi {
     if (action === 'embed') return void this.embed(v);
     reply(action === 'link' ? await this.copyLink(v) : await this.save(v, action));
   }
-
-  // ---------------------------------------------------------------- load a model
-
-  /** Open "Load a model" (./tp-load-dialog.ts and ../load/, loaded when first opened); `files`: loaded at once (a drop's). Scripting API. */
-  async openModelLoader(files?: readonly NamedFile[]): Promise<void> {
-    const s = this.needStore();
-    const loader = await this.modelLoader();
-    let d = this.renderRoot.querySelector<TpLoadDialog>('tp-load-dialog');
-    if (!d) {
-      d = document.createElement('tp-load-dialog') as TpLoadDialog;
-      this.renderRoot.append(d);
-    }
-    d.loader = loader;
-    d.explain = errorText;
-    d.locked = isLocked(s.st, 'model') ? withLang(this.language, () => refusedNote(['model'])) : '';
-    await d.show(files);
-  }
-
-  /** Files dragged over the playground may be dropped on it (a view that takes drops itself, the lab's, handles its own). */
-  private onDragOver = (e: DragEvent) => {
-    if (!e.defaultPrevented && e.dataTransfer?.types.includes('Files') && this.store?.st.chrome !== 'none') e.preventDefault();
-  };
-
-  /** Files dropped on the playground open "Load a model" with them. */
-  private onDrop = (e: DragEvent) => {
-    const dt = e.dataTransfer;
-    if (e.defaultPrevented || !dt?.types.includes('Files') || !this.store || this.store.st.chrome === 'none') return;
-    e.preventDefault();
-    void droppedFiles(dt).then((files) => this.openModelLoader(files));
-  };
 
   // ---------------------------------------------------------------- projector
 

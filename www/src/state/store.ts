@@ -16,15 +16,15 @@ import { startErrorText } from '../engine/start-error';
 import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, HfCheck, HfFiles, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
-import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
+import { checkCheckpointSize, fitsDevice } from './custom-check';
 import type { StoreHost } from './host';
 import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
-import { deviceRoom, loadMisfit } from '../lab/preflight';
 import { namesAssignmentModel } from '../lessons/assignment';
+import { manifestAt } from './manifest';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -552,41 +552,24 @@ export class PlaygroundStore extends StoreData {
    */
   async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
     this.refuseOtherModel();
-    if (bytes.length > MAX_CHECKPOINT_BYTES) {
-      // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
-      throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));
-    }
-    // What loading it will need against what this device offers, before the bytes are copied.
-    const misfit = loadMisfit(bytes.length, await deviceRoom());
-    if (misfit) throw new Error(misfit);
+    // The loader's size limit and the device's room, before the bytes are copied (./custom-check.ts).
+    await checkCheckpointSize(bytes);
     return this.useCustom(this.engine.call('loadBytes', { bytes }), label, { bytes }, text);
   }
 
-  /**
-   * Read a Hugging Face config.json with the engine (its model type and parameter count,
-   * refused with the engine's sentence when it is bad or over the engine's limits) and
-   * check what loading it would need against this device (`modelBytes`: the size of
-   * model.safetensors where it is known), before anything large is read or fetched.
-   */
+  /** A Hugging Face config.json read by the engine (bad, or over its limits: its sentence) and held against this device, before anything large is read or fetched. */
   async checkHf(config: Uint8Array, modelBytes: number | null = null): Promise<HfCheck> {
     this.refuseOtherModel();
-    const check = await this.call('hfCheck', { config });
-    const misfit = loadMisfit(Math.max(check.f32_bytes, modelBytes ?? 0), await deviceRoom());
-    if (misfit) throw new Error(misfit);
-    return check;
+    return fitsDevice(await this.call('hfCheck', { config }), modelBytes);
   }
 
-  /**
-   * Make a Hugging Face GPT-2 folder the page's model, as `useCheckpoint` does a checkpoint:
-   * checked first (`checkHf`), then loaded; a bad folder rejects with the engine's sentence
-   * and the page keeps its model. The files are kept, so a restarted engine loads them again.
-   */
+  /** A Hugging Face GPT-2 folder becomes the page's model, as `useCheckpoint` does a checkpoint (a bad one: the engine's sentence, nothing changes). */
   async useHfFolder(files: HfFiles, label: string, text?: string): Promise<ModelInfo> {
     await this.checkHf(files.config, files.model.length);
     return this.useCustom(this.engine.call('loadHf', { files }), label, { hf: files }, text);
   }
 
-  /** A model that is not a shipped one may not replace one a link locked (a class's): say so and refuse. */
+  /** Other weights are another model: a link that locks the model refuses them (says so and throws). */
   private refuseOtherModel(): void {
     if (!isLocked(this.st, 'model')) return;
     this.lockNote = this.words(() => refusedNote(['model']));
@@ -594,12 +577,7 @@ export class PlaygroundStore extends StoreData {
     throw new Error(this.lockNote);
   }
 
-  /**
-   * The engine is loading a model that is not a shipped one (`loading`): once it has, that
-   * model is the page's — the generation and the forward pass start again from it, the
-   * selection and the per-head settings reset, the input is tokenized again — and its
-   * files are kept (`kept`) for a restarted engine. A rejection changes nothing.
-   */
+  /** Once the engine has loaded it (`loading`), a model that is not a shipped one is the page's: everything starts again from it; its files are kept for a restarted engine. */
   private async useCustom(loading: Promise<ModelInfo>, label: string, kept: { bytes?: Uint8Array; hf?: HfFiles }, text?: string): Promise<ModelInfo> {
     const info = await loading;
     this.gen.reset();
@@ -814,21 +792,4 @@ export class PlaygroundStore extends StoreData {
   get stats(): GenStats {
     return this.gen.stats;
   }
-}
-
-/** The model lists fetched, by URL: the playgrounds of one page fetch theirs once. */
-const manifests = new Map<string, Promise<unknown>>();
-
-function manifestAt(url: string): Promise<unknown> {
-  let p = manifests.get(url);
-  if (!p) {
-    p = fetch(url).then((resp) => {
-      if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status}) from ${url}: copy the playground's models folder there, or name where it is with the element's models attribute`, { id: 'start.no-models' }));
-      return resp.json();
-    });
-    // A failure is not kept: the next playground (or a reload) asks again.
-    p.catch(() => manifests.delete(url));
-    manifests.set(url, p);
-  }
-  return p;
 }
