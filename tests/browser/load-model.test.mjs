@@ -363,6 +363,29 @@ test('after a reload the kept models are listed and load again from the browserâ
   await closeDialog();
 });
 
+test('a class link that locks the model: no load button, the dialog says why, and the API refuses', async () => {
+  const { page: p, errors: e } = await open(browser.context, server.url, 'play=0&views=controls,attention&lock=model');
+  assert.equal(await p.locator('transformer-playground [data-load-open]').count(), 0, 'no button to load another model');
+  await p.evaluate(() => document.querySelector('transformer-playground').openModelLoader());
+  const why = await p.locator(`${D} [data-load-locked]`).textContent();
+  assert.ok(why.trim().length > 10, why);
+  assert.ok(await p.locator(`${D} [data-load-pick]`).isDisabled());
+  const refused = await p.evaluate(async (url) => {
+    const el = document.querySelector('transformer-playground');
+    const before = el.info.params;
+    try {
+      await el.loadModel({ url }, { keep: false });
+      return 'loaded';
+    } catch (err) {
+      return { message: err.message, same: el.info.params === before && el.customModel === '' };
+    }
+  }, `${server.url}gpt2/prefix_tied/`);
+  assert.equal(typeof refused, 'object', 'refused');
+  assert.ok(refused.same, 'the shipped model stays');
+  assert.deepEqual(e, []);
+  await p.close();
+});
+
 test('the dialog on a phone and in Chinese: no English left, nothing wider than the screen', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.evaluate(() => document.querySelector('transformer-playground').store.setLang('zh-Hans'));
