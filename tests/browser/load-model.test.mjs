@@ -317,6 +317,22 @@ test('cancel before the download changes nothing; the dialog passes axe in both 
   const r = await outcome();
   assert.match(r.said, /Cancelled/);
   assert.ok(!server.requests.slice(from).includes('GET /gpt2/prefix_untied/model.safetensors'));
+  // Cancel during the download: the model's bytes are held back until the reader cancels.
+  const was = await unchanged();
+  let release;
+  const held = new Promise((ok) => (release = ok));
+  await page.route('**/gpt2/prefix_untied/model.safetensors', async (route) => (route.request().method() === 'GET' ? held.then(() => route.abort().catch(() => undefined)) : route.continue()));
+  await page.locator(`${D} [data-load-check]`).click();
+  await outcome();
+  await page.locator(`${D} [data-load-download]`).click();
+  await page.locator(`${D} [data-load-busy="download"] [role="progressbar"]`).waitFor();
+  await page.locator(`${D} [data-load-busy] [data-load-cancel]`).click();
+  const c = await outcome();
+  release();
+  await page.unroute('**/gpt2/prefix_untied/model.safetensors');
+  assert.equal(c.error, '');
+  assert.match(c.said, /Cancelled/);
+  assert.deepEqual(await unchanged(), was, 'the model and the kept list stay');
   await page.evaluate(AXE);
   for (const theme of ['light', 'dark']) {
     await page.evaluate((t) => document.querySelector('transformer-playground').store.setTheme(t), theme);

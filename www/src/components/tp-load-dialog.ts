@@ -12,7 +12,7 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { panel } from '../ui/shared';
 import { bytes, int } from '../ui/format';
-import { FAMILY } from '../load/folder';
+import { Cancelled, FAMILY } from '../load/folder';
 import type { ModelLoader, Stage, Loaded } from '../load/loader';
 
 // The loader comes with the dialog: one chunk, loaded when either is first needed.
@@ -230,6 +230,11 @@ export class TpLoadDialog extends LocalizedElement {
   }
 
   private failed(e: unknown): void {
+    if (e instanceof Cancelled) {
+      // The reader asked for it: said, not alarmed.
+      this.said = () => msg('Cancelled: nothing was changed.', { id: 'load.cancelled' });
+      return;
+    }
     this.said = null;
     this.error = this.explain(e instanceof Error ? e.message : String(e));
   }
