@@ -52,7 +52,8 @@ let tmp;
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'tplay-hf-'));
   makeHostile(tmp);
-  server = await serve(undefined, { mounts: { '/gpt2/': FIX, '/bad/': tmp } });
+  // Under the page's own Content-Security-Policy: the dialog, its chunk and its fetches break no rule of it.
+  server = await serve(undefined, { csp: true, mounts: { '/gpt2/': FIX, '/bad/': tmp } });
   // No service worker: every request reaches the server, which counts them.
   browser = await launch({ serviceWorkers: 'block' });
   ({ page, errors } = await open(browser.context, server.url, 'play=0&speed=0&views=controls,attention,generation'));
@@ -425,4 +426,5 @@ test('the dialog on a phone and in Chinese: no English left, nothing wider than 
   // (bare_tied has no tokenizer.json; notok has neither tokenizer.json nor vocab.json).
   const notFound = 'Failed to load resource: the server responded with a status of 404 (Not Found)';
   assert.deepEqual(errors, [notFound, notFound, notFound]);
+  assert.deepEqual(server.cspReports, [], 'no violation of the page’s policy');
 });
