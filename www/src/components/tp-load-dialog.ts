@@ -240,6 +240,8 @@ export class TpLoadDialog extends LocalizedElement {
   }
 
   private async run(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    // One load at a time: a drop while one runs waits for the reader to try again.
+    if (this.stage) return;
     const refused = this.refusal();
     if (refused) {
       this.error = refused;
