@@ -40,10 +40,14 @@ export const CSP = readFileSync(join(root, 'www/content-security-policy.txt'), '
  * With `csp`, every response carries the page's Content-Security-Policy (or, when `csp` is
  * a string, that policy) plus a report-uri, and every violation the browser reports (page
  * and workers alike) lands in `cspReports`. `headers`: more headers on every response.
+ * `mounts`: more folders beside the page, by path (`{ '/gpt2/': dir }`). Every request
+ * lands in `requests` (`'GET /path'`).
  */
-export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1' } = {}) {
+export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1', mounts = {} } = {}) {
   const cspReports = [];
+  const requests = [];
   const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
     if (req.method === 'POST' && req.url === '/csp-report') {
       let body = '';
       req.on('data', (c) => (body += c));
@@ -55,16 +59,19 @@ export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1
     }
     if (csp) res.setHeader('Content-Security-Policy', `${typeof csp === 'string' ? csp : CSP}; report-uri /csp-report`);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    let file = normalize(join(dir, path));
-    if (!file.startsWith(dir + sep) && file !== dir) {
+    let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const mount = Object.keys(mounts).find((m) => path.startsWith(m));
+    const base = mount ? resolve(mounts[mount]) : dir;
+    if (mount) path = path.slice(mount.length - 1);
+    let file = normalize(join(base, path));
+    if (!file.startsWith(base + sep) && file !== base) {
       res.writeHead(403).end();
       return;
     }
     try {
       if (statSync(file).isDirectory()) file = join(file, 'index.html');
       const body = readFileSync(file);
-      res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+      res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache', 'Content-Length': body.length });
       res.end(body);
     } catch {
       res.writeHead(404).end('not found');
@@ -81,7 +88,7 @@ export function serve(dir = dist, { csp = false, headers = {}, host = '127.0.0.1
         server.closeAllConnections();
         return closed;
       };
-      ok({ url: `http://127.0.0.1:${port}/`, port, cspReports, close: () => new Promise((r) => server.close(r)), cut });
+      ok({ url: `http://127.0.0.1:${port}/`, port, cspReports, requests, close: () => new Promise((r) => server.close(r)), cut });
     });
   });
 }

@@ -7,8 +7,26 @@ import type { ModelInfo, RunDefaults, RunFootprint, RunSettings } from '../engin
 import type { LabRegistry, RunHandle, RunRecord } from '../lab/registry';
 import { formatRunQuery, parseRunQuery } from '../lab/url';
 import { LocalizedElement } from '../i18n/locale';
+import { deviceRoom } from '../lab/preflight';
 import type { PlaygroundStore } from '../state/store';
 import type { WeightEditor } from '../state/weights';
+import type { ModelLoader } from '../load/loader';
+import type { KeptModel } from '../load/kept';
+import type { NamedFile } from '../load/folder';
+import type { TpLoadDialog } from './tp-load-dialog';
+import { droppedFiles } from '../load/drop';
+import { errorText } from '../i18n/engine-text';
+import { isLocked, refusedNote } from '../state/locks';
+
+/** Where `loadModel` reads a model from: files (a Hugging Face folder's, or one checkpoint), or the address of a folder. */
+export type ModelSource = { files: ArrayLike<NamedFile> } | { url: string };
+
+/** How `loadModel` loads: `keep` (default true) keeps it in the browser's storage; `onProgress` follows a download; `signal` cancels it. */
+export interface LoadModelOptions {
+  keep?: boolean;
+  onProgress?: (done: number, total: number | null) => void;
+  signal?: AbortSignal;
+}
 
 export class PlaygroundRunsApi extends LocalizedElement {
   /** The state and its orchestration (no DOM); created when the element is connected. */
@@ -120,6 +138,89 @@ export class PlaygroundRunsApi extends LocalizedElement {
   get customModel(): string {
     return this.store?.customModel ?? '';
   }
+
+
+  private loader: { store: PlaygroundStore; loader: Promise<ModelLoader> } | null = null;
+  /** "Load a model"'s loader (../load/loader.ts), loaded with its dialog when first needed. */
+  protected modelLoader(): Promise<ModelLoader> {
+    const store = this.needStore();
+    if (this.loader?.store !== store) this.loader = { store, loader: import('./tp-load-dialog').then((m) => new m.ModelLoader(store, deviceRoom)) };
+    return this.loader.loader;
+  }
+  /**
+   * A model that is not a shipped one becomes the page's model: a Hugging Face GPT-2
+   * folder's files (`config.json`, `model.safetensors`, `tokenizer.json` or `vocab.json` +
+   * `merges.txt`) or one of the page's .safetensors checkpoints (`{ files }`), or the
+   * folder at an address (`{ url }`: config.json is checked, then model.safetensors'
+   * size, before it is downloaded). Refused before anything large is read when the engine
+   * or this device cannot hold it; a bad folder rejects with one sentence and the page
+   * keeps its model. Kept in the browser's storage for the next visit unless `keep: false`.
+   */
+  async loadModel(source: ModelSource, opts: LoadModelOptions = {}): Promise<ModelInfo> {
+    const loader = await this.modelLoader();
+    const o = {
+      keep: opts.keep,
+      signal: opts.signal,
+      stage: (s: { stage: string; done?: number; total?: number | null }) => {
+        if (s.stage === 'download') opts.onProgress?.(s.done ?? 0, s.total ?? null);
+      },
+    };
+    const r = 'url' in source ? await loader.fromUrl(source.url, o) : await loader.fromFiles(Array.from(source.files), o);
+    return r.info;
+  }
+  /** The models kept in this browser's storage by `loadModel` or "Load a model", the latest first. */
+  async keptModels(): Promise<KeptModel[]> {
+    return (await this.modelLoader()).kept.list();
+  }
+  /** Load a kept model again (by its `id`). */
+  async loadKeptModel(id: string): Promise<ModelInfo> {
+    return (await (await this.modelLoader()).fromKept(id)).info;
+  }
+  /** Delete a kept model from the browser's storage (the page's model stays as it is). */
+  async deleteKeptModel(id: string): Promise<void> {
+    await (await this.modelLoader()).kept.remove(id);
+  }
+
+  /** Open "Load a model" (./tp-load-dialog.ts with ../load/, loaded when first opened); `files`: loaded at once (a drop's). */
+  async openModelLoader(files?: readonly NamedFile[]): Promise<void> {
+    const s = this.needStore();
+    const loader = await this.modelLoader();
+    let d = this.renderRoot.querySelector<TpLoadDialog>('tp-load-dialog');
+    if (!d) {
+      d = document.createElement('tp-load-dialog') as TpLoadDialog;
+      this.renderRoot.append(d);
+    }
+    d.loader = loader;
+    d.explain = errorText;
+    // Drawn by the dialog, in its language: why the model may not change here ('' when it may).
+    d.refusal = () => (isLocked(s.st, 'model') ? refusedNote(['model']) : '');
+    await d.show(files);
+  }
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    this.addEventListener('dragover', this.onDragOver);
+    this.addEventListener('drop', this.onDrop);
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.removeEventListener('dragover', this.onDragOver);
+    this.removeEventListener('drop', this.onDrop);
+  }
+
+  /** Files dragged over the playground may be dropped on it (a view that takes drops itself, the lab's, handles its own). */
+  private onDragOver = (e: DragEvent) => {
+    if (!e.defaultPrevented && e.dataTransfer?.types.includes('Files') && this.store?.st.chrome !== 'none') e.preventDefault();
+  };
+
+  /** Files dropped on the playground (the dialog's drop zone included) open "Load a model" with them. */
+  private onDrop = (e: DragEvent) => {
+    const dt = e.dataTransfer;
+    if (e.defaultPrevented || !dt?.types.includes('Files') || !this.store || this.store.st.chrome === 'none') return;
+    e.preventDefault();
+    void droppedFiles(dt).then((files) => this.openModelLoader(files));
+  };
 
   /** Test-only hooks (see PlaygroundStore). */
   testOnlyCrashEngine(kind: 'trap' | 'throw' = 'trap'): Promise<void> {

@@ -44,6 +44,7 @@ import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
 import './tp-embed-dialog';
 import type { TpEmbedDialog } from './tp-embed-dialog';
+import { isLocked } from '../state/locks';
 import { applyAlone, partsOf } from '../views/alone';
 import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
@@ -688,6 +689,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
       ${this.noHash || s.st.lock.length || s.st.hide.includes('lessons')
         ? nothing
         : html`<a class="secondary" data-teacher-link href=${this.teacherLink(s)}>${msg('For teachers: a link for your class', { id: 'tour.teacher-link' })}</a>`}
+      ${s.st.hide.includes('model') || isLocked(s.st, 'model')
+        ? nothing
+        : html`<button data-load-open @click=${() => void this.openModelLoader()}>${msg('Load a model…', { id: 'load.open' })}</button>`}
       <label
         >${msg('Language')}
         <select

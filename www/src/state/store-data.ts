@@ -10,6 +10,7 @@ import type {
   BackendInfo,
   CostReport,
   ForwardResult,
+  HfFiles,
   LayerPlan,
   ManifestEntry,
   ModelInfo,
@@ -124,6 +125,8 @@ export class StoreData {
   customModel = '';
   /** That model's checkpoint bytes, kept so that an engine restarted after a crash loads it again (null for a shipped model). */
   customBytes: Uint8Array | null = null;
+  /** Or that model's Hugging Face folder, kept for the same reason (null when it is not one). */
+  customHf: HfFiles | null = null;
   /** Times the engine died and was restarted. */
   engineRestarts = 0;
   /** What the page says about the last restart ('' when there was none). */

@@ -13,18 +13,18 @@
 import { msg, str } from '@lit/localize';
 import { EngineCrashed, type EngineClient } from '../engine/client';
 import { startErrorText } from '../engine/start-error';
-import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
+import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, HfCheck, HfFiles, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
-import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
+import { checkCheckpointSize, fitsDevice } from './custom-check';
 import type { StoreHost } from './host';
 import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
 import { modelTitle } from '../i18n/models';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
-import { deviceRoom, loadMisfit } from '../lab/preflight';
 import { namesAssignmentModel } from '../lessons/assignment';
+import { manifestAt } from './manifest';
 
 export type { Need, StoreHost } from './host';
 export { EMPTY, sameValue } from './same-value';
@@ -210,7 +210,7 @@ export class PlaygroundStore extends StoreData {
     this.host.changed();
     try {
       this.connect();
-      if (this.customBytes) await this.reloadCustom(this.customBytes);
+      if (this.customBytes || this.customHf) await this.reloadCustom();
       else await this.loadModel(this.st.model, 'keep');
       this.backendInfo = await this.engine.call('setBackend', { backend: this.st.backend });
       await this.retokenize();
@@ -498,8 +498,9 @@ export class PlaygroundStore extends StoreData {
    * leaves the input as it is.
    */
   /** A restarted engine gets the model that is not a shipped one again (a run's weights, an imported file), with the settings as they were. */
-  private async reloadCustom(bytes: Uint8Array) {
-    this.info = await this.engine.call('loadBytes', { bytes });
+  private async reloadCustom() {
+    const hf = this.customHf;
+    this.info = hf ? await this.engine.call('loadHf', { files: hf }) : await this.engine.call('loadBytes', { bytes: this.customBytes! });
     this.plan = await this.engine.call('layerPlan', {});
     this.heads = null;
     this.costReport = null;
@@ -513,6 +514,7 @@ export class PlaygroundStore extends StoreData {
     this.info = await this.engine.call('load', { url: new URL(entry.file, this.host.modelsBase).href });
     this.customModel = '';
     this.customBytes = null;
+    this.customHf = null;
     if (this.readyAt === null) this.showProgress({ phase: 'engine', label: msg('Running the model for the first time'), done: 0, total: null });
     else this.showProgress(null);
     this.plan = await this.engine.call('layerPlan', {});
@@ -549,20 +551,35 @@ export class PlaygroundStore extends StoreData {
    * its model only once the new one has loaded. `text`: a prompt that fits the new model.
    */
   async useCheckpoint(bytes: Uint8Array, label: string, text?: string): Promise<ModelInfo> {
-    if (isLocked(this.st, 'model')) {
-      // Other weights are another model: a link that locks the model refuses them too.
-      this.lockNote = this.words(() => refusedNote(['model']));
-      this.host.changed();
-      throw new Error(this.lockNote);
-    }
-    if (bytes.length > MAX_CHECKPOINT_BYTES) {
-      // The loader's own check (crate/src/limits.rs), made before the bytes are copied to the engine.
-      throw new Error(msg(str`bad checkpoint: file size (bytes): ${bytes.length} is above the limit of ${MAX_CHECKPOINT_BYTES}`));
-    }
-    // What loading it will need against what this device offers, before the bytes are copied.
-    const misfit = loadMisfit(bytes.length, await deviceRoom());
-    if (misfit) throw new Error(misfit);
-    const info = await this.engine.call('loadBytes', { bytes });
+    this.refuseOtherModel();
+    // The loader's size limit and the device's room, before the bytes are copied (./custom-check.ts).
+    await checkCheckpointSize(bytes);
+    return this.useCustom(this.engine.call('loadBytes', { bytes }), label, { bytes }, text);
+  }
+
+  /** A Hugging Face config.json read by the engine (bad, or over its limits: its sentence) and held against this device, before anything large is read or fetched. */
+  async checkHf(config: Uint8Array, modelBytes: number | null = null): Promise<HfCheck> {
+    this.refuseOtherModel();
+    return fitsDevice(await this.call('hfCheck', { config }), modelBytes);
+  }
+
+  /** A Hugging Face GPT-2 folder becomes the page's model, as `useCheckpoint` does a checkpoint (a bad one: the engine's sentence, nothing changes). */
+  async useHfFolder(files: HfFiles, label: string, text?: string): Promise<ModelInfo> {
+    await this.checkHf(files.config, files.model.length);
+    return this.useCustom(this.engine.call('loadHf', { files }), label, { hf: files }, text);
+  }
+
+  /** Other weights are another model: a link that locks the model refuses them (says so and throws). */
+  private refuseOtherModel(): void {
+    if (!isLocked(this.st, 'model')) return;
+    this.lockNote = this.words(() => refusedNote(['model']));
+    this.host.changed();
+    throw new Error(this.lockNote);
+  }
+
+  /** Once the engine has loaded it (`loading`), a model that is not a shipped one is the page's: everything starts again from it; its files are kept for a restarted engine. */
+  private async useCustom(loading: Promise<ModelInfo>, label: string, kept: { bytes?: Uint8Array; hf?: HfFiles }, text?: string): Promise<ModelInfo> {
+    const info = await loading;
     this.gen.reset();
     this.fwdVersion++;
     this.lastForward = null;
@@ -573,7 +590,8 @@ export class PlaygroundStore extends StoreData {
     this.promptNote = '';
     this.info = info;
     this.customModel = label;
-    this.customBytes = bytes;
+    this.customBytes = kept.bytes ?? null;
+    this.customHf = kept.hf ?? null;
     this.plan = await this.engine.call('layerPlan', {});
     const st = { ...this.st, batch: [], ablate: [], causal: null, mask: null, layer: 0, head: 0, site: null };
     if (text !== undefined) st.text = text;
@@ -774,21 +792,4 @@ export class PlaygroundStore extends StoreData {
   get stats(): GenStats {
     return this.gen.stats;
   }
-}
-
-/** The model lists fetched, by URL: the playgrounds of one page fetch theirs once. */
-const manifests = new Map<string, Promise<unknown>>();
-
-function manifestAt(url: string): Promise<unknown> {
-  let p = manifests.get(url);
-  if (!p) {
-    p = fetch(url).then((resp) => {
-      if (!resp.ok) throw new Error(msg(str`cannot load the model list (HTTP ${resp.status}) from ${url}: copy the playground's models folder there, or name where it is with the element's models attribute`, { id: 'start.no-models' }));
-      return resp.json();
-    });
-    // A failure is not kept: the next playground (or a reload) asks again.
-    p.catch(() => manifests.delete(url));
-    manifests.set(url, p);
-  }
-  return p;
 }
