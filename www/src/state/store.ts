@@ -13,7 +13,7 @@
 import { msg, str } from '@lit/localize';
 import { EngineCrashed, type EngineClient } from '../engine/client';
 import { startErrorText } from '../engine/start-error';
-import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
+import type { Api, ForwardRequest, GenerateStartRequest, HeadRef, HfFiles, ModelInfo, ModelInput, Op, Progress, Sampling, Tokenized } from '../engine/protocol';
 import { DEFAULTS, MODEL_ALIASES, parseHash, unalias, effectsOf, formatHash, toggleAblation, type Effect, type Lang, type PlaygroundState, type Theme } from './url';
 import { GenerationRunner, type GenStats } from './generation';
 import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
@@ -563,6 +563,20 @@ export class PlaygroundStore extends StoreData {
     const misfit = loadMisfit(bytes.length, await deviceRoom());
     if (misfit) throw new Error(misfit);
     const info = await this.engine.call('loadBytes', { bytes });
+    return this.adopt(info, label, bytes, text);
+  }
+
+  /**
+   * Test-only hook: make a Hugging Face folder's files the page's model the way useCheckpoint
+   * makes a checkpoint one (the engine's `loadHf`; a bad folder rejects and changes nothing).
+   */
+  async testOnlyLoadHf(files: HfFiles, label: string, text?: string): Promise<ModelInfo> {
+    const info = await this.engine.call('loadHf', { files });
+    return this.adopt(info, label, null, text);
+  }
+
+  /** The page's state follows a model the engine has just loaded (not a shipped one). */
+  private async adopt(info: ModelInfo, label: string, bytes: Uint8Array | null, text?: string): Promise<ModelInfo> {
     this.gen.reset();
     this.fwdVersion++;
     this.lastForward = null;

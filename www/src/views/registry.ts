@@ -17,6 +17,7 @@ import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
 import '../components/tp-characters';
+import '../components/tp-tokenizer';
 import '../components/tp-generation';
 import '../components/tp-architecture';
 import '../components/tp-attention';
@@ -136,6 +137,16 @@ export const VIEWS = [
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
     ></tp-input>`,
+  },
+  {
+    // How the tokenizer reads the prompt: bytes, then each merge, then the tokens (from the whole engine, fetched when first seen).
+    name: 'tokenizer',
+    tag: 'tp-tokenizer',
+    get title() {
+      return msg('How the tokenizer reads the text: bytes, merges, tokens', { id: 'view.tokenizer.title' });
+    },
+    needs: [],
+    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text}></tp-tokenizer>`,
   },
   {
     // The characters a char-level model knows, from its vocabulary; a click adds one.
