@@ -20,6 +20,7 @@ import { MAX_CHECKPOINT_BYTES } from '../lab/registry';
 import type { StoreHost } from './host';
 import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
 import { modelTitle } from '../i18n/models';
+import { readableVocab } from '../ui/byte-level';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
@@ -577,6 +578,8 @@ export class PlaygroundStore extends StoreData {
 
   /** The page's state follows a model the engine has just loaded (not a shipped one). */
   private async adopt(info: ModelInfo, label: string, bytes: Uint8Array | null, text?: string): Promise<ModelInfo> {
+    // A byte-level BPE's tokens as the text they spell (" cat", not "Ġcat"), for every view.
+    if (info.tokenizer_kind === 'bpe') info = { ...info, vocab: readableVocab(info.vocab) };
     this.gen.reset();
     this.fwdVersion++;
     this.lastForward = null;
