@@ -115,6 +115,25 @@ describe('views at real scale', () => {
       return out;
     });
     assert.deepEqual(problems, []);
+
+    // A prompt longer than the traced limit (2^24 weights: 144 heads allow ⌊√(2^24 / 144)⌋ = 341
+    // positions): the views trace its first 341 tokens and the prompt's note says so; no error.
+    const keep = Math.floor(Math.sqrt(2 ** 24 / (12 * 12)));
+    await page.evaluate((t) => document.querySelector('transformer-playground').store.typeText(t), '😀🐱👍🏽'.repeat(50));
+    await page.waitForFunction(
+      (keep) => {
+        const s = document.querySelector('transformer-playground').store;
+        return s.error || (s.tokenized[0]?.ids.length > keep && s.lastForward?.logits.shape[1] === keep);
+      },
+      keep,
+      { timeout: 60000 },
+    );
+    const cut = await page.evaluate(() => {
+      const el = document.querySelector('transformer-playground');
+      return { error: el.store.error, note: el.store.promptNote, shown: el.shadowRoot.querySelector('tp-input').shadowRoot.textContent };
+    });
+    assert.equal(cut.error, '');
+    assert.ok(cut.note.includes(String(keep)) && cut.note.includes(String(2 ** 24)), cut.note);
     assert.deepEqual(errors, []);
     await page.screenshot({ path: join(artifacts, 'realscale-top.png') });
     await page.close();

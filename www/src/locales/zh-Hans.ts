@@ -1763,6 +1763,7 @@
 'start.csp-worker': `本站的内容安全策略（Content-Security-Policy）不允许演示的引擎启动它的 Web Worker。站点需要在 worker-src 中允许它：演示的文件夹在本站时写 worker-src 'self'，演示的脚本来自别的站点时写 worker-src blob:（完整的策略见演示的 README）。`,
 'start.no-models': str`无法从 ${1} 读取模型列表（HTTP ${0}）：请把演示的 models 文件夹复制到那里，或用元素的 models 属性指明它所在的位置`,
 'store.cannot-spell': str`${0} 无法拼写提示中的 ${1}${2}，因此从它自己的示例“${3}”开始。`,
+'store.trace-cut': str`各视图只追踪 ${1} 个词元中前 ${0} 个的每个注意力头：${2} 层 × ${3} 个头覆盖全部 ${4} 个词元将有 ${5} 个注意力权重，超过本页面追踪上限 ${6}。`,
 'task.addition': `两个最多三位的数相加：12+345=357`,
 'task.copy': `复制一串字母：“cab”>“cab”`,
 'task.grammar': `逐个字符写出一套小型英文语法的句子`,

@@ -749,6 +749,7 @@ export class PlaygroundStore extends StoreData {
       this.fail(e);
       return;
     }
+    input = this.withinTraceLimit(input);
     const req: ForwardRequest = {
       batch: input?.batch ?? [],
       src: input?.src ?? undefined,
@@ -774,6 +775,38 @@ export class PlaygroundStore extends StoreData {
     }
   }
 
+  /**
+   * The input cut to the longest prefix whose traced attention the engine accepts (a real
+   * model's 144 heads trace batch · layers · heads · T² weights, at most MAX_TRACED_CELLS),
+   * saying so in the prompt's note; unchanged when it fits. A model with a source (an
+   * encoder-decoder, only the shipped toys) is left to the engine.
+   */
+  private withinTraceLimit(input: ModelInput | null): ModelInput | null {
+    const info = this.info;
+    const cutNote = this.promptNote !== '' && this.promptNote === this.traceCutNote;
+    if (!input || !info || input.src || !input.batch.length) {
+      if (cutNote) this.promptNote = '';
+      return input;
+    }
+    const layers = info.decoder_layers + info.encoder_layers;
+    const t = Math.max(...input.batch.map((r) => r.length));
+    const per = input.batch.length * Math.max(1, layers) * Math.max(1, info.n_heads);
+    if (per * t * t <= MAX_TRACED_CELLS) {
+      if (cutNote) this.promptNote = '';
+      return input;
+    }
+    const keep = Math.max(1, Math.floor(Math.sqrt(MAX_TRACED_CELLS / per)));
+    this.traceCutNote = msg(
+      str`The views trace the attention of every head over the first ${keep} of the ${t} tokens: ${layers} layers × ${info.n_heads} heads over all ${t} would be ${per * t * t} attention weights, more than the ${MAX_TRACED_CELLS} this page traces.`,
+      { id: 'store.trace-cut' },
+    );
+    this.promptNote = this.traceCutNote;
+    return { ...input, batch: input.batch.map((r) => r.slice(0, keep)) };
+  }
+
+  /** The note `withinTraceLimit` last wrote (so that a later input that fits clears it, and only it). */
+  private traceCutNote = '';
+
   /** What a fresh generation starts from: the prompt (or source) as the model was trained. */
   private generationRequest(): GenerateStartRequest | null {
     const prompt = this.input?.prompt;
@@ -792,6 +825,9 @@ export class PlaygroundStore extends StoreData {
     return this.gen.stats;
   }
 }
+
+/** The most attention weights one traced forward pass may hold (crate/src/limits MAX_ATTENTION_CELLS, 2^24). */
+const MAX_TRACED_CELLS = 1 << 24;
 
 /** The model lists fetched, by URL: the playgrounds of one page fetch theirs once. */
 const manifests = new Map<string, Promise<unknown>>();
