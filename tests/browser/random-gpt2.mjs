@@ -150,3 +150,28 @@ export function elementCounts(page) {
   });
 }
 
+
+/**
+ * Serve the folder's files to the pages of `context` at `${base}random-gpt2/<key>` (from
+ * memory; for a folder too large to hand to the page as one argument). Use with a browser
+ * launched with service workers blocked, so the requests reach the route.
+ */
+export async function routeFolder(context, base, files) {
+  for (const [k, v] of Object.entries(files)) await context.route(`${base}random-gpt2/${k}`, (r) => r.fulfill({ body: Buffer.from(v.buffer, v.byteOffset, v.byteLength), contentType: 'application/octet-stream' }));
+  return Object.keys(files);
+}
+
+/** Fetch the routed files in the page and load them as its model; resolves with the load's milliseconds (the fetch not counted). */
+export function loadRouted(page, base, keys, text = 'The cat chases the dog.') {
+  return page.evaluate(
+    async ([base, keys, text]) => {
+      const files = {};
+      for (const k of keys) files[k] = new Uint8Array(await (await fetch(`${base}random-gpt2/${k}`)).arrayBuffer());
+      const el = document.querySelector('transformer-playground');
+      const t = performance.now();
+      await el.store.testOnlyLoadHf(files, 'random GPT-2', text);
+      return performance.now() - t;
+    },
+    [base, keys, text],
+  );
+}

@@ -1,13 +1,14 @@
 // Every view at real scale, timed (prints numbers, asserts nothing): a random GPT-2-shaped
 // folder (./random-gpt2.mjs; by default 12 layers × 12 heads, d_model 96, 1,024 positions,
 // 50,257 tokens; `--d 768` for GPT-2 small's width) loaded through the engine's loadHf, then
-// each view shown alone (`views=<name>`): the load (the engine's loadHf and the page's first
-// forward pass), then the time until the view's elements stop changing (none for 600 ms,
-// after it is scrolled into sight), and its element count. Then every view at once
+// each view shown alone (`views=<name>`): the load (`load ms`: the engine's loadHf, the page's
+// first forward pass and the drawing it sets off), then the time until the view's elements
+// stop changing (`then ms`: the last change before 600 ms without one, after it is scrolled
+// into sight; work the view asks for once seen), their sum, and its element count. Then every view at once
 // (`chapter=all`). Run: TPLAY_DIST=… TPLAY_CHROMIUM=… node tests/browser/realscale-bench.mjs [--d N] [--views a,b]
 
 import { launch, open, serve } from './harness.mjs';
-import { elementCounts, filesB64, loadFolder, MEDIUM } from './random-gpt2.mjs';
+import { elementCounts, loadRouted, MEDIUM, randomGpt2, routeFolder } from './random-gpt2.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -15,9 +16,9 @@ const arg = (name) => {
 };
 const shape = { ...MEDIUM, d: Number(arg('d') ?? MEDIUM.d) };
 const server = await serve();
-const browser = await launch();
+const browser = await launch({ serviceWorkers: 'block' });
 const t0 = performance.now();
-const files = filesB64(shape);
+const keys = await routeFolder(browser.context, server.url, randomGpt2(shape));
 console.log(`random GPT-2 ${shape.layers}×${shape.heads}, d_model ${shape.d}, ${shape.positions} positions, ${shape.vocab} tokens: made in ${(performance.now() - t0).toFixed(0)} ms`);
 
 /** Milliseconds from now until the elements under the view stop changing for `quiet` ms. */
@@ -74,23 +75,23 @@ const names = arg('views')?.split(',') ?? (await (async () => {
 const rows = [];
 for (const name of names) {
   const { page, errors } = await open(browser.context, server.url, `play=0&views=${name}`);
-  const load = await loadFolder(page, files);
+  const load = await loadRouted(page, server.url, keys);
   const draw = await settle(page, name);
   const counts = await elementCounts(page);
-  rows.push({ view: name, load_ms: Math.round(load), draw_ms: Math.round(draw), elements: counts.per[name] ?? 0, errors: errors.length });
+  rows.push({ view: name, load_ms: Math.round(load), draw_ms: Math.round(draw), total_ms: Math.round(load + draw), elements: counts.per[name] ?? 0, errors: errors.length });
   await page.close();
 }
 {
   const { page, errors } = await open(browser.context, server.url, 'play=0&chapter=all');
-  const load = await loadFolder(page, files);
+  const load = await loadRouted(page, server.url, keys);
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   for (let y = 0; y < height; y += 800) await page.evaluate((y) => scrollTo(0, y), y);
   const draw = await settle(page, '*', 1000, 120000);
   const counts = await elementCounts(page);
-  rows.push({ view: 'all', load_ms: Math.round(load), draw_ms: Math.round(draw), elements: counts.total, errors: errors.length });
+  rows.push({ view: 'all', load_ms: Math.round(load), draw_ms: Math.round(draw), total_ms: Math.round(load + draw), elements: counts.total, errors: errors.length });
   await page.close();
 }
-console.log('view'.padEnd(18), 'load ms'.padStart(8), 'draw ms'.padStart(8), 'elements'.padStart(9), 'errors'.padStart(7));
-for (const r of rows) console.log(r.view.padEnd(18), String(r.load_ms).padStart(8), String(r.draw_ms).padStart(8), String(r.elements).padStart(9), String(r.errors).padStart(7));
+console.log('view'.padEnd(18), 'load ms'.padStart(8), 'then ms'.padStart(8), 'total ms'.padStart(9), 'elements'.padStart(9), 'errors'.padStart(7));
+for (const r of rows) console.log(r.view.padEnd(18), String(r.load_ms).padStart(8), String(r.draw_ms).padStart(8), String(r.total_ms).padStart(9), String(r.elements).padStart(9), String(r.errors).padStart(7));
 await browser.close();
 await server.close();
