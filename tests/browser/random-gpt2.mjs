@@ -6,9 +6,10 @@
 // Weights are drawn from a seeded generator (normal-ish, std 0.02 as GPT-2 initialises;
 // LayerNorm weights 1, biases 0), so two runs make the same bytes.
 
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root } from './harness.mjs';
+import { root, serve } from './harness.mjs';
 
 const BASE = join(root, 'tests/fixtures/gpt2/bare_tied');
 
@@ -152,16 +153,26 @@ export function elementCounts(page) {
 
 
 /**
- * Serve the folder's files to the pages of `context` at `${base}random-gpt2/<key>` (from
- * memory; for a folder too large to hand to the page as one argument). Use with a browser
- * launched with service workers blocked, so the requests reach the route.
+ * Serve the folder's files from a temporary directory at `${url}random-gpt2/<key>` (for a
+ * folder too large to hand to the page as one argument: GPT-2 small's 500 MB); resolves
+ * with `{ url, keys, close }`.
  */
-export async function routeFolder(context, base, files) {
-  for (const [k, v] of Object.entries(files)) await context.route(`${base}random-gpt2/${k}`, (r) => r.fulfill({ body: Buffer.from(v.buffer, v.byteOffset, v.byteLength), contentType: 'application/octet-stream' }));
-  return Object.keys(files);
+export async function serveFolder(files) {
+  const dir = mkdtempSync(join(tmpdir(), 'tplay-random-gpt2-'));
+  mkdirSync(join(dir, 'random-gpt2'));
+  for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, 'random-gpt2', k), v);
+  const server = await serve(dir, { headers: { 'Access-Control-Allow-Origin': '*' } });
+  return {
+    url: server.url,
+    keys: Object.keys(files),
+    close: async () => {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
-/** Fetch the routed files in the page and load them as its model; resolves with the load's milliseconds (the fetch not counted). */
+/** Fetch the served files in the page and load them as its model; resolves with the load's milliseconds (the fetch not counted). */
 export function loadRouted(page, base, keys, text = 'The cat chases the dog.') {
   return page.evaluate(
     async ([base, keys, text]) => {

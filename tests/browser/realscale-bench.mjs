@@ -8,7 +8,7 @@
 // (`chapter=all`). Run: TPLAY_DIST=… TPLAY_CHROMIUM=… node tests/browser/realscale-bench.mjs [--d N] [--views a,b]
 
 import { launch, open, serve } from './harness.mjs';
-import { elementCounts, loadRouted, MEDIUM, randomGpt2, routeFolder } from './random-gpt2.mjs';
+import { elementCounts, loadRouted, MEDIUM, randomGpt2, serveFolder } from './random-gpt2.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -16,9 +16,10 @@ const arg = (name) => {
 };
 const shape = { ...MEDIUM, d: Number(arg('d') ?? MEDIUM.d) };
 const server = await serve();
-const browser = await launch({ serviceWorkers: 'block' });
+const browser = await launch();
 const t0 = performance.now();
-const keys = await routeFolder(browser.context, server.url, randomGpt2(shape));
+const folder = await serveFolder(randomGpt2(shape));
+const keys = folder.keys;
 console.log(`random GPT-2 ${shape.layers}×${shape.heads}, d_model ${shape.d}, ${shape.positions} positions, ${shape.vocab} tokens: made in ${(performance.now() - t0).toFixed(0)} ms`);
 
 /** Milliseconds from now until the elements under the view stop changing for `quiet` ms. */
@@ -75,7 +76,7 @@ const names = arg('views')?.split(',') ?? (await (async () => {
 const rows = [];
 for (const name of names) {
   const { page, errors } = await open(browser.context, server.url, `play=0&views=${name}`);
-  const load = await loadRouted(page, server.url, keys);
+  const load = await loadRouted(page, folder.url, keys);
   const draw = await settle(page, name);
   const counts = await elementCounts(page);
   rows.push({ view: name, load_ms: Math.round(load), draw_ms: Math.round(draw), total_ms: Math.round(load + draw), elements: counts.per[name] ?? 0, errors: errors.length });
@@ -83,7 +84,7 @@ for (const name of names) {
 }
 {
   const { page, errors } = await open(browser.context, server.url, 'play=0&chapter=all');
-  const load = await loadRouted(page, server.url, keys);
+  const load = await loadRouted(page, folder.url, keys);
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   for (let y = 0; y < height; y += 800) await page.evaluate((y) => scrollTo(0, y), y);
   const draw = await settle(page, '*', 1000, 120000);
@@ -95,3 +96,4 @@ console.log('view'.padEnd(18), 'load ms'.padStart(8), 'then ms'.padStart(8), 'to
 for (const r of rows) console.log(r.view.padEnd(18), String(r.load_ms).padStart(8), String(r.draw_ms).padStart(8), String(r.total_ms).padStart(9), String(r.elements).padStart(9), String(r.errors).padStart(7));
 await browser.close();
 await server.close();
+await folder.close();
