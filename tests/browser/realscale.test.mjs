@@ -48,7 +48,7 @@ describe('views at real scale', () => {
     // Scroll through the page so every view that waits to be seen draws, then let them settle.
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     for (let y = 0; y < height; y += 800) await page.evaluate((y) => scrollTo(0, y), y);
-    await page.waitForTimeout(3000);
+    await page.waitForTimeout(2000);
 
     // The head grid: every head of every layer.
     const heads = await page.evaluate(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelectorAll('.thumb').length);
@@ -115,6 +115,22 @@ describe('views at real scale', () => {
       return out;
     });
     assert.deepEqual(problems, []);
+
+    // The experiments defined for the shipped models say so and run on them.
+    const shippedOnly = await page.evaluate(() =>
+      ['tp-order', 'tp-extrapolation'].filter((t) => document.querySelector('transformer-playground').shadowRoot.querySelector(t)?.shadowRoot.querySelector('[data-shipped-only]')),
+    );
+    assert.deepEqual(shippedOnly, ['tp-order', 'tp-extrapolation']);
+
+    // Generation with the KV cache: two greedy tokens.
+    const gen = await page.evaluate(async () => {
+      const s = document.querySelector('transformer-playground').store;
+      for (let i = 0; i < 2; i++) await s.gen.stepOne();
+      return { ids: [...s.gen.generated], error: s.error, note: s.gen.note };
+    });
+    assert.equal(gen.ids.length, 2, JSON.stringify(gen));
+    assert.equal(gen.error, '');
+    assert.ok(gen.ids.every((id) => id >= 0 && id < 50257));
 
     // A prompt longer than the traced limit (2^24 weights: 144 heads allow ⌊√(2^24 / 144)⌋ = 341
     // positions): the views trace its first 341 tokens and the prompt's note says so; no error.

@@ -2017,6 +2017,7 @@
 'url.expect.train': `形如 task=reverse&n_layers=6 的训练设置`,
 'url.expect.views': `视图名称，用逗号分隔`,
 'view.characters.title': `模型认识的字符`,
+'view.shipped-only': str`这个实验只为随附的、专门为它训练的模型而设；它在这些模型上运行，而不是在 ${0} 上。`,
 'view.tokenizer.title': `分词器如何读文本：字节、合并、词元`,
     };
   

@@ -428,7 +428,7 @@ export const VIEWS = [
       return msg('Order-blindness without positions');
     },
     needs: [],
-    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model}></tp-order>`,
+    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model} .loaded=${s.customModel}></tp-order>`,
   },
   {
     name: 'extrapolation',
@@ -437,7 +437,7 @@ export const VIEWS = [
       return msg('Train short, test long: accuracy per position');
     },
     needs: [],
-    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model} .auto=${s.st.chrome === 'none'}></tp-extrapolation>`,
+    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model} .loaded=${s.customModel} .auto=${s.st.chrome === 'none'}></tp-extrapolation>`,
   },
   {
     name: 'ffn',
