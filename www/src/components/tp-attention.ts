@@ -16,6 +16,8 @@ import { diverging, displayWidth, fmt, HIGHLIGHT, inkOn, showToken, tokenLang, v
 import { HATCH_A, HATCH_B, HEAT_COLOURS, maskedHatch } from '../ui/heat';
 import './tp-qk';
 
+/** More heads than this (layers × heads) are drawn as a grid of smaller thumbnails. */
+const MANY_HEADS = 48;
 /** Maps with more cells than this are drawn on one canvas instead of one element per cell. */
 const BIG_MAP = 48 * 48;
 /** The large map's row-label column and key-label row while the sequence grows (the labels' largest sizes, .lab.row and .lab.col). */
@@ -176,6 +178,18 @@ export class TpAttention extends LocalizedElement {
         width: 56px;
         height: 56px;
         image-rendering: pixelated;
+      }
+      /* A real model's grid (GPT-2: 12 layers × 12 heads): smaller thumbnails, the grid scrolled in its own box. */
+      .thumbs.many {
+        gap: 2px 4px;
+        max-height: 560px;
+      }
+      .thumbs.many .thumb canvas {
+        width: 32px;
+        height: 32px;
+      }
+      .thumbs.many .thumb button.abl {
+        padding: 0 2px;
       }
       .thumb.off canvas {
         opacity: 0.3;
@@ -739,7 +753,7 @@ export class TpAttention extends LocalizedElement {
       ${traces.length && ablateLocked ? html`<p class="small">${lockedNote('ablate', ablateLocked, 'why-ablate')}</p>` : nothing}
       ${traces.length && pickLocked ? html`<p class="small">${lockedNote(pickName, pickLocked)}</p>` : nothing}
       ${traces.length
-        ? html`<div class="thumbs" ${scrollRegion(scrollLabel())} style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
+        ? html`<div class="thumbs ${traces.length * H > MANY_HEADS ? 'many' : ''}" ${scrollRegion(scrollLabel())} style=${styles(`grid-template-columns: auto repeat(${H}, auto)`)} role="group" aria-label=${msg('heads by layer')}>
             ${traces.map(
               (t) => html`<div class="layer-label">${msg(str`layer ${t.layer + 1}`)}</div>
                 ${Array.from({ length: H }, (_, h) => {

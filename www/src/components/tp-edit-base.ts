@@ -14,6 +14,9 @@ import { panel } from '../ui/shared';
 import { showToken } from '../ui/palette';
 
 /** The ids a user edits: the source of an encoder-decoder, the tokens otherwise. */
+/** A vocabulary larger than this is not listed in a drop-down: the replacement is picked by its id. */
+const LISTED_VOCAB = 1000;
+
 export function editedIds(s: SequenceInput): number[] {
   return s.src ?? s.tokens;
 }
@@ -227,11 +230,23 @@ export abstract class EditView extends LocalizedElement {
         >
         <label
           >${msg('becomes')}
-          <select aria-label=${msg('replacement token')} @change=${(e: Event) => this.perturb(pos, Number((e.target as HTMLSelectElement).value))}>
-            ${info.vocab.map((t, id) =>
-              special.has(id) || id === ids[pos] ? nothing : html`<option value=${id} ?selected=${this.afterInput && editedIds(this.afterInput)[pos] === id}>${showToken(t)}</option>`,
-            )}
-          </select></label
+          ${info.vocab.length > LISTED_VOCAB
+            ? html`<input
+                  type="number"
+                  min="0"
+                  max=${info.vocab.length - 1}
+                  aria-label=${msg('replacement token id', { id: 'edit.replacement-id' })}
+                  .value=${String(this.afterInput ? editedIds(this.afterInput)[pos] : '')}
+                  @change=${(e: Event) => {
+                    const id = Math.round(Number((e.target as HTMLInputElement).value));
+                    if (Number.isInteger(id) && id >= 0 && id < info.vocab.length && !special.has(id)) this.perturb(pos, id);
+                  }}
+                /><span class="mono" data-model-text>${this.afterInput ? showToken(info.vocab[editedIds(this.afterInput)[pos]] ?? '') : ''}</span>`
+            : html`<select aria-label=${msg('replacement token')} @change=${(e: Event) => this.perturb(pos, Number((e.target as HTMLSelectElement).value))}>
+                ${info.vocab.map((t, id) =>
+                  special.has(id) || id === ids[pos] ? nothing : html`<option value=${id} ?selected=${this.afterInput && editedIds(this.afterInput)[pos] === id}>${showToken(t)}</option>`,
+                )}
+              </select>`}</label
         >
         <span class="small muted">${msg('compared:')} ${this.how}</span>
       </div>

@@ -4,6 +4,7 @@
 // produced the table in models/README.md. On a Chinese model, or with the page in
 // Chinese, the view measures the Chinese grammar models (the same recipe on Chinese text).
 
+import { shippedOnly } from '../i18n/shipped-only';
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { langOf, LocalizedElement } from '../i18n/locale';
@@ -44,6 +45,7 @@ export class TpExtrapolation extends LocalizedElement {
     base: { attribute: false },
     manifest: { attribute: false },
     pageModel: { attribute: false },
+    loaded: { attribute: false },
     results: { state: true },
     progress: { state: true },
     problem: { state: true },
@@ -59,6 +61,8 @@ export class TpExtrapolation extends LocalizedElement {
   manifest: ManifestEntry[] = [];
   /** The page's model: a Chinese one makes the view measure the Chinese grammar models. */
   pageModel = '';
+  /** The page's model when it is not a shipped one (a loaded folder, a lab run): this experiment does not run on it. */
+  loaded = '';
   /** Per scheme, what the engine measured (read by the browser tests). */
   results: { scheme: string; file: string; r: Extrapolation }[] = [];
   /** null: idle; otherwise [models done, models in all]. */
@@ -193,6 +197,7 @@ export class TpExtrapolation extends LocalizedElement {
     const p = this.progress;
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Train short, test long')} <span class="sub">${msg('measured now, in this page')}</span></h2>
+      ${this.loaded ? html`<p class="small muted" data-shipped-only>${shippedOnly(this.loaded)}</p>` : nothing}
       <p>
         ${res.length
           ? msg(str`${this.expected} grammar models, identical but for their position encoding, were trained on sequences of ${l} characters. The engine scores each on held-out text of up to ${res[0].r.bands.at(-1)?.to ?? l} characters: the share of next characters it predicts right at every position. Encodings that only ever saw positions below ${l} meet new ones past it.`)

@@ -5,6 +5,7 @@
 // compares the rows, position by position, and the next character each predicts. A
 // character the model has no token for is named before anything runs.
 
+import { shippedOnly } from '../i18n/shipped-only';
 import { html, css, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
 import { getLocale, langOf, LocalizedElement } from '../i18n/locale';
@@ -106,6 +107,7 @@ export class TpOrder extends LocalizedElement {
     engine: { attribute: false },
     base: { attribute: false },
     pageModel: { attribute: false },
+    loaded: { attribute: false },
     text: { state: true },
     perm: { state: true },
     model: { state: true },
@@ -121,6 +123,8 @@ export class TpOrder extends LocalizedElement {
   base: URL | null = null;
   /** The model the page runs: the view starts on the grammar models of its language. */
   pageModel = '';
+  /** The page's model when it is not a shipped one (a loaded folder, a lab run): this experiment does not run on it. */
+  loaded = '';
   text = ORDER_TEXTS.en;
   perm: number[] = swapWords(ORDER_TEXTS.en, ...swapPair(ORDER_TEXTS.en));
   model = ORDER_MODELS[0].file;
@@ -280,6 +284,7 @@ export class TpOrder extends LocalizedElement {
     ];
     return html`<section class="card" aria-labelledby="h">
       <h2 id="h">${msg('Order-blindness')} <span class="sub">${msg('the same tokens in another order')}</span></h2>
+      ${this.loaded ? html`<p class="small muted" data-shipped-only>${shippedOnly(this.loaded)}</p>` : nothing}
       <p>
         ${msg('Attention mixes a token with the others through dot products and a weighted sum; neither cares where a token sits. Without a position encoding and without the causal mask, reordering the input only reorders the output: the row of each character moves with it, bit for bit, and "the cat chases the dog" reads exactly like "the dog chases the cat". A position encoding (or the causal mask, which tells each position how many came before it) breaks the tie.')}
       </p>

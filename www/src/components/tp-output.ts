@@ -11,6 +11,12 @@ import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { fmt, showToken, tokenLang, viridis } from '../ui/palette';
 
+/** A vocabulary larger than this is not listed in full: its top tokens, a search, and the rest's sum. */
+const BIG_VOCAB = 1000;
+const TOP = 12;
+const TOP_MORE = 100;
+const SEARCH_SHOWN = 20;
+
 export class TpOutput extends LocalizedElement {
   static properties = {
     info: { attribute: false },
@@ -27,6 +33,7 @@ export class TpOutput extends LocalizedElement {
     sides: { attribute: false },
     lock: { attribute: false },
     showAll: { state: true },
+    query: { state: true },
   };
 
   info: ModelInfo | null = null;
@@ -39,6 +46,10 @@ export class TpOutput extends LocalizedElement {
   inputTokens: string[] = [];
   sampling: Sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 3, seed: 0 };
   showAll = false;
+  /** What the token search asks for (a large vocabulary: its tokens are found, not listed). */
+  query = '';
+  /** The distribution's ids, most probable first, for the distribution they were sorted from. */
+  private sorted: { p: Float32Array; order: number[] } | null = null;
   /** Classroom mode: the settings the link locked (their sampling inputs are disabled, saying why). */
   lock: readonly string[] = [];
   /** The model's distribution of the forward pass before the last switch (null: none). */
@@ -83,6 +94,13 @@ export class TpOutput extends LocalizedElement {
         display: flex;
         gap: var(--tp-space-1);
         flex-wrap: wrap;
+      }
+      .find {
+        display: flex;
+        gap: var(--tp-space-2);
+        align-items: center;
+        font-size: var(--tp-text-md);
+        margin: var(--tp-space-2) 0;
       }
       .bars.with-before {
         grid-template-columns: minmax(4.5em, max-content) 1fr 5.2em 5.2em 5.2em;
@@ -204,10 +222,18 @@ export class TpOutput extends LocalizedElement {
     const info = this.info;
     if (!p || !info) return nothing;
     const q = this.sampleProbs;
-    const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a] || a - b);
-    const shown = this.showAll ? order : order.slice(0, 12);
+    if (this.sorted?.p !== p) this.sorted = { p, order: Array.from(p.keys()).sort((a, b) => p[b] - p[a] || a - b) };
+    const order = this.sorted.order;
+    // A vocabulary too large to list (GPT-2's 50,257 tokens): the top tokens, a search, and the rest as one sum.
+    const big = p.length > BIG_VOCAB;
+    const shown = big ? order.slice(0, this.showAll ? TOP_MORE : TOP) : this.showAll ? order : order.slice(0, TOP);
     const max = p[order[0]] || 1;
-    const total = p.reduce((a, x) => a + x, 0);
+    // Summed in double precision over every token of the vocabulary.
+    let total = 0;
+    for (let i = 0; i < p.length; i++) total += p[i];
+    let top = 0;
+    for (const id of shown) top += p[id];
+
     const prev = this.beside(this.previousProbs, p);
     return html`<p class="small muted">
         ${this.sampling.strategy === 'sample'
@@ -235,9 +261,56 @@ export class TpOutput extends LocalizedElement {
               : nothing}</div>`,
         )}
       </div>
-      <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
-        ${this.showAll ? msg('Show the top 12') : msg(str`Show all ${p.length} tokens`)}
-      </button>`;
+      ${big
+        ? html`<p class="small muted" data-rest=${total - top} data-sum=${total}>
+              ${msg(str`The other ${p.length - shown.length} tokens together: ${fmt(total - top, 6)}; all ${p.length}: ${fmt(total, 6)}.`, { id: 'output.rest' })}
+            </p>
+            <button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
+              ${this.showAll ? msg(str`Show the top ${TOP}`, { id: 'output.top-n' }) : msg(str`Show the top ${TOP_MORE}`, { id: 'output.top-more' })}
+            </button>
+            ${this.search(p)}`
+        : html`<button @click=${() => (this.showAll = !this.showAll)} aria-expanded=${this.showAll}>
+            ${this.showAll ? msg('Show the top 12') : msg(str`Show all ${p.length} tokens`)}
+          </button>`}`;
+  }
+
+  /** A large vocabulary's token search: the matching tokens (by their text, or an id), most probable first, with their rank. */
+  private search(p: Float32Array) {
+    const info = this.info!;
+    const q = this.query.trim();
+    const hits: number[] = [];
+    const rank = new Map<number, number>();
+    let count = 0;
+    if (q) {
+      const id = /^#?\d+$/.test(q) ? Number(q.replace('#', '')) : -1;
+      const low = q.toLowerCase();
+      this.sorted!.order.forEach((i, r) => {
+        const t = info.vocab[i] ?? '';
+        if (i === id || t.toLowerCase().includes(low)) {
+          count++;
+          if (hits.length < SEARCH_SHOWN) {
+            hits.push(i);
+            rank.set(i, r + 1);
+          }
+        }
+      });
+    }
+    return html`<label class="find"
+        >${msg('Find a token', { id: 'output.find' })}
+        <input type="search" .value=${this.query} @input=${(e: Event) => (this.query = (e.target as HTMLInputElement).value)} /></label>
+      ${q
+        ? html`<p class="small muted" data-found=${count}>${msg(str`${count} tokens match; the ${hits.length} most probable:`, { id: 'output.found' })}</p>
+            <div class="bars found" role="table" aria-label=${msg('tokens found', { id: 'output.found-table' })}>
+              ${hits.map(
+                (i) => html`<div role="row">
+                  <div class="tok" role="cell" data-model-text>${showToken(info.vocab[i] ?? `${i}`)}</div>
+                  <div class="num" role="cell">#${rank.get(i)}</div>
+                  <div class="num" role="cell" data-token=${i} data-prob=${p[i]}>${fmt(p[i])}</div>
+                  <div class="num" role="cell">${i}</div>
+                </div>`,
+              )}
+            </div>`
+        : nothing}`;
   }
 
   private classes() {

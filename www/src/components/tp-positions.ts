@@ -13,12 +13,14 @@ import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
 import type { EngineCaller } from '../engine/client';
 import type { ModelInfo, Positions, RopeDemo } from '../engine/protocol';
-import { panel } from '../ui/shared';
+import { canvasFor, panel } from '../ui/shared';
 import { fmt, showToken } from '../ui/palette';
 import './tp-heat';
 
 const Q = '#d55e00';
 const K = '#0072b2';
+/** More tokens than this are drawn as dots on a canvas (a real vocabulary, 50,257 of them), not as labelled SVG points. */
+const SVG_POINTS = 600;
 
 export class TpPositions extends LocalizedElement {
   static properties = {
@@ -94,6 +96,17 @@ export class TpPositions extends LocalizedElement {
         display: block;
         max-width: 420px;
       }
+      .cloud-wrap {
+        position: relative;
+        max-width: 420px;
+      }
+      canvas.cloud {
+        position: absolute;
+        inset: 0;
+        width: 100% !important;
+        height: auto !important;
+        aspect-ratio: 420 / 300;
+      }
       .rope {
         display: flex;
         gap: var(--tp-space-4);
@@ -120,7 +133,15 @@ export class TpPositions extends LocalizedElement {
     `,
   ];
 
+  /** The dots of a large embedding map, drawn on its canvas after each render. */
+  private cloud: ((ctx: CanvasRenderingContext2D) => void) | null = null;
+
   updated(): void {
+    const c = this.renderRoot.querySelector<HTMLCanvasElement>('canvas.cloud');
+    if (c && this.cloud) {
+      const ctx = canvasFor(c, 420, 300);
+      if (ctx) this.cloud(ctx);
+    }
     const info = this.info;
     if (!this.engine || !info) return;
     const t = Math.min(this.span, info.max_len);
@@ -373,6 +394,15 @@ export class TpPositions extends LocalizedElement {
     const X = (x: number) => 16 + ((x - x0) / (x1 - x0 || 1)) * (W - 32);
     const Y = (y: number) => H - 16 - ((y - y0) / (y1 - y0 || 1)) * (H - 32);
     const line = m.positions.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
+    const many = m.tokens.length > SVG_POINTS;
+    this.cloud = many
+      ? (ctx) => {
+          ctx.fillStyle = K;
+          ctx.globalAlpha = 0.35;
+          for (const [x, y] of m.tokens) ctx.fillRect(X(x) - 1, Y(y) - 1, 2, 2);
+          ctx.globalAlpha = 1;
+        }
+      : null;
     return html`<h3>${msg('Embedding space, flattened')}</h3>
       <p>
         ${m.positions.length
@@ -380,10 +410,13 @@ export class TpPositions extends LocalizedElement {
           : msg(str`Every token's embedding (×√d_model where the model scales it) projected onto the two directions along which they vary most (principal components, computed in the engine): ${fmt(100 * m.explained[0], 1)}% and ${fmt(100 * m.explained[1], 1)}% of the variance. Hover a point for its token.`)}
         ${m.positions.length ? msg('Positions are joined in order (grey).') : msg('This model adds no vector for the position.')}
       </p>
+      ${many ? html`<p class="small muted">${msg(str`${m.tokens.length} tokens: each a dot, without its label.`, { id: 'positions.many-tokens' })}</p>` : nothing}
+      <div class="cloud-wrap">
+      ${many ? html`<canvas class="cloud" aria-hidden="true"></canvas>` : nothing}
       <svg viewBox="0 0 ${W} ${H}" role="img" aria-label=${m.positions.length ? msg(str`${m.tokens.length} token embeddings and ${m.positions.length} position vectors on two principal axes`) : msg(str`${m.tokens.length} token embeddings on two principal axes`)}>
         ${m.positions.length ? svg`<path d=${line} fill="none" stroke="var(--tp-muted)" stroke-width="1"></path>` : ''}
-        ${m.positions.map(([x, y], i) => svg`<circle cx=${X(x)} cy=${Y(y)} r="2.5" fill="var(--tp-muted)" data-position=${i}><title>${msg(str`position ${i}`)}</title></circle>`)}
-        ${m.tokens.map(
+        ${m.positions.length > SVG_POINTS ? nothing : m.positions.map(([x, y], i) => svg`<circle cx=${X(x)} cy=${Y(y)} r="2.5" fill="var(--tp-muted)" data-position=${i}><title>${msg(str`position ${i}`)}</title></circle>`)}
+        ${(many ? [] : m.tokens).map(
           ([x, y], i) => svg`<g data-token=${info.vocab[i]}>
             <circle cx=${X(x)} cy=${Y(y)} r="3.5" fill=${K}><title>${msg(str`token ${JSON.stringify(info.vocab[i])}`)}</title></circle>
             <text
@@ -395,7 +428,8 @@ export class TpPositions extends LocalizedElement {
             >${showToken(info.vocab[i] ?? '')}</text>
           </g>`,
         )}
-      </svg>`;
+      </svg>
+      </div>`;
   }
 
   render() {

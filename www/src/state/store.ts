@@ -20,6 +20,9 @@ import { checkCheckpointSize, fitsDevice } from './custom-check';
 import type { StoreHost } from './host';
 import { chineseTwin, describeSwitchChange, SettingsReader, switchSides, validManifest } from './settings';
 import { modelTitle } from '../i18n/models';
+import { readableVocab } from '../ui/byte-level';
+import { fitTrace } from './trace-limit';
+import { cannotSpell, unspellable } from './spell';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
@@ -521,9 +524,9 @@ export class PlaygroundStore extends StoreData {
     const st = { ...this.st, model: file };
     let resetText = text === 'reset';
     if (text === 'spell') {
-      const missing = await this.unspellable([st.text, ...st.batch]);
+      const missing = await unspellable(this.engine, [st.text, ...st.batch]);
       resetText = missing.length > 0;
-      this.promptNote = resetText && st.text !== entry.default_prompt ? this.cannotSpell(entry, missing) : '';
+      this.promptNote = resetText && st.text !== entry.default_prompt ? cannotSpell(entry, missing) : '';
     }
     if (resetText) {
       st.text = entry.default_prompt;
@@ -569,6 +572,11 @@ export class PlaygroundStore extends StoreData {
     return this.useCustom(this.engine.call('loadHf', { files }), label, { hf: files }, text);
   }
 
+  /** Test-only hook (www/README.md): a Hugging Face folder's files made the page's model, as the "Load a model" dialog does. */
+  async testOnlyLoadHf(files: HfFiles, label: string, text?: string): Promise<ModelInfo> {
+    return this.useHfFolder(files, label, text);
+  }
+
   /** Other weights are another model: a link that locks the model refuses them (says so and throws). */
   private refuseOtherModel(): void {
     if (!isLocked(this.st, 'model')) return;
@@ -579,7 +587,9 @@ export class PlaygroundStore extends StoreData {
 
   /** Once the engine has loaded it (`loading`), a model that is not a shipped one is the page's: everything starts again from it; its files are kept for a restarted engine. */
   private async useCustom(loading: Promise<ModelInfo>, label: string, kept: { bytes?: Uint8Array; hf?: HfFiles }, text?: string): Promise<ModelInfo> {
-    const info = await loading;
+    let info = await loading;
+    // A byte-level BPE's tokens as the text they spell (" cat", not "Ġcat"), for every view.
+    if (info.tokenizer_kind === 'bpe') info = { ...info, vocab: readableVocab(info.vocab) };
     this.gen.reset();
     this.fwdVersion++;
     this.lastForward = null;
@@ -605,26 +615,6 @@ export class PlaygroundStore extends StoreData {
     await this.refresh();
     this.host.changed();
     return info;
-  }
-
-  /** The characters (or words) of these texts the loaded model's vocabulary cannot spell, each once. */
-  private async unspellable(texts: string[]): Promise<string[]> {
-    const missing = new Set<string>();
-    for (const text of texts) {
-      if (!text.trim()) continue;
-      const t = await this.engine.call('tokenize', { text });
-      for (const [, piece] of t.unknown) missing.add(piece);
-    }
-    return [...missing];
-  }
-
-  /** The note for a prompt the new model cannot spell. */
-  private cannotSpell(entry: { file: string; title: string; default_prompt: string }, missing: string[]): string {
-    const shown = missing.slice(0, 12).map((c) => `“${c}”`).join(' ');
-    const more = missing.length > 12 ? msg(str` and ${missing.length - 12} more`) : '';
-    return msg(str`${modelTitle(entry)} cannot spell ${shown}${more} of the prompt, so it starts from its own example, “${entry.default_prompt}”.`, {
-      id: 'store.cannot-spell',
-    });
   }
 
   /** The model's title in the page's language (its file when it is not a shipped one). */
@@ -750,6 +740,10 @@ export class PlaygroundStore extends StoreData {
       this.fail(e);
       return;
     }
+    const fit = fitTrace(input, this.info);
+    input = fit.input;
+    if (fit.note || this.promptNote === this.traceCutNote) this.promptNote = fit.note;
+    this.traceCutNote = fit.note;
     const req: ForwardRequest = {
       batch: input?.batch ?? [],
       src: input?.src ?? undefined,
@@ -774,6 +768,9 @@ export class PlaygroundStore extends StoreData {
       this.fail(e);
     }
   }
+
+  /** The note of the last cut `fitTrace` made (so that a later input that fits clears it, and only it). */
+  private traceCutNote = '';
 
   /** What a fresh generation starts from: the prompt (or source) as the model was trained. */
   private generationRequest(): GenerateStartRequest | null {

@@ -37,6 +37,7 @@ export const ALONE: Readonly<Record<string, AloneDef>> = {
     parts: { title: TITLE, heads: top('.thumbs'), tools: top('.map-tools'), inspector: '.beside > tp-qk', readout: top('.readout'), legend: top('.legend') },
   },
   masks: { picture: '.room', parts: { title: TITLE, editor: top('.editor'), legend: top('.legend') } },
+  tokenizer: { picture: '.pieces', parts: { title: TITLE, note: top('p'), controls: top('.controls') } },
   output: { picture: '.bars', parts: { title: TITLE, controls: top('.controls'), note: top('p'), more: top('button') } },
   hidden: { picture: '.wrap', parts: { title: TITLE, note: top('p') } },
   'sqrt-dk': { picture: '.charts', parts: { title: TITLE, note: top('p'), controls: top('.controls'), legend: top('.legend'), numbers: top('details') } },

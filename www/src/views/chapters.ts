@@ -22,7 +22,7 @@ export const CHAPTERS: readonly Chapter[] = [
     name: 'input',
     title: () => msg('Input & tokens', { id: 'chapter.input.title' }),
     blurb: () => msg('The model, the switches, the text and the tokens it becomes.', { id: 'chapter.input.blurb' }),
-    views: ['controls', 'backend', 'input', 'characters'],
+    views: ['controls', 'backend', 'input', 'tokenizer', 'characters'],
   },
   {
     name: 'attention',

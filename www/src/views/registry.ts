@@ -17,6 +17,7 @@ import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
 import '../components/tp-characters';
+import '../components/tp-tokenizer';
 import '../components/tp-generation';
 import '../components/tp-architecture';
 import '../components/tp-attention';
@@ -136,6 +137,16 @@ export const VIEWS = [
       @tp-text=${(e: CustomEvent<string>) => s.typeText(e.detail)}
       @tp-batch=${(e: CustomEvent<string[]>) => void s.patch({ batch: e.detail })}
     ></tp-input>`,
+  },
+  {
+    // How the tokenizer reads the prompt: bytes, then each merge, then the tokens (from the whole engine, fetched when first seen).
+    name: 'tokenizer',
+    tag: 'tp-tokenizer',
+    get title() {
+      return msg('How the tokenizer reads the text: bytes, merges, tokens', { id: 'view.tokenizer.title' });
+    },
+    needs: [],
+    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text}></tp-tokenizer>`,
   },
   {
     // The characters a char-level model knows, from its vocabulary; a click adds one.
@@ -417,7 +428,7 @@ export const VIEWS = [
       return msg('Order-blindness without positions');
     },
     needs: [],
-    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model}></tp-order>`,
+    render: (s) => html`<tp-order .engine=${s} .base=${s.modelsBase} .pageModel=${s.st.model} .loaded=${s.customModel}></tp-order>`,
   },
   {
     name: 'extrapolation',
@@ -426,7 +437,7 @@ export const VIEWS = [
       return msg('Train short, test long: accuracy per position');
     },
     needs: [],
-    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model} .auto=${s.st.chrome === 'none'}></tp-extrapolation>`,
+    render: (s) => html`<tp-extrapolation class="wide" .engine=${s} .base=${s.modelsBase} .manifest=${s.manifest} .pageModel=${s.st.model} .loaded=${s.customModel} .auto=${s.st.chrome === 'none'}></tp-extrapolation>`,
   },
   {
     name: 'ffn',
