@@ -296,7 +296,8 @@ describe('the lab API', () => {
         truncated: good.slice(0, Math.floor(good.length / 2)),
         random,
         hostile,
-        oversized: new Uint8Array(256 * 1024 * 1024 + 1),
+        // One byte past the loader's limit (crate/src/limits MAX_CHECKPOINT_BYTES, 720 MiB).
+        oversized: new Uint8Array(720 * 1024 * 1024 + 1),
       };
       const out = {};
       const runs = JSON.stringify(el.runs.map((r) => [r.id, r.name, r.points.length, r.status]));

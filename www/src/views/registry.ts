@@ -17,7 +17,6 @@ import '../components/tp-controls';
 import '../components/tp-backend-badge';
 import '../components/tp-input';
 import '../components/tp-characters';
-import '../components/tp-tokenizer';
 import '../components/tp-generation';
 import '../components/tp-architecture';
 import '../components/tp-attention';
@@ -146,7 +145,7 @@ export const VIEWS = [
       return msg('How the tokenizer reads the text: bytes, merges, tokens', { id: 'view.tokenizer.title' });
     },
     needs: [],
-    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text}></tp-tokenizer>`,
+    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text} ${loadWhenSeen(() => import('../components/tp-tokenizer'))}></tp-tokenizer>`,
   },
   {
     // The characters a char-level model knows, from its vocabulary; a click adds one.
