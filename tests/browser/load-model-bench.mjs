@@ -133,6 +133,22 @@ try {
     return { ms: performance.now() - t, label: el.customModel, bytes: m.bytes };
   });
   console.log(`after a reload, from IndexedDB: ${k.ms.toFixed(0)} ms (${k.label}, ${k.bytes} bytes)`);
+  // Decoding in wasm on this page's CPU engine: the page's own generation (KV cache, greedy,
+  // its attention traced as the views draw it), timed by the engine per step.
+  const g = await page.evaluate(async () => {
+    const el = document.querySelector('transformer-playground');
+    const s = el.store;
+    await s.gen.start(true);
+    const t = performance.now();
+    while (!el.done && performance.now() - t < 120_000) await new Promise((r) => setTimeout(r, 200));
+    return { tokens: el.generated.length, stats: el.stats, backend: el.backendInfo?.backend ?? 'cpu' };
+  });
+  const ms = g.stats.engineMsPerToken;
+  console.log(
+    `decoding in wasm (${g.backend}): ${g.tokens} tokens; prefill ${g.stats.prefillMs?.toFixed(0)} ms; ` +
+      `${ms?.toFixed(1)} ms a token in the engine (${ms ? (1000 / ms).toFixed(1) : '?'} tokens/s; target ≥ 20), ` +
+      `${g.stats.wallMsPerToken?.toFixed(1)} ms a token as the page sees it`,
+  );
 } finally {
   await browser.close();
   await server.close();

@@ -102,6 +102,14 @@ pub fn browser_bench() -> Result<()> {
         .arg("tests/browser/lab-view-bench.mjs")
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", &browser))?;
+    // Real scale: every view drawn for GPT-2-shaped models (d_model 96 and 768), and a
+    // GPT-2-small-shaped folder (124 M parameters) checked, downloaded, kept and decoded in wasm.
+    for bench in ["realscale-bench.mjs", "load-model-bench.mjs"] {
+        sh(Command::new("node")
+            .arg(format!("tests/browser/{bench}"))
+            .env("TPLAY_DIST", dist())
+            .env("TPLAY_CHROMIUM", &browser))?;
+    }
     // The long form of the memory test: 10,000 tokens, memory at start and end.
     sh(Command::new("node")
         .arg("tests/browser/longrun.mjs")
