@@ -104,6 +104,20 @@ fn main() {
         model.param_count() as f64 * 4.0 / 1048576.0,
         peak_rss_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB"))
     );
+    // The byte-level BPE on 60 KiB of mixed English, Chinese, digits and whitespace.
+    let unit = "The cat chases the dog across 312 gardens.  猫追狗，狗追猫。 Hello, world!\n\t";
+    let text: String = unit.repeat(60 * 1024 / unit.len());
+    let t = Instant::now();
+    let ids = model.tokenizer.encode(&text).ids;
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "tokenizer: {} bytes → {} tokens in {:.1} ms ({:.0} tokens/s, {:.1} MB/s)",
+        text.len(),
+        ids.len(),
+        s * 1e3,
+        ids.len() as f64 / s,
+        text.len() as f64 / s / 1e6
+    );
     let prompt: Vec<u32> = model
         .tokenizer
         .encode(
