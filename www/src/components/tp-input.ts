@@ -149,7 +149,7 @@ export class TpInput extends LocalizedElement {
     const batchLocked = whyLocked(this.lock, 'batch');
     return html`<section class="card" aria-labelledby="h">
       <div class="bar">
-        <h2 id="h">${this.label || msg('Input')} <span class="sub">${this.info ? (this.info.tokenizer_kind === 'char' ? msg(str`character-level tokens, vocabulary of ${this.info.vocab.length}`) : this.info.tokenizer_kind === 'word' ? msg(str`word-level tokens, vocabulary of ${this.info.vocab.length}`) : msg(str`${this.info.tokenizer_kind}-level tokens, vocabulary of ${this.info.vocab.length}`)) : ''}</span></h2>
+        <h2 id="h">${this.label || msg('Input')} <span class="sub">${this.info ? (this.info.tokenizer_kind === 'char' ? msg(str`character-level tokens, vocabulary of ${this.info.vocab.length}`) : this.info.tokenizer_kind === 'word' ? msg(str`word-level tokens, vocabulary of ${this.info.vocab.length}`) : msg(str`byte-level BPE tokens, vocabulary of ${this.info.vocab.length}`, { id: 'input.kind-bpe' })) : ''}</span></h2>
         <label class="check"
           ><input
             type="checkbox"

@@ -39,3 +39,47 @@ export function byteLevelText(token: string): string {
 export function readableVocab(vocab: readonly string[]): string[] {
   return vocab.map(byteLevelText);
 }
+
+const HEX_PIECE = /^‹([0-9A-F]{2}(?: [0-9A-F]{2})*)›$/;
+
+/**
+ * Tokens in readable form, with each run of byte pieces (‹F0 9F›‹91›‹8D›) that together spell
+ * whole characters joined into those characters (" 👍"): one entry per group, naming the
+ * tokens `from`..`to` (inclusive) it stands for. Pieces that never complete a character stay
+ * as they are, one entry each.
+ */
+export function groupBytePieces(texts: readonly string[]): { text: string; from: number; to: number }[] {
+  const out: { text: string; from: number; to: number }[] = [];
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  let i = 0;
+  while (i < texts.length) {
+    if (!HEX_PIECE.test(texts[i])) {
+      out.push({ text: texts[i], from: i, to: i });
+      i++;
+      continue;
+    }
+    const bytes: number[] = [];
+    let done = -1;
+    let text = '';
+    for (let k = i; k < texts.length; k++) {
+      const m = HEX_PIECE.exec(texts[k]);
+      if (!m) break;
+      for (const h of m[1].split(' ')) bytes.push(parseInt(h, 16));
+      try {
+        text = strict.decode(new Uint8Array(bytes));
+        done = k;
+        break;
+      } catch {
+        // not whole characters yet: take the next piece
+      }
+    }
+    if (done < 0) {
+      out.push({ text: texts[i], from: i, to: i });
+      i++;
+    } else {
+      out.push({ text, from: i, to: done });
+      i = done + 1;
+    }
+  }
+  return out;
+}
