@@ -67,6 +67,16 @@ describe('pictures and links', () => {
     });
     assert.ok(names.length >= 10, `views drawn: ${names}`);
     for (const name of names) {
+      // A view fetched when first seen (the tokenizer) is scrolled to, as a reader would, and waited for.
+      await page.waitForFunction(async (n) => {
+        const { VIEWS } = await import('./playground.js');
+        const el = document.querySelector('transformer-playground');
+        const box = el.shadowRoot.querySelector(`.view[data-view="${n}"]`);
+        box.scrollIntoView();
+        const tag = VIEWS.find((v) => v.name === n).tag;
+        const view = box.querySelector(tag);
+        return customElements.get(tag) !== undefined && view?.shadowRoot?.childElementCount > 0 && (n !== 'tokenizer' || view.shadowRoot.querySelector('[data-tokens]') !== null);
+      }, name);
       const svg = await page.evaluate((n) => document.querySelector('transformer-playground').picture(n).svg, name);
       const r = await drawSvg(page, svg);
       assert.equal(r.error, null, `${name}: the SVG parses`);

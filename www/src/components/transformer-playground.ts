@@ -454,6 +454,8 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const v = viewNamed(name);
     const el = this.viewElement(name);
     if (!s || !v || !el) throw new Error(`the view ${name} is not shown`);
+    // A view whose code is fetched when it first comes into sight has nothing to draw before.
+    if (!customElements.get(v.tag)) throw new Error(`the view ${name} has not loaded yet (it loads when first scrolled into sight)`);
     return viewToSvg(el, { title: v.title, model: modelLabel(s.st, s.manifest), settings: settingsLabel(s.st) });
   }
 
