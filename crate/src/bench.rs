@@ -280,6 +280,47 @@ pub fn train(file: &str, steps: usize) -> Result<TrainRate> {
     })
 }
 
+/// The lab's periodic evaluation of the reverse recipe (200 held-out strings, greedy),
+/// with the KV cache and by recomputing every position, in milliseconds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalCost {
+    pub examples: usize,
+    pub cached_ms: f64,
+    pub recomputed_ms: f64,
+}
+
+/// [`EvalCost`] on the reverse recipe's model after 50 training steps (its answers still run
+/// long, as early in a run), the median of `runs`.
+pub fn eval_cost(runs: usize) -> Result<EvalCost> {
+    let r = recipes()
+        .into_iter()
+        .find(|r| r.file == "reverse.safetensors")
+        .ok_or_else(|| crate::Error::Input("no reverse recipe".into()))?;
+    let task = r.run.task()?;
+    let cfg = r.run.model_config(task.as_ref())?;
+    let mut tr = Trainer::new(task.as_ref(), cfg, r.run.train_options()?)?;
+    for _ in 0..50 {
+        tr.train_step()?;
+    }
+    let examples = crate::tasks::held_out_examples(task.as_ref(), 200, 1);
+    let time = |f: &dyn Fn() -> Result<Vec<Vec<u32>>>| -> Result<f64> {
+        let mut v = vec![];
+        for _ in 0..runs.max(1) {
+            let t0 = profile::now_ms();
+            f()?;
+            v.push(profile::now_ms() - t0);
+        }
+        Ok(median(v))
+    };
+    Ok(EvalCost {
+        examples: examples.len(),
+        cached_ms: time(&|| crate::train::eval::greedy_answers(&tr.model, &examples))?,
+        recomputed_ms: time(&|| {
+            crate::train::eval::greedy_answers_recomputed(&tr.model, &examples)
+        })?,
+    })
+}
+
 /// Per-token milliseconds at one context length.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ContextCost {
@@ -359,6 +400,8 @@ pub struct Report {
     pub contexts: Vec<ContextCost>,
     pub cached_exponent: f64,
     pub uncached_exponent: f64,
+    #[serde(default)]
+    pub eval: Option<EvalCost>,
     /// What only a browser measures (tests/browser/engine-bench.mjs adds it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<BrowserFigures>,
@@ -458,6 +501,7 @@ pub fn report(quick: bool) -> Result<Report> {
         uncached_exponent: growth_exponent(&contexts, false, 64),
         train,
         contexts,
+        eval: Some(eval_cost(if quick { 1 } else { 3 })?),
         browser: None,
     })
 }
@@ -547,6 +591,21 @@ pub fn render(reports: &[(&str, &Report)]) -> String {
             &mut o,
             &format!("  {shape}: packed"),
             all(&|r| r.matmul[i].packed_gflops),
+            1,
+        );
+    }
+    if reports.iter().all(|(_, r)| r.eval.is_some()) {
+        let e = |r: &Report| r.eval.clone().expect("checked above");
+        row(
+            &mut o,
+            "lab eval of 200 reverse strings, cached, ms",
+            all(&|r| e(r).cached_ms),
+            1,
+        );
+        row(
+            &mut o,
+            "  the same, every position recomputed, ms",
+            all(&|r| e(r).recomputed_ms),
             1,
         );
     }

@@ -529,3 +529,32 @@ fn reverse_siblings_differ_from_the_reverse_model_in_one_design_choice_and_reach
         ]
     );
 }
+
+/// The evaluation decodes its greedy answers with the KV cache (prompt once, then one
+/// position per token); every shipped exact-match model gives the same answers as the
+/// recompute of every position, on 200 held-out examples of several prompt lengths.
+#[test]
+fn cached_greedy_answers_equal_the_recomputed_ones() {
+    use tplay::tasks::{held_out_examples, Metric};
+    use tplay::train::eval::{greedy_answers, greedy_answers_recomputed};
+    let mut checked = 0;
+    for r in recipes() {
+        let task = r.run.task().unwrap();
+        if task.metric() != Metric::ExactMatch {
+            continue;
+        }
+        let model = load(&r);
+        let examples = held_out_examples(task.as_ref(), 200, 7);
+        let lengths: std::collections::BTreeSet<_> = examples
+            .iter()
+            .map(|e| (e.prompt_len, e.src.len()))
+            .collect();
+        assert!(lengths.len() > 1, "{}: one prompt length only", r.file);
+        let cached = greedy_answers(&model, &examples).unwrap();
+        let recomputed = greedy_answers_recomputed(&model, &examples).unwrap();
+        assert_eq!(cached, recomputed, "{}", r.file);
+        assert!(cached.iter().all(|a| !a.is_empty()));
+        checked += 1;
+    }
+    assert!(checked >= 10, "exact-match models checked: {checked}");
+}

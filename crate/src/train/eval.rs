@@ -231,12 +231,103 @@ pub fn argmax(row: &[f32]) -> usize {
 /// has two tokens more than expected. Right padding is harmless: under the causal mask a
 /// row's last real position never sees the pads after it. Returns each row's generated
 /// tokens, `<eos>` included when produced.
+///
+/// Where the model can keep a KV cache (a causal decoder in eval mode), the examples are
+/// decoded with it, grouped by prompt and source length: the prompt runs through the model
+/// once and each answer token costs one step over one position, where a recompute costs a
+/// pass over every position for every token. A cached step equals a recompute bit for bit
+/// (`crate::model::cache`), so the answers are the same
+/// (`cached_greedy_answers_equal_the_recomputed_ones` in tests/train.rs); a model that cannot
+/// cache is recomputed.
 pub fn greedy_answers(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
+    let opts = eval_opts();
+    if examples
+        .iter()
+        .all(|e| model.check_cacheable(&opts, e.prompt_len).is_ok())
+    {
+        return greedy_answers_cached(model, examples);
+    }
+    greedy_answers_recomputed(model, examples)
+}
+
+/// [`greedy_answers`] by recomputing every position for every generated token, 128
+/// examples at a time (the reference the cached decoding is tested against).
+pub fn greedy_answers_recomputed(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
     let mut out = vec![];
     for chunk in examples.chunks(128) {
         out.extend(greedy_chunk(model, chunk)?);
     }
     Ok(out)
+}
+
+/// [`greedy_answers`] with the KV cache: the examples with one prompt length and one
+/// source length decoded together, 128 at a time.
+fn greedy_answers_cached(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
+    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<usize>> = Default::default();
+    for (i, e) in examples.iter().enumerate() {
+        groups
+            .entry((e.prompt_len, e.src.len()))
+            .or_default()
+            .push(i);
+    }
+    let mut out = vec![vec![]; examples.len()];
+    for idx in groups.values() {
+        for part in idx.chunks(128) {
+            let chunk: Vec<&Example> = part.iter().map(|&i| &examples[i]).collect();
+            for (&i, answer) in part.iter().zip(greedy_chunk_cached(model, &chunk)?) {
+                out[i] = answer;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Examples of one prompt length (and one source length) decoded together with the KV
+/// cache. A row that has finished is fed its last token again until every row has (its
+/// answer no longer grows), so the batch keeps one length.
+fn greedy_chunk_cached(model: &Model, examples: &[&Example]) -> Result<Vec<Vec<u32>>> {
+    let tok = &model.tokenizer.spec;
+    let v = model.config.vocab_size;
+    let max_len = model.config.max_len;
+    let opts = eval_opts();
+    let prompts: Vec<Vec<u32>> = examples
+        .iter()
+        .map(|e| e.tokens[..e.prompt_len].to_vec())
+        .collect();
+    let limits: Vec<usize> = examples
+        .iter()
+        .map(|e| (e.tokens.len() + 2).min(max_len))
+        .collect();
+    let mut batch = Batch::padded(prompts, tok.pad)?;
+    if examples.iter().any(|e| !e.src.is_empty()) {
+        batch = batch.with_source(examples.iter().map(|e| e.src.clone()).collect())?;
+    }
+    let (mut cache, trace) = model.prefill(&batch, &opts)?;
+    let t = batch.len;
+    let mut len = t; // every row's length so far
+    let mut last: Vec<u32> = (0..examples.len())
+        .map(|i| argmax(&trace.logits.data[(i * t + t - 1) * v..(i * t + t) * v]) as u32) // (V)
+        .collect();
+    let mut answers = vec![vec![]; examples.len()];
+    let mut done = vec![false; examples.len()];
+    loop {
+        len += 1;
+        for i in 0..examples.len() {
+            if !done[i] {
+                answers[i].push(last[i]);
+                done[i] = last[i] == tok.eos || len >= limits[i];
+            }
+        }
+        if done.iter().all(|&d| d) {
+            return Ok(answers);
+        }
+        let step = model.decode_step(&mut cache, &last, &opts)?;
+        for (i, next) in last.iter_mut().enumerate() {
+            if !done[i] {
+                *next = argmax(&step.logits.data[i * v..(i + 1) * v]) as u32; // (V)
+            }
+        }
+    }
 }
 
 fn greedy_chunk(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
