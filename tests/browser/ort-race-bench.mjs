@@ -32,7 +32,8 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { launch, serve } from './harness.mjs';
 
 const args = process.argv.slice(2);
@@ -42,7 +43,7 @@ if (args[0] === '--checkpoint') {
     console.error('usage: node ort-race-bench.mjs --checkpoint <bench pkg dir> <out.safetensors>');
     process.exit(2);
   }
-  const mod = await import(join(pkg, 'tplay.js'));
+  const mod = await import(pathToFileURL(resolve(pkg, 'tplay.js')).href);
   mod.initSync({ module: readFileSync(join(pkg, 'tplay_bg.wasm')) });
   const bytes = mod.benchDecodeCheckpoint();
   writeFileSync(out, bytes);
