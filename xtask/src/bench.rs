@@ -10,6 +10,12 @@
 //! (simd128, on the main thread of headless Chromium), printed side by side with their
 //! ratio, and engine-only decoding on the main thread and through a worker (several
 //! steps per message), and WebGPU's dispatches per decode step for every shipped model.
+//! It ends with the decoding race against onnxruntime-web (bench_race.rs), which
+//! `cargo xtask bench race` runs alone: greedy decoding of the same weights by the engine and
+//! by onnxruntime-web (wasm, one thread, a KV-cache graph exported by tools/onnx/export.py)
+//! in one headless Chromium page, tokens/s of each, the ratio beside its target (≥ 10×),
+//! whether the tokens are the same, the load average; skipped with a message where Python
+//! with torch and onnx, or npm, is missing.
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 //! `cargo xtask bench gpu` is the prepared run for a machine with a real GPU (never part
 //! of `all`; bench_gpu.rs): parity tests, GPU against CPU, the crossover, the page's WebGPU.
@@ -25,13 +31,19 @@ pub fn run(args: &[String]) -> Result<()> {
         .map(String::as_str)
         .find(|a| !a.starts_with("--"))
         .unwrap_or("all");
-    if !matches!(which, "all" | "native" | "browser" | "engine" | "gpu") {
+    if !matches!(
+        which,
+        "all" | "native" | "browser" | "engine" | "race" | "gpu"
+    ) {
         return Err(format!(
-            "unknown bench '{which}' (known: native, browser, engine, gpu; flag: --profile)"
+            "unknown bench '{which}' (known: native, browser, engine, race, gpu; flag: --profile)"
         ));
     }
     if which == "gpu" {
         return crate::bench_gpu::run();
+    }
+    if which == "race" {
+        return crate::bench_race::run();
     }
     if which == "engine" || which == "all" {
         engine(profile)?;
@@ -54,7 +66,9 @@ pub fn run(args: &[String]) -> Result<()> {
 /// The engine benchmark in headless Chromium (the page, for its worker, and the bench
 /// build of the core), then natively with the browser's report beside it. The bench
 /// build is also passed through `wasm-opt -Oz` (what the page ships) and `-O3`, so the
-/// browser runner can time the worker's decoding on each and print their sizes.
+/// browser runner can time the worker's decoding on each and print their sizes. Then the
+/// race against onnxruntime-web on the same bench build (not with `--profile`: the timers
+/// would be on one side only).
 fn engine(profile: bool) -> Result<()> {
     let features = if profile { "bench,profile" } else { "bench" };
     let pkg = crate::build::bench_wasm(features)?;
@@ -82,5 +96,10 @@ fn engine(profile: bool) -> Result<()> {
             "--features",
             features,
         ])
-        .env("TPLAY_BENCH_WASM_JSON", &out))
+        .env("TPLAY_BENCH_WASM_JSON", &out))?;
+    if profile {
+        eprintln!("(the onnxruntime-web race is not run with --profile: `cargo xtask bench race`)");
+        return Ok(());
+    }
+    crate::bench_race::race(&pkg)
 }

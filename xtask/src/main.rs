@@ -4,6 +4,7 @@
 mod arch;
 mod bench;
 mod bench_gpu;
+mod bench_race;
 mod build;
 mod fuzz;
 mod serve;
@@ -29,7 +30,7 @@ fn main() {
             );
             eprintln!("          --no-gpu lets the GPU tests skip where there is no Vulkan at all");
             eprintln!("  build   build the wasm engine and the page into www/dist");
-            eprintln!("  bench   print speed and size figures (native and browser); `bench gpu`: the run for a machine with a real GPU");
+            eprintln!("  bench   print speed and size figures (native and browser); `bench race`: the engine against onnxruntime-web; `bench gpu`: the run for a machine with a real GPU");
             eprintln!(
                 "  arch    no import circle in crate/src, no hand-written file over 800 lines"
             );
