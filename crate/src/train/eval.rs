@@ -282,6 +282,22 @@ fn greedy_answers_cached(model: &Model, examples: &[Example]) -> Result<Vec<Vec<
     Ok(out)
 }
 
+/// Each example's prompt, and the length at which its greedy answer stops if no `<eos>`
+/// came: two tokens past the expected answer, within the model's context.
+fn prompts_and_limits<'a>(
+    examples: impl Iterator<Item = &'a Example>,
+    max_len: usize,
+) -> (Vec<Vec<u32>>, Vec<usize>) {
+    examples
+        .map(|e| {
+            (
+                e.tokens[..e.prompt_len].to_vec(),
+                (e.tokens.len() + 2).min(max_len),
+            )
+        })
+        .unzip()
+}
+
 /// Examples of one prompt length (and one source length) decoded together with the KV
 /// cache. A row that has finished is fed its last token again until every row has (its
 /// answer no longer grows), so the batch keeps one length.
@@ -290,14 +306,7 @@ fn greedy_chunk_cached(model: &Model, examples: &[&Example]) -> Result<Vec<Vec<u
     let v = model.config.vocab_size;
     let max_len = model.config.max_len;
     let opts = eval_opts();
-    let prompts: Vec<Vec<u32>> = examples
-        .iter()
-        .map(|e| e.tokens[..e.prompt_len].to_vec())
-        .collect();
-    let limits: Vec<usize> = examples
-        .iter()
-        .map(|e| (e.tokens.len() + 2).min(max_len))
-        .collect();
+    let (prompts, limits) = prompts_and_limits(examples.iter().copied(), max_len);
     let mut batch = Batch::padded(prompts, tok.pad)?;
     if examples.iter().any(|e| !e.src.is_empty()) {
         batch = batch.with_source(examples.iter().map(|e| e.src.clone()).collect())?;
@@ -334,14 +343,7 @@ fn greedy_chunk(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
     let tok = &model.tokenizer.spec;
     let v = model.config.vocab_size;
     let max_len = model.config.max_len;
-    let mut rows: Vec<Vec<u32>> = examples
-        .iter()
-        .map(|e| e.tokens[..e.prompt_len].to_vec())
-        .collect();
-    let limits: Vec<usize> = examples
-        .iter()
-        .map(|e| (e.tokens.len() + 2).min(max_len))
-        .collect();
+    let (mut rows, limits) = prompts_and_limits(examples.iter(), max_len);
     let mut done = vec![false; rows.len()];
     let mut answers = vec![vec![]; rows.len()];
     let src = examples
