@@ -1,7 +1,7 @@
 //! The engine benchmark natively (`cargo bench -p tplay --bench engine --features bench`,
 //! with `profile` for the per-phase breakdown): decode tokens/s, a 64-token forward pass,
 //! the matrix-product peak, training speed as a fraction of it, and the per-token cost
-//! against the context length. The same program runs in wasm (`src/bench.rs`); `cargo
+//! against the context length. The same program runs in wasm (`src/bench/mod.rs`); `cargo
 //! xtask bench` prints the two side by side. A program that prints numbers; it asserts
 //! nothing about time.
 //!

@@ -1,4 +1,4 @@
-// The engine benchmark (crate/src/bench.rs) in headless Chromium, for `cargo xtask bench`:
+// The engine benchmark (crate/src/bench/mod.rs) in headless Chromium, for `cargo xtask bench`:
 // a program that prints numbers and writes a report (JSON); it asserts nothing about time.
 //
 //   node tests/browser/engine-bench.mjs <bench pkg dir> <out.json>
@@ -108,7 +108,7 @@ try {
 
       const sampling = { strategy: 'greedy', temperature: 1, top_k: 0, top_p: 1, beam_width: 1, seed: 0 };
       const switches = { causal: true, padding_mask: true, scale: true, ablate: [] };
-      // The bench's prompt: <bos> then 15 fixed characters (crate/src/bench.rs `prompt`).
+      // The bench's prompt: <bos> then 15 fixed characters (crate/src/bench/mod.rs `prompt`).
       const startReq = (bos) => ({
         prompt: [bos, ...Array.from({ length: 15 }, (_, i) => 4 + (((i + 1) * 7) % 36))],
         switches,

@@ -6,7 +6,7 @@
 //   node tests/browser/ort-race-bench.mjs --checkpoint <bench pkg dir> <out.safetensors>
 //   node tests/browser/ort-race-bench.mjs <bench pkg dir> <onnxruntime-web dist dir> <graph dir> <out.json>
 //
-// The first form writes the decode-bench model (crate/src/bench.rs `decode_model(128)`, the
+// The first form writes the decode-bench model (crate/src/bench/mod.rs `decode_model(128)`, the
 // bench build's `benchDecodeCheckpoint()`) as a checkpoint, for tools/onnx/export.py to
 // turn into an ONNX decode step with a KV cache: <graph dir> holds what it wrote,
 // decode.onnx, decode-null.onnx (the same inputs and outputs, no arithmetic) and

@@ -60,7 +60,7 @@ TOLERANCE = 1e-4
 
 
 def bench_prompt(bos):
-    """crate/src/bench.rs `prompt`: `<bos>` then 4 + (i·7 mod 36) for i = 1..15."""
+    """crate/src/bench/mod.rs `prompt`: `<bos>` then 4 + (i·7 mod 36) for i = 1..15."""
     return [bos] + [4 + (i * 7) % 36 for i in range(1, 16)]
 
 

@@ -5,7 +5,7 @@
 //! GPU, with its dispatches, submissions and readbacks); the browser bench drives headless
 //! Chromium and prints the first load's bytes by kind and the time to first token, and
 //! what a post's second and third widgets cost (tests/browser/widgets-bench.mjs).
-//! `cargo xtask bench engine` runs the engine benchmark alone (crate/src/bench.rs): the
+//! `cargo xtask bench engine` runs the engine benchmark alone (crate/src/bench/mod.rs): the
 //! same decode, forward, matrix-product and training figures natively and in wasm
 //! (simd128, on the main thread of headless Chromium), printed side by side with their
 //! ratio, and engine-only decoding on the main thread and through a worker (several

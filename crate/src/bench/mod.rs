@@ -17,7 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod eval;
 mod targets;
+pub use eval::{eval_cost, EvalCost};
 pub use targets::{load_average, render_targets};
 
 use crate::backend::Backend;
@@ -277,47 +279,6 @@ pub fn train(file: &str, steps: usize) -> Result<TrainRate> {
         gflops: 2.0 * macs as f64 / secs / 1e9,
         loss: loss / steps as f64,
         phases: merge(vec![(profile::take(), steps)]),
-    })
-}
-
-/// The lab's periodic evaluation of the reverse recipe (200 held-out strings, greedy),
-/// with the KV cache and by recomputing every position, in milliseconds.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct EvalCost {
-    pub examples: usize,
-    pub cached_ms: f64,
-    pub recomputed_ms: f64,
-}
-
-/// [`EvalCost`] on the reverse recipe's model after 50 training steps (its answers still run
-/// long, as early in a run), the median of `runs`.
-pub fn eval_cost(runs: usize) -> Result<EvalCost> {
-    let r = recipes()
-        .into_iter()
-        .find(|r| r.file == "reverse.safetensors")
-        .ok_or_else(|| crate::Error::Input("no reverse recipe".into()))?;
-    let task = r.run.task()?;
-    let cfg = r.run.model_config(task.as_ref())?;
-    let mut tr = Trainer::new(task.as_ref(), cfg, r.run.train_options()?)?;
-    for _ in 0..50 {
-        tr.train_step()?;
-    }
-    let examples = crate::tasks::held_out_examples(task.as_ref(), 200, 1);
-    let time = |f: &dyn Fn() -> Result<Vec<Vec<u32>>>| -> Result<f64> {
-        let mut v = vec![];
-        for _ in 0..runs.max(1) {
-            let t0 = profile::now_ms();
-            f()?;
-            v.push(profile::now_ms() - t0);
-        }
-        Ok(median(v))
-    };
-    Ok(EvalCost {
-        examples: examples.len(),
-        cached_ms: time(&|| crate::train::eval::greedy_answers(&tr.model, &examples))?,
-        recomputed_ms: time(&|| {
-            crate::train::eval::greedy_answers_recomputed(&tr.model, &examples)
-        })?,
     })
 }
 
