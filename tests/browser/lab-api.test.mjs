@@ -340,8 +340,9 @@ describe('the lab API', () => {
       document.querySelector('transformer-playground').runs.map((r) => ({ id: r.id, n: r.points.length, status: r.status, name: r.name, ck: r.checkpoint_step })),
     );
     await page.evaluate((id) => document.querySelector('transformer-playground').renameRun(id, 'reverse, as shipped'), reverseRun);
-    // A run still training at the reload: saved at its pause, then some steps more.
-    const settings = { task: 'sort', steps: 200, batch: 4, eval_every: 0, seed: 2 };
+    // A run still training at the reload: saved at its pause, then some steps more. Long
+    // enough that it cannot end (its final evaluation included) before the reload.
+    const settings = { task: 'sort', steps: 3000, batch: 4, eval_every: 0, seed: 2 };
     const cut = await page.evaluate(async (settings) => {
       const el = document.querySelector('transformer-playground');
       const straight = el.train(settings);
@@ -354,9 +355,10 @@ describe('the lab API', () => {
       await h.pause();
       const saved = h.run.checkpoint_step;
       await h.resume();
-      await new Promise((ok) => setTimeout(ok, 100));
-      return { id: h.id, saved, want };
+      await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
+      return { id: h.id, saved, want, status: el.runs.find((x) => x.id === h.id).status };
     }, settings);
+    assert.equal(cut.status, 'running', 'the run is still training when the page reloads');
     await page.evaluate((id) => document.querySelector('transformer-playground').useRun(id), reverseRun);
     const used = await logitsNow(page);
     await page.reload();
