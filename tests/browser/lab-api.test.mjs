@@ -168,7 +168,8 @@ describe('the lab API', () => {
       await h.pause(); // saves the weights and the optimiser's state
       const saved = h.run.checkpoint_step;
       await h.resume();
-      await new Promise((ok) => setTimeout(ok, 100));
+      // Some steps past the saved ones, the run far from its end.
+      await new Promise((ok) => h.addEventListener('progress', ok, { once: true }));
       await el.testOnlyCrashRun(h.id);
       let error = null;
       try {
