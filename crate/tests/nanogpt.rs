@@ -35,12 +35,7 @@ fn worst(path: PathBuf, dir: &str) -> (f32, tplay::model::Model) {
             .iter()
             .map(|x| x.as_u64().unwrap() as u32)
             .collect();
-        let want: Vec<f32> = s["logits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect();
+        let (_, want) = support::fixtures::tensor(&s["logits"]);
         assert_eq!(want.len(), tokens.len() * keep);
         let trace = block_on(tplay::backend::cpu::forward(
             &model,

@@ -4,9 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::median;
+use super::train::{recipe_task, recipe_trainer};
 use crate::profile;
-use crate::train::recipes::recipes;
-use crate::train::Trainer;
 use crate::Result;
 
 /// The lab's periodic evaluation of the reverse recipe (200 held-out strings, greedy),
@@ -21,13 +20,8 @@ pub struct EvalCost {
 /// [`EvalCost`] on the reverse recipe's model after 50 training steps (its answers still run
 /// long, as early in a run), the median of `runs`.
 pub fn eval_cost(runs: usize) -> Result<EvalCost> {
-    let r = recipes()
-        .into_iter()
-        .find(|r| r.file == "reverse.safetensors")
-        .ok_or_else(|| crate::Error::Input("no reverse recipe".into()))?;
-    let task = r.run.task()?;
-    let cfg = r.run.model_config(task.as_ref())?;
-    let mut tr = Trainer::new(task.as_ref(), cfg, r.run.train_options()?)?;
+    let (r, task) = recipe_task("reverse.safetensors")?;
+    let mut tr = recipe_trainer(&r, task.as_ref())?;
     for _ in 0..50 {
         tr.train_step()?;
     }

@@ -19,19 +19,18 @@ use serde::{Deserialize, Serialize};
 
 mod eval;
 mod targets;
+mod train;
 pub use eval::{eval_cost, EvalCost};
 pub use targets::{load_average, render_targets};
+pub use train::{train, TrainRate};
 
 use crate::backend::Backend;
 use crate::config::ModelConfig;
-use crate::generate::flops::decoder_macs;
 use crate::generate::{GenerateOptions, Generator, Strategy};
 use crate::model::forward::Batch;
 use crate::model::{ForwardOptions, Model};
 use crate::profile::{self, PhaseTotal};
 use crate::tensor::{matmul_nt, matmul_nt_packed};
-use crate::train::recipes::recipes;
-use crate::train::Trainer;
 use crate::{Result, Tokenizer};
 
 /// The prompt length and the number of greedy tokens of the decode figure.
@@ -222,64 +221,6 @@ pub fn matmul_peak() -> Vec<MatmulRate> {
             packed_gflops: rate(&|a, w| matmul_nt_packed(a, w, m, k, n), m, k, n),
         })
         .collect()
-}
-
-/// Training speed of one shipped recipe.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TrainRate {
-    pub recipe: String,
-    pub batch: usize,
-    pub params: usize,
-    pub steps_per_s: f64,
-    pub tokens_per_s: f64,
-    /// Matrix-product FLOP/s (forward + backward: 3 × the forward's multiply-adds × 2).
-    pub gflops: f64,
-    /// Mean loss of the timed steps: the same in every build for the same seed.
-    pub loss: f64,
-    pub phases: Vec<PhaseTotal>,
-}
-
-/// `steps` timed training steps (after 2 untimed ones) of the recipe saved as `file`.
-pub fn train(file: &str, steps: usize) -> Result<TrainRate> {
-    let r = recipes()
-        .into_iter()
-        .find(|r| r.file == file)
-        .ok_or_else(|| crate::Error::Input(format!("no recipe saves {file}")))?;
-    let task = r.run.task()?;
-    let cfg = r.run.model_config(task.as_ref())?;
-    let mut tr = Trainer::new(task.as_ref(), cfg, r.run.train_options()?)?;
-    for _ in 0..2 {
-        tr.train_step()?;
-    }
-    let _ = profile::take();
-    let mut tokens = 0usize;
-    let mut macs = 0u64;
-    let mut loss = 0.0f64;
-    let mut ms = 0.0;
-    for _ in 0..steps {
-        // The next batch is drawn again inside the step from the same generator state;
-        // peek at its size on a clone of the generator state.
-        let (b, t, s) = tr.peek_batch_shape();
-        tokens += b * (t + s);
-        let c = &tr.model.config;
-        let per_seq =
-            crate::generate::flops::encoder_macs(c, s) + decoder_macs(c, 0, t, s, true, t);
-        macs += 3 * b as u64 * per_seq;
-        let t0 = profile::now_ms();
-        loss += tr.train_step()?.loss as f64;
-        ms += profile::now_ms() - t0;
-    }
-    let secs = ms / 1e3;
-    Ok(TrainRate {
-        recipe: r.file.to_string(),
-        batch: r.run.batch,
-        params: tr.model.param_count(),
-        steps_per_s: steps as f64 / secs,
-        tokens_per_s: tokens as f64 / secs,
-        gflops: 2.0 * macs as f64 / secs / 1e9,
-        loss: loss / steps as f64,
-        phases: merge(vec![(profile::take(), steps)]),
-    })
 }
 
 /// Per-token milliseconds at one context length.

@@ -237,7 +237,7 @@ pub fn argmax(row: &[f32]) -> usize {
 /// once and each answer token costs one step over one position, where a recompute costs a
 /// pass over every position for every token. A cached step equals a recompute bit for bit
 /// (`crate::model::cache`), so the answers are the same
-/// (`cached_greedy_answers_equal_the_recomputed_ones` in tests/train.rs); a model that cannot
+/// (`cached_greedy_answers_equal_the_recomputed_ones` in crate/tests/train_models.rs); a model that cannot
 /// cache is recomputed.
 pub fn greedy_answers(model: &Model, examples: &[Example]) -> Result<Vec<Vec<u32>>> {
     let opts = eval_opts();

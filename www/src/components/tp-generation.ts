@@ -287,20 +287,20 @@ export class TpGeneration extends LocalizedElement {
   /** The prompt and the tokens generated so far. */
   private stream(sep: string) {
     const info = this.info;
-    const generated = this.generated.map((id) => info?.vocab[id] ?? `${id}`);
-    const style = styles(`min-height:${1.8 * this.streamLines()}em`);
-    if (info?.tokenizer_kind === 'bpe') {
-      // A character whose bytes came in several tokens (an emoji, a CJK character) is drawn
-      // once, as the character, over the tokens that spell it.
-      const texts = [...this.prompt, ...generated];
-      const p = this.prompt.length;
-      return html`<div class="stream" style=${style} aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${groupBytePieces(texts).map(
-        (g) =>
-          html`<span class=${g.to >= p ? 'g' : 'p'} lang=${ifDefined(tokenLang(g.text))} title=${ifDefined(g.to > g.from ? texts.slice(g.from, g.to + 1).join('') : undefined)}>${g.text}</span>`,
-      )}</div>`;
-    }
-    return html`<div class="stream" style=${style} aria-live="polite" aria-label=${msg('prompt and generated tokens')} data-generated=${this.generated.join(',')}>${this.prompt.map((t) => html`<span class="p" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`)}${generated.map(
-      (t) => html`<span class="g" lang=${ifDefined(tokenLang(t))}>${t}</span>${sep}`,
+    const texts = [...this.prompt, ...this.generated.map((id) => info?.vocab[id] ?? `${id}`)];
+    const p = this.prompt.length;
+    // A byte-level model's character whose bytes came in several tokens (an emoji, a CJK
+    // character) is drawn once, as the character, over the tokens that spell it.
+    const groups = info?.tokenizer_kind === 'bpe' ? groupBytePieces(texts) : texts.map((text, i) => ({ text, from: i, to: i }));
+    return html`<div
+      class="stream"
+      style=${styles(`min-height:${1.8 * this.streamLines()}em`)}
+      aria-live="polite"
+      aria-label=${msg('prompt and generated tokens')}
+      data-generated=${this.generated.join(',')}
+    >${groups.map(
+      (g) =>
+        html`<span class=${g.to >= p ? 'g' : 'p'} lang=${ifDefined(tokenLang(g.text))} title=${ifDefined(g.to > g.from ? texts.slice(g.from, g.to + 1).join('') : undefined)}>${g.text}</span>${sep}`,
     )}</div>`;
   }
 
