@@ -289,6 +289,7 @@ describe('the lessons on the Chinese models', () => {
     extrapolation: 'zh-grammar-sinusoidal.safetensors',
     architectures: 'zh-grammar-sinusoidal.safetensors',
     'kv-cache': 'zh-grammar-sinusoidal.safetensors',
+    time: 'zh-grammar-sinusoidal.safetensors',
     decoding: 'zh-grammar-sinusoidal.safetensors',
   };
   const KEPT = { qkv: 'grammar-sinusoidal.safetensors', 'dot-vs-additive': 'reverse.safetensors', 'embedding-scale': 'reverse.safetensors', norms: 'reverse.safetensors' };

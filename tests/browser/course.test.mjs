@@ -31,7 +31,7 @@ const COURSE = [
   ['attention', ['qkv', 'shared-qk', 'scaled-dot', 'dot-vs-additive', 'padding-mask']],
   ['heads', ['heads', 'head-dim']],
   ['blocks', ['block-anatomy', 'attention-sites', 'causal-mask']],
-  ['parallel', ['parallel', 'kv-cache']],
+  ['parallel', ['parallel', 'kv-cache', 'time']],
   ['positions', ['embedding-scale', 'order', 'extrapolation', 'positions']],
   ['norms', ['residual', 'norms', 'pre-post-ln', 'batch-norm', 'residual-and-norm']],
   ['ffn', ['ffn']],

@@ -230,7 +230,7 @@ export function shot(page, name) {
  * it: the page shows each one in words.
  */
 export const ENGLISH_ALLOWED = new Set(
-  `Transformer WebGPU GPU CPU WebAssembly Vulkan Chrome Edge SVG PNG CSV JSON URL QR id ms KiB MiB KB MB GB FLOPs FLOP MACs
+  `Transformer WebGPU GPU CPU WebAssembly Vulkan Chrome Edge SVG PNG CSV JSON URL QR id ms KiB MiB kB KB MB GB FLOPs FLOP MACs
   logit logits softmax Softmax dropout Dropout Adam Noam ReLU GELU SiLU LayerNorm BatchNorm RMSNorm Pre Post LN
   RoPE ALiBi NoPE Shaw GPT LM FFN Q K V QK KV QKᵀ Kᵀ vᵀ d_k d_model d_ff d_head W_Q W_K W_V W_O
   PE x y h L S T N log exp max min sin cos tanh argmax top p k sqrt norm ln sum mean var std eps

@@ -139,6 +139,20 @@ const EXPERIMENTS = {
   },
   // In Chinese the lesson starts on the Chinese grammar model, and the encoder-only model at hand is the Chinese sentiment one.
   architectures: async (page) => pick(page, 0, (await state(page)).st.model.startsWith('zh-') ? 'zh-sentiment.safetensors' : 'sentiment.safetensors'),
+  // After the view's first measurement, measure again up to another width.
+  time: async (page) => {
+    await until(
+      page,
+      () => {
+        const v = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-time');
+        return v && !v.busy && v.widths.length >= 2;
+      },
+      undefined,
+      120000,
+    );
+    await page.locator(`${P} tp-time select#top`).selectOption('64');
+    await page.locator(`${P} tp-time .row button`).first().click();
+  },
   'kv-cache': async (page) => {
     await page.locator(`${P} tp-generation input[type="checkbox"]`).uncheck();
     await page.locator(`${P} tp-generation .buttons button`).nth(2).click();
@@ -277,6 +291,15 @@ const ANSWERS = {
     const el = document.querySelector('transformer-playground');
     const a = el.info.arch;
     return { choice: a === 'decoder_only' ? 0 : a === 'encoder_decoder' ? 3 : el.lastForward.class_probs ? 1 : 2 };
+  },
+  // Did the decoding step's time grow less than its multiply-adds from the smallest width to the widest (on the GPU where both were measured there)?
+  time: () => {
+    const v = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-time');
+    if (!v || v.busy || v.widths.length < 3) return null;
+    const [a, b] = [v.widths[0], v.widths[v.widths.length - 1]];
+    const gpu = a.decode_gpu && b.decode_gpu;
+    const [sa, sb] = gpu ? [a.decode_gpu, b.decode_gpu] : [a.decode_cpu, b.decode_cpu];
+    return { choice: sb.ms / sa.ms < sb.multiply_adds / sa.multiply_adds ? 0 : 1 };
   },
   'kv-cache': () => {
     const t = document.querySelector('transformer-playground').shadowRoot.querySelector('tp-generation')?.shadowRoot.querySelector('[data-total-fed]');

@@ -70,7 +70,7 @@ describe('views by name', () => {
       return { names: [...VIEW_NAMES], tags: [...el.shadowRoot.querySelectorAll('.layout > .view > :first-child')].map((n) => n.tagName.toLowerCase()) };
     });
     assert.deepEqual(tags, ['tp-hidden', 'tp-saturation']);
-    assert.deepEqual(names, ['overview', 'controls', 'backend', 'input', 'tokenizer', 'characters', 'generation', 'architecture', 'attention', 'masks', 'output', 'hidden', 'sqrt-dk', 'saturation', 'cost', 'schedule', 'positions', 'embedding-scale', 'order', 'extrapolation', 'ffn', 'no-leak', 'norms', 'dropout', 'parallel', 'beams', 'weights', 'lab']);
+    assert.deepEqual(names, ['overview', 'controls', 'backend', 'input', 'tokenizer', 'characters', 'generation', 'architecture', 'attention', 'masks', 'output', 'hidden', 'sqrt-dk', 'saturation', 'cost', 'schedule', 'time', 'positions', 'embedding-scale', 'order', 'extrapolation', 'ffn', 'no-leak', 'norms', 'dropout', 'parallel', 'beams', 'weights', 'lab']);
     assert.deepEqual(errors, []);
     await page.close();
   });

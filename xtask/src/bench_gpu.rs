@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use crate::util::{cargo, describe, root, Result};
 
 /// The crate's tests that compare the GPU backend with the CPU.
-const PARITY_TESTS: [&str; 8] = [
+const PARITY_TESTS: [&str; 9] = [
     "gpu_kernels",
     "gpu_forward",
     "gpu_cache",
@@ -31,6 +31,8 @@ const PARITY_TESTS: [&str; 8] = [
     "gpu_train",
     "generate_gpu",
     "train_session_gpu",
+    // The `time` view's study: a GPU step's submissions and dispatches counted.
+    "timing",
 ];
 
 fn load() -> String {

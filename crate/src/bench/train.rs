@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::merge;
-use crate::generate::flops::{decoder_macs, encoder_macs};
+use crate::generate::flops::training_step_macs;
 use crate::profile::{self, PhaseTotal};
 use crate::tasks::Task;
 use crate::train::recipes::{recipes, Recipe};
@@ -58,9 +58,7 @@ pub fn train(file: &str, steps: usize) -> Result<TrainRate> {
         // peek at its size on a clone of the generator state.
         let (b, t, s) = tr.peek_batch_shape();
         tokens += b * (t + s);
-        let c = &tr.model.config;
-        let per_seq = encoder_macs(c, s) + decoder_macs(c, 0, t, s, true, t);
-        macs += 3 * b as u64 * per_seq;
+        macs += training_step_macs(&tr.model.config, b, t, s);
         let t0 = profile::now_ms();
         loss += tr.train_step()?.loss as f64;
         ms += profile::now_ms() - t0;

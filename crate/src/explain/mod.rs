@@ -10,3 +10,4 @@ pub mod parallel;
 pub mod positions;
 pub mod scoring;
 pub mod sqrt_dk;
+pub mod timing;

@@ -128,6 +128,14 @@ pub fn decoder_macs(
     cfg.decoder_layers() as u64 * per_layer + logit_rows as u64 * c * v
 }
 
+/// Multiply-adds of one training step's products on `b` sequences of `t` decoder and `s`
+/// encoder positions: the forward pass, and twice it for the backward pass (the gradient
+/// of each product's input and of its weight).
+pub fn training_step_macs(cfg: &ModelConfig, b: usize, t: usize, s: usize) -> u64 {
+    let per_seq = encoder_macs(cfg, s) + decoder_macs(cfg, 0, t, s, true, t);
+    3 * b as u64 * per_seq
+}
+
 /// Multiply-adds of one encoder stack run over `s` rows (bidirectional attention).
 pub fn encoder_macs(cfg: &ModelConfig, s: usize) -> u64 {
     let (c, f, s) = (cfg.d_model as u64, cfg.d_ff as u64, s as u64);

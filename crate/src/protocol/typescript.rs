@@ -18,6 +18,10 @@ pub fn typescript() -> String {
     };
     use crate::explain::parallel::{Exponents, ParallelTiming};
     use crate::explain::scoring::{ScoreCost, ScoringComparison};
+    use crate::explain::timing::{
+        DeviceRates, GpuRates, Part, PartKind, StepTime, TimeRatesRequest, TimeWidthRequest,
+        WidthTime,
+    };
     use crate::generate::beam::{Ending, Hypothesis};
     use crate::generate::sampling::SampleDraw;
     use crate::generate::step::{BeamStep, Candidate, StopReason};
@@ -145,6 +149,14 @@ pub fn typescript() -> String {
         ScoringRequest::decl(&cfg),
         ScoreCost::decl(&cfg),
         ScoringComparison::decl(&cfg),
+        TimeRatesRequest::decl(&cfg),
+        GpuRates::decl(&cfg),
+        DeviceRates::decl(&cfg),
+        TimeWidthRequest::decl(&cfg),
+        PartKind::decl(&cfg),
+        Part::decl(&cfg),
+        StepTime::decl(&cfg),
+        WidthTime::decl(&cfg),
         WeightTensor::decl(&cfg),
         WeightSelection::decl(&cfg),
         WeightValues::decl(&cfg),

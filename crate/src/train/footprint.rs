@@ -70,20 +70,7 @@ impl RunFootprint {
             u(cfg.max_len),
         );
         let params = cfg.param_count_u64();
-        let self_block = b * t * (10 * d + 2 * f) + 2 * b * h * t * t;
-        let cross_block = 5 * b * t * d + 2 * b * h * t * t;
-        let blocks = u(cfg.encoder_layers() + cfg.decoder_layers());
-        let cross = if cfg.arch == Arch::EncoderDecoder {
-            u(cfg.decoder_layers())
-        } else {
-            0
-        };
-        let out = if cfg.is_classifier() {
-            2 * b * u(cfg.num_classes)
-        } else {
-            2 * b * t * v
-        };
-        let activations = blocks * self_block + cross * cross_block + out;
+        let activations = activation_values(cfg, b, t);
         let memory = F32 * (6 * params + 2 * activations);
         let largest_weight = (v * d).max(d * f).max(d * d);
         let largest = largest_weight.max(b * t * v).max(b * h * t * t);
@@ -94,6 +81,32 @@ impl RunFootprint {
             largest_buffer_bytes: F32 * largest,
         }
     }
+}
+
+/// f32 values of the activations one training step of `cfg` keeps for its backward pass,
+/// on batches of `b` sequences of `t` positions (the module's list).
+pub fn activation_values(cfg: &ModelConfig, b: u64, t: u64) -> u64 {
+    let u = |x: usize| x as u64;
+    let (d, f, v, h) = (
+        u(cfg.d_model),
+        u(cfg.d_ff),
+        u(cfg.vocab_size),
+        u(cfg.n_heads),
+    );
+    let self_block = b * t * (10 * d + 2 * f) + 2 * b * h * t * t;
+    let cross_block = 5 * b * t * d + 2 * b * h * t * t;
+    let blocks = u(cfg.encoder_layers() + cfg.decoder_layers());
+    let cross = if cfg.arch == Arch::EncoderDecoder {
+        u(cfg.decoder_layers())
+    } else {
+        0
+    };
+    let out = if cfg.is_classifier() {
+        2 * b * u(cfg.num_classes)
+    } else {
+        2 * b * t * v
+    };
+    blocks * self_block + cross * cross_block + out
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{from_js, js_err, to_js, Engine, JsResult};
 use crate::explain::blocks::{CouplingRequest, DropoutRequest};
+use crate::explain::timing::{time_rates, time_width, TimeRatesRequest, TimeWidthRequest};
 use crate::protocol::{
     BlockDiffRequest, BlockProbeRequest, EmbeddingScaleRequest, ParallelRequest, PositionsRequest,
     RopeDemoRequest, RunDefaultsRequest, RunSettings, ScoreScalingRequest, ScoringRequest,
@@ -217,5 +218,27 @@ impl Engine {
     ) -> JsResult<JsValue> {
         let req: ScoringRequest = from_js("scoring", req)?;
         to_js(&self.0.scoring(&req).await.map_err(js_err)?)
+    }
+
+    /// `TimeRatesRequest` → `DeviceRates`: this device's product rate and, where asked, its
+    /// GPU's cost of a round trip and of a dispatch (`explain::timing`).
+    #[wasm_bindgen(unchecked_return_type = "DeviceRates")]
+    pub async fn time_rates(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TimeRatesRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: TimeRatesRequest = from_js("time rates", req)?;
+        to_js(&time_rates(&req).await.map_err(js_err)?)
+    }
+
+    /// `TimeWidthRequest` → `WidthTime`: one width of the lab's reverse model, a decoding
+    /// step and a training step timed on the CPU and the GPU (`explain::timing`).
+    #[wasm_bindgen(unchecked_return_type = "WidthTime")]
+    pub async fn time_width(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TimeWidthRequest")] req: JsValue,
+    ) -> JsResult<JsValue> {
+        let req: TimeWidthRequest = from_js("time width", req)?;
+        to_js(&time_width(&req).await.map_err(js_err)?)
     }
 }

@@ -1366,6 +1366,96 @@ tokens: number, repeats: number,
  */
 pairs: number, rows: Array<ScoreCost>, };
 
+export type TimeRatesRequest = { 
+/**
+ * Measure a GPU too, where the platform has one.
+ */
+gpu: boolean, };
+
+export type GpuRates = { 
+/**
+ * The adapter's description.
+ */
+adapter: string, 
+/**
+ * The adapter is a software one (the CPU standing in for a GPU): its times say little
+ * about a real GPU.
+ */
+software: boolean, 
+/**
+ * Milliseconds of one round trip: one tiny kernel submitted, waited for and its one
+ * value read back.
+ */
+round_trip_ms: number, 
+/**
+ * Milliseconds one more tiny kernel adds inside a submission (the slope over
+ * [`DISPATCH_BATCH`] launches).
+ */
+dispatch_ms: number, };
+
+export type DeviceRates = { 
+/**
+ * FLOP/s (10⁹) of the engine's product kernel on [`PEAK_SHAPE`].
+ */
+cpu_gflops: number, 
+/**
+ * The GPU, where there is one; else why not (`gpu_error`).
+ */
+gpu: GpuRates | null, gpu_error: string | null, };
+
+export type TimeWidthRequest = { 
+/**
+ * d_model; d_ff is four times it, the heads and layers are the recipe's.
+ */
+d_model: number, 
+/**
+ * This device's rates (`timeRates`), against which the parts are laid.
+ */
+rates: DeviceRates, };
+
+export type PartKind = "arithmetic" | "bytes" | "submissions" | "dispatches" | "rest";
+
+export type Part = { kind: PartKind, ms: number, };
+
+export type StepTime = { 
+/**
+ * Milliseconds of one step (the median round; a decoding step is one token).
+ */
+ms: number, 
+/**
+ * Multiply-adds of one step.
+ */
+multiply_adds: number, 
+/**
+ * Bytes one step must read at least: every weight once, plus for decoding the cached
+ * keys and values, for training the gradients, Adam's moments and the saved activations.
+ */
+bytes: number, 
+/**
+ * Per step, on the GPU (0 on the CPU).
+ */
+submissions: number, dispatches: number, readbacks: number, 
+/**
+ * The parts, in the order the page stacks them; they add up to `ms` unless
+ * `overlapped`.
+ */
+parts: Array<Part>, 
+/**
+ * The estimated parts (all but the rest) added up to more than the step took: the
+ * device overlapped them, and the rest is 0.
+ */
+overlapped: boolean, };
+
+export type WidthTime = { d_model: number, d_ff: number, n_heads: number, layers: number, params: number, 
+/**
+ * Sequences in a training batch.
+ */
+batch: number, decode_cpu: StepTime, train_cpu: StepTime, 
+/**
+ * `None` without a GPU, or when it failed here (`gpu_error`).
+ */
+decode_gpu: StepTime | null, train_gpu: StepTime | null, gpu_error: string | null, };
+
 export type WeightTensor = { 
 /**
  * Its checkpoint name (DESIGN.md §3), e.g. `decoder.layers.0.self_attn.in_proj_weight`.

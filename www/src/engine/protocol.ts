@@ -18,6 +18,10 @@ import type {
   ModelInput,
   ModelInputRequest,
   BlockDiff,
+  DeviceRates,
+  TimeRatesRequest,
+  TimeWidthRequest,
+  WidthTime,
   BlockDiffRequest,
   BlockProbe,
   BlockProbeRequest,
@@ -293,6 +297,10 @@ export interface Api {
   parallel: { req: ParallelRequest; res: ParallelTiming };
   /** Dot, scaled-dot and additive scoring on the loaded model's shape: counts and times. */
   scoring: { req: ScoringRequest; res: ScoringComparison };
+  /** This device's product rate and its GPU's cost of a round trip and of a dispatch (`gpu`: measure one where the browser has WebGPU). */
+  timeRates: { req: TimeRatesRequest; res: DeviceRates };
+  /** The lab's reverse model at one width: a decoding step and a training step timed on the CPU and the GPU, in parts. */
+  timeWidth: { req: TimeWidthRequest; res: WidthTime };
   /** Every parameter tensor of the loaded model, by checkpoint name, with how many of its values are edited. */
   weightTensors: { req: Record<string, never>; res: WeightTensor[] };
   /** Values of one tensor (a strided selection), now and as trained. */

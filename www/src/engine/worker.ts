@@ -429,6 +429,9 @@ const handlers: Handlers = {
   // These two time the backend: the study engine runs where the session does.
   parallel: async (eng, req) => (await labEngine(eng, true, true)).parallel(req),
   scoring: async (eng, req) => (await labEngine(eng, true, true)).scoring(req),
+  // These two time a model of their own, on the CPU and on a GPU of their own.
+  timeRates: async (eng, req) => (await labEngine(eng, false)).time_rates(req),
+  timeWidth: async (eng, req) => (await labEngine(eng, false)).time_width(req),
   weightTensors: (eng) => eng.weight_tensors(),
   readWeights: (eng, req) => eng.read_weights(req),
   setWeights(eng, req) {

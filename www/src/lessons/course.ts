@@ -26,7 +26,7 @@ export const PARTS: readonly CoursePart[] = [
   },
   { id: 'heads', title: () => msg('Several heads, and their dimension', { id: 'course.part.heads' }), lessons: ['heads', 'head-dim'] },
   { id: 'blocks', title: () => msg('The encoder and the decoder', { id: 'course.part.blocks' }), lessons: ['block-anatomy', 'attention-sites', 'causal-mask'] },
-  { id: 'parallel', title: () => msg('Parallelism and the KV cache', { id: 'course.part.parallel' }), lessons: ['parallel', 'kv-cache'] },
+  { id: 'parallel', title: () => msg('Parallelism and the KV cache', { id: 'course.part.parallel' }), lessons: ['parallel', 'kv-cache', 'time'] },
   { id: 'positions', title: () => msg('Embeddings and positions', { id: 'course.part.positions' }), lessons: ['embedding-scale', 'order', 'extrapolation', 'positions'] },
   {
     id: 'norms',
@@ -55,6 +55,7 @@ const QUESTIONS: Readonly<Record<string, () => string>> = {
   'causal-mask': () => msg('How does the decoder’s self-attention differ from the encoder’s?', { id: 'course.q.causal-mask' }),
   parallel: () => msg('Where does a transformer compute in parallel, and can its decoder?', { id: 'course.q.parallel' }),
   'kv-cache': () => msg('Why does generation not recompute the whole text at every step?', { id: 'course.q.kv-cache' }),
+  time: () => msg('Matrix products are said to suit GPUs: when does running them on one actually pay off?', { id: 'course.q.time' }),
   'embedding-scale': () => msg('Why are the input embeddings multiplied by √d_model?', { id: 'course.q.embedding-scale' }),
   order: () => msg('What is a position encoding, and why is it needed?', { id: 'course.q.order' }),
   extrapolation: () => msg('What are the strengths and weaknesses of a position encoding?', { id: 'course.q.extrapolation' }),

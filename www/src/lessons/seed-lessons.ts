@@ -9,7 +9,7 @@
 
 import { msg, str } from '@lit/localize';
 import type { Lesson, LessonCtx, LessonText } from './lessons';
-import type { DropoutDemo, EvalPoint, ManifestEntry, NormCoupling } from '../engine/protocol';
+import type { DeviceRates, DropoutDemo, EvalPoint, ManifestEntry, NormCoupling, WidthTime } from '../engine/protocol';
 import type { RunRecord } from '../lab/types';
 import { HEADS_EXPERIMENT, headsLink } from '../lab/experiments';
 
@@ -69,6 +69,29 @@ function headPair(c: LessonText): { one: RunRecord; many: RunRecord; oneEval: Ev
     return { one: o, many: m, oneEval: o.log.lastEval()!, manyEval: m.log.lastEval()! };
   }
   return null;
+}
+
+/** What the lesson reads of the timing view. */
+type TimeView = HTMLElement & { widths: WidthTime[]; rates: DeviceRates | null; busy: boolean; top: number };
+
+function timeView(c: LessonText): TimeView | null {
+  return c.view<TimeView>('tp-time');
+}
+
+/**
+ * How much a decoding step's multiply-adds and its time grew from the smallest width
+ * measured to the widest, on the GPU where it was measured at both, else on the CPU.
+ */
+function growth(c: LessonText): { backend: string; lo: number; hi: number; macs: number; time: number } | null {
+  const ws = timeView(c)?.widths ?? [];
+  if (ws.length < 2) return null;
+  const a = ws[0];
+  const b = ws[ws.length - 1];
+  const gpu = a.decode_gpu && b.decode_gpu;
+  const sa = gpu ? a.decode_gpu! : a.decode_cpu;
+  const sb = gpu ? b.decode_gpu! : b.decode_cpu;
+  if (!(sa.ms > 0 && sa.multiply_adds > 0)) return null;
+  return { backend: gpu ? 'GPU' : 'CPU', lo: a.d_model, hi: b.d_model, macs: sb.multiply_adds / sa.multiply_adds, time: sb.ms / sa.ms };
 }
 
 export const SEED_LESSONS: readonly Lesson[] = [
@@ -423,6 +446,62 @@ export const SEED_LESSONS: readonly Lesson[] = [
     },
     setting: 'model',
     code: ['crate/src/model/plan.rs'],
+    doc: 'forward-pass',
+  },
+  {
+    id: 'time',
+    title: () => msg('Where the time goes: CPU against GPU', { id: 'lesson.time.title' }),
+    explain: (c) => {
+      const v = timeView(c);
+      const w = v?.widths[0];
+      const g = v?.rates?.gpu;
+      const first = msg(
+        'A GPU has thousands of lanes for arithmetic, but every piece of work must be sent to it: the page records the kernels of a step, submits them, and waits for the answer to come back. Each submission is a round trip and each kernel launch has a fixed cost, whatever the size of the matrices.',
+        { id: 'lesson.time.explain1' },
+      );
+      const second = msg(
+        'A small model does little arithmetic per step, so those fixed costs are most of its time, and the CPU, which starts at once, wins. As d_model grows the products grow about with its square while the number of launches stays the same: at some width the GPU starts to win. The view measures where on this device.',
+        { id: 'lesson.time.explain2' },
+      );
+      const measured =
+        w && g && w.decode_gpu
+          ? msg(str`Measured here: one round trip to the GPU takes ${g.round_trip_ms.toFixed(3)} ms, and a decoding step of the model at d_model ${w.d_model} launches ${Math.round(w.decode_gpu.dispatches)} kernels in ${Math.round(w.decode_gpu.submissions)} submissions.`, {
+              id: 'lesson.time.explain-measured',
+            })
+          : '';
+      return measured ? [first, second, measured] : [first, second];
+    },
+    preset: `${REVERSE}&views=time&play=0`,
+    task: () => msg('Choose a wider model in “Measure up to d_model”, press “Measure again”, and compare the two curves of each chart.', { id: 'lesson.time.task' }),
+    question: () => msg('From the smallest width to the widest, did the decoding step’s time grow as much as its multiply-adds?', { id: 'lesson.time.question' }),
+    notice: (c) => {
+      const g = growth(c);
+      const first = msg('What does not grow with the width — a submission, a kernel launch, a call — sets the floor of a small model’s step. That is why a small model runs best on the CPU, and why the GPU pays off only for wide layers or large batches.', {
+        id: 'lesson.time.notice',
+      });
+      return g
+        ? `${msg(str`On the ${g.backend} from d_model ${g.lo} to ${g.hi}, the multiply-adds of a decoding step grew ${g.macs.toFixed(1)}-fold and its time ${g.time.toFixed(1)}-fold.`, { id: 'lesson.time.notice-growth' })} ${first}`
+        : first;
+    },
+    // Done once a measurement up to a width chosen in the lesson has finished.
+    done: (c) => {
+      const v = timeView(c);
+      if (!v || v.busy || v.widths.length < 3) return false;
+      return c.changed('time.top', v.top) && v.widths[v.widths.length - 1].d_model === v.top;
+    },
+    check: {
+      kind: 'choice',
+      options: () => [
+        msg('Less: a cost that does not grow with the width hid most of the growth', { id: 'lesson.time.check.less' }),
+        msg('As much or more: the time followed the arithmetic', { id: 'lesson.time.check.more' }),
+      ],
+      right: (c: LessonCtx) => {
+        const g = growth(c);
+        return g ? (g.time < g.macs ? 0 : 1) : null;
+      },
+      hint: () => msg('The table under the bars gives each step’s multiply-adds and time; compare the smallest width with the widest in the width menu.', { id: 'lesson.time.check.hint' }),
+    },
+    code: ['crate/src/explain/timing.rs', 'crate/src/backend/gpu/context/recorder.rs'],
     doc: 'forward-pass',
   },
   {

@@ -37,6 +37,8 @@ export const ZH_PRESETS: Readonly<Record<string, string>> = {
   ffn: ZH_GRAMMAR,
   'no-leak': ZH_GRAMMAR,
   'kv-cache': ZH_GRAMMAR,
+  // The view times a model of its own; the page around it shows the Chinese grammar model.
+  time: ZH_GRAMMAR,
   decoding: ZH_GRAMMAR,
 };
 

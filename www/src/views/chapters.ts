@@ -51,8 +51,8 @@ export const CHAPTERS: readonly Chapter[] = [
   {
     name: 'cost',
     title: () => msg('Cost', { id: 'chapter.cost.title' }),
-    blurb: () => msg('What the model costs: parameters and FLOPs per part, and the learning-rate schedule.', { id: 'chapter.cost.blurb' }),
-    views: ['cost', 'schedule'],
+    blurb: () => msg('What the model costs: parameters and FLOPs per part, the learning-rate schedule, and where the time of a step goes on this device.', { id: 'chapter.cost.blurb' }),
+    views: ['cost', 'schedule', 'time'],
   },
   {
     name: 'lab',

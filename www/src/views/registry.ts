@@ -391,6 +391,16 @@ export const VIEWS = [
     render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
   },
   {
+    // Where a step's time goes on this device, CPU against GPU as the model widens (from the whole engine, fetched when first seen).
+    name: 'time',
+    tag: 'tp-time',
+    get title() {
+      return msg('Where the time goes: CPU against GPU as the model widens', { id: 'view.time.title' });
+    },
+    needs: [],
+    render: () => html`<tp-time class="wide" ${loadWhenSeen(() => import('../components/tp-time'))}></tp-time>`,
+  },
+  {
     name: 'positions',
     tag: 'tp-positions',
     get title() {

@@ -266,6 +266,11 @@ impl GpuContext {
         }
     }
 
+    /// Whether the device is gone (a driver reset, `destroy`).
+    pub fn is_lost(&self) -> bool {
+        self.check_alive().is_err()
+    }
+
     /// `Err` once the device is gone: every later call fails the same way.
     fn check_alive(&self) -> Result<()> {
         if let Some(why) = self.inner.state.lost.lock().ok().and_then(|l| l.clone()) {
