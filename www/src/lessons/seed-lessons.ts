@@ -74,8 +74,10 @@ function headPair(c: LessonText): { one: RunRecord; many: RunRecord; oneEval: Ev
 /** What the lesson reads of the timing view. */
 type TimeView = HTMLElement & { widths: WidthTime[]; rates: DeviceRates | null; busy: boolean; top: number };
 
+/** The timing view, once its code has loaded (until then the element is there without its properties). */
 function timeView(c: LessonText): TimeView | null {
-  return c.view<TimeView>('tp-time');
+  const v = c.view<TimeView>('tp-time');
+  return v && Array.isArray(v.widths) ? v : null;
 }
 
 /**
