@@ -107,6 +107,8 @@ export class TpTime extends LocalizedElement {
   /** The width whose steps are drawn part by part. */
   chosen = FIRST_WIDTH;
   private started = false;
+  /** Measurements asked for (the button, `measure()`) that ran to the end; the first one, on sight, is not counted. */
+  asked = 0;
   /** Bumped by each measurement: an older one stops when a newer one starts. */
   private run = 0;
   private readonly sight = new SeenController(this);
@@ -204,7 +206,7 @@ export class TpTime extends LocalizedElement {
   updated(): void {
     if (!this.sight.seen || this.started) return;
     this.started = true;
-    void this.measure();
+    void this.measure(this.top, false);
   }
 
   disconnectedCallback(): void {
@@ -232,7 +234,7 @@ export class TpTime extends LocalizedElement {
   }
 
   /** Measure the device, then each width up to `top` (the page's button; tests call it too). */
-  async measure(top: number = this.top): Promise<void> {
+  async measure(top: number = this.top, asked = true): Promise<void> {
     const engine = this.caller();
     const run = ++this.run;
     this.top = top;
@@ -250,6 +252,7 @@ export class TpTime extends LocalizedElement {
         this.widths = [...this.widths, w];
       }
       if (!this.widths.some((w) => w.d_model === this.chosen)) this.chosen = FIRST_WIDTH;
+      if (asked) this.asked++;
     } catch (e) {
       if (run === this.run) this.problem = errorText(e instanceof Error ? e.message : String(e));
     } finally {
@@ -418,7 +421,7 @@ export class TpTime extends LocalizedElement {
         ? html`${msg(str`On the GPU one round trip — submit, wait, read back — takes ${ms(g.round_trip_ms)}, and each further kernel launch adds ${ms(g.dispatch_ms)}.`, { id: 'time.rates.gpu' })}
           ${g.software ? html`<strong data-software>${msg('This browser’s WebGPU runs in software, on the CPU: its times show the cost of each submission and launch, but say little about a real GPU’s arithmetic.', { id: 'time.rates.software' })}</strong>` : nothing}`
         : r.gpu_error
-          ? msg(str`No GPU was measured: ${errorText(r.gpu_error)}`, { id: 'time.rates.noGpu' })
+          ? html`${msg('No GPU could be started here: only the CPU is measured. The engine’s reason:', { id: 'time.rates.noGpu' })} <code data-gpu-error>${r.gpu_error}</code>`
           : msg('This browser has no WebGPU: only the CPU is measured.', { id: 'time.rates.noWebgpu' })}
     </p>`;
   }

@@ -72,7 +72,7 @@ function headPair(c: LessonText): { one: RunRecord; many: RunRecord; oneEval: Ev
 }
 
 /** What the lesson reads of the timing view. */
-type TimeView = HTMLElement & { widths: WidthTime[]; rates: DeviceRates | null; busy: boolean; top: number };
+type TimeView = HTMLElement & { widths: WidthTime[]; rates: DeviceRates | null; busy: boolean; asked: number };
 
 /** The timing view, once its code has loaded (until then the element is there without its properties). */
 function timeView(c: LessonText): TimeView | null {
@@ -474,7 +474,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
       return measured ? [first, second, measured] : [first, second];
     },
     preset: `${REVERSE}&views=time&play=0`,
-    task: () => msg('Choose a wider model in “Measure up to d_model”, press “Measure again”, and compare the two curves of each chart.', { id: 'lesson.time.task' }),
+    task: () => msg('Choose how wide to go in “Measure up to d_model”, press “Measure again”, and compare the two curves of each chart.', { id: 'lesson.time.task' }),
     question: () => msg('From the smallest width to the widest, did the decoding step’s time grow as much as its multiply-adds?', { id: 'lesson.time.question' }),
     notice: (c) => {
       const g = growth(c);
@@ -485,11 +485,10 @@ export const SEED_LESSONS: readonly Lesson[] = [
         ? `${msg(str`On the ${g.backend} from d_model ${g.lo} to ${g.hi}, the multiply-adds of a decoding step grew ${g.macs.toFixed(1)}-fold and its time ${g.time.toFixed(1)}-fold.`, { id: 'lesson.time.notice-growth' })} ${first}`
         : first;
     },
-    // Done once a measurement up to a width chosen in the lesson has finished.
+    // Done once a measurement the learner asked for has run to the end over at least three widths.
     done: (c) => {
       const v = timeView(c);
-      if (!v || v.busy || v.widths.length < 3) return false;
-      return c.changed('time.top', v.top) && v.widths[v.widths.length - 1].d_model === v.top;
+      return !!v && !v.busy && v.asked > 0 && v.widths.length >= 3;
     },
     check: {
       kind: 'choice',
