@@ -29,7 +29,7 @@ const PART_COLOR: Record<PartKind, string> = {
 };
 
 /** The widths the view offers to go up to (d_model). */
-export const TOPS = [32, 64, 128, 256, 512, 1024] as const;
+export const TOPS = [16, 32, 64, 128, 256, 512, 1024] as const;
 /** The smallest width measured. */
 export const FIRST_WIDTH = 16;
 
