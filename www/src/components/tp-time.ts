@@ -416,7 +416,7 @@ export class TpTime extends LocalizedElement {
     if (!r) return nothing;
     const g = r.gpu;
     return html`<p data-gflops=${r.cpu_gflops} data-round-trip=${g?.round_trip_ms ?? ''} data-dispatch=${g?.dispatch_ms ?? ''}>
-      ${msg(str`Measured here: the engine's product kernel runs at ${num(r.cpu_gflops, 3)} GFLOP/s on this CPU.`, { id: 'time.rates.cpu' })}
+      ${msg(str`Measured here: the faster of the engine's two matrix-product kernels reaches ${num(r.cpu_gflops, 3)} GFLOP/s on this CPU.`, { id: 'time.rates.cpu' })}
       ${g
         ? html`${msg(str`On the GPU one round trip — submit, wait, read back — takes ${ms(g.round_trip_ms)}, and each further kernel launch adds ${ms(g.dispatch_ms)}.`, { id: 'time.rates.gpu' })}
           ${g.software ? html`<strong data-software>${msg('This browser’s WebGPU runs in software, on the CPU: its times show the cost of each submission and launch, but say little about a real GPU’s arithmetic.', { id: 'time.rates.software' })}</strong>` : nothing}`

@@ -2049,7 +2049,7 @@
 'time.part.dispatches': `内核调度`,
 'time.part.rest': `其余一切`,
 'time.part.submissions': `提交（往返）`,
-'time.rates.cpu': str`在这里测得：引擎的矩阵乘内核在这个 CPU 上达到 ${0} GFLOP/s。`,
+'time.rates.cpu': str`在这里测得：引擎两个矩阵乘内核中较快的那个，在这个 CPU 上达到 ${0} GFLOP/s。`,
 'time.rates.gpu': str`在 GPU 上，一次往返（提交、等待、读回）用时 ${0}，每多启动一个内核再加 ${1}。`,
 'time.rates.noGpu': `这里无法启动 GPU：只测 CPU。引擎给出的原因：`,
 'time.rates.noWebgpu': `这个浏览器没有 WebGPU：只测 CPU。`,
