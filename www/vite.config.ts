@@ -57,7 +57,7 @@ export default defineConfig({
     target: 'es2022',
     rollupOptions: {
       input: { playground: 'src/main.ts', app: 'src/app.ts', embed: 'src/embed.ts', 'iframe-resize': 'src/iframe-resize.ts', teacher: 'src/teacher.ts' },
-      preserveEntrySignatures: 'exports-only',
+      preserveEntrySignatures: 'allow-extension',
       output: {
         entryFileNames: '[name].js',
         chunkFileNames: 'assets/[name]-[hash].js',

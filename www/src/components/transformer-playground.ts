@@ -50,6 +50,8 @@ import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { DrawnViews } from '../views/drawn';
+import { lazyInSight, loadViewIn, loaderOf } from '../views/load';
+import { loadWhenSeen } from '../ui/lazy';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, keepInSight } from './tp-chapters';
 import { embedSnippets, linkHash, modelLabel, settingsLabel } from '../state/share';
@@ -59,7 +61,7 @@ import { afterNextPaint, nextFrame } from '../ui/frames';
 import { playgroundStyles } from './playground-styles';
 import { lessonNamed } from '../lessons/lessons';
 import { courseLessons } from '../lessons/course';
-import { presetFor } from '../lessons/zh-presets';
+import { lessonPresetOf } from '../lessons/implied';
 import { HIDEABLE } from '../lessons/classroom';
 import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
@@ -296,6 +298,8 @@ export class TransformerPlayground extends PlaygroundStateApi {
       await store.start();
       this.settled = true;
       await this.updateComplete;
+      // The views in sight whose code is fetched when first seen are drawn too.
+      await Promise.all(lazyInSight(this.renderRoot).map((v) => this.loadView(v).catch(() => undefined)));
       store.drawn();
       this.resolveReady();
       this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: store.readyMs } }));
@@ -339,20 +343,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
    * which the link may not change): in a Chinese page, its Chinese one (../lessons/zh-presets.ts).
    */
   private lessonPreset(hash: string): string {
-    let id: string | null = null;
-    let lang: Lang | undefined;
-    try {
-      const params = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash);
-      id = params.get('lesson');
-      lang = parseLang(params.get('lang') ?? '');
-    } catch {
-      id = null;
-    }
-    const inLang = lang ?? this.startLang();
-    const named = id ? lessonNamed(id) : undefined;
-    if (id) return named ? presetFor(named, inLang) : '';
-    const own = lessonNamed(this.lesson);
-    return own ? `${presetFor(own, inLang)}&lesson=${own.id}` : '';
+    return lessonPresetOf(hash, this.lesson, () => this.startLang());
   }
 
   /** Open a lesson ('' closes it and goes back to the free playground). */
@@ -408,6 +399,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const target = (view && root.querySelector<HTMLElement>(`.view[data-view="${view}"]`)) || root.querySelector<HTMLElement>('[data-chapter-head]');
     root.querySelector<HTMLElement>('[data-chapter-head]')?.focus({ preventScroll: true });
     if (target) keepInSight(target, this.reducedMotion);
+    if (view && s.shows(view)) await this.loadView(view);
   }
 
   /** The teacher page beside this script, starting from the settings as they are now. */
@@ -455,8 +447,15 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const el = this.viewElement(name);
     if (!s || !v || !el) throw new Error(`the view ${name} is not shown`);
     // A view whose code is fetched when it first comes into sight has nothing to draw before.
-    if (!customElements.get(v.tag)) throw new Error(`the view ${name} has not loaded yet (it loads when first scrolled into sight)`);
+    if (!customElements.get(v.tag)) throw new Error(`the view ${name} has not loaded yet (it loads when first scrolled into sight, or await loadView('${name}'))`);
     return viewToSvg(el, { title: v.title, model: modelLabel(s.st, s.manifest), settings: settingsLabel(s.st) });
+  }
+
+  /** Fetch the view `name`'s code now (else fetched when first seen, ../views/load.ts); settles once drawn. Scripting API. */
+  async loadView(name: string): Promise<void> {
+    const v = viewNamed(name);
+    if (!v) throw new Error(`there is no view ${name}`);
+    await loadViewIn(this, name, v.tag);
   }
 
   /** A link that opens the playground on this view alone, with every setting as it is now. */
@@ -568,7 +567,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
    */
   async project(name: string): Promise<void> {
     if (name && !viewNamed(name)) throw new Error(`there is no view ${name}`);
-    if (name) await import('./tp-projector');
+    if (name) await Promise.all([import('./tp-projector'), this.loadView(name)]);
     this.projected = name;
     await this.updateComplete;
     if (name) {
@@ -638,6 +637,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
       ?data-alone=${alone}
       ?data-waiting=${!!room}
       style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
+      ${loadWhenSeen(loaderOf(v.name), this.viewLoaded)}
     >
       ${v.render(s)}
       ${alone && !s.st.keep.includes('menu')
@@ -645,6 +645,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
         : html`<tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>`}
     </div>`;
   }
+
+  /** A view's code has arrived: it draws, and its frame keeps its room until it has. */
+  private viewLoaded = () => this.requestUpdate();
 
   /**
    * The views to draw, each in its frame. Before the engine first answers, a view that
