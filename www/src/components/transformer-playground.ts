@@ -42,7 +42,6 @@ import './tp-progress';
 import { PlaygroundStateApi } from './playground-state-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
-import './tp-embed-dialog';
 import type { TpEmbedDialog } from './tp-embed-dialog';
 import { isLocked } from '../state/locks';
 import { applyAlone, partsOf } from '../views/alone';
@@ -59,16 +58,16 @@ import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/exp
 import { styles } from '../ui/shared';
 import { afterNextPaint, nextFrame } from '../ui/frames';
 import { playgroundStyles } from './playground-styles';
-import { lessonNamed } from '../lessons/lessons';
-import { courseLessons } from '../lessons/course';
+import { lessonEntry } from '../lessons/catalogue';
+import { courseStart } from '../lessons/parts';
+import { loadLessonPanel, opensLesson } from '../lessons/load';
 import { lessonPresetOf } from '../lessons/implied';
 import { HIDEABLE } from '../lessons/classroom';
 import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
-import { assignmentLessonHash } from '../lessons/assignment';
+import { assignmentLessonHash } from '../lessons/assignment-link';
 import type { RunRecord } from '../lab/types';
-import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
 export class TransformerPlayground extends PlaygroundStateApi {
@@ -292,10 +291,12 @@ export class TransformerPlayground extends PlaygroundStateApi {
   private async run(store: PlaygroundStore) {
     this.running = true;
     try {
-      // The strings of the language first, so that what the start says (notes about the
-      // link, progress) is in it.
+      // A page opened on a lesson fetches the lesson panel beside the engine; the strings of
+      // the language first, so that what the start says (notes about the link, progress) is in it.
+      const panel = opensLesson(`${this.noHash ? '' : location.hash}&${this.preset}`, this.lesson) ? loadLessonPanel().catch(() => undefined) : null;
       await loadLang(this.startLang()).catch(() => undefined);
       await store.start();
+      await panel;
       this.settled = true;
       await this.updateComplete;
       // The views in sight whose code is fetched when first seen are drawn too.
@@ -367,7 +368,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   /** The lesson the tour starts from: the one seen last, else the first. */
   private courseLesson(): string {
-    return lessonNamed(loadProgress().last)?.id ?? courseLessons()[0].id;
+    return lessonEntry(loadProgress().last)?.id ?? courseStart();
   }
 
   /** Start the course: the lessons' tour, from the lesson seen last. */
@@ -412,6 +413,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   /** The lesson panel, above the views. */
   private lessonPanel(s: PlaygroundStore) {
+    void loadLessonPanel().catch(() => undefined);
     const classroom = s.st.lock.length > 0 || s.st.hide.length > 0;
     return html`<tp-lesson
       class="wide"
@@ -532,8 +534,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
     return r ? Math.max(r.wide, r.narrow) : 0;
   }
 
-  /** Open the embed dialog of a view. */
-  private embed(v: ViewDef): void {
+  /** Open the embed dialog of a view (its code is fetched when first opened). */
+  private async embed(v: ViewDef): Promise<void> {
+    await import('./tp-embed-dialog');
     let d = this.renderRoot.querySelector<TpEmbedDialog>('tp-embed-dialog');
     if (!d) {
       d = document.createElement('tp-embed-dialog') as TpEmbedDialog;
@@ -637,7 +640,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
       ?data-alone=${alone}
       ?data-waiting=${!!room}
       style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
-      ${loadWhenSeen(loaderOf(v.name), this.viewLoaded)}
+      ${loadWhenSeen(loaderOf(v.name), () => this.requestUpdate())}
     >
       ${v.render(s)}
       ${alone && !s.st.keep.includes('menu')
@@ -645,9 +648,6 @@ export class TransformerPlayground extends PlaygroundStateApi {
         : html`<tp-view-menu data-export-skip .heading=${v.title} @tp-view-action=${(e: CustomEvent<ViewActionDetail>) => void this.act(v, e)}></tp-view-menu>`}
     </div>`;
   }
-
-  /** A view's code has arrived: it draws, and its frame keeps its room until it has. */
-  private viewLoaded = () => this.requestUpdate();
 
   /**
    * The views to draw, each in its frame. Before the engine first answers, a view that

@@ -3,7 +3,7 @@
 // Chinese page, its Chinese one (./zh-presets.ts).
 
 import { parseLang, type Lang } from '../state/url';
-import { lessonNamed } from './lessons';
+import { lessonEntry } from './catalogue';
 import { presetFor } from './zh-presets';
 
 /** The preset implied by `hash` (`lesson=<id>`), else by the element's lesson `own` ('' for none). */
@@ -18,8 +18,8 @@ export function lessonPresetOf(hash: string, own: string, startLang: () => Lang)
     id = null;
   }
   const inLang = lang ?? startLang();
-  const named = id ? lessonNamed(id) : undefined;
+  const named = id ? lessonEntry(id) : undefined;
   if (id) return named ? presetFor(named, inLang) : '';
-  const mine = lessonNamed(own);
+  const mine = lessonEntry(own);
   return mine ? `${presetFor(mine, inLang)}&lesson=${mine.id}` : '';
 }
