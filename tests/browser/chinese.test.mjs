@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, open, root, serve, shot, waitTokens } from './harness.mjs';
+import { launch, open, root, seeView, serve, shot, waitTokens } from './harness.mjs';
 
 function tplayBin() {
   const candidates = [process.env.TPLAY_BIN, join(root, 'target/debug/tplay'), join(root, 'target/release/tplay')].filter(Boolean);
@@ -106,6 +106,7 @@ describe('Chinese models', () => {
     const prompt = '两条狗都';
     const max = 12;
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=${max}`);
+    await seeView(page, 'attention');
     await typeText(page, prompt);
     const cli = JSON.parse(tplay(['forward', '--model', model(file), '--text', prompt]));
     assert.deepEqual(cli.token_text, [...prompt]);
@@ -153,6 +154,7 @@ describe('Chinese models', () => {
   test('numerals_model_reads_typed_chinese_and_its_cross_attention_is_labelled_by_character', async () => {
     const file = 'zh-numerals.safetensors';
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=8`);
+    await seeView(page, 'attention');
     const numeral = '三百一十二';
     await typeText(page, numeral);
     assert.deepEqual((await chips(page)).map((s) => s.trim()), [...numeral]);
@@ -187,6 +189,7 @@ describe('Chinese models', () => {
   test('sentiment_model_reads_typed_chinese_and_negation_flips_its_class_as_in_the_cli', async () => {
     const file = 'zh-sentiment.safetensors';
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0`);
+    await seeView(page, 'output');
     for (const text of ['这部电影很好', '这部电影不好', '结局没让我失望']) {
       await typeText(page, text);
       assert.deepEqual((await chips(page)).map((s) => s.trim()), ['<bos>', ...text], 'one chip per character');
