@@ -46,9 +46,15 @@ async function typeText(page, text) {
     const ids = el.tokenized[0]?.ids;
     const f = el.lastForward;
     if (el.st.text !== text || !ids || ids.length !== [...text].length || !f || el.error) return false;
+    // The tokens read this text, not the one before it (of the same length): each is its character, or unknown.
+    const chars = [...text];
+    const t = el.tokenized[0];
+    if (!t.tokens.every((tok, k) => tok === chars[k] || t.unknown.some(([p]) => p === k))) return false;
     const holds = (row) => !!row && [0, 1].some((o) => ids.every((id, k) => row[o + k] === id) && (row.length === o + ids.length || row[o + ids.length] !== undefined));
     return holds(f.tokens[0]) || holds(f.src_tokens?.[0]);
   }, text);
+  // The views draw the new text in the frame after the one that answered the typing.
+  await page.evaluate(() => document.querySelector('transformer-playground').updateComplete);
 }
 
 /** Start generating from the current input and wait until it has finished. */
