@@ -57,7 +57,9 @@ export default defineConfig({
     target: 'es2022',
     rollupOptions: {
       input: { playground: 'src/main.ts', app: 'src/app.ts', embed: 'src/embed.ts', 'iframe-resize': 'src/iframe-resize.ts', teacher: 'src/teacher.ts' },
-      preserveEntrySignatures: 'exports-only',
+      // The views fetched when first seen (src/views/load.ts) import what they share with the
+      // first screen from playground.js itself, instead of from small files split off it.
+      preserveEntrySignatures: 'allow-extension',
       output: {
         entryFileNames: '[name].js',
         chunkFileNames: 'assets/[name]-[hash].js',

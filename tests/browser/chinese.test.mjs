@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, open, root, serve, shot, waitTokens } from './harness.mjs';
+import { launch, open, root, seeView, serve, shot, waitTokens } from './harness.mjs';
 
 function tplayBin() {
   const candidates = [process.env.TPLAY_BIN, join(root, 'target/debug/tplay'), join(root, 'target/release/tplay')].filter(Boolean);
@@ -46,9 +46,15 @@ async function typeText(page, text) {
     const ids = el.tokenized[0]?.ids;
     const f = el.lastForward;
     if (el.st.text !== text || !ids || ids.length !== [...text].length || !f || el.error) return false;
+    // The tokens read this text, not the one before it (of the same length): each is its character, or unknown.
+    const chars = [...text];
+    const t = el.tokenized[0];
+    if (!t.tokens.every((tok, k) => tok === chars[k] || t.unknown.some(([p]) => p === k))) return false;
     const holds = (row) => !!row && [0, 1].some((o) => ids.every((id, k) => row[o + k] === id) && (row.length === o + ids.length || row[o + ids.length] !== undefined));
     return holds(f.tokens[0]) || holds(f.src_tokens?.[0]);
   }, text);
+  // The views draw the new text in the frame after the one that answered the typing.
+  await page.evaluate(() => document.querySelector('transformer-playground').updateComplete);
 }
 
 /** Start generating from the current input and wait until it has finished. */
@@ -106,6 +112,7 @@ describe('Chinese models', () => {
     const prompt = '两条狗都';
     const max = 12;
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=${max}`);
+    await seeView(page, 'attention');
     await typeText(page, prompt);
     const cli = JSON.parse(tplay(['forward', '--model', model(file), '--text', prompt]));
     assert.deepEqual(cli.token_text, [...prompt]);
@@ -153,6 +160,7 @@ describe('Chinese models', () => {
   test('numerals_model_reads_typed_chinese_and_its_cross_attention_is_labelled_by_character', async () => {
     const file = 'zh-numerals.safetensors';
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0&speed=0&max=8`);
+    await seeView(page, 'attention');
     const numeral = '三百一十二';
     await typeText(page, numeral);
     assert.deepEqual((await chips(page)).map((s) => s.trim()), [...numeral]);
@@ -187,6 +195,7 @@ describe('Chinese models', () => {
   test('sentiment_model_reads_typed_chinese_and_negation_flips_its_class_as_in_the_cli', async () => {
     const file = 'zh-sentiment.safetensors';
     const { page, errors } = await open(browser.context, server.url, `chapter=all&model=${file}&play=0`);
+    await seeView(page, 'output');
     for (const text of ['这部电影很好', '这部电影不好', '结局没让我失望']) {
       await typeText(page, text);
       assert.deepEqual((await chips(page)).map((s) => s.trim()), ['<bos>', ...text], 'one chip per character');

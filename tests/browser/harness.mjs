@@ -179,6 +179,19 @@ export async function open(context, baseUrl, hash = '', { viewport, media } = {}
 }
 
 /**
+ * Bring the view `name` of the page's playground into sight, as a reader scrolls to it (a
+ * view off the first screen is fetched when it first comes into sight: www/src/views/load.ts),
+ * and wait until its code has arrived and it has drawn (`el.loadView`).
+ */
+export async function seeView(page, name) {
+  await page.evaluate(async (n) => {
+    const el = document.querySelector('transformer-playground');
+    el.shadowRoot.querySelector(`.view[data-view="${n}"]`)?.scrollIntoView({ block: 'nearest' });
+    await el.loadView(n);
+  }, name);
+}
+
+/**
  * Open the lab alone (`play=0&views=lab`), with no runs kept from an earlier test (they
  * live in IndexedDB across pages of one browser), and wait for its form to be filled in.
  */

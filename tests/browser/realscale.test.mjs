@@ -11,7 +11,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { artifacts, launch, open, serve } from './harness.mjs';
+import { artifacts, launch, open, seeView, serve } from './harness.mjs';
 import { elementCounts, filesB64, loadFolder, MEDIUM } from './random-gpt2.mjs';
 
 let server;
@@ -35,7 +35,9 @@ describe('views at real scale', () => {
       return { vocab: i.vocab.length, heads: i.n_heads, layers: i.decoder_layers, maxLen: i.max_len, kind: i.tokenizer_kind };
     });
     assert.deepEqual(info, { vocab: 50257, heads: 12, layers: 12, maxLen: 1024, kind: 'bpe' });
-    // Every view that asks the engine has answered: the output's rows are the last pass's.
+    // Every view that asks the engine has answered: the output's rows are the last pass's
+    // (the output view scrolled to first: its code is fetched when it is first seen).
+    await seeView(page, 'output');
     await page.waitForFunction(
       () => {
         const el = document.querySelector('transformer-playground');
@@ -48,6 +50,8 @@ describe('views at real scale', () => {
     // Scroll through the page so every view that waits to be seen draws, then let them settle.
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     for (let y = 0; y < height; y += 800) await page.evaluate((y) => scrollTo(0, y), y);
+    // The views read below, each brought into sight and its code awaited.
+    for (const v of ['attention', 'order', 'extrapolation']) await seeView(page, v);
     await page.waitForTimeout(2000);
 
     // The head grid: every head of every layer.

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CSP, dist, launch, open, serve, shot } from './harness.mjs';
+import { CSP, dist, launch, open, seeView, serve, shot } from './harness.mjs';
 import { liveBytes } from './lab-memory.mjs';
 
 /** Collect securitypolicyviolation events from the first script of every document on. */
@@ -246,6 +246,7 @@ describe('hostile text is text', () => {
     const vocab = await el(page, () => document.querySelector('transformer-playground').info.vocab);
     assert.deepEqual(vocab.slice(swapped), PAYLOADS);
     // The whole-vocabulary distribution names every token: the payloads appear as text.
+    await seeView(page, 'output');
     await page.locator('tp-output button', { hasText: 'Show all' }).click();
     const output = await shadowText(page, 'tp-output');
     for (const p of PAYLOADS) assert.ok(output.includes(p), `token ${p} is not shown as text`);

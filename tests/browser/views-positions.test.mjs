@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { artifacts, launch, open, root, serve } from './harness.mjs';
+import { artifacts, launch, open, root, seeView, serve } from './harness.mjs';
 
 /** The `tplay` command line (the debug build `cargo test` leaves in target/, or TPLAY_BIN): the core, outside the page. */
 function tplayBin() {
@@ -72,6 +72,7 @@ async function readCell(page, scope, name, r, c) {
 describe('the √d_k view', () => {
   test('var_of_q_dot_k_is_within_ten_percent_of_d_k_at_64_and_one_after_scaling', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'sqrt-dk');
     await page.locator('tp-sqrt-dk').scrollIntoViewIfNeeded();
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-sqrt-dk')?.result);
     const row = page.locator('tp-sqrt-dk tr[data-dk="64"]');
@@ -136,6 +137,7 @@ describe('the positions view', () => {
 
   test('rope_score_is_the_passes_score_and_shifting_both_positions_keeps_it_to_1e-5', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-rope.safetensors');
+    await seeView(page, 'positions');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.rope);
     const check = async (shift) => {
       await page.waitForFunction((s) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions').rope?.shift === s, shift);
@@ -169,6 +171,7 @@ describe('the positions view', () => {
 
   test('alibi_bias_cells_are_minus_slope_times_distance_with_the_papers_slopes', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-alibi.safetensors');
+    await seeView(page, 'positions');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.alibi);
     const H = (await page.evaluate(`${el}.info`)).n_heads;
     const slopes = (await page.locator('tp-positions [data-slopes]').getAttribute('data-slopes')).split(',').map(Number);
@@ -186,6 +189,7 @@ describe('the positions view', () => {
 
   test('relative_tables_have_two_k_plus_one_rows_and_name_the_clipping', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-relative.safetensors');
+    await seeView(page, 'positions');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-positions')?.data?.relative?.length);
     const info = await page.evaluate(`${el}.info`);
     const K = Number(await page.locator('tp-positions [data-max-distance]').getAttribute('data-max-distance'));
@@ -209,6 +213,7 @@ describe('the positions view', () => {
 describe('the order and embedding-scale views', () => {
   test('without_positions_or_causal_mask_reordered_rows_are_bit_identical_and_with_positions_they_are_not', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'order');
     await page.locator('tp-order').scrollIntoViewIfNeeded();
     const verdict = page.locator('tp-order p.verdict');
     const state = async () => [Number(await verdict.getAttribute('data-identical')), Number(await verdict.getAttribute('data-rows'))];
@@ -320,6 +325,7 @@ describe('the order and embedding-scale views', () => {
 
   test('scaled_token_norms_are_root_d_model_times_the_stored_ones_and_sinusoidal_norms_are_root_half_d_model', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-sinusoidal.safetensors');
+    await seeView(page, 'embedding-scale');
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-embedding-scale')?.data);
     const info = await page.evaluate(`${el}.info`);
     const C = info.d_model;
@@ -349,6 +355,7 @@ describe('the extrapolation view', () => {
     }
     assert.equal(table.size, 6, 'six schemes in the README table');
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'extrapolation');
     await page.locator('tp-extrapolation').getByRole('button', { name: 'Measure' }).click();
     await page.waitForSelector('tp-extrapolation tp-progress');
     await page.waitForFunction(
@@ -386,6 +393,7 @@ describe('the extrapolation view', () => {
 describe('the extrapolation view on the Chinese page', () => {
   test('it_measures_the_four_chinese_grammar_models_and_learned_positions_fall_past_the_trained_length', { timeout: 600000 }, async () => {
     const { page, errors } = await open(browser.context, server.url, 'lang=zh-Hans&chapter=all&play=0&model=zh-grammar-sinusoidal.safetensors');
+    await seeView(page, 'extrapolation');
     const zhFiles = await page.evaluate(() =>
       document.querySelector('transformer-playground').manifest.filter((m) => m.task === 'zh-grammar' && !m.share_qk).map((m) => m.file).sort(),
     );
@@ -428,11 +436,13 @@ describe('labels that say where positions act', () => {
   test('only_added_positions_are_named_on_the_embedding_and_the_relative_term_names_its_clipped_offset', async () => {
     const labels = async (page) => page.locator('tp-architecture g.blk').evaluateAll((gs) => gs.map((g) => g.textContent.trim()));
     let { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-sinusoidal.safetensors');
+    await seeView(page, 'architecture');
     let ls = await labels(page);
     assert.ok(ls.some((l) => l.includes('embedding + sinusoidal positions')), ls.join(' | '));
     assert.ok(!ls.some((l) => /self-attention \+/.test(l)));
     await page.close();
     ({ page, errors } = await open(browser.context, server.url, 'chapter=all&play=0&model=grammar-relative.safetensors&causal=0&text=the%20dog%20that%20chases%20the%20cats%20runs.'));
+    await seeView(page, 'architecture');
     ls = await labels(page);
     assert.ok(ls.some((l) => l === 'embedding'), ls.join(' | '));
     assert.ok(ls.some((l) => l.includes('self-attention + relative')), ls.join(' | '));
@@ -440,6 +450,7 @@ describe('labels that say where positions act', () => {
     const K = (await page.evaluate(`${el}.info`)).relative_max_distance;
     const T = await page.evaluate(`${el}.lastForward.tokens[0].length`);
     assert.ok(T > K + 1, `the prompt (${T} tokens) reaches past K = ${K}`);
+    await seeView(page, 'attention');
     await page.locator(`tp-attention .cell[data-i="0"][data-j="${K + 1}"]`).hover();
     await page.waitForFunction(
       (want) => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-attention').shadowRoot.querySelector('tp-qk').shadowRoot.textContent.includes(want),

@@ -3,7 +3,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, root, serve } from './harness.mjs';
+import { launch, open, root, seeView, serve } from './harness.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from './harness.mjs';
@@ -36,6 +36,7 @@ function costRows(page) {
 describe('the cost, saturation and schedule views', () => {
   test('changing_the_head_count_keeps_projection_params_and_flops_equal_and_matches_the_flop_counter', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'cost');
     await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
     const info = await page.evaluate(`${el}.info`);
     assert.equal(info.arch, 'decoder_only', 'the default model is a decoder');
@@ -79,6 +80,7 @@ describe('the cost, saturation and schedule views', () => {
   test('every_architectures_cost_rows_add_up_to_its_checkpoints_parameter_count', async () => {
     for (const model of ['translate.safetensors', 'sentiment.safetensors', 'grammar-relative.safetensors']) {
       const { page, errors } = await open(browser.context, server.url, `chapter=all&play=0&model=${model}`);
+      await seeView(page, 'cost');
       await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
       const info = await page.evaluate(`${el}.info`);
       const rows = await costRows(page);
@@ -100,6 +102,7 @@ describe('the cost, saturation and schedule views', () => {
     // A PyTorch fixture with src_embed.weight and tgt_embed.weight (tests/fixtures/README.md).
     const bytes = readFileSync(join(root, 'tests/fixtures/encdec_postln_relu_sin_sepembed.safetensors'));
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'cost');
     await page.waitForFunction(() => document.querySelector('transformer-playground').costReport !== null);
     const info = await page.evaluate(async (b) => document.querySelector('transformer-playground').loadCheckpoint(new Uint8Array(b)), [...bytes]);
     assert.equal(info.arch, 'encoder_decoder');
@@ -158,6 +161,7 @@ describe('the cost, saturation and schedule views', () => {
 
   test('the_noam_peak_sits_at_step_equal_to_warmup_with_the_textbook_value', async () => {
     const { page, errors } = await open(browser.context, server.url, 'chapter=all&play=0');
+    await seeView(page, 'schedule');
     await page.waitForFunction(() => document.querySelector('transformer-playground').schedule !== null);
     const info = await page.evaluate(`${el}.info`);
     let s = await page.evaluate(`${el}.schedule`);

@@ -57,6 +57,15 @@ export const playgroundStyles = [
     .view[data-waiting] {
       min-height: var(--tp-reserve-wide, 0);
     }
+    /* A view whose code has not arrived yet (../views/load.ts): an empty card of its room. */
+    .view > :not(:defined) {
+      display: block;
+      box-sizing: border-box;
+      min-height: inherit;
+      background: var(--tp-bg);
+      border: 1px solid var(--tp-line);
+      border-radius: var(--tp-radius);
+    }
     .view:has(> tp-saturation, > tp-cost, > tp-schedule) {
       align-self: start;
     }

@@ -42,7 +42,6 @@ import './tp-progress';
 import { PlaygroundStateApi } from './playground-state-api';
 import './tp-view-menu';
 import type { ViewActionDetail } from './tp-view-menu';
-import './tp-embed-dialog';
 import type { TpEmbedDialog } from './tp-embed-dialog';
 import { isLocked } from '../state/locks';
 import { applyAlone, partsOf } from '../views/alone';
@@ -50,6 +49,8 @@ import { parseHash } from '../state/url';
 import { VIEW_NAMES, VIEWS, needsOf, viewNamed, viewsToDraw, viewsInOrder, type ViewDef } from '../views/registry';
 import { KEEP_ROOM, reserveOf } from '../views/reserve';
 import { DrawnViews } from '../views/drawn';
+import { lazyInSight, loadViewIn, loaderOf } from '../views/load';
+import { loadWhenSeen } from '../ui/lazy';
 import { CHAPTER_NAMES, chapterNamed } from '../views/chapters';
 import { chapterPage, keepInSight } from './tp-chapters';
 import { embedSnippets, linkHash, modelLabel, settingsLabel } from '../state/share';
@@ -57,16 +58,16 @@ import { download, fileStem, svgToPng, viewToSvg, type Picture } from '../ui/exp
 import { styles } from '../ui/shared';
 import { afterNextPaint, nextFrame } from '../ui/frames';
 import { playgroundStyles } from './playground-styles';
-import { lessonNamed } from '../lessons/lessons';
-import { courseLessons } from '../lessons/course';
-import { presetFor } from '../lessons/zh-presets';
+import { lessonEntry } from '../lessons/catalogue';
+import { courseStart } from '../lessons/parts';
+import { loadLessonPanel, opensLesson } from '../lessons/load';
+import { lessonPresetOf } from '../lessons/implied';
 import { HIDEABLE } from '../lessons/classroom';
 import { trainRefusal } from '../state/locks';
 import { loadProgress } from '../lessons/progress';
 import { keepLessonState, lessonState } from '../lessons/lesson-state';
-import { assignmentLessonHash } from '../lessons/assignment';
+import { assignmentLessonHash } from '../lessons/assignment-link';
 import type { RunRecord } from '../lab/types';
-import '../lessons/tp-lesson';
 import { prefersReducedMotion, storedLang, storedTheme, storeLang, storeTheme } from '../ui/prefs';
 
 export class TransformerPlayground extends PlaygroundStateApi {
@@ -290,12 +291,16 @@ export class TransformerPlayground extends PlaygroundStateApi {
   private async run(store: PlaygroundStore) {
     this.running = true;
     try {
-      // The strings of the language first, so that what the start says (notes about the
-      // link, progress) is in it.
+      // A page opened on a lesson fetches the lesson panel beside the engine; the strings of
+      // the language first, so that what the start says (notes about the link, progress) is in it.
+      const panel = opensLesson(`${this.noHash ? '' : location.hash}&${this.preset}`, this.lesson) ? loadLessonPanel().catch(() => undefined) : null;
       await loadLang(this.startLang()).catch(() => undefined);
       await store.start();
+      await panel;
       this.settled = true;
       await this.updateComplete;
+      // The views in sight whose code is fetched when first seen are drawn too.
+      await Promise.all(lazyInSight(this.renderRoot).map((v) => this.loadView(v).catch(() => undefined)));
       store.drawn();
       this.resolveReady();
       this.dispatchEvent(new CustomEvent('tp-ready', { detail: { ms: store.readyMs } }));
@@ -339,20 +344,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
    * which the link may not change): in a Chinese page, its Chinese one (../lessons/zh-presets.ts).
    */
   private lessonPreset(hash: string): string {
-    let id: string | null = null;
-    let lang: Lang | undefined;
-    try {
-      const params = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash);
-      id = params.get('lesson');
-      lang = parseLang(params.get('lang') ?? '');
-    } catch {
-      id = null;
-    }
-    const inLang = lang ?? this.startLang();
-    const named = id ? lessonNamed(id) : undefined;
-    if (id) return named ? presetFor(named, inLang) : '';
-    const own = lessonNamed(this.lesson);
-    return own ? `${presetFor(own, inLang)}&lesson=${own.id}` : '';
+    return lessonPresetOf(hash, this.lesson, () => this.startLang());
   }
 
   /** Open a lesson ('' closes it and goes back to the free playground). */
@@ -376,7 +368,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   /** The lesson the tour starts from: the one seen last, else the first. */
   private courseLesson(): string {
-    return lessonNamed(loadProgress().last)?.id ?? courseLessons()[0].id;
+    return lessonEntry(loadProgress().last)?.id ?? courseStart();
   }
 
   /** Start the course: the lessons' tour, from the lesson seen last. */
@@ -408,6 +400,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const target = (view && root.querySelector<HTMLElement>(`.view[data-view="${view}"]`)) || root.querySelector<HTMLElement>('[data-chapter-head]');
     root.querySelector<HTMLElement>('[data-chapter-head]')?.focus({ preventScroll: true });
     if (target) keepInSight(target, this.reducedMotion);
+    if (view && s.shows(view)) await this.loadView(view);
   }
 
   /** The teacher page beside this script, starting from the settings as they are now. */
@@ -420,6 +413,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
 
   /** The lesson panel, above the views. */
   private lessonPanel(s: PlaygroundStore) {
+    void loadLessonPanel().catch(() => undefined);
     const classroom = s.st.lock.length > 0 || s.st.hide.length > 0;
     return html`<tp-lesson
       class="wide"
@@ -455,8 +449,15 @@ export class TransformerPlayground extends PlaygroundStateApi {
     const el = this.viewElement(name);
     if (!s || !v || !el) throw new Error(`the view ${name} is not shown`);
     // A view whose code is fetched when it first comes into sight has nothing to draw before.
-    if (!customElements.get(v.tag)) throw new Error(`the view ${name} has not loaded yet (it loads when first scrolled into sight)`);
+    if (!customElements.get(v.tag)) throw new Error(`the view ${name} has not loaded yet (it loads when first scrolled into sight, or await loadView('${name}'))`);
     return viewToSvg(el, { title: v.title, model: modelLabel(s.st, s.manifest), settings: settingsLabel(s.st) });
+  }
+
+  /** Fetch the view `name`'s code now (else fetched when first seen, ../views/load.ts); settles once drawn. Scripting API. */
+  async loadView(name: string): Promise<void> {
+    const v = viewNamed(name);
+    if (!v) throw new Error(`there is no view ${name}`);
+    await loadViewIn(this, name, v.tag);
   }
 
   /** A link that opens the playground on this view alone, with every setting as it is now. */
@@ -533,8 +534,9 @@ export class TransformerPlayground extends PlaygroundStateApi {
     return r ? Math.max(r.wide, r.narrow) : 0;
   }
 
-  /** Open the embed dialog of a view. */
-  private embed(v: ViewDef): void {
+  /** Open the embed dialog of a view (its code is fetched when first opened). */
+  private async embed(v: ViewDef): Promise<void> {
+    await import('./tp-embed-dialog');
     let d = this.renderRoot.querySelector<TpEmbedDialog>('tp-embed-dialog');
     if (!d) {
       d = document.createElement('tp-embed-dialog') as TpEmbedDialog;
@@ -568,7 +570,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
    */
   async project(name: string): Promise<void> {
     if (name && !viewNamed(name)) throw new Error(`there is no view ${name}`);
-    if (name) await import('./tp-projector');
+    if (name) await Promise.all([import('./tp-projector'), this.loadView(name)]);
     this.projected = name;
     await this.updateComplete;
     if (name) {
@@ -638,6 +640,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
       ?data-alone=${alone}
       ?data-waiting=${!!room}
       style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
+      ${loadWhenSeen(loaderOf(v.name), () => this.requestUpdate())}
     >
       ${v.render(s)}
       ${alone && !s.st.keep.includes('menu')

@@ -5,7 +5,7 @@
 // link can remove it. No DOM here.
 
 import { DEFAULTS, formatHash, parseHash, SETTING_NAMES, type PlaygroundState } from '../state/url';
-import { lessonNamed } from './lessons';
+import { lessonEntry } from './catalogue';
 
 /** The controls a classroom link may hide. */
 export const HIDEABLE: readonly string[] = [
@@ -58,7 +58,7 @@ export interface ClassroomLink {
 
 /** The settings a lesson's experiment needs unlocked, and the navigation ones. */
 export function defaultAllowed(lessonId: string): string[] {
-  const l = lessonNamed(lessonId);
+  const l = lessonEntry(lessonId);
   return [...FREE_BY_DEFAULT, ...(l?.setting ? [l.setting] : [])];
 }
 

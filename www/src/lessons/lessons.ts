@@ -14,6 +14,7 @@ import type { PlaygroundState } from '../state/url';
 import type { ManifestEntry, MaskEdit, ParallelTiming, Positions } from '../engine/protocol';
 import { CHECKS } from './checks';
 import { SEED_LESSONS } from './seed-lessons';
+import { catalogued } from './catalogue';
 
 /**
  * What a lesson's sentences may read: a number in a sentence is the engine's (a view's
@@ -97,9 +98,6 @@ export interface Lesson {
   readonly doc: string;
 }
 
-const GRAMMAR = 'model=grammar-sinusoidal.safetensors';
-const REVERSE = 'model=reverse.safetensors';
-
 /** A shipped model's manifest entry, by file. */
 function entry(c: LessonText, file: string): ManifestEntry | undefined {
   return c.store?.manifest.find((m) => m.file === file);
@@ -123,10 +121,9 @@ function pair(c: LessonText, a: string, b: string): [string, string] | null {
   return x && y ? [x, y] : null;
 }
 
-
 export const LESSONS: readonly Lesson[] = [
   {
-    id: 'heads',
+    ...catalogued('heads'),
     title: () => msg('Several heads, each looking its own way', { id: 'lesson.heads.title' }),
     explain: () => [
       msg(
@@ -138,7 +135,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: 'MultiHead(X) = Concat(head_1, …, head_h) · W_O,   head_i = Attention(X·W_Q^i, X·W_K^i, X·W_V^i)',
-    preset: `${GRAMMAR}&views=attention,output,cost&play=0`,
     task: () => msg('Switch one head off with its h button under the small heatmaps.', { id: 'lesson.heads.task' }),
     question: () => msg('Does the next-character distribution change, and do all heads matter equally?', { id: 'lesson.heads.question' }),
     notice: () =>
@@ -146,13 +142,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.heads.notice',
       }),
     done: (c) => c.st.ablate.length > 0,
-    setting: 'ablate',
     check: CHECKS['heads'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
   {
-    id: 'qkv',
+    ...catalogued('qkv'),
     title: () => msg('Queries, keys and values are three different projections', { id: 'lesson.qkv.title' }),
     explain: () => [
       msg('Every token is projected three times. Its query says what it is looking for, its key says what it offers to others, and its value is what it hands over when it is chosen.', {
@@ -163,7 +158,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('q_i = x_i·W_Q,   k_j = x_j·W_K,   v_j = x_j·W_V,   score(i, j) = q_i·k_j', { id: 'lesson.qkv.formula' }),
-    preset: `${GRAMMAR}&views=controls,attention&play=0`,
     task: () => msg('In the model list, load “Grammar LM · shared W_Q = W_K”.', { id: 'lesson.qkv.task' }),
     question: () => msg('What does the inspector beside the heatmap now say about the largest |q − k|, and what does that make of the score matrix?', { id: 'lesson.qkv.question' }),
     notice: () =>
@@ -171,13 +165,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.qkv.notice',
       }),
     done: (c) => c.st.model === 'grammar-shared-qk.safetensors',
-    setting: 'model',
     check: CHECKS['qkv'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
   {
-    id: 'scaled-dot',
+    ...catalogued('scaled-dot'),
     title: () => msg('Scaled dot product: why divide by √d_k', { id: 'lesson.scaled-dot.title' }),
     explain: () => [
       msg('A score is the dot product of a query and a key: a sum of d_k products. If the entries are roughly independent with variance 1, the sum has variance d_k, so wider heads give larger scores.', {
@@ -188,7 +181,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: 'Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k) · V',
-    preset: `${GRAMMAR}&views=controls,attention,saturation,sqrt-dk&play=0`,
     task: () => msg('Untick “scale by √d_k” in the settings.', { id: 'lesson.scaled-dot.task' }),
     question: () => msg('Do the attention rows become sharper or flatter, and what happens to each head’s entropy?', { id: 'lesson.scaled-dot.question' }),
     notice: () =>
@@ -196,13 +188,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.scaled-dot.notice',
       }),
     done: (c) => !c.st.scale,
-    setting: 'scale',
     check: CHECKS['scaled-dot'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
   {
-    id: 'dot-vs-additive',
+    ...catalogued('dot-vs-additive'),
     title: () => msg('Dot-product against additive scores', { id: 'lesson.dot-vs-additive.title' }),
     explain: () => [
       msg('A dot product is one of many ways to score a query against a key. Additive attention passes both through a small network with a tanh and reads one number out.', {
@@ -213,7 +204,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('dot: score(q, k) = q·k / √d_k        additive: score(q, k) = vᵀ · tanh(q + k)', { id: 'lesson.dot-vs-additive.formula' }),
-    preset: `${REVERSE}&views=controls,attention,parallel&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with additive scores.', { id: 'lesson.dot-vs-additive.task' }),
     question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
     notice: (c) => {
@@ -228,13 +218,12 @@ export const LESSONS: readonly Lesson[] = [
       })}`.trim();
     },
     done: (c) => c.st.model === 'reverse-additive.safetensors',
-    setting: 'model',
     check: CHECKS['dot-vs-additive'],
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
   {
-    id: 'padding-mask',
+    ...catalogued('padding-mask'),
     title: () => msg('The padding mask', { id: 'lesson.padding-mask.title' }),
     explain: () => [
       msg('Sequences of different lengths are run together as one rectangular batch, so the short ones are filled up with a pad token. Pads are not text: no real token should read from them.', {
@@ -243,7 +232,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('The padding mask adds −∞ to the score of every pad key before softmax, so its weight becomes exactly 0.', { id: 'lesson.padding-mask.explain2' }),
     ],
     formula: () => msg('score(i, j) + (0 if key j is a real token, −∞ if key j is a pad)', { id: 'lesson.padding-mask.formula' }),
-    preset: 'model=sentiment.safetensors&text=the movie was good&batch=i did not like the acting but the music was great&views=controls,masks,attention&play=0',
     task: () => msg('Untick “padding mask”, then look at sequence 1 (the short one) in the attention view.', { id: 'lesson.padding-mask.task' }),
     question: () => msg('Which cells start to receive weight, and should they?', { id: 'lesson.padding-mask.question' }),
     notice: () =>
@@ -251,13 +239,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.padding-mask.notice',
       }),
     done: (c) => !c.st.pad,
-    setting: 'pad',
     check: CHECKS['padding-mask'],
     code: ['crate/src/model/mask.rs'],
     doc: 'attention',
   },
   {
-    id: 'causal-mask',
+    ...catalogued('causal-mask'),
     title: () => msg('The causal mask is not the padding mask', { id: 'lesson.causal-mask.title' }),
     explain: () => [
       msg('A language model learns to predict each next token from the ones before it. In training all positions run at once, so something must stop position i from reading positions after i.', {
@@ -268,7 +255,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('mask(i, j) = 0 if j ≤ i,  −∞ if j > i', { id: 'lesson.causal-mask.formula' }),
-    preset: `${GRAMMAR}&views=controls,masks,attention,output&play=0`,
     task: () => msg('Untick “causal mask” in the settings.', { id: 'lesson.causal-mask.task' }),
     question: () => msg('Which cells fill in? The last position could already see every token: does its prediction change anyway?', { id: 'lesson.causal-mask.question' }),
     notice: () =>
@@ -276,13 +262,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.causal-mask.notice',
       }),
     done: (c) => c.st.causal === false,
-    setting: 'causal',
     check: CHECKS['causal-mask'],
     code: ['crate/src/model/mask.rs'],
     doc: 'attention',
   },
   {
-    id: 'attention-sites',
+    ...catalogued('attention-sites'),
     title: () => msg('The three places attention is used', { id: 'lesson.attention-sites.title' }),
     explain: () => [
       msg('An encoder–decoder model attends in three places. Encoder self-attention lets the source tokens read each other freely. Decoder self-attention lets each target token read the earlier target tokens, under the causal mask.', {
@@ -291,7 +276,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('Cross-attention joins the two: its queries come from the decoder, its keys and values from the encoder’s output.', { id: 'lesson.attention-sites.explain2' }),
     ],
     formula: () => msg('cross-attention: Q = decoder states · W_Q,   K = encoder output · W_K,   V = encoder output · W_V', { id: 'lesson.attention-sites.formula' }),
-    preset: 'model=translate.safetensors&views=architecture,attention&site=encoder_self&play=0',
     task: () => msg('In the attention view, switch to cross-attention.', { id: 'lesson.attention-sites.task' }),
     question: () => msg('What are the rows and what are the columns now, and is the map square?', { id: 'lesson.attention-sites.question' }),
     notice: () =>
@@ -299,13 +283,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.attention-sites.notice',
       }),
     done: (c) => c.st.site === 'cross',
-    setting: 'site',
     check: CHECKS['attention-sites'],
     code: ['crate/src/model/forward.rs', 'crate/src/model/attention.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'parallel',
+    ...catalogued('parallel'),
     title: () => msg('Parallel in training, one token at a time in inference', { id: 'lesson.parallel.title' }),
     explain: () => [
       msg('In training the whole target sentence is known, so the model is given the true previous tokens (teacher forcing) and computes every position in one pass.', {
@@ -313,7 +296,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('When it generates, token t+1 depends on the token it just chose, so it must run step by step. The view measures both on this device.', { id: 'lesson.parallel.explain2' }),
     ],
-    preset: `${GRAMMAR}&views=parallel&play=0`,
     task: () => msg('Change “tokens N” and press “Measure again”.', { id: 'lesson.parallel.task' }),
     question: () => msg('How does each of the three times grow as N grows?', { id: 'lesson.parallel.question' }),
     notice: (c) => {
@@ -348,7 +330,7 @@ export const LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'embedding-scale',
+    ...catalogued('embedding-scale'),
     title: () => msg('Why embeddings are multiplied by √d_model', { id: 'lesson.embedding-scale.title' }),
     explain: () => [
       msg('The input of the first block is a token embedding plus a position vector. Learned embeddings start small, while sinusoidal position values lie between −1 and 1.', {
@@ -357,7 +339,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('Multiplying the embedding by √d_model makes the two comparable in size, so the position does not drown out which token it is.', { id: 'lesson.embedding-scale.explain2' }),
     ],
     formula: 'x_t = E[token_t] · √d_model + PE(t)',
-    preset: `${REVERSE}&views=controls,embedding-scale&play=0`,
     task: () => msg('Under “Design”, load the sibling trained without ×√d_model.', { id: 'lesson.embedding-scale.task' }),
     question: () => msg('Which is larger now, the token part or the position part?', { id: 'lesson.embedding-scale.question' }),
     notice: (c) => {
@@ -374,13 +355,12 @@ export const LESSONS: readonly Lesson[] = [
         : msg(str`In the model trained without it the position vectors are about ${x}× the token vectors they are added to.`, { id: 'lesson.embedding-scale.notice-ratio-small' })}`;
     },
     done: (c) => c.st.model === 'reverse-no-embed-scale.safetensors',
-    setting: 'model',
     check: CHECKS['embedding-scale'],
     code: ['crate/src/model/embedding.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'positions',
+    ...catalogued('positions'),
     title: () => msg('Position encodings, one by one', { id: 'lesson.positions.title' }),
     explain: () => [
       msg('Sinusoidal and learned encodings add a vector per position to the input. Relative positions (Shaw) add a learned term per distance to the scores. RoPE rotates queries and keys by an angle that grows with position. ALiBi subtracts a penalty proportional to distance.', {
@@ -389,7 +369,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('Each grammar model here was trained with one of them, otherwise identically.', { id: 'lesson.positions.explain2' }),
     ],
     formula: 'PE(t, 2i) = sin(t / 10000^(2i/d)),   PE(t, 2i+1) = cos(t / 10000^(2i/d))',
-    preset: `${GRAMMAR}&views=controls,positions&play=0`,
     task: () => msg('Pick another scheme in “Position encoding”, for example rope or alibi.', { id: 'lesson.positions.task' }),
     question: () => msg('Where does the position enter now: the input, the scores, or the queries and keys?', { id: 'lesson.positions.question' }),
     notice: () =>
@@ -404,13 +383,12 @@ export const LESSONS: readonly Lesson[] = [
       const d = c.view<HTMLElement & { data: Positions | null }>('tp-positions')?.data;
       return !!e && (e.task === 'grammar' || e.task === 'zh-grammar') && e.pos_encoding !== 'sinusoidal' && c.store.info?.pos_encoding === e.pos_encoding && d?.scheme === e.pos_encoding;
     },
-    setting: 'model',
     check: CHECKS['positions'],
     code: ['crate/src/model/position.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'order',
+    ...catalogued('order'),
     title: () => msg('Without positions, order is invisible', { id: 'lesson.order.title' }),
     explain: () => [
       msg('Attention itself is a weighted sum over a set: it does not know which key came first. Without any position information, reordering the input only reorders the output.', {
@@ -418,7 +396,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('“the cat chases the dog” and “the dog chases the cat” would mean the same thing to such a model.', { id: 'lesson.order.explain2' }),
     ],
-    preset: 'views=order&play=0',
     task: () => msg('Press “shuffle the characters”.', { id: 'lesson.order.task' }),
     question: () => msg('With the model without positions, is every output row the same as before, only moved?', { id: 'lesson.order.question' }),
     notice: () =>
@@ -432,14 +409,13 @@ export const LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'extrapolation',
+    ...catalogued('extrapolation'),
     title: () => msg('Train short, test long', { id: 'lesson.extrapolation.title' }),
     explain: () => [
       msg('A model sees sequences up to some length in training. What happens after that length depends on the position encoding: a learned table has rows past it, up to the model’s context, but no training sequence ever reached them, so they keep the random values they started with; schemes based on distance may carry on.', {
         id: 'lesson.extrapolation.explain1',
       }),
     ],
-    preset: 'views=extrapolation&play=0',
     task: () => msg('Press “Measure”.', { id: 'lesson.extrapolation.task' }),
     question: () => msg('Which schemes keep their accuracy beyond the training length?', { id: 'lesson.extrapolation.question' }),
     notice: () =>
@@ -454,7 +430,7 @@ export const LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'residual',
+    ...catalogued('residual'),
     title: () => msg('Residual connections', { id: 'lesson.residual.title' }),
     explain: () => [
       msg('Each sublayer adds its output to its input instead of replacing it. The sum is a stream running through the model, which every layer reads and writes a little to.', {
@@ -463,7 +439,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('Gradients flow back along the stream unchanged, so deep stacks train. Without it every layer must pass everything on through its own weights.', { id: 'lesson.residual.explain2' }),
     ],
     formula: 'x ← x + Sublayer(LN(x))',
-    preset: `${REVERSE}&views=controls,hidden,output&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with no residual connections.', { id: 'lesson.residual.task' }),
     question: () => msg('How do the norms per layer change, and is the output still right?', { id: 'lesson.residual.question' }),
     notice: (c) => {
@@ -474,13 +449,12 @@ export const LESSONS: readonly Lesson[] = [
         : first;
     },
     done: (c) => c.st.model === 'reverse-no-residual.safetensors',
-    setting: 'model',
     check: CHECKS['residual'],
     code: ['crate/src/model/forward.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'no-leak',
+    ...catalogued('no-leak'),
     title: () => msg('The residual path does not leak the future', { id: 'lesson.no-leak.title' }),
     explain: () => [
       msg('The residual, LayerNorm and the FFN all work on one position at a time. With LayerNorm, the only place positions meet is attention, so under the causal mask nothing from a later token can reach an earlier one.', {
@@ -491,7 +465,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
       msg('The view changes the last token and compares every earlier row bit for bit: first under the mask the page applies now, then under the opposite for comparison.', { id: 'lesson.no-leak.explain2' }),
     ],
-    preset: `${REVERSE}&views=controls,no-leak&play=0`,
     task: () => msg('Untick “causal mask” and read the first table again: it follows the mask the page applies.', { id: 'lesson.no-leak.task' }),
     question: () => msg('Which earlier rows change now?', { id: 'lesson.no-leak.question' }),
     notice: (c) => {
@@ -512,13 +485,12 @@ export const LESSONS: readonly Lesson[] = [
       const v = c.view<HTMLElement & { diffs: unknown[]; ran: MaskEdit[] }>('tp-no-leak');
       return !!v && v.diffs.length === 2 && v.ran[0]?.rule.kind === 'none';
     },
-    setting: 'causal',
     check: CHECKS['no-leak'],
     code: ['crate/src/model/forward.rs', 'crate/src/model/mask.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'norms',
+    ...catalogued('norms'),
     title: () => msg('LayerNorm against BatchNorm', { id: 'lesson.norms.title' }),
     explain: () => [
       msg('Both subtract a mean and divide by a standard deviation. LayerNorm takes them over the features of one token. BatchNorm takes them over the whole batch for each feature.', {
@@ -527,19 +499,17 @@ export const LESSONS: readonly Lesson[] = [
       msg('So with BatchNorm in training, one sentence’s output depends on the other sentences in its batch and on every position of its own, and padding counts too.', { id: 'lesson.norms.explain2' }),
     ],
     formula: () => msg('LN(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β,   statistics over one token’s features', { id: 'lesson.norms.formula' }),
-    preset: `${REVERSE}&views=controls,norms&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with BatchNorm (it changes two things: BatchNorm instead of LayerNorm, and after the residual add instead of before the sublayer).', { id: 'lesson.norms.task' }),
     question: () => msg('In train mode, does another sequence in the batch change this one’s output?', { id: 'lesson.norms.question' }),
     notice: () =>
       msg('With BatchNorm the batch statistics couple the sequences; LayerNorm never does, which is one reason transformers use it.', { id: 'lesson.norms.notice' }),
     done: (c) => c.st.model === 'reverse-batch-norm.safetensors',
-    setting: 'model',
     check: CHECKS['norms'],
     code: ['crate/src/model/norm.rs'],
     doc: 'ffn-norms',
   },
   {
-    id: 'pre-post-ln',
+    ...catalogued('pre-post-ln'),
     title: () => msg('Post-LN against pre-LN', { id: 'lesson.pre-post-ln.title' }),
     explain: () => [
       msg('The original transformer normalised after adding the residual (post-LN). Most models now normalise the sublayer’s input and leave the stream itself untouched (pre-LN).', {
@@ -548,19 +518,17 @@ export const LESSONS: readonly Lesson[] = [
       msg('Pre-LN keeps a clean path for gradients and trains without a long warmup; post-LN keeps the stream’s size fixed.', { id: 'lesson.pre-post-ln.explain2' }),
     ],
     formula: 'Post-LN: x ← LN(x + F(x))        Pre-LN: x ← x + F(LN(x))',
-    preset: `${REVERSE}&views=controls,architecture,hidden&play=0`,
     task: () => msg('Under “Design”, load the post-LN sibling.', { id: 'lesson.pre-post-ln.task' }),
     question: () => msg('Where do the norm boxes sit in the diagram now, and how do the residual norms per layer differ?', { id: 'lesson.pre-post-ln.question' }),
     notice: () =>
       msg('In post-LN the norm sits on the main path after each sum, so the stream is renormalised every sublayer; in pre-LN it grows from layer to layer.', { id: 'lesson.pre-post-ln.notice' }),
     done: (c) => c.st.model === 'reverse-post-ln.safetensors',
-    setting: 'model',
     check: CHECKS['pre-post-ln'],
     code: ['crate/src/model/norm.rs', 'crate/src/model/plan.rs'],
     doc: 'ffn-norms',
   },
   {
-    id: 'ffn',
+    ...catalogued('ffn'),
     title: () => msg('The position-wise feed-forward network', { id: 'lesson.ffn.title' }),
     explain: () => [
       msg('After attention, each position goes through the same small two-layer network on its own: widen, apply a nonlinearity, narrow again. It holds a large share of a block’s parameters; the view says how many in the loaded model.', {
@@ -568,7 +536,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('FFN(x) = W_2 · act(W_1 · x + b_1) + b_2', { id: 'lesson.ffn.formula' }),
-    preset: `${REVERSE}&views=ffn&play=0`,
     task: () => msg('Pick another position to change in the view.', { id: 'lesson.ffn.task' }),
     question: () => msg('In each layer, which rows of the FFN output change?', { id: 'lesson.ffn.question' }),
     notice: (c) => {
@@ -589,14 +556,13 @@ export const LESSONS: readonly Lesson[] = [
     doc: 'ffn-norms',
   },
   {
-    id: 'dropout',
+    ...catalogued('dropout'),
     title: () => msg('Dropout: on in training, off in evaluation', { id: 'lesson.dropout.title' }),
     explain: () => [
       msg('In training, dropout sets a random fraction p of activations to zero and scales the rest by 1/(1 − p), so no unit can rely on any one other.', { id: 'lesson.dropout.explain1' }),
       msg('In evaluation it does nothing at all. The scaling in training keeps the expected value the same in both modes.', { id: 'lesson.dropout.explain2' }),
     ],
     formula: () => msg('train: y = m ⊙ x / (1 − p),  m_i ~ Bernoulli(1 − p)        eval: y = x', { id: 'lesson.dropout.formula' }),
-    preset: 'model=reverse-dropout.safetensors&views=controls,dropout&play=0',
     task: () => msg('Choose “train mode” for the forward pass, then press “run again”.', { id: 'lesson.dropout.task' }),
     question: () => msg('Does the output change from run to run? Does it in eval mode?', { id: 'lesson.dropout.question' }),
     notice: () => msg('In train mode each run draws new masks and the numbers change; in eval mode repeated runs are identical.', { id: 'lesson.dropout.notice' }),
@@ -607,13 +573,12 @@ export const LESSONS: readonly Lesson[] = [
       const trainDraw = c.st.mode === 'train' && f?.train_note != null ? c.store.draw : null;
       return trainDraw !== null && c.changed('dropout.train-draw', trainDraw);
     },
-    setting: 'mode',
     check: CHECKS['dropout'],
     code: ['crate/src/model/dropout.rs'],
     doc: 'ffn-norms',
   },
   {
-    id: 'noam-adam',
+    ...catalogued('noam-adam'),
     title: () => msg('The Noam schedule and Adam', { id: 'lesson.noam-adam.title' }),
     explain: () => [
       msg('The models here are trained with Adam, which scales each weight’s step by running averages of its gradient and squared gradient.', { id: 'lesson.noam-adam.explain1' }),
@@ -622,7 +587,6 @@ export const LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)', { id: 'lesson.noam-adam.formula' }),
-    preset: 'views=schedule&play=0',
     task: () => msg('Set the warmup to 400 steps.', { id: 'lesson.noam-adam.task' }),
     question: () => msg('Where is the peak now, and how high?', { id: 'lesson.noam-adam.question' }),
     notice: () => msg('The peak is always at step = warmup, and a shorter warmup gives a higher peak: (d_model · warmup)^−0.5.', { id: 'lesson.noam-adam.notice' }),
@@ -632,14 +596,13 @@ export const LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'architectures',
+    ...catalogued('architectures'),
     title: () => msg('Encoder-only, decoder-only, encoder–decoder', { id: 'lesson.architectures.title' }),
     explain: () => [
       msg('The same blocks build three kinds of model. A decoder-only model predicts the next token under a causal mask. An encoder-only model reads its whole input both ways and labels or classifies it. An encoder–decoder reads a source with its encoder and writes a target with its decoder.', {
         id: 'lesson.architectures.explain1',
       }),
     ],
-    preset: `${GRAMMAR}&views=controls,architecture,output&play=0`,
     task: () => msg('In the model list, load an encoder-only or an encoder–decoder model.', { id: 'lesson.architectures.task' }),
     question: () => msg('What does the diagram gain or lose, and what does the output become?', { id: 'lesson.architectures.question' }),
     notice: () =>
@@ -647,13 +610,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.architectures.notice',
       }),
     done: (c) => !!c.store.info && c.store.info.arch !== 'decoder_only',
-    setting: 'model',
     check: CHECKS['architectures'],
     code: ['crate/src/model/plan.rs', 'crate/src/model/forward.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'kv-cache',
+    ...catalogued('kv-cache'),
     title: () => msg('Prefill and the KV cache', { id: 'lesson.kv-cache.title' }),
     explain: () => [
       msg('Generation starts with prefill: the whole prompt in one pass, keeping every layer’s keys and values. Each next step then computes only the newest position and appends its key and value to the cache.', {
@@ -662,7 +624,6 @@ export const LESSONS: readonly Lesson[] = [
       msg('Without the cache every step recomputes the keys and values of the entire prefix, getting the same tokens at a growing cost.', { id: 'lesson.kv-cache.explain2' }),
     ],
     formula: () => msg('step t: q_t, k_t, v_t from token t;   K ← [K; k_t],  V ← [V; v_t];   out_t = softmax(q_t·Kᵀ / √d_k) · V', { id: 'lesson.kv-cache.formula' }),
-    preset: `${GRAMMAR}&views=generation&max=24&speed=0`,
     task: () => msg('Untick “KV cache”, press “↺ Restart” and let the generation run to the end.', { id: 'lesson.kv-cache.task' }),
     question: () => msg('Are the tokens the same? How many positions were run in total?', { id: 'lesson.kv-cache.question' }),
     notice: () =>
@@ -670,13 +631,12 @@ export const LESSONS: readonly Lesson[] = [
         id: 'lesson.kv-cache.notice',
       }),
     done: (c) => !c.st.cache && c.store.gen.done && c.store.gen.generated.length > 0,
-    setting: 'cache',
     check: CHECKS['kv-cache'],
     code: ['crate/src/model/cache.rs', 'crate/src/generate'],
     doc: 'forward-pass',
   },
   {
-    id: 'decoding',
+    ...catalogued('decoding'),
     title: () => msg('Greedy, sampling, beam search', { id: 'lesson.decoding.title' }),
     explain: () => [
       msg('The model gives a probability for every possible next token; a decoding rule picks one. Greedy takes the most likely. Sampling draws at random, sharpened or flattened by a temperature and cut to the top k or top p.', {
@@ -685,13 +645,11 @@ export const LESSONS: readonly Lesson[] = [
       msg('Beam search keeps the few best partial sequences and extends each, trading time for a more probable whole.', { id: 'lesson.decoding.explain2' }),
     ],
     formula: 'p_i = exp(z_i / T) / Σ_j exp(z_j / T)',
-    preset: `${GRAMMAR}&views=output,generation,beams&max=16&speed=0`,
     task: () => msg('Choose “beam search” under the output probabilities, then press “↺ Restart”.', { id: 'lesson.decoding.task' }),
     question: () => msg('Does the best beam start with the token greedy would pick?', { id: 'lesson.decoding.question' }),
     notice: () =>
       msg('The tree keeps several branches alive and drops the weak ones. The sequence it keeps can begin with a token that was not the single most likely one.', { id: 'lesson.decoding.notice' }),
     done: (c) => c.st.strategy === 'beam' && c.store.gen.beamSteps.length > 0,
-    setting: 'strategy',
     check: CHECKS['decoding'],
     code: ['crate/src/generate'],
     doc: 'forward-pass',

@@ -11,10 +11,8 @@ import { msg, str } from '@lit/localize';
 import type { Lesson, LessonCtx, LessonText } from './lessons';
 import type { DeviceRates, DropoutDemo, EvalPoint, ManifestEntry, NormCoupling, WidthTime } from '../engine/protocol';
 import type { RunRecord } from '../lab/types';
-import { HEADS_EXPERIMENT, headsLink } from '../lab/experiments';
-
-const GRAMMAR = 'model=grammar-sinusoidal.safetensors';
-const REVERSE = 'model=reverse.safetensors';
+import { HEADS_EXPERIMENT } from '../lab/experiments';
+import { catalogued } from './catalogue';
 
 /** A share 0…1 as a percentage, as precise as the manifest gives it ("99.6 %", "100 %"). */
 function pct(x: number): string {
@@ -98,7 +96,7 @@ function growth(c: LessonText): { backend: string; lo: number; hi: number; macs:
 
 export const SEED_LESSONS: readonly Lesson[] = [
   {
-    id: 'new-token',
+    ...catalogued('new-token'),
     title: () => msg('One new token, end to end', { id: 'lesson.new-token.title' }),
     explain: (c) => {
       const info = c.store?.info;
@@ -114,7 +112,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       return sizes ? [first, sizes] : [first];
     },
     formula: 'x_t = E[id_t]·√d_model + PE(t),   h = Block_L(… Block_1(x)),   p = softmax(h_T · W_out),   id_{T+1} ~ p',
-    preset: `${GRAMMAR}&views=overview,generation&max=8&speed=0&play=0`,
     task: () => msg('Press “Step” under the generation view once, and follow the new token through the picture above it.', { id: 'lesson.new-token.task' }),
     question: () => msg('Which position’s vector becomes the logits, and was the appended token the most likely one?', { id: 'lesson.new-token.question' }),
     notice: (c) => {
@@ -150,7 +147,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'shared-qk',
+    ...catalogued('shared-qk'),
     title: () => msg('What tying W_Q to W_K costs', { id: 'lesson.shared-qk.title' }),
     explain: () => [
       msg('This grammar model was trained exactly like the one with sinusoidal positions, except that a single matrix serves as both W_Q and W_K. Every query then equals its own token’s key, so the raw score of i on j equals that of j on i.', {
@@ -161,7 +158,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: () => msg('W_Q = W_K = W  ⇒  score(i, j) = (x_i·W)·(x_j·W) = score(j, i)', { id: 'lesson.shared-qk.formula' }),
-    preset: 'model=grammar-shared-qk.safetensors&views=controls,attention&play=0',
     task: () => msg('Read the largest |q − k| beside the heatmap, then load the grammar model with sinusoidal positions (separate W_Q and W_K) from the model list and read it again.', { id: 'lesson.shared-qk.task' }),
     question: () => msg('Is the largest |q − k| still 0 with separate matrices?', { id: 'lesson.shared-qk.question' }),
     notice: (c) => {
@@ -191,12 +187,11 @@ export const SEED_LESSONS: readonly Lesson[] = [
       },
       hint: () => msg('The inspector beside the heatmap ends with the head’s largest |q − k|; hover a cell if it is not shown.', { id: 'lesson.shared-qk.check.hint' }),
     },
-    setting: 'model',
     code: ['crate/src/model/attention.rs'],
     doc: 'attention',
   },
   {
-    id: 'head-dim',
+    ...catalogued('head-dim'),
     title: () => msg('The head dimension d_model / h', { id: 'lesson.head-dim.title' }),
     explain: () => {
       const first = msg(
@@ -209,7 +204,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       return [first, why];
     },
     formula: 'd_k = d_model / h,   W_Q = [W_Q^1 | … | W_Q^h],   W_Q^i ∈ ℝ^(d_model × d_k)',
-    preset: `views=lab&play=0&${new URLSearchParams({ train: headsLink() }).toString()}`,
     task: () => {
       const [one, many] = HEADS_EXPERIMENT.heads;
       return msg(str`In the lab, press “Train these ${HEADS_EXPERIMENT.heads.length} runs”: the experiment chosen above the form trains the run with ${one} head and the same run with ${many} heads side by side. Wait until both are done. (Or press “Train” for the form’s run, set “heads” to ${many} and press “Train” again.)`, {
@@ -257,7 +251,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     doc: 'attention',
   },
   {
-    id: 'block-anatomy',
+    ...catalogued('block-anatomy'),
     title: () => msg('One block, piece by piece: Add & Norm', { id: 'lesson.block-anatomy.title' }),
     explain: () => [
       msg('A block of the original transformer has two sublayers: self-attention, where the positions read each other, and the position-wise feed-forward network. Around each one the same two steps follow: add the sublayer’s input back to its output (the residual), then normalise each position (LayerNorm). The paper calls the pair “Add & Norm”.', {
@@ -266,7 +260,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       msg('This model keeps the original order (post-LN). A decoder of an encoder–decoder model has a third sublayer, cross-attention, with its own Add & Norm.', { id: 'lesson.block-anatomy.explain2' }),
     ],
     formula: 'x ← LN(x + SelfAttention(x));   x ← LN(x + FFN(x))',
-    preset: 'model=reverse-post-ln.safetensors&views=architecture,hidden&play=0',
     task: () => msg('In the diagram, click a layer’s first “Add &” norm box, the one after its self-attention, to open it on the live numbers.', { id: 'lesson.block-anatomy.task' }),
     question: () => msg('What does the norm take its mean and variance over, and how many sublayers, each with its own Add & Norm, does one layer have?', { id: 'lesson.block-anatomy.question' }),
     notice: () =>
@@ -292,7 +285,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     doc: 'ffn-norms',
   },
   {
-    id: 'residual-and-norm',
+    ...catalogued('residual-and-norm'),
     title: () => msg('Why both the residual and LayerNorm', { id: 'lesson.residual-and-norm.title' }),
     explain: () => [
       msg('The two do different jobs. The residual keeps a path on which a token’s information, and the gradient on the way back, pass every layer unchanged. LayerNorm keeps the numbers each sublayer sees at a steady size, whatever the layers before them added.', {
@@ -303,7 +296,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: 'x_{l+1} = x_l + F(LN(x_l))',
-    preset: `${REVERSE}&views=controls,architecture,hidden&play=0`,
     task: () => msg('Under “Design”, load the sibling trained with no residual connections, and compare its diagram and its stream sizes with this one.', { id: 'lesson.residual-and-norm.task' }),
     question: () => msg('Without the residual, are the norms still there?', { id: 'lesson.residual-and-norm.question' }),
     notice: (c) => {
@@ -329,12 +321,11 @@ export const SEED_LESSONS: readonly Lesson[] = [
       },
       hint: () => msg('Look for the norm boxes in the diagram of the model you loaded.', { id: 'lesson.residual-and-norm.check.hint' }),
     },
-    setting: 'model',
     code: ['crate/src/model/forward.rs', 'crate/src/model/norm.rs'],
     doc: 'ffn-norms',
   },
   {
-    id: 'batch-norm',
+    ...catalogued('batch-norm'),
     title: () => msg('BatchNorm: what it is good at, and what it costs', { id: 'lesson.batch-norm.title' }),
     explain: () => [
       msg('BatchNorm normalises each feature with the mean and variance of the whole mini-batch, then scales and shifts it with learned parameters. While training it also keeps running averages of those statistics, and in evaluation it uses them instead.', {
@@ -345,7 +336,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       }),
     ],
     formula: 'BN(x)_f = γ_f · (x_f − μ_f) / √(σ²_f + ε) + β_f',
-    preset: 'model=reverse-batch-norm.safetensors&views=controls,norms,output&play=0',
     task: () => msg('Choose “train mode” for the forward pass and compare the output probabilities with those of eval mode beside them.', { id: 'lesson.batch-norm.task' }),
     question: () => msg('When only the other sequence of the batch changes, in which mode does this sequence’s output move?', { id: 'lesson.batch-norm.question' }),
     notice: (c) => {
@@ -375,12 +365,11 @@ export const SEED_LESSONS: readonly Lesson[] = [
       },
       hint: () => msg('The norms view compares this sequence’s outputs when only the other one changes, once in train mode and once in eval mode, for the loaded model first.', { id: 'lesson.batch-norm.check.hint' }),
     },
-    setting: 'mode',
     code: ['crate/src/model/norm.rs'],
     doc: 'ffn-norms',
   },
   {
-    id: 'dropout-where',
+    ...catalogued('dropout-where'),
     title: () => msg('Where dropout goes', { id: 'lesson.dropout-where.title' }),
     explain: () => [
       msg('The original recipe drops units in two kinds of place: on the sum of the embeddings and the positions, and on each sublayer’s output just before it is added back to the residual stream. Libraries add more, for example on the attention weights and inside the feed-forward network.', {
@@ -389,7 +378,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       msg('All of them act only in train mode. A model in use must be in eval mode, or its answers change from run to run.', { id: 'lesson.dropout-where.explain2' }),
     ],
     formula: 'x_0 = Dropout(E·√d_model + PE),   x ← x + Dropout(Sublayer(x))',
-    preset: 'model=reverse-dropout.safetensors&views=controls,dropout&play=0',
     task: () => msg('In the dropout view, pick another place in the table to see its mask.', { id: 'lesson.dropout-where.task' }),
     question: () => msg('How many of the listed places belong to the original paper’s recipe?', { id: 'lesson.dropout-where.question' }),
     notice: (c) => {
@@ -417,7 +405,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     doc: 'ffn-norms',
   },
   {
-    id: 'which-architecture',
+    ...catalogued('which-architecture'),
     title: () => msg('Which architecture for which task', { id: 'lesson.which-architecture.title' }),
     explain: () => [
       msg('An encoder-only model lets every position see the whole input, which suits understanding it: a label for the text or a tag per word. A decoder-only model lets each position see only the past, which suits writing one token after another. An encoder–decoder reads a whole source with its encoder and writes a new sequence with its decoder, reading the source through cross-attention: it suits turning one sequence into another.', {
@@ -425,7 +413,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
       }),
       msg('The shipped models are one of each kind, each on a task that suits it.', { id: 'lesson.which-architecture.explain2' }),
     ],
-    preset: `${GRAMMAR}&views=controls,overview&play=0`,
     task: () => msg('In the model list, load the model that turns number words into digits, and watch the picture gain a second stack.', { id: 'lesson.which-architecture.task' }),
     question: () => msg('What kind of task does the model you loaded do?', { id: 'lesson.which-architecture.question' }),
     notice: () =>
@@ -446,12 +433,11 @@ export const SEED_LESSONS: readonly Lesson[] = [
       },
       hint: () => msg('Count the stacks in the picture and see what the last stage gives: next-token probabilities, classes or tags, or a new sequence.', { id: 'lesson.which-architecture.check.hint' }),
     },
-    setting: 'model',
     code: ['crate/src/model/plan.rs'],
     doc: 'forward-pass',
   },
   {
-    id: 'time',
+    ...catalogued('time'),
     title: () => msg('Where the time goes: CPU against GPU', { id: 'lesson.time.title' }),
     explain: (c) => {
       const v = timeView(c);
@@ -473,7 +459,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
           : '';
       return measured ? [first, second, measured] : [first, second];
     },
-    preset: `${REVERSE}&views=time&play=0`,
     task: () => msg('Choose how wide to go in “Measure up to d_model”, press “Measure again”, and compare the two curves of each chart.', { id: 'lesson.time.task' }),
     question: () => msg('From the smallest width to the widest, did the decoding step’s time grow as much as its multiply-adds?', { id: 'lesson.time.question' }),
     notice: (c) => {
@@ -506,7 +491,7 @@ export const SEED_LESSONS: readonly Lesson[] = [
     doc: 'forward-pass',
   },
   {
-    id: 'recap',
+    ...catalogued('recap'),
     title: () => msg('What to remember', { id: 'lesson.recap.title' }),
     explain: () => [
       msg('Several heads let attention model different relations side by side, each in its own slice of the width. Separate W_Q and W_K let a query look for something other than what its token offers. Dividing by √d_k keeps the softmax out of saturation.', {
@@ -519,7 +504,6 @@ export const SEED_LESSONS: readonly Lesson[] = [
         id: 'lesson.recap.explain3',
       }),
     ],
-    preset: `${GRAMMAR}&views=overview,generation&max=12&speed=0&play=0`,
     task: () => msg('Press “Play” and let the model write to the end, watching each token pass through the picture.', { id: 'lesson.recap.task' }),
     question: () => msg('While it wrote, could a position’s self-attention read a later position?', { id: 'lesson.recap.question' }),
     notice: (c) => {

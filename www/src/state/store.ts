@@ -26,7 +26,7 @@ import { cannotSpell, unspellable } from './spell';
 import { StoreData, type GenBefore } from './store-data';
 import { WeightEditor } from './weights';
 import { assignedLessonLocks, isLocked, opensAssignedLesson, refusedNote } from './locks';
-import { namesAssignmentModel } from '../lessons/assignment';
+import { namesAssignmentModel } from '../lessons/assignment-link';
 import { manifestAt } from './manifest';
 
 export type { Need, StoreHost } from './host';

@@ -28,6 +28,8 @@ function marked(n: Element): boolean {
 /** Whether the view element `el` (the view `view`) has drawn its picture. */
 export function pictureDrawn(view: string, el: Element | null): boolean {
   if (!el) return false;
+  // A view whose code has not arrived yet (./load.ts) has drawn nothing.
+  if (!el.matches(':defined')) return false;
   const says = (el as SaysDrawn).pictureDrawn;
   if (typeof says === 'boolean') return says;
   const def = ALONE[view];
@@ -46,7 +48,10 @@ const EVERY_FRAME_MS = 5000;
 const SLOW_MS = 500;
 /** After an update of the playground, how long each frame is looked at again (a picture that went away). */
 const AFTER_UPDATE_MS = 1000;
-/** After this long a view that has not drawn (one out of sight that waits to be seen, say) lets its room go. */
+/**
+ * After this long a view that has not drawn (one out of sight that waits to be seen, say)
+ * lets its room go; one whose code has not arrived (./load.ts) keeps it.
+ */
 const GIVE_UP_MS = 30000;
 
 /**
@@ -61,6 +66,7 @@ export class DrawnViews {
   private readonly drawn = new Set<string>();
   private readonly givenUp = new Set<string>();
   private since = 0;
+  private readonly arrived = new Map<string, number>();
   private until = 0;
   private timer = 0;
   private frame = 0;
@@ -95,22 +101,26 @@ export class DrawnViews {
     this.frame = this.timer = 0;
     if (!this.root) return;
     const now = performance.now();
-    const late = now - this.since > GIVE_UP_MS;
     let change = false;
     let waiting = false;
     for (const f of this.root.querySelectorAll<HTMLElement>('.view[data-view]')) {
       const v = f.dataset.view!;
       if (this.givenUp.has(v)) continue;
-      const now = pictureDrawn(v, f.firstElementChild);
-      if (now !== this.drawn.has(v)) {
-        if (now) this.drawn.add(v);
+      // A view whose code has not arrived keeps its room, unwatched: its arrival looks again.
+      if (f.firstElementChild && !f.firstElementChild.matches(':defined')) continue;
+      // Its time to draw runs from the first look, or from its code's arrival.
+      if (!this.arrived.has(v)) this.arrived.set(v, now);
+      const late = now - this.arrived.get(v)! > GIVE_UP_MS;
+      const isDrawn = pictureDrawn(v, f.firstElementChild);
+      if (isDrawn !== this.drawn.has(v)) {
+        if (isDrawn) this.drawn.add(v);
         else this.drawn.delete(v);
         change = true;
       }
-      if (!now && late) {
+      if (!isDrawn && late) {
         this.givenUp.add(v);
         change = true;
-      } else if (!now) waiting = true;
+      } else if (!isDrawn) waiting = true;
     }
     if (change) this.changed();
     if (now < this.until) this.frame = requestAnimationFrame(this.tick);

@@ -3,7 +3,8 @@
 // draws it, under what title, what it needs from the engine beyond the forward pass, and
 // how the store's numbers and actions bind to the element. The table's order is the
 // order on the page. Adding a view: write its element (one file in ../components/), import
-// it below, and add one row (www/README.md, "Adding a view").
+// it below (a view of the first screen) or from its chapter's file in ./chunks/ with a line
+// in ./load.ts (a view fetched when first seen), and add one row (www/README.md, "Adding a view").
 
 import { html, type TemplateResult } from 'lit';
 import { msg } from '@lit/localize';
@@ -18,27 +19,6 @@ import '../components/tp-backend-badge';
 import '../components/tp-input';
 import '../components/tp-characters';
 import '../components/tp-generation';
-import '../components/tp-architecture';
-import '../components/tp-attention';
-import '../components/tp-output';
-import '../components/tp-hidden';
-import '../components/tp-saturation';
-import '../components/tp-cost';
-import '../components/tp-schedule';
-import '../components/tp-sqrt-dk';
-import '../components/tp-positions';
-import '../components/tp-order';
-import '../components/tp-embedding-scale';
-import '../components/tp-extrapolation';
-import '../components/tp-masks';
-import { loadWhenSeen } from '../ui/lazy';
-import '../components/tp-ffn';
-import '../components/tp-no-leak';
-import '../components/tp-norms';
-import '../components/tp-dropout';
-import '../components/tp-parallel';
-import '../components/tp-beams';
-import '../components/tp-weights';
 
 /** A shipped model's title in the page's language ('' for none). */
 const overviewTitle = (m: ManifestEntry | undefined): string => (m ? modelTitle(m) : '');
@@ -145,7 +125,7 @@ export const VIEWS = [
       return msg('How the tokenizer reads the text: bytes, merges, tokens', { id: 'view.tokenizer.title' });
     },
     needs: [],
-    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text} ${loadWhenSeen(() => import('../components/tp-tokenizer'))}></tp-tokenizer>`,
+    render: (s) => html`<tp-tokenizer class="wide" .engine=${s} .info=${s.info} .text=${s.st.text}></tp-tokenizer>`,
   },
   {
     // The characters a char-level model knows, from its vocabulary; a click adds one.
@@ -398,7 +378,7 @@ export const VIEWS = [
       return msg('Where the time goes: CPU against GPU as the model widens', { id: 'view.time.title' });
     },
     needs: [],
-    render: () => html`<tp-time class="wide" ${loadWhenSeen(() => import('../components/tp-time'))}></tp-time>`,
+    render: () => html`<tp-time class="wide"></tp-time>`,
   },
   {
     name: 'positions',
@@ -579,7 +559,7 @@ export const VIEWS = [
       return msg('The lab: train a variant and compare runs');
     },
     needs: [],
-    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} .lock=${s.st.lock} ${loadWhenSeen(() => import('../components/tp-lab'))}></tp-lab>`,
+    render: (s) => html`<tp-lab class="wide" .themeKey=${s.st.theme} .link=${s.st.train} .lock=${s.st.lock}></tp-lab>`,
   },
 ] as const satisfies readonly ViewDef[];
 

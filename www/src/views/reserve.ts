@@ -33,6 +33,7 @@ export const RESERVE: Readonly<Record<string, { wide: number; narrow: number }>>
   dropout: { wide: 800, narrow: 1640 },
   parallel: { wide: 180, narrow: 350 },
   beams: { wide: 110, narrow: 155 },
+  weights: { wide: 330, narrow: 535 },
   lab: { wide: 610, narrow: 1385 },
 };
 
