@@ -55,6 +55,8 @@ pub const TRAIN_BUDGET_MS: f64 = 1500.0;
 pub const PEAK_SHAPE: [usize; 3] = [128, 256, 256];
 /// The largest buffer read to measure the CPU's read rate.
 pub const MAX_READ_BYTES: usize = 8 << 20;
+/// How long the CPU's code runs before the first measurement.
+pub const WARM_UP_MS: f64 = 250.0;
 /// Launches in the recorder that measures one dispatch.
 pub const DISPATCH_BATCH: usize = 64;
 
@@ -296,8 +298,26 @@ async fn gpu_rates(ctx: &GpuContext) -> Result<GpuRates> {
     })
 }
 
+/// Run the CPU's decoding and training code for a moment before anything is timed: a
+/// browser first runs WebAssembly through a quick compiler and swaps in an optimised one
+/// once a function is hot, so the first width measured would otherwise pay for that.
+async fn warm_up() -> Result<()> {
+    let r = recipe();
+    let (run, _) = width_config(&r, MIN_WIDTH * 2)?;
+    let task = run.task()?;
+    let cfg = run.model_config(task.as_ref())?;
+    let mut tr = Trainer::new(task.as_ref(), cfg, run.train_options()?)?;
+    let sw = Stopwatch::start(None);
+    while sw.elapsed_ms() < WARM_UP_MS {
+        generation(&tr.model, &Placed::Cpu).await?;
+        tr.train_step()?;
+    }
+    Ok(())
+}
+
 /// `timeRates`: this device's product rate, and where asked its GPU's costs.
 pub async fn time_rates(req: &TimeRatesRequest) -> Result<DeviceRates> {
+    warm_up().await?;
     let cpu_gflops = cpu_gflops().await?;
     let (gpu, gpu_error) = if !req.gpu {
         (None, None)

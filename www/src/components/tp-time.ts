@@ -117,7 +117,8 @@ export class TpTime extends LocalizedElement {
   static styles = [
     panel,
     css`
-      p {
+      p,
+      .rates {
         font-size: var(--tp-text-md);
         margin: var(--tp-space-1) 0 var(--tp-space-2);
       }
@@ -415,15 +416,16 @@ export class TpTime extends LocalizedElement {
     const r = this.rates;
     if (!r) return nothing;
     const g = r.gpu;
-    return html`<p data-gflops=${r.cpu_gflops} data-round-trip=${g?.round_trip_ms ?? ''} data-dispatch=${g?.dispatch_ms ?? ''}>
+    return html`<div class="rates" data-gflops=${r.cpu_gflops} data-round-trip=${g?.round_trip_ms ?? ''} data-dispatch=${g?.dispatch_ms ?? ''}>
       ${msg(str`Measured here: the faster of the engine's two matrix-product kernels reaches ${num(r.cpu_gflops, 3)} GFLOP/s on this CPU.`, { id: 'time.rates.cpu' })}
       ${g
         ? html`${msg(str`On the GPU one round trip — submit, wait, read back — takes ${ms(g.round_trip_ms)}, and each further kernel launch adds ${ms(g.dispatch_ms)}.`, { id: 'time.rates.gpu' })}
           ${g.software ? html`<strong data-software>${msg('This browser’s WebGPU runs in software, on the CPU: its times show the cost of each submission and launch, but say little about a real GPU’s arithmetic.', { id: 'time.rates.software' })}</strong>` : nothing}`
         : r.gpu_error
-          ? html`${msg('No GPU could be started here: only the CPU is measured. The engine’s reason:', { id: 'time.rates.noGpu' })} <code data-gpu-error>${r.gpu_error}</code>`
+          ? html`${msg('No GPU could be started here: only the CPU is measured.', { id: 'time.rates.noGpu' })}
+              <details><summary>${msg('The engine’s reason', { id: 'time.rates.why' })}</summary><code data-gpu-error>${r.gpu_error}</code></details>`
           : msg('This browser has no WebGPU: only the CPU is measured.', { id: 'time.rates.noWebgpu' })}
-    </p>`;
+    </div>`;
   }
 
   render() {

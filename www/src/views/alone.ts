@@ -53,7 +53,7 @@ export const ALONE: Readonly<Record<string, AloneDef>> = {
   norms: { picture: '.models', parts: { title: TITLE, note: top('p') } },
   dropout: { picture: '.wrap, tp-heat, .maps', parts: { title: TITLE, note: top('p, ul') } },
   parallel: { picture: '.charts', parts: { title: TITLE, note: top('p, h3'), controls: top('.row'), legend: top('.legend'), tables: top('.wrap') } },
-  time: { picture: '.charts', parts: { title: TITLE, note: top('p'), controls: top('.row'), legend: top('.legend'), steps: top('h3, .bars'), tables: top('.wrap') } },
+  time: { picture: '.charts', parts: { title: TITLE, note: top('p, .rates'), controls: top('.row'), legend: top('.legend'), steps: top('h3, .bars'), tables: top('.wrap') } },
   beams: { picture: '.wrap', parts: { title: TITLE, legend: top('.legend'), best: top('p') } },
   weights: { picture: '.pick, .strip-label, .strip', parts: { title: TITLE, note: top('p'), changed: top('.changed') } },
   lab: {
