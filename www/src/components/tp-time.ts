@@ -357,7 +357,8 @@ export class TpTime extends LocalizedElement {
     const scale = (k: StepKind) => Math.max(...rows.filter((r) => r[0] === k && r[2]).map((r) => Math.max(r[2]!.ms, r[2]!.parts.reduce((a, p) => a + p.ms, 0))));
     const gd = w.decode_gpu;
     const overhead = gd ? gd.parts.filter((p) => p.kind === 'submissions' || p.kind === 'dispatches').reduce((a, p) => a + p.ms, 0) : 0;
-    const kinds: PartKind[] = ['arithmetic', 'bytes', 'submissions', 'dispatches', 'rest'];
+    // The GPU's parts only where a GPU step was measured.
+    const kinds: PartKind[] = gd || w.train_gpu ? ['arithmetic', 'bytes', 'submissions', 'dispatches', 'rest'] : ['arithmetic', 'bytes', 'rest'];
     return html`<h3 class="small">${msg('One step, part by part', { id: 'time.anatomy' })}</h3>
       <div class="row">
         <label for="width">${msg('Width', { id: 'time.width' })}</label>
