@@ -81,8 +81,9 @@ pub fn erf_lanes(x: [f32; LANES]) -> [f32; LANES] {
 
 /// `libm::expf` of eight values, bit for bit: 2⁻¹⁴ < |x| < 87 (every exponential of a
 /// softmax but the maximum's, which is `exp(0)`) by libm's argument reduction and
-/// polynomial for all lanes at once; x = −∞ (a masked score) is 0 and |x| ≤ 2⁻¹⁴ is
-/// `1 + x`, as libm returns them; other lanes (NaN, |x| ≥ 87) are `libm::expf`.
+/// polynomial, |x| ≤ 2⁻¹⁴ as `1 + x` and x = −∞ (a masked score) as 0, as libm returns
+/// them, all lanes at once with no branch per lane; other lanes (NaN, |x| ≥ 87) are
+/// `libm::expf`.
 #[inline]
 #[allow(clippy::excessive_precision)] // libm's constants, as written there
 pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
@@ -91,20 +92,19 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
     const INV_LN2: f32 = 1.4426950216e+00;
     const P1: f32 = 1.6666625440e-1;
     const P2: f32 = -2.7667332906e-3;
-    let main: [f32; LANES] = std::array::from_fn(|l| {
-        let x = x[l];
-        let bits = x.to_bits();
-        let neg = bits >> 31 != 0;
-        let hx = bits & 0x7fff_ffff;
-        // libm: k = round(x/ln2) above 1.5·ln2, ±1 above 0.5·ln2, else 0.
-        let k: i32 = if hx > 0x3f85_1592 {
-            (INV_LN2 * x + if neg { -0.5 } else { 0.5 }) as i32
+    let hx: [u32; LANES] = std::array::from_fn(|l| x[l].to_bits() & 0x7fff_ffff);
+    let mut out: [f32; LANES] = std::array::from_fn(|l| {
+        let (x, hx) = (x[l], hx[l]);
+        let neg = x.is_sign_negative();
+        // libm: k = round(x/ln2) above 1.5·ln2, ±1 above 0.5·ln2, else 0. Every candidate
+        // is computed and one is selected, so that no lane branches.
+        let half = if neg { -0.5 } else { 0.5 };
+        let rounded = (INV_LN2 * x + half) as i32;
+        let one = if neg { -1 } else { 1 };
+        let k = if hx > 0x3f85_1592 {
+            rounded
         } else if hx > 0x3eb1_7218 {
-            if neg {
-                -1
-            } else {
-                1
-            }
+            one
         } else {
             0
         };
@@ -112,26 +112,29 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
         // With k = 0 these are hi = x, lo = 0 and x unchanged, as libm has them.
         let hi = x - kf * LN2_HI;
         let lo = kf * LN2_LO;
-        let x = hi - lo;
-        let xx = x * x;
-        let c = x - xx * (P1 + xx * P2);
-        let y = 1. + (x * c / (2. - c) - lo + hi);
+        let xr = hi - lo;
+        let xx = xr * xr;
+        let c = xr - xx * (P1 + xx * P2);
+        let y = 1. + (xr * c / (2. - c) - lo + hi);
         // scalbnf(y, k) for |k| ≤ 126: one multiplication by 2^k (exact for k = 0). (The
-        // clamp only keeps lanes outside the range, answered by libm below, in bounds.)
-        y * f32::from_bits(((0x7f + k.clamp(-126, 127)) as u32) << 23)
-    });
-    let mut out = [0.0f32; LANES];
-    for l in 0..LANES {
-        let hx = x[l].to_bits() & 0x7fff_ffff;
-        out[l] = if hx > 0x3900_0000 && hx < 0x42ae_0000 {
-            main[l] // 2⁻¹⁴ < |x| < 87
-        } else if hx <= 0x3900_0000 {
-            1. + x[l] // libm's tiny-argument branch
-        } else if x[l] == f32::NEG_INFINITY {
+        // clamp only keeps lanes outside the range, answered below, in bounds.)
+        let main = y * f32::from_bits(((0x7f + k.clamp(-126, 127)) as u32) << 23);
+        let tiny = 1. + x; // libm's branch for |x| ≤ 2⁻¹⁴
+        let main_or_tiny = if hx <= 0x3900_0000 { tiny } else { main };
+        // −∞ (a masked score) is 0; 2⁻¹⁴ < |x| < 87 is `main` (other lanes: below).
+        if x == f32::NEG_INFINITY {
             0.0
         } else {
-            libm::expf(x[l])
-        };
+            main_or_tiny
+        }
+    });
+    let special = |l: usize| hx[l] >= 0x42ae_0000 && x[l] != f32::NEG_INFINITY;
+    if (0..LANES).fold(false, |any, l| any | special(l)) {
+        for l in 0..LANES {
+            if special(l) {
+                out[l] = libm::expf(x[l]);
+            }
+        }
     }
     out
 }
@@ -168,7 +171,24 @@ mod tests {
 
     #[test]
     fn erf_lanes_is_libms_erff_bit_for_bit() {
-        let edges = [1.25, 0.84375, 2f32.powi(-28), 6.0, -6.0, -1.25, -0.84375];
+        let mut edges = vec![1.25, 0.84375, 2f32.powi(-28), 6.0, -6.0, -1.25, -0.84375];
+        // Every f32 in [1, 7) with its last 4 bits zero, both signs (erfc's tails, past
+        // the dense range of `check`), and each bound of libm's ranges with its neighbours.
+        let tails = (0x3f80_0000u32..0x40e0_0000)
+            .step_by(16)
+            .map(f32::from_bits);
+        edges.extend(tails.clone().chain(tails.map(|x| -x)));
+        for b in [
+            0x3180_0000u32,
+            0x3f58_0000,
+            0x3fa0_0000,
+            0x4036_db6d,
+            0x40c0_0000,
+        ] {
+            for n in b - 2..b + 3 {
+                edges.extend([f32::from_bits(n), -f32::from_bits(n)]);
+            }
+        }
         check(erf_lanes, libm::erff, &edges);
     }
 

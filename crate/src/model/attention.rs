@@ -323,26 +323,28 @@ pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
         LANES.is_multiple_of(4),
         "a lane's partial sum is its index mod 4"
     );
+    // Entries past the last finite one (the keys a causal row does not see) are −∞: their
+    // exponential is exactly 0 and adds exactly 0 to a partial sum, so they are written
+    // as 0 without being computed.
+    let end = inp
+        .iter()
+        .rposition(|&x| x != f32::NEG_INFINITY)
+        .map_or(0, |j| j + 1);
+    let (out, zeros) = out.split_at_mut(end);
+    zeros.fill(0.0);
+    let inp = &inp[..end];
     let mut part = [0.0f64; 4];
-    let mut oc = out.chunks_exact_mut(LANES);
-    let mut ic = inp.chunks_exact(LANES);
-    for (o, x) in (&mut oc).zip(&mut ic) {
-        let e = exp_lanes(std::array::from_fn(|l| x[l] - max));
-        o.copy_from_slice(&e);
-        for (l, &e) in e.iter().enumerate() {
+    let mut oc = out.chunks_mut(LANES);
+    for (o, x) in (&mut oc).zip(inp.chunks(LANES)) {
+        // The last group may be short: its missing lanes are −∞, whose exponential (0) is
+        // neither kept nor added.
+        let e = exp_lanes(std::array::from_fn(|l| {
+            x.get(l).map_or(f32::NEG_INFINITY, |&x| x - max)
+        }));
+        o.copy_from_slice(&e[..o.len()]);
+        for (l, &e) in e[..o.len()].iter().enumerate() {
             part[l % 4] += e as f64; // LANES is a multiple of 4: entry j → partial j mod 4
         }
-    }
-    let done = inp.len() - ic.remainder().len();
-    for (j, (o, &x)) in oc
-        .into_remainder()
-        .iter_mut()
-        .zip(ic.remainder())
-        .enumerate()
-    {
-        let e = libm::expf(x - max);
-        *o = e;
-        part[(done + j) % 4] += e as f64;
     }
     let sum = (part[0] + part[2]) + (part[1] + part[3]);
     for o in out.iter_mut() {

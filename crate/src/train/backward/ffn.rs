@@ -3,6 +3,7 @@
 //! (zeroed once per step by the caller).
 
 use crate::config::Activation;
+use crate::lanes::{erf_lanes, LANES};
 use crate::model::ffn::FfnRecord;
 use crate::tensor::{matmul_nn, matmul_tn};
 
@@ -63,14 +64,48 @@ pub fn relu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
 }
 
 /// Backward of `gelu_forward`: `out = x·Φ(x)` has derivative `Φ(x) + x·φ(x)`, with Φ the
-/// normal CDF `0.5·(1 + erf(x/√2))` and φ its density; in f32 like the forward.
+/// normal CDF `0.5·(1 + erf(x/√2))` and φ its density; in f32 like the forward. The erf is
+/// libm's `erff` (`lanes::erf_lanes`, eight at a time), the exponential `f32::exp`
+/// ([`platform_exp_lanes`]).
 pub fn gelu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
     // 1/√(2π)
     let inv_sqrt_2pi = std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2 * 0.5;
-    for ((d, &g), &x) in dinp.iter_mut().zip(dout).zip(inp) {
-        let cdf = 0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2));
-        let pdf = inv_sqrt_2pi * (-0.5 * x * x).exp();
-        *d += g * (cdf + x * pdf);
+    let slope = |x: f32, erf: f32, exp: f32| {
+        let cdf = 0.5 * (1.0 + erf);
+        let pdf = inv_sqrt_2pi * exp;
+        cdf + x * pdf
+    };
+    let mut dc = dinp.chunks_exact_mut(LANES);
+    let mut gc = dout.chunks_exact(LANES);
+    let mut xc = inp.chunks_exact(LANES);
+    for ((d, g), x) in (&mut dc).zip(&mut gc).zip(&mut xc) {
+        let x: [f32; LANES] = std::array::from_fn(|l| x[l]);
+        let erf = erf_lanes(x.map(|x| x * std::f32::consts::FRAC_1_SQRT_2));
+        let exp = platform_exp_lanes(x.map(|x| -0.5 * x * x));
+        for l in 0..LANES {
+            d[l] += g[l] * slope(x[l], erf[l], exp[l]);
+        }
+    }
+    let rest = dc.into_remainder().iter_mut().zip(gc.remainder());
+    for ((d, &g), &x) in rest.zip(xc.remainder()) {
+        let erf = libm::erff(x * std::f32::consts::FRAC_1_SQRT_2);
+        *d += g * slope(x, erf, (-0.5 * x * x).exp());
+    }
+}
+
+/// `f32::exp` of eight values, bit for bit. In wasm `f32::exp` is compiler-builtins' copy
+/// of libm's `expf` (equal to `libm::expf` on every one of the 2³² inputs with this
+/// toolchain), so it is [`exp_lanes`]; natively it is the C library's `expf`, called once
+/// a value.
+#[inline]
+fn platform_exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
+    #[cfg(target_arch = "wasm32")]
+    {
+        crate::lanes::exp_lanes(x)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        x.map(f32::exp)
     }
 }
 
