@@ -119,7 +119,19 @@ async fn timed(
     }
     let prompt = batch.tokens[..1].to_vec();
     let src = batch.src_tokens.clone();
-    let opts = GenerateOptions {
+    let mut g = Generator::on(m, placed.clone(), prompt, src, timed_greedy(m))?;
+    let mut tokens = 0;
+    while g.step().await?.is_some() {
+        busy(extra);
+        tokens += 1;
+    }
+    Ok(tokens.max(1))
+}
+
+/// A timed generation's options: greedy with the KV cache, up to [`DECODE_TOKENS`] tokens,
+/// nothing traced.
+pub(crate) fn timed_greedy(m: &Model) -> GenerateOptions {
+    GenerateOptions {
         strategy: Strategy::Greedy,
         seed: 0,
         max_new_tokens: DECODE_TOKENS.min(m.config.max_len.saturating_sub(1)).max(1),
@@ -127,14 +139,7 @@ async fn timed(
         top_candidates: 1,
         trace_attention: false,
         forward: ForwardOptions::default(),
-    };
-    let mut g = Generator::on(m, placed.clone(), prompt, src, opts)?;
-    let mut tokens = 0;
-    while g.step().await?.is_some() {
-        busy(extra);
-        tokens += 1;
     }
-    Ok(tokens.max(1))
 }
 
 /// The middle value (the upper one of an even count), sorting `xs`.

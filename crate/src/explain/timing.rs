@@ -21,14 +21,14 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::backend::gpu::{GpuBuffer, GpuTrainer};
-use crate::backend::race::median;
+use crate::backend::race::{median, timed_greedy};
 use crate::backend::{Backend, GpuContext, Placed};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::training_step_macs;
-use crate::generate::{GenerateOptions, Generator, Strategy};
-use crate::model::{ForwardOptions, Model};
+use crate::generate::Generator;
+use crate::model::Model;
 use crate::train::footprint::activation_values;
 use crate::train::recipes::{recipes, Recipe};
 use crate::train::step::train_step_observed;
@@ -44,8 +44,6 @@ pub const ROUNDS: usize = 3;
 /// A round repeats what it times until this many milliseconds have passed (a page's
 /// clock ticks every 0.1 ms in a worker).
 pub const SPAN_MS: f64 = 15.0;
-/// Tokens one timed greedy generation decodes.
-pub const DECODE_TOKENS: usize = 8;
 /// Training steps timed on each backend after one untimed warm-up, at most …
 pub const TRAIN_STEPS: usize = 3;
 /// … and no more once the timed ones have taken this long (a software GPU takes seconds
@@ -396,17 +394,8 @@ struct Decoded {
 }
 
 async fn generation(m: &Model, placed: &Placed) -> Result<Decoded> {
-    let opts = GenerateOptions {
-        strategy: Strategy::Greedy,
-        seed: 0,
-        max_new_tokens: DECODE_TOKENS.min(m.config.max_len.saturating_sub(1)).max(1),
-        use_cache: true,
-        top_candidates: 1,
-        trace_attention: false,
-        forward: ForwardOptions::default(),
-    };
     let bos = m.tokenizer.spec.bos;
-    let mut g = Generator::on(m, placed.clone(), vec![bos], None, opts)?;
+    let mut g = Generator::on(m, placed.clone(), vec![bos], None, timed_greedy(m))?;
     let mut d = Decoded {
         tokens: 0,
         macs: 0,
