@@ -86,6 +86,7 @@ function partName(k: PartKind): string {
 export class TpTime extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
+    auto: { attribute: false },
     rates: { state: true },
     widths: { state: true },
     busy: { state: true },
@@ -96,6 +97,8 @@ export class TpTime extends LocalizedElement {
 
   /** The engine that measures; by default one of the view's own, in its own worker, so the page's engine is never held up by a measurement. */
   engine: EngineCaller | null = null;
+  /** Measure as soon as the view is first on screen (else on the button). */
+  auto = false;
   /** This device's measured rates (read by the browser tests). */
   rates: DeviceRates | null = null;
   /** Each measured width, smallest first (read by the browser tests). */
@@ -205,7 +208,7 @@ export class TpTime extends LocalizedElement {
   ];
 
   updated(): void {
-    if (!this.sight.seen || this.started) return;
+    if (!this.auto || !this.sight.seen || this.started) return;
     this.started = true;
     void this.measure(this.top, false);
   }
@@ -446,9 +449,10 @@ export class TpTime extends LocalizedElement {
         <select id="top" .value=${String(this.top)} @change=${(e: Event) => (this.top = Number((e.target as HTMLSelectElement).value))}>
           ${TOPS.map((t) => html`<option value=${t} ?selected=${t === this.top}>${t}</option>`)}
         </select>
-        <button type="button" ?disabled=${this.busy} @click=${() => void this.measure(this.top)}>${msg('Measure again', { id: 'time.again' })}</button>
+        <button type="button" ?disabled=${this.busy} @click=${() => void this.measure(this.top)}>${this.rates ? msg('Measure again', { id: 'time.again' }) : msg('Measure on this device', { id: 'time.start' })}</button>
         <span class="muted" role="status">${this.busy ? msg(str`Measuring… ${this.widths.length} of ${widthsUpTo(this.top).length} widths done`, { id: 'time.busy' }) : ''}</span>
       </div>
+      ${!this.rates && !this.busy && !this.problem ? html`<p class="muted">${msg('A measurement takes a few seconds per width, longer on a GPU that runs in software; the page stays usable meanwhile.', { id: 'time.idle' })}</p>` : nothing}
       ${this.problem ? html`<p class="muted" role="alert">${this.problem}</p>` : nothing}
       ${this.ratesText()}
       ${this.widths.length

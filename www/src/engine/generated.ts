@@ -1395,7 +1395,7 @@ dispatch_ms: number, };
 
 export type DeviceRates = { 
 /**
- * FLOP/s (10⁹) of the engine's product kernel on [`PEAK_SHAPE`].
+ * FLOP/s (10⁹) of the engine's faster product kernel on [`PEAK_SHAPE`].
  */
 cpu_gflops: number, 
 /**

@@ -378,7 +378,8 @@ export const VIEWS = [
       return msg('Where the time goes: CPU against GPU as the model widens', { id: 'view.time.title' });
     },
     needs: [],
-    render: () => html`<tp-time class="wide"></tp-time>`,
+    // It measures on sight where it is the page's one view (a lesson, an embed); among other views it waits for its button (a measurement keeps a core busy for seconds).
+    render: (s) => html`<tp-time class="wide" .auto=${s.st.views.length === 1 && s.st.views[0] === 'time'}></tp-time>`,
   },
   {
     name: 'positions',
