@@ -11,7 +11,7 @@ import { html, css, nothing, type TemplateResult } from 'lit';
 import { msg, str } from '@lit/localize';
 import { LocalizedElement } from '../i18n/locale';
 import { errorText } from '../i18n/engine-text';
-import { EngineClient, type EngineCaller } from '../engine/client';
+import type { EngineCaller, EngineClient } from '../engine/client';
 import type { DeviceRates, PartKind, StepTime, WidthTime } from '../engine/protocol';
 import { panel, scrollLabel, scrollRegion, SeenController, styles } from '../ui/shared';
 import { SERIES } from '../ui/palette';
@@ -86,6 +86,7 @@ function partName(k: PartKind): string {
 export class TpTime extends LocalizedElement {
   static properties = {
     engine: { attribute: false },
+    spawn: { attribute: false },
     auto: { attribute: false },
     rates: { state: true },
     widths: { state: true },
@@ -97,6 +98,8 @@ export class TpTime extends LocalizedElement {
 
   /** The engine that measures; by default one of the view's own, in its own worker, so the page's engine is never held up by a measurement. */
   engine: EngineCaller | null = null;
+  /** Starts an engine of the view's own, in its own worker (the page's `EngineClient.trainer`). */
+  spawn: (() => EngineClient) | null = null;
   /** Measure as soon as the view is first on screen (else on the button). */
   auto = false;
   /** This device's measured rates (read by the browser tests). */
@@ -223,8 +226,9 @@ export class TpTime extends LocalizedElement {
 
   private caller(): EngineCaller {
     if (this.engine) return this.engine;
+    if (!this.spawn) throw new Error('the time view has no engine to measure with');
     if (!this.own) {
-      const own = EngineClient.trainer();
+      const own = this.spawn();
       own.onCrash((why) => {
         if (this.own !== own) return;
         this.own = null;
@@ -239,13 +243,13 @@ export class TpTime extends LocalizedElement {
 
   /** Measure the device, then each width up to `top` (the page's button; tests call it too). */
   async measure(top: number = this.top, asked = true): Promise<void> {
-    const engine = this.caller();
     const run = ++this.run;
     this.top = top;
     this.busy = true;
     this.problem = '';
     this.widths = [];
     try {
+      const engine = this.caller();
       const nav = globalThis.navigator as Navigator & { gpu?: unknown };
       const rates = await engine.call('timeRates', { gpu: !!nav.gpu });
       if (run !== this.run) return;

@@ -10,6 +10,7 @@ import { html, type TemplateResult } from 'lit';
 import { msg } from '@lit/localize';
 import type { AttnSite, HeadRef, ManifestEntry, MaskEdit, Sampling } from '../engine/protocol';
 import { EMPTY, type Need, type PlaygroundStore } from '../state/store';
+import { EngineClient } from '../engine/client';
 import type { PlaygroundState } from '../state/url';
 import { generationReach } from './reserve';
 import '../components/overview/tp-overview';
@@ -19,6 +20,9 @@ import '../components/tp-backend-badge';
 import '../components/tp-input';
 import '../components/tp-characters';
 import '../components/tp-generation';
+
+/** An engine in a worker of its own, for a view that measures without holding up the page's (the time view). */
+const spawnEngine = () => EngineClient.trainer();
 
 /** A shipped model's title in the page's language ('' for none). */
 const overviewTitle = (m: ManifestEntry | undefined): string => (m ? modelTitle(m) : '');
@@ -378,8 +382,8 @@ export const VIEWS = [
       return msg('Where the time goes: CPU against GPU as the model widens', { id: 'view.time.title' });
     },
     needs: [],
-    // It measures on sight where it is the page's one view (a lesson, an embed); among other views it waits for its button (a measurement keeps a core busy for seconds).
-    render: (s) => html`<tp-time class="wide" .auto=${s.st.views.length === 1 && s.st.views[0] === 'time'}></tp-time>`,
+    // It measures on sight where it is the page's one view (a lesson, an embed) or its picture stands alone (no button to press); among other views it waits for its button (a measurement keeps a core busy for seconds).
+    render: (s) => html`<tp-time class="wide" .spawn=${spawnEngine} .auto=${(s.st.views.length === 1 && s.st.views[0] === 'time') || s.st.chrome === 'none'}></tp-time>`,
   },
   {
     name: 'positions',
