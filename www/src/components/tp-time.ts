@@ -85,7 +85,6 @@ function partName(k: PartKind): string {
 
 export class TpTime extends LocalizedElement {
   static properties = {
-    engine: { attribute: false },
     spawn: { attribute: false },
     auto: { attribute: false },
     rates: { state: true },
@@ -96,9 +95,7 @@ export class TpTime extends LocalizedElement {
     chosen: { state: true },
   };
 
-  /** The engine that measures; by default one of the view's own, in its own worker, so the page's engine is never held up by a measurement. */
-  engine: EngineCaller | null = null;
-  /** Starts an engine of the view's own, in its own worker (the page's `EngineClient.trainer`). */
+  /** Starts the engine that measures, in a worker of its own so the page's engine is never held up (the page's `EngineClient.trainer`). */
   spawn: (() => EngineClient) | null = null;
   /** Measure as soon as the view is first on screen (else on the button). */
   auto = false;
@@ -225,7 +222,6 @@ export class TpTime extends LocalizedElement {
   }
 
   private caller(): EngineCaller {
-    if (this.engine) return this.engine;
     if (!this.spawn) throw new Error('the time view has no engine to measure with');
     if (!this.own) {
       const own = this.spawn();
