@@ -180,7 +180,10 @@ describe('the cost, saturation and schedule views', () => {
     // Warmup is linear: a quarter of the way there, a quarter of the peak.
     const i = s.steps.findIndex((x) => x >= 100);
     assert.ok(Math.abs(s.lr[i] / s.peak_lr - s.steps[i] / 1500) < 1e-5);
-    assert.match(await page.locator('tp-schedule text[data-peak]').textContent(), /step 1,500/);
+    // The state changes before the chart's next render: wait for the chart to draw it.
+    const label = page.locator('tp-schedule text[data-peak]');
+    for (let i = 0; i < 100 && !/step 1,500/.test(await label.textContent()); i++) await page.waitForTimeout(50);
+    assert.match(await label.textContent(), /step 1,500/);
     // A warmup out of range is refused where it was typed; the chart keeps the last one.
     await input.fill('5');
     await input.press('Enter');
