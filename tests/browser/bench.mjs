@@ -15,6 +15,9 @@ import { engineDecode } from './engine-decode.mjs';
 
 const RUNS = Number(process.env.TPLAY_BENCH_RUNS ?? 3);
 const TOKENS = Number(process.env.TPLAY_BENCH_TOKENS ?? 24);
+/** One part alone (`load`, `decode`, `playback` or `sizes`), or every part when unset. */
+const ONLY = process.env.TPLAY_BENCH_ONLY;
+const part = (name) => !ONLY || ONLY === name;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -191,8 +194,25 @@ async function frontDoor(context, url) {
 }
 
 const server = await serve();
-const plain = await launch({ webgpu: false });
+if (part('load')) {
+  const plain = await launch({ webgpu: false });
+  try {
+    await loadFigures(plain);
+  } finally {
+    await plain.close();
+  }
+}
+const browser = await launch({ webgpu: true });
 try {
+  if (part('decode')) await decodeFigures();
+  if (part('playback')) await playbackFigures();
+  if (part('sizes')) shipped();
+} finally {
+  await browser.close();
+  await server.close();
+}
+
+async function loadFigures(plain) {
   const first = await measureFirstLoad(plain.context, server.url);
   console.log(describeFirstLoad(first));
   const firstKb = first.total.gzip / 1000;
@@ -202,11 +222,9 @@ try {
   console.log(`the overview's first live picture: ${f(door.live, 0)} ms after navigation start (target ≤ 1000; median of ${RUNS}, CPU) · ${load()}`);
   const r = await pageReady(plain.context, server.url);
   console.log(`page ready without WebGPU (CPU): ${f(r.nav)} ms from navigation, ${f(r.ready)} ms from the element's start (median of ${RUNS}) · ${load()}`);
-} finally {
-  await plain.close();
 }
-const browser = await launch({ webgpu: true });
-try {
+
+async function decodeFigures() {
   const r = await pageReady(browser.context, server.url);
   console.log(`page ready with WebGPU (adapter + a GPU-vs-CPU check pass): ${f(r.nav)} ms from navigation, ${f(r.ready)} ms from the element's start · ${load()}`);
 
@@ -230,7 +248,9 @@ try {
         `${backend === 'cpu' ? ` (target ≥ ${ENGINE_CALLS_TARGET_TPS} for one call per token: ${verdict(tps >= ENGINE_CALLS_TARGET_TPS)}; engine-bench.mjs times the call without the worker)` : ''} · ${load()}`,
     );
   }
+}
 
+async function playbackFigures() {
   for (const height of [16000, 900]) {
     const p = [];
     for (let i = 0; i < RUNS; i++) p.push(await playback(browser.context, server.url, height, TOKENS));
@@ -243,13 +263,12 @@ try {
     );
     console.log(`  main thread's own time per token (thread time, so a busy machine does not inflate it): ${f(m('cpu'), 2)} ms (script ${f(m('script'), 2)}, style ${f(m('style'), 2)}, layout ${f(m('layout'), 2)}, paint and layers ${f(m('paint'), 2)}) · ${load()}`);
   }
+}
 
+function shipped() {
   const s = sizes();
   console.log('everything the build ships (raw / gzip -9):');
   for (const [k, [raw, gz]] of Object.entries(s)) console.log(`  ${k.padEnd(7)} ${(raw / 1024).toFixed(1).padStart(8)} KiB / ${(gz / 1024).toFixed(1).padStart(8)} KiB`);
   console.log('the wasm modules (raw / gzip -9; tplay_infer: the first load, tplay: the trainer and side studies too, fetched when first needed):');
   for (const w of wasmModules(dist)) console.log(`  ${w.file.padEnd(32)} ${(w.raw / 1024).toFixed(1).padStart(8)} KiB / ${(w.gzip / 1024).toFixed(1).padStart(8)} KiB`);
-} finally {
-  await browser.close();
-  await server.close();
 }

@@ -28,6 +28,15 @@ export const playgroundStyles = [
       grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
       gap: var(--tp-space-3);
     }
+    /* In an open chapter's long column, while a generation plays, a view far off screen
+       is not laid out or painted again for every token: it keeps the size it last had
+       (remembered from before the playback), so nothing moves. */
+    .chapter-head ~ .view {
+      contain-intrinsic-size: auto 300px auto 400px;
+    }
+    .chapter-head ~ .view[data-playing] {
+      content-visibility: auto;
+    }
     .wide,
     .view:has(> .wide) {
       grid-column: 1 / -1;

@@ -638,6 +638,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
       class="view"
       data-view=${v.name}
       ?data-alone=${alone}
+      ?data-playing=${s.gen.playing}
       ?data-waiting=${!!room}
       style=${styles(room ? `--tp-reserve-wide: ${r.wide}px; --tp-reserve-narrow: ${r.narrow}px` : '')}
       ${loadWhenSeen(loaderOf(v.name), () => this.requestUpdate())}

@@ -36,6 +36,9 @@ export interface GenerationHost {
   failed(e: unknown): void;
 }
 
+/** At full speed, the views' traces are refreshed at most this often (and after the last step). */
+const FAST_REFRESH_MS = 100;
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
@@ -128,17 +131,71 @@ export class GenerationRunner {
 
   private async loop(run: number): Promise<void> {
     while (this.playing && run === this.run && !this.done) {
-      await this.advance(run);
       const pause = this.host.pauseMs();
+      await this.advance(run, pause > 0);
       if (pause > 0) await sleep(pause);
     }
+    // The views show the last step before playback counts as ended.
+    this.wake?.();
+    if (this.refreshing) await this.refreshing;
     if (run === this.run && this.playing) {
       this.playing = false;
       this.host.changed();
     }
   }
 
-  private async advance(run: number): Promise<void> {
+  /**
+   * At full speed (no pause) the views follow the steps without holding them back: one
+   * refresh at a time, at most one per `FAST_REFRESH_MS`, and always one for the last
+   * step, so no step waits for a redraw and the last one is always drawn.
+   */
+  private refreshSoon(): void {
+    this.again = true;
+    if (this.refreshing) return;
+    const go = async () => {
+      try {
+        while (this.again) {
+          const wait = this.lastRefresh + FAST_REFRESH_MS - performance.now();
+          if (wait > 0 && this.playing && !this.done)
+            await new Promise<void>((r) => {
+              this.wake = r;
+              setTimeout(r, wait);
+            });
+          this.wake = null;
+          this.again = false;
+          this.lastRefresh = performance.now();
+          await this.host.afterStep();
+        }
+      } finally {
+        this.refreshing = null;
+      }
+    };
+    this.refreshing = go();
+  }
+
+  /** The full-speed refresh in flight, whether a newer step asked for another, and when the last began. */
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  private lastRefresh = 0;
+  /** Ends the full-speed refresh's wait early (playback ended: draw the last step now). */
+  private wake: (() => void) | null = null;
+
+  /** At full speed the runner's own state (the tokens, the timings) is told once per frame. */
+  private changedSoon(): void {
+    if (this.frame) return;
+    this.frame = true;
+    const tell = () => {
+      this.frame = false;
+      this.host.changed();
+    };
+    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(tell);
+    else setTimeout(tell, 16);
+  }
+
+  private frame = false;
+
+  /** One step; with `wait`, the host's refresh of the views runs before it returns. */
+  private async advance(run: number, wait = true): Promise<void> {
     const t = performance.now();
     let step: GenerateStep;
     try {
@@ -170,7 +227,12 @@ export class GenerationRunner {
       totalFlops: this.stats.totalFlops + step.step.flops,
       totalFed: this.stats.totalFed + step.step.fed,
     };
-    this.host.changed();
-    await this.host.afterStep();
+    if (wait) {
+      this.host.changed();
+      await this.host.afterStep();
+    } else {
+      this.changedSoon();
+      this.refreshSoon();
+    }
   }
 }

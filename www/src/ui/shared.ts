@@ -293,14 +293,26 @@ class ScrollRegion extends AsyncDirective {
     if (el !== this.el) {
       this.observer?.disconnect();
       this.el = el;
+      this.content = new WeakSet();
       this.observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => this.check());
       this.observer?.observe(el);
-      // Its content may grow without the box changing size (a table filling in).
-      if (el.firstElementChild) this.observer?.observe(el.firstElementChild);
     }
-    this.check();
+    // Its content may grow without the box changing size (a table filling in).
+    for (const child of el.children) {
+      if (this.content.has(child)) continue;
+      this.content.add(child);
+      this.observer?.observe(child);
+    }
+    // Whether it scrolls is read where the observer reports a new size, after the
+    // browser's own layout: reading it here, on every render, forced a layout per view
+    // per token while a generation played. Only the name follows the label at once.
+    if (!this.observer) this.check();
+    else if (this.added.includes('aria-label') && el.getAttribute('aria-label') !== label) el.setAttribute('aria-label', label);
     return noChange;
   }
+
+  /** The children observed beside the box. */
+  private content = new WeakSet<Element>();
 
   /** The attributes this directive set (an element's own role or name stays as it is). */
   private added: string[] = [];

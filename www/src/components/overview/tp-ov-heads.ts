@@ -10,10 +10,12 @@ import { LocalizedElement } from '../../i18n/locale';
 import { msg, str } from '@lit/localize';
 import type { AttnTrace } from '../../engine/protocol';
 import { fmt, viridisRgb } from '../../ui/palette';
+import { ThemeColours } from '../../ui/shared';
 import { headMatrix } from './stages';
 import { paintGrid } from './paint';
 
 export class TpOvHeads extends LocalizedElement {
+  private colours = new ThemeColours(this, ['--tp-masked']);
   static properties = {
     trace: { attribute: false },
     last: { type: Number },
@@ -98,7 +100,7 @@ export class TpOvHeads extends LocalizedElement {
     const t = this.trace;
     if (!t) return;
     const canvases = this.renderRoot.querySelectorAll('canvas');
-    const masked = hexRgb(getComputedStyle(this).getPropertyValue('--tp-masked')) ?? MASKED;
+    const masked = hexRgb(this.colours.get()['--tp-masked']) ?? MASKED;
     canvases.forEach((c, h) => draw(c, headMatrix(t, h), this.mark ? Math.min(this.last, t.probs.shape[2] - 1) : -1, masked));
   }
 }

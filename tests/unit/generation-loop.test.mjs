@@ -1,0 +1,106 @@
+// The generation loop (www/src/state/generation.ts) against a fake engine and host: with a
+// pause between tokens every step is followed by its own refresh of the views before the
+// next step is asked for; at full speed (no pause) the steps do not wait for the views, the
+// refreshes never overlap, there are fewer of them than steps, and the last one sees the
+// last token before playback counts as ended. Bundled for node with rolldown.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(join(root, 'www/package.json'));
+const { rolldown } = require('rolldown');
+
+const bundle = await rolldown({ input: join(root, 'www/src/state/generation.ts'), cwd: join(root, 'www'), logLevel: 'silent' });
+const { output } = await bundle.generate({ format: 'esm' });
+const { GenerationRunner } = await import(`data:text/javascript;base64,${Buffer.from(output[0].code).toString('base64')}`);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A runner on a fake engine that answers `tokens` steps, each after `stepMs`, and a host
+ * whose refresh takes `refreshMs` and records what it saw. `log` keeps the order of events.
+ */
+function rig({ tokens, pause, stepMs = 1, refreshMs = 30 }) {
+  const log = [];
+  let n = 0;
+  let refreshing = 0;
+  const engine = {
+    async call(op) {
+      if (op === 'generateStart') return { recompute: null };
+      if (op !== 'generateStep') throw new Error(`unexpected ${op}`);
+      await sleep(stepMs);
+      n += 1;
+      log.push(['step', n]);
+      const generated = Array.from({ length: n }, (_, i) => i + 4);
+      return { step: { index: n - 1, token: n + 3, wall_ms: 0.1, flops: 2, fed: 1, attention: [], beam: null, draw: null }, generated, done: n >= tokens };
+    },
+  };
+  const seen = { refreshes: [], overlaps: 0, changed: 0 };
+  const runner = new GenerationRunner({
+    engine: () => engine,
+    request: () => ({ prompt: [1, 2, 3], max_new_tokens: tokens }),
+    pauseMs: () => pause,
+    changed: () => (seen.changed += 1),
+    afterStep: async () => {
+      if (refreshing) seen.overlaps += 1;
+      refreshing += 1;
+      const at = runner.generated.length;
+      log.push(['refresh', at]);
+      await sleep(refreshMs);
+      seen.refreshes.push(at);
+      refreshing -= 1;
+    },
+    failed: (e) => {
+      throw e;
+    },
+  });
+  return { runner, log, seen };
+}
+
+test('with_a_pause_every_step_is_refreshed_before_the_next_step_runs', async () => {
+  const { runner, log, seen } = rig({ tokens: 6, pause: 5 });
+  await runner.start(true);
+  assert.equal(runner.generated.length, 6);
+  assert.deepEqual(seen.refreshes, [1, 2, 3, 4, 5, 6]);
+  // Strictly alternating: step k, then its refresh, then step k + 1.
+  assert.deepEqual(
+    log,
+    [1, 2, 3, 4, 5, 6].flatMap((k) => [
+      ['step', k],
+      ['refresh', k],
+    ]),
+  );
+  assert.equal(runner.playing, false);
+});
+
+test('at_full_speed_steps_do_not_wait_for_the_views_and_the_last_token_is_drawn_before_the_end', async () => {
+  const { runner, log, seen } = rig({ tokens: 40, pause: 0, stepMs: 2, refreshMs: 30 });
+  await runner.start(true);
+  assert.equal(runner.generated.length, 40);
+  assert.equal(seen.overlaps, 0, 'two refreshes never run at once');
+  assert.ok(seen.refreshes.length >= 1 && seen.refreshes.length < 40, `fewer refreshes than steps: ${seen.refreshes.length}`);
+  assert.equal(seen.refreshes.at(-1), 40, 'the last refresh saw the last token, and it ended before playback did');
+  // Steps ran while a refresh was in flight: some step comes between a refresh's start and the next event of that refresh.
+  const firstRefresh = log.findIndex(([k]) => k === 'refresh');
+  assert.ok(log.slice(firstRefresh + 1).some(([k]) => k === 'step'), 'steps go on while the views refresh');
+  // Each refresh sees a later token than the one before it.
+  for (let i = 1; i < seen.refreshes.length; i++) assert.ok(seen.refreshes[i] > seen.refreshes[i - 1], seen.refreshes.join(','));
+  assert.equal(runner.playing, false);
+});
+
+test('a_pause_at_full_speed_still_draws_the_token_it_stopped_on', async () => {
+  const { runner, seen } = rig({ tokens: 400, pause: 0, stepMs: 1, refreshMs: 20 });
+  const done = runner.start(true);
+  await sleep(60);
+  runner.pause();
+  await done;
+  await sleep(40);
+  const at = runner.generated.length;
+  assert.ok(at > 0 && at < 400, `paused part-way: ${at}`);
+  assert.equal(seen.refreshes.at(-1), at, 'the last refresh is of the token it stopped on');
+  assert.equal(seen.overlaps, 0);
+});
