@@ -168,13 +168,20 @@ export async function open(context, baseUrl, hash = '', { viewport, media } = {}
   });
   await page.goto(baseUrl + (hash ? `#${hash}` : ''));
   await page.waitForFunction(() => customElements.get('transformer-playground') !== undefined);
-  await page.evaluate(async () => {
+  // Polled, not one evaluate awaiting `ready` for up to a minute: Chromium 148 reported
+  // such a long-awaited promise as garbage collected while other pages were busy.
+  await page.evaluate(() => {
     const el = document.querySelector('transformer-playground');
-    await Promise.race([
-      el.ready,
-      new Promise((_, no) => setTimeout(() => no(new Error(`not ready: ${el.error || 'timeout'}`)), 60000)),
-    ]);
+    el.ready.then(
+      () => (window.__tplayReady = 'ready'),
+      (e) => (window.__tplayReady = `not ready: ${e?.message ?? e}`),
+    );
   });
+  const state = await page
+    .waitForFunction(() => window.__tplayReady, null, { timeout: 60000 })
+    .then((h) => h.jsonValue())
+    .catch(async () => `not ready: ${(await page.evaluate(() => document.querySelector('transformer-playground').error).catch(() => '')) || 'timeout'}`);
+  if (state !== 'ready') throw new Error(state);
   return { page, errors };
 }
 
