@@ -274,7 +274,16 @@ describe('the lessons’ numbers', () => {
   async function notice(lesson, patch, { settle = false, then } = {}) {
     const { page, errors } = await open(browser.context, server.url, `lesson=${lesson}`);
     if (settle) await page.waitForTimeout(1500);
-    await page.evaluate((p) => document.querySelector('transformer-playground').store.patch(p), patch);
+    // Polled, not awaited inside one evaluate: Chromium 148 reported such a long-awaited
+    // promise as garbage collected (as in the harness's `open`).
+    await page.evaluate((p) => {
+      window.__tplayPatched = false;
+      Promise.resolve(document.querySelector('transformer-playground').store.patch(p)).then(
+        () => (window.__tplayPatched = 'done'),
+        (e) => (window.__tplayPatched = `failed: ${e?.message ?? e}`),
+      );
+    }, patch);
+    assert.equal(await (await page.waitForFunction(() => window.__tplayPatched, null, { timeout: 60000 })).jsonValue(), 'done');
     await then?.(page);
     await answer(page);
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('[data-notice]'), null, {
