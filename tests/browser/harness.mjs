@@ -168,21 +168,30 @@ export async function open(context, baseUrl, hash = '', { viewport, media } = {}
   });
   await page.goto(baseUrl + (hash ? `#${hash}` : ''));
   await page.waitForFunction(() => customElements.get('transformer-playground') !== undefined);
-  // Polled, not one evaluate awaiting `ready` for up to a minute: Chromium 148 reported
-  // such a long-awaited promise as garbage collected while other pages were busy.
-  await page.evaluate(() => {
-    const el = document.querySelector('transformer-playground');
-    el.ready.then(
-      () => (window.__tplayReady = 'ready'),
-      (e) => (window.__tplayReady = `not ready: ${e?.message ?? e}`),
+  const state = await settled(page, () => ({ promise: document.querySelector('transformer-playground').ready })).catch(
+    async () => `timeout: ${(await page.evaluate(() => document.querySelector('transformer-playground').error).catch(() => '')) || 'timeout'}`,
+  );
+  if (state !== 'done') throw new Error(`not ready: ${state.replace(/^(failed|timeout): /, '')}`);
+  return { page, errors };
+}
+
+/**
+ * Start a promise in the page and poll until it settles: `start(arg)` runs in the page and
+ * returns `{ promise }`; the answer is 'done' or 'failed: <message>', and the wait rejects
+ * after `timeout` ms. Polled rather than awaited inside one `page.evaluate`: Chromium 148
+ * reported such a long-awaited promise as garbage collected while other pages were busy.
+ */
+export async function settled(page, start, arg, timeout = 60000) {
+  const held = await page.evaluateHandle(start, arg);
+  await held.evaluate((h) => {
+    window.__tplaySettled = null;
+    Promise.resolve(h.promise).then(
+      () => (window.__tplaySettled = 'done'),
+      (e) => (window.__tplaySettled = `failed: ${e?.message ?? e}`),
     );
   });
-  const state = await page
-    .waitForFunction(() => window.__tplayReady, null, { timeout: 60000 })
-    .then((h) => h.jsonValue())
-    .catch(async () => `not ready: ${(await page.evaluate(() => document.querySelector('transformer-playground').error).catch(() => '')) || 'timeout'}`);
-  if (state !== 'ready') throw new Error(state);
-  return { page, errors };
+  await held.dispose();
+  return (await page.waitForFunction(() => window.__tplaySettled, null, { timeout })).jsonValue();
 }
 
 /**

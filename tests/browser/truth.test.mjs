@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { artifacts, launch, open, root, serve } from './harness.mjs';
+import { artifacts, launch, open, root, serve, settled } from './harness.mjs';
 
 const MANIFEST = JSON.parse(readFileSync(join(root, 'models/manifest.json'), 'utf8'));
 
@@ -274,16 +274,7 @@ describe('the lessons’ numbers', () => {
   async function notice(lesson, patch, { settle = false, then } = {}) {
     const { page, errors } = await open(browser.context, server.url, `lesson=${lesson}`);
     if (settle) await page.waitForTimeout(1500);
-    // Polled, not awaited inside one evaluate: Chromium 148 reported such a long-awaited
-    // promise as garbage collected (as in the harness's `open`).
-    await page.evaluate((p) => {
-      window.__tplayPatched = false;
-      Promise.resolve(document.querySelector('transformer-playground').store.patch(p)).then(
-        () => (window.__tplayPatched = 'done'),
-        (e) => (window.__tplayPatched = `failed: ${e?.message ?? e}`),
-      );
-    }, patch);
-    assert.equal(await (await page.waitForFunction(() => window.__tplayPatched, null, { timeout: 60000 })).jsonValue(), 'done');
+    assert.equal(await settled(page, (p) => ({ promise: document.querySelector('transformer-playground').store.patch(p) }), patch), 'done');
     await then?.(page);
     await answer(page);
     await page.waitForFunction(() => document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lesson')?.shadowRoot?.querySelector('[data-notice]'), null, {
