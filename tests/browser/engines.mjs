@@ -62,12 +62,16 @@ async function pollUntil(evaluate, fn, arg, timeout, what) {
 export async function launchFirefox() {
   const puppeteer = require('puppeteer-core');
   const profile = mkdtempSync(join(tmpdir(), 'tplay-firefox-'));
+  // The window's size comes from Firefox's own flags, not from puppeteer's viewport
+  // emulation: that also sends `emulation.setScreenOrientationOverride`, which Firefox ESR
+  // 140 does not know (the launch failed with "unknown command").
   const browser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: FIREFOX,
     headless: true,
     userDataDir: profile,
-    defaultViewport: { width: 1280, height: 900 },
+    defaultViewport: null,
+    args: ['--width=1280', '--height=900'],
     extraPrefsFirefox: {
       // Nothing outside this machine.
       'network.proxy.type': 0,
@@ -76,8 +80,16 @@ export async function launchFirefox() {
       'browser.safebrowsing.phishing.enabled': false,
     },
   });
-  const page = (await browser.pages())[0] ?? (await browser.newPage());
-  await page.setViewport({ width: 1280, height: 900 });
+  let page;
+  try {
+    page = (await browser.pages())[0] ?? (await browser.newPage());
+  } catch (e) {
+    // A browser that started but cannot be driven must not outlive the test (it kept the
+    // test process, and CI, waiting).
+    await browser.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+    throw e;
+  }
   const errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());

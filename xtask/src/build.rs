@@ -55,13 +55,15 @@ pub fn browser_tests() -> Result<()> {
         .map(|n| format!("tests/browser/{n}"))
         .collect();
     files.sort();
+    // `--test-force-exit`: a test file whose browser outlived it (a launch that failed half
+    // way) ends when its tests end, instead of keeping CI waiting.
     sh(Command::new("node")
-        .args(["--test", "--test-concurrency=1"])
+        .args(["--test", "--test-concurrency=1", "--test-force-exit"])
         .args(&files)
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", &browser))?;
     sh(Command::new("node")
-        .args(["--test", "--test-concurrency=1"])
+        .args(["--test", "--test-concurrency=1", "--test-force-exit"])
         .arg(format!("tests/browser/{ENGINE_SUITE}"))
         .env("TPLAY_DIST", dist())
         .env("TPLAY_CHROMIUM", browser))
