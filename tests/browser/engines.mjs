@@ -80,16 +80,23 @@ export async function launchFirefox() {
       'browser.safebrowsing.phishing.enabled': false,
     },
   });
-  let page;
-  try {
-    page = (await browser.pages())[0] ?? (await browser.newPage());
-  } catch (e) {
-    // A browser that started but cannot be driven must not outlive the test (it kept the
-    // test process, and CI, waiting).
+  const close = async () => {
     await browser.close().catch(() => {});
     rmSync(profile, { recursive: true, force: true });
+  };
+  // A browser that started but cannot be driven must not outlive the test (it kept the
+  // test process, and CI, waiting): any failure from here on closes it.
+  try {
+    return await driveFirefox(browser, close);
+  } catch (e) {
+    await close();
     throw e;
   }
+}
+
+/** The driver over a started Firefox (its first page); `close` ends the browser and its profile. */
+async function driveFirefox(browser, close) {
+  const page = (await browser.pages())[0] ?? (await browser.newPage());
   const errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
@@ -109,10 +116,7 @@ export async function launchFirefox() {
     waitFor: (fn, arg, timeout = 60000, what) => pollUntil(evaluate, fn, arg, timeout, what),
     screenshot: (path) => page.screenshot({ path, fullPage: false }),
     errors: async () => [...errors],
-    async close() {
-      await browser.close().catch(() => {});
-      rmSync(profile, { recursive: true, force: true });
-    },
+    close,
   };
 }
 
