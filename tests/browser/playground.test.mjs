@@ -389,6 +389,11 @@ describe('without WebGPU (the CPU fallback)', () => {
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${server.url}example.html`);
+    // A widget starts when it comes within a screen of the viewport; the lesson's sits near
+    // that edge (its top moves by tens of pixels as the widget above it draws), so the test
+    // scrolls down to it as a reader would, once the first has drawn.
+    await page.waitForFunction(() => document.getElementById('unmasked').lastForward);
+    await page.locator('#lesson').scrollIntoViewIfNeeded();
     await page.waitForFunction(() => [...document.querySelectorAll('transformer-playground')].every((el) => el.ready && el.lastForward));
     await page.evaluate(() => Promise.all([...document.querySelectorAll('transformer-playground')].map((el) => el.ready)));
     const unmasked = await page.evaluate(() => {

@@ -24,25 +24,42 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * A runner on a fake engine that answers `tokens` steps, each after `stepMs`, and a host
  * whose refresh takes `refreshMs` and records what it saw. `log` keeps the order of events.
  */
-function rig({ tokens, pause, stepMs = 1, refreshMs = 30 }) {
+function rig({ tokens, pause, stepMs = 1, refreshMs = 30, max = tokens }) {
   const log = [];
   let n = 0;
   let refreshing = 0;
+  // Like the engine's worker: one request at a time, in the order they came, and an error
+  // for a step asked for after the last.
+  let queue = Promise.resolve();
   const engine = {
-    async call(op) {
-      if (op === 'generateStart') return { recompute: null };
-      if (op !== 'generateStep') throw new Error(`unexpected ${op}`);
-      await sleep(stepMs);
-      n += 1;
-      log.push(['step', n]);
-      const generated = Array.from({ length: n }, (_, i) => i + 4);
-      return { step: { index: n - 1, token: n + 3, wall_ms: 0.1, flops: 2, fed: 1, attention: [], beam: null, draw: null }, generated, done: n >= tokens };
+    waiting: 0,
+    mostWaiting: 0,
+    pastEnd: 0,
+    call(op) {
+      engine.waiting += 1;
+      engine.mostWaiting = Math.max(engine.mostWaiting, engine.waiting);
+      const answer = queue.then(async () => {
+        engine.waiting -= 1;
+        if (op === 'generateStart') return { recompute: null };
+        if (op !== 'generateStep') throw new Error(`unexpected ${op}`);
+        if (n >= tokens) {
+          engine.pastEnd += 1;
+          throw new Error('generation has already stopped: start it again');
+        }
+        await sleep(stepMs);
+        n += 1;
+        log.push(['step', n]);
+        const generated = Array.from({ length: n }, (_, i) => i + 4);
+        return { step: { index: n - 1, token: n + 3, wall_ms: 0.1, flops: 2, fed: 1, attention: [], beam: null, draw: null }, generated, done: n >= tokens };
+      });
+      queue = answer.catch(() => {});
+      return answer;
     },
   };
   const seen = { refreshes: [], overlaps: 0, changed: 0 };
   const runner = new GenerationRunner({
     engine: () => engine,
-    request: () => ({ prompt: [1, 2, 3], max_new_tokens: tokens }),
+    request: () => ({ prompt: [1, 2, 3], max_new_tokens: max }),
     pauseMs: () => pause,
     changed: () => (seen.changed += 1),
     afterStep: async () => {
@@ -58,7 +75,7 @@ function rig({ tokens, pause, stepMs = 1, refreshMs = 30 }) {
       throw e;
     },
   });
-  return { runner, log, seen };
+  return { runner, log, seen, engine };
 }
 
 test('with_a_pause_every_step_is_refreshed_before_the_next_step_runs', async () => {
@@ -103,4 +120,23 @@ test('a_pause_at_full_speed_still_draws_the_token_it_stopped_on', async () => {
   assert.ok(at > 0 && at < 400, `paused part-way: ${at}`);
   assert.equal(seen.refreshes.at(-1), at, 'the last refresh is of the token it stopped on');
   assert.equal(seen.overlaps, 0);
+});
+
+test('at_full_speed_steps_wait_in_the_engine_queue_and_the_answers_past_the_end_are_dropped', async () => {
+  // The model stops (an end token) at 10 of at most 40: the steps asked for after it fail, unseen.
+  const { runner, seen, engine } = rig({ tokens: 10, max: 40, pause: 0, stepMs: 2, refreshMs: 30 });
+  await runner.start(true);
+  assert.equal(runner.generated.length, 10);
+  assert.equal(runner.done, true);
+  assert.ok(engine.mostWaiting >= 2, `more than one step waited in the queue: ${engine.mostWaiting}`);
+  assert.ok(engine.pastEnd >= 1, 'some steps were asked for past the end (and their errors dropped)');
+  assert.equal(seen.refreshes.at(-1), 10);
+  // With a pause, one step at a time; at the step limit, none past it.
+  const slow = rig({ tokens: 5, pause: 3 });
+  await slow.runner.start(true);
+  assert.equal(slow.engine.mostWaiting, 1);
+  const capped = rig({ tokens: 12, pause: 0, stepMs: 1 });
+  await capped.runner.start(true);
+  assert.equal(capped.runner.generated.length, 12);
+  assert.equal(capped.engine.pastEnd, 0, 'no step asked for past max_new_tokens');
 });

@@ -81,6 +81,9 @@ export class TpMasks extends LocalizedElement {
         width: max-content;
         max-width: 100%;
       }
+      .r {
+        display: contents;
+      }
       .lab {
         font-family: var(--tp-mono);
         font-size: var(--tp-text-xs);
@@ -347,19 +350,22 @@ export class TpMasks extends LocalizedElement {
     const k = (j: number) => showToken(this.keyTokens[j] ?? `${j}`);
     const rule = ruleName(v);
     const locale = getLocale();
-    // The key labels and the rows in two lists: a key added during playback leaves the rows' elements where they are.
+    // The key labels, then one element per row (laid out as if absent, `display: contents`):
+    // a key or a query added during playback leaves every earlier cell where it is, so its
+    // guard sees the same values and it is not written again.
     const keys: unknown[] = [html`<div></div>`];
     const rows: unknown[] = [];
     for (let j = 0; j < S; j++) keys.push(html`<div class="lab" title=${msg(str`key ${j}`)}>${j % every === 0 ? k(j).slice(0, 2) : ''}</div>`);
     for (let i = 0; i < T; i++) {
-      rows.push(html`<div class="lab row" title=${msg(str`query ${i}`)}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
+      const row: unknown[] = [];
+      row.push(html`<div class="lab row" title=${msg(str`query ${i}`)}>${cell >= 10 || i % every === 0 ? q(i) : ''}</div>`);
       for (let j = 0; j < S; j++) {
         const why = v.reasons.data[(b * T + i) * S + j];
         const cls = why === (BY_RULE | BY_PAD) ? 'both' : why === BY_RULE ? 'rule' : why === BY_PAD ? 'pad' : '';
         const painted = paintedAt.has(`${i}.${j}`);
         // A cell is written again only when what it shows changed (during playback the
         // cells of the earlier rows and columns stay as they are).
-        rows.push(
+        row.push(
           guard([why, painted, cell, numbers, editable, rule, q(i), k(j), locale], () => {
             const add = why ? '−∞' : '0';
             const state =
@@ -385,6 +391,7 @@ export class TpMasks extends LocalizedElement {
           }),
         );
       }
+      rows.push(html`<div class="r">${row}</div>`);
     }
     return html`<section class="card" aria-labelledby="h">
       ${head} ${this.editor(v)}

@@ -38,6 +38,11 @@ export interface GenerationHost {
 
 /** At full speed, the views' traces are refreshed at most this often (and after the last step). */
 const FAST_REFRESH_MS = 100;
+/** At full speed, this many steps are asked for ahead (they wait in the engine's queue). */
+const AHEAD = 4;
+
+/** A step as the engine answered it: the step, or why it failed; `at`: when it was asked for. */
+type Answer = { at: number; step: GenerateStep; error?: undefined } | { at: number; step?: undefined; error: unknown };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -79,6 +84,9 @@ export class GenerationRunner {
     this.stepTimes = [];
     this.engineTimes = [];
     this.stats = NO_STATS;
+    this.taken = 0;
+    this.limit = Infinity;
+    this.lastAnswer = 0;
     this.host.changed();
   }
 
@@ -88,6 +96,7 @@ export class GenerationRunner {
     const req = this.host.request();
     if (!req) return;
     const run = this.run;
+    this.limit = req.max_new_tokens;
     const t0 = performance.now();
     try {
       const started = await this.host.engine().call('generateStart', req);
@@ -130,10 +139,23 @@ export class GenerationRunner {
   }
 
   private async loop(run: number): Promise<void> {
+    // Steps asked for and not yet taken, oldest first. At full speed a few wait in the
+    // engine's queue, so the engine never idles while the page draws; with a pause, one.
+    const asked: Promise<Answer>[] = [];
+    let ok = true;
     while (this.playing && run === this.run && !this.done) {
       const pause = this.host.pauseMs();
-      await this.advance(run, pause > 0);
+      const depth = pause > 0 ? 1 : AHEAD;
+      while (asked.length < depth && this.taken + asked.length < this.limit) asked.push(this.ask());
+      ok = await this.take(run, await asked.shift()!, pause > 0);
       if (pause > 0) await sleep(pause);
+    }
+    // The steps already asked for have run in the engine: the page shows them too, so a
+    // pause at full speed lands up to AHEAD - 1 tokens later than it was pressed. (Past the
+    // last step the engine answers with an error, which is dropped.)
+    while (asked.length) {
+      const a = await asked.shift()!;
+      if (ok && run === this.run && !this.done) ok = await this.take(run, a, false);
     }
     // The views show the last step before playback counts as ended.
     this.wake?.();
@@ -194,26 +216,46 @@ export class GenerationRunner {
 
   private frame = false;
 
-  /** One step; with `wait`, the host's refresh of the views runs before it returns. */
+  /** One step: asked for, then taken. With `wait`, the host's refresh of the views runs before it returns. */
   private async advance(run: number, wait = true): Promise<void> {
-    const t = performance.now();
-    let step: GenerateStep;
-    try {
-      const r = await this.host.engine().call('generateStep', {});
-      // The page's generations are traced (it draws their attention): the full record.
-      if (!('attention' in r.step)) throw new Error('the engine answered a traced generation with a compact step');
-      step = r as GenerateStep;
-    } catch (e) {
-      if (run === this.run) {
-        this.playing = false;
-        this.host.failed(e);
-      }
-      return;
+    await this.take(run, await this.ask(), wait);
+  }
+
+  /** Asks the engine for the next step; the answer never rejects (a failure is part of it). */
+  private ask(): Promise<Answer> {
+    const at = performance.now();
+    return this.host
+      .engine()
+      .call('generateStep', {})
+      .then(
+        (r): Answer => {
+          // The page's generations are traced (it draws their attention): the full record.
+          if (!('attention' in r.step)) return { at, error: new Error('the engine answered a traced generation with a compact step') };
+          return { at, step: r as GenerateStep };
+        },
+        (error: unknown): Answer => ({ at, error }),
+      );
+  }
+
+  /**
+   * Takes one answered step into the runner's state; with `wait`, the views are refreshed
+   * before it returns. False when the step failed (the host was told).
+   */
+  private async take(run: number, a: Answer, wait: boolean): Promise<boolean> {
+    if (run !== this.run) return true;
+    if (!a.step) {
+      this.playing = false;
+      this.host.failed(a.error);
+      return false;
     }
-    if (run !== this.run) return;
+    const step = a.step;
+    this.taken += 1;
     const now = performance.now();
+    // A step's time runs from its request, or from the answer before it when it waited in the queue.
+    const from = Math.max(a.at, this.lastAnswer);
+    this.lastAnswer = now;
     if (this.stats.ttftMs === null) this.stats = { ...this.stats, ttftMs: now - this.t0, prefillMs: step.step.wall_ms };
-    else this.stepTimes.push(now - t);
+    else this.stepTimes.push(now - from);
     if (step.step.index > 0) this.engineTimes.push(step.step.wall_ms);
     this.step = step;
     if (step.step.beam) this.beamSteps = [...this.beamSteps, step.step.beam];
@@ -234,5 +276,11 @@ export class GenerationRunner {
       this.changedSoon();
       this.refreshSoon();
     }
+    return true;
   }
+
+  /** Steps taken in this run, the run's step limit, and when the last answer came. */
+  private taken = 0;
+  private limit = Infinity;
+  private lastAnswer = 0;
 }
