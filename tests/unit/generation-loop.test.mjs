@@ -24,7 +24,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * A runner on a fake engine that answers `tokens` steps, each after `stepMs`, and a host
  * whose refresh takes `refreshMs` and records what it saw. `log` keeps the order of events.
  */
-function rig({ tokens, pause, stepMs = 1, refreshMs = 30, max = tokens }) {
+function rig({ tokens, pause, stepMs = 1, refreshMs = 30, max = tokens, engineMs = 0.1 }) {
   const log = [];
   let n = 0;
   let refreshing = 0;
@@ -50,7 +50,7 @@ function rig({ tokens, pause, stepMs = 1, refreshMs = 30, max = tokens }) {
         n += 1;
         log.push(['step', n]);
         const generated = Array.from({ length: n }, (_, i) => i + 4);
-        return { step: { index: n - 1, token: n + 3, wall_ms: 0.1, flops: 2, fed: 1, attention: [], beam: null, draw: null }, generated, done: n >= tokens };
+        return { step: { index: n - 1, token: n + 3, wall_ms: engineMs, flops: 2, fed: 1, attention: [], beam: null, draw: null }, generated, done: n >= tokens };
       });
       queue = answer.catch(() => {});
       return answer;
@@ -139,4 +139,10 @@ test('at_full_speed_steps_wait_in_the_engine_queue_and_the_answers_past_the_end_
   await capped.runner.start(true);
   assert.equal(capped.runner.generated.length, 12);
   assert.equal(capped.engine.pastEnd, 0, 'no step asked for past max_new_tokens');
+  // A model whose step takes longer than a frame is asked one step at a time once its
+  // step time is known (two while it is not), so a pause stops where it is pressed.
+  const large = rig({ tokens: 8, pause: 0, stepMs: 1, engineMs: 40 });
+  await large.runner.start(true);
+  assert.equal(large.runner.generated.length, 8);
+  assert.ok(large.engine.mostWaiting <= 2, `at most two asked ahead: ${large.engine.mostWaiting}`);
 });

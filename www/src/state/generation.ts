@@ -38,8 +38,15 @@ export interface GenerationHost {
 
 /** At full speed, the views' traces are refreshed at most this often (and after the last step). */
 const FAST_REFRESH_MS = 100;
-/** At full speed, this many steps are asked for ahead (they wait in the engine's queue). */
-const AHEAD = 4;
+/**
+ * At full speed, steps are asked for ahead (they wait in the engine's queue) up to one
+ * frame's worth of the engine's own step time, and never more than AHEAD: a small model
+ * runs sixteen steps while the page draws, a large one still stops where it is paused.
+ */
+const AHEAD = 16;
+const AHEAD_MS = 16;
+const ahead = (engineMs: number | null): number =>
+  engineMs === null ? 2 : Math.max(1, Math.min(AHEAD, Math.floor(AHEAD_MS / Math.max(engineMs, 1e-3))));
 
 /** A step as the engine answered it: the step, or why it failed; `at`: when it was asked for. */
 type Answer = { at: number; step: GenerateStep; error?: undefined } | { at: number; step?: undefined; error: unknown };
@@ -145,13 +152,13 @@ export class GenerationRunner {
     let ok = true;
     while (this.playing && run === this.run && !this.done) {
       const pause = this.host.pauseMs();
-      const depth = pause > 0 ? 1 : AHEAD;
+      const depth = pause > 0 ? 1 : ahead(this.stats.engineMsPerToken);
       while (asked.length < depth && this.taken + asked.length < this.limit) asked.push(this.ask());
       ok = await this.take(run, await asked.shift()!, pause > 0);
       if (pause > 0) await sleep(pause);
     }
     // The steps already asked for have run in the engine: the page shows them too, so a
-    // pause at full speed lands up to AHEAD - 1 tokens later than it was pressed. (Past the
+    // pause at full speed lands up to a frame's worth of steps later than it was pressed. (Past the
     // last step the engine answers with an error, which is dropped.)
     while (asked.length) {
       const a = await asked.shift()!;
