@@ -60,23 +60,29 @@ describe('pictures and links', () => {
       document.querySelector('transformer-playground').shadowRoot.querySelector('tp-lab')?.scrollIntoView();
       return customElements.get('tp-lab') !== undefined;
     });
-    const { names, title } = await page.evaluate(async () => {
+    const { names, title, tags } = await page.evaluate(async () => {
       const { VIEWS } = await import('./playground.js');
       const el = document.querySelector('transformer-playground');
-      return { names: VIEWS.map((v) => v.name).filter((n) => el.store.shownViews.includes(n) && el.shadowRoot.querySelector(`.view[data-view="${n}"]`)), title: el.manifest.find((m) => m.file === el.st.model).title };
+      return {
+        names: VIEWS.map((v) => v.name).filter((n) => el.store.shownViews.includes(n) && el.shadowRoot.querySelector(`.view[data-view="${n}"]`)),
+        title: el.manifest.find((m) => m.file === el.st.model).title,
+        tags: Object.fromEntries(VIEWS.map((v) => [v.name, v.tag])),
+      };
     });
     assert.ok(names.length >= 10, `views drawn: ${names}`);
     for (const name of names) {
-      // A view fetched when first seen (the tokenizer) is scrolled to, as a reader would, and waited for.
-      await page.waitForFunction(async (n) => {
-        const { VIEWS } = await import('./playground.js');
-        const el = document.querySelector('transformer-playground');
-        const box = el.shadowRoot.querySelector(`.view[data-view="${n}"]`);
-        box.scrollIntoView();
-        const tag = VIEWS.find((v) => v.name === n).tag;
-        const view = box.querySelector(tag);
-        return customElements.get(tag) !== undefined && view?.shadowRoot?.childElementCount > 0 && (n !== 'tokenizer' || view.shadowRoot.querySelector('[data-tokens]') !== null);
-      }, name);
+      // A view fetched when first seen (the tokenizer) is scrolled to, as a reader would, and
+      // waited for. (The predicate is synchronous: playwright takes a promise for a truthy answer.)
+      await page.waitForFunction(
+        ([n, tag]) => {
+          const el = document.querySelector('transformer-playground');
+          const box = el.shadowRoot.querySelector(`.view[data-view="${n}"]`);
+          box.scrollIntoView();
+          const view = box.querySelector(tag);
+          return customElements.get(tag) !== undefined && view?.shadowRoot?.childElementCount > 0 && (n !== 'tokenizer' || view.shadowRoot.querySelector('[data-tokens]') !== null);
+        },
+        [name, tags[name]],
+      );
       const svg = await page.evaluate((n) => document.querySelector('transformer-playground').picture(n).svg, name);
       const r = await drawSvg(page, svg);
       assert.equal(r.error, null, `${name}: the SVG parses`);

@@ -64,11 +64,10 @@ function numbersOf({ texts }) {
 
 async function localeIs(page, lang) {
   await page.waitForFunction(
-    async (lang) => {
+    (lang) => {
+      // Synchronous: playwright takes a promise the predicate returns for a truthy answer.
       const el = document.querySelector('transformer-playground');
-      if (el.locale !== lang || el.getAttribute('lang') !== lang) return false;
-      await el.updateComplete;
-      return true;
+      return el.locale === lang && el.getAttribute('lang') === lang && !el.isUpdatePending;
     },
     lang,
     { timeout: 20000 },

@@ -51,18 +51,18 @@ async function settle(page, tags, quiet = 1500) {
   throw new Error('the views kept changing');
 }
 
-/** Wait until every view bound to the forward pass holds the store's latest one, drawn. */
+/**
+ * Wait until every view bound to the forward pass holds the store's latest one, drawn.
+ * (The predicate is synchronous: playwright takes a promise it returns for a truthy answer.)
+ */
 function drawn(page) {
-  return page.waitForFunction(async () => {
+  return page.waitForFunction(() => {
     const el = document.querySelector('transformer-playground');
     const f = el.lastForward;
     const att = el.shadowRoot.querySelector('tp-attention');
     const masks = el.shadowRoot.querySelector('tp-masks');
     if (!f || att.attention !== f.attention || masks.masks !== f.masks) return false;
-    await el.updateComplete;
-    await att.updateComplete;
-    await masks.updateComplete;
-    return true;
+    return !el.isUpdatePending && !att.isUpdatePending && !masks.isUpdatePending;
   });
 }
 
