@@ -440,6 +440,19 @@ export class TpAttention extends LocalizedElement {
     this.setFocus(i, j, true);
   }
 
+  /**
+   * The grid's cells share one listener per event: the pointer or the focus on a cell
+   * selects it, the arrow keys move from it.
+   */
+  private cellEvent = (e: Event) => {
+    const c = (e.target as Element).closest<HTMLElement>('.cell[data-i]');
+    if (!c) return;
+    if (e.type === 'keydown') return this.move(e as KeyboardEvent, this.shape[0], this.shape[1]);
+    const i = Number(c.dataset.i);
+    const j = Number(c.dataset.j);
+    if (this.focusCell[0] !== i || this.focusCell[1] !== j) this.setFocus(i, j, false);
+  };
+
   private setFocus(i: number, j: number, moveFocus: boolean) {
     this.focusCell = [i, j];
     emit(this, 'tp-focus', { i, j });
@@ -581,12 +594,6 @@ export class TpAttention extends LocalizedElement {
               data-shown=${masked ? '-Infinity' : this.raw ? s : p}
               data-score=${masked ? '-Infinity' : s}
               aria-label=${label}
-              title=${label}
-              @mouseenter=${() => this.setFocus(i, j, false)}
-              @focus=${() => {
-                if (this.focusCell[0] !== i || this.focusCell[1] !== j) this.setFocus(i, j, false);
-              }}
-              @keydown=${(e: KeyboardEvent) => this.move(e, this.shape[0], this.shape[1])}
             ></div>`;
           }),
         );
@@ -620,6 +627,9 @@ export class TpAttention extends LocalizedElement {
       : html`<div
           class="grid map"
           role="grid"
+          @mouseover=${this.cellEvent}
+          @focusin=${this.cellEvent}
+          @keydown=${this.cellEvent}
           aria-label=${msg(str`${SITE_NAMES[t.site]}, layer ${t.layer + 1}, head ${h + 1}: rows are queries, columns are keys`)}
           data-site=${t.site}
           data-layer=${t.layer}

@@ -142,6 +142,7 @@ export class TpMasks extends LocalizedElement {
         isolation: isolate;
       }
       .grid.map .cell {
+        font-size: var(--cell-font, 11px);
         width: auto;
         height: auto;
         background: none;
@@ -297,6 +298,14 @@ export class TpMasks extends LocalizedElement {
   }
 
   /** Paint (i, j): a painted cell goes back to the rule; any other cell flips. */
+  /** A click on a cell of the grid (one listener for every cell): paint it. */
+  private clicked = (e: Event) => {
+    const c = (e.target as Element).closest<HTMLButtonElement>('button.cell');
+    const now = this.current();
+    if (!c || c.disabled || !now) return;
+    this.paint(now, Number(c.dataset.i), Number(c.dataset.j), (Number(c.dataset.reason) & BY_RULE) !== 0);
+  };
+
   private paint(v: MaskView, i: number, j: number, hiddenNow: boolean) {
     const base: MaskEdit = this.mask ?? { rule: v.rule, cells: [] };
     const others = base.cells.filter((c) => !(c.query === i && c.key === j));
@@ -375,7 +384,6 @@ export class TpMasks extends LocalizedElement {
             const label = msg(str`${add} — query ${i} “${q(i)}”, key ${j} “${k(j)}”: ${state}`) + (painted ? msg(', painted') : '');
             return html`<button
               class="cell ${cls} ${painted ? 'painted' : ''}"
-              style=${styles(`font-size:${Math.max(7, Math.min(11, cell * 0.45))}px`)}
               data-i=${i}
               data-j=${j}
               data-reason=${why}
@@ -383,10 +391,6 @@ export class TpMasks extends LocalizedElement {
               aria-label=${label}
               title=${label}
               ?disabled=${!editable}
-              @click=${() => {
-                const now = this.current();
-                if (now) this.paint(now, i, j, (why & BY_RULE) !== 0);
-              }}
             >${numbers ? html`<span class="num">${add}</span>` : ''}</button>`;
           }),
         );
@@ -396,7 +400,8 @@ export class TpMasks extends LocalizedElement {
     return html`<section class="card" aria-labelledby="h">
       ${head} ${this.editor(v)}
       <div class="room" style=${styles(roomT > T || roomS > S ? `min-height:${KEY_ROW + roomT * (cell + 1)}px` : '')}><div class="grid map" role="group" aria-label=${msg(str`additive mask of the ${SITE_NAMES[v.site]}: 0 where a key is visible, −∞ where it is hidden`)}
-        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px); grid-template-rows: ${KEY_ROW}px repeat(${T}, ${cell}px)`)}><canvas class="under" aria-hidden="true"></canvas>${keys}${rows}</div></div>
+        style=${styles(`grid-template-columns: ${labelW}px repeat(${S}, ${cell}px); grid-template-rows: ${KEY_ROW}px repeat(${T}, ${cell}px); --cell-font: ${Math.max(7, Math.min(11, cell * 0.45))}px`)}
+        @click=${this.clicked}><canvas class="under" aria-hidden="true"></canvas>${keys}${rows}</div></div>
       <div class="legend">
         <span><span class="cell rule"></span> ${v.cells.length ? msg(str`hidden by the rule or a painted cell (${ruleName(v)})`) : msg(str`hidden by the rule (${ruleName(v)})`)}</span>
         <span><span class="cell pad"></span> ${msg('hidden as padding')}</span>

@@ -17,7 +17,7 @@ function sample(table: number[][], t: number): [number, number, number] {
   const f = x - i;
   const a = table[i];
   const b = table[i + 1];
-  return [0, 1, 2].map((c) => Math.round(a[c] + (b[c] - a[c]) * f)) as [number, number, number];
+  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
 }
 
 export function viridis(t: number): string {

@@ -72,7 +72,15 @@ export class DrawnViews {
   private frame = 0;
   private root: ParentNode | null = null;
 
-  constructor(private readonly changed: () => void) {}
+  /**
+   * `busy`: while it holds (a playback at full speed), the frames are not looked at: reading
+   * a box's size lays out the whole page, before the frame's own layout, every frame; a
+   * playback only adds to pictures, and the first update after it looks again.
+   */
+  constructor(
+    private readonly changed: () => void,
+    private readonly busy: () => boolean = () => false,
+  ) {}
 
   has(view: string): boolean {
     return this.drawn.has(view) || this.givenUp.has(view);
@@ -100,6 +108,10 @@ export class DrawnViews {
   private tick = (): void => {
     this.frame = this.timer = 0;
     if (!this.root) return;
+    if (this.busy()) {
+      this.timer = window.setTimeout(this.tick, SLOW_MS);
+      return;
+    }
     const now = performance.now();
     let change = false;
     let waiting = false;
