@@ -10,7 +10,7 @@ import { canvasFor, emit, panel, scrollLabel, scrollRegion, styles, ThemeColours
 import { ifDefined } from 'lit/directives/if-defined.js';
 import { guard } from 'lit/directives/guard.js';
 import { msg, str } from '@lit/localize';
-import { SITE_NAMES, at } from './attention-common';
+import { SITE_NAMES, at, gridMove } from './attention-common';
 import { getLocale, LocalizedElement } from '../i18n/locale';
 import { diverging, displayWidth, fmt, HIGHLIGHT, inkOn, showToken, tokenLang, viridis, viridisRgb } from '../ui/palette';
 import { HATCH_A, HATCH_B, HEAT_COLOURS, maskedHatch } from '../ui/heat';
@@ -413,31 +413,10 @@ export class TpAttention extends LocalizedElement {
   }
 
   private move(e: KeyboardEvent, T: number, S: number) {
-    let [i, j] = this.focusCell;
-    switch (e.key) {
-      case 'ArrowUp':
-        i = Math.max(0, i - 1);
-        break;
-      case 'ArrowDown':
-        i = Math.min(T - 1, i + 1);
-        break;
-      case 'ArrowLeft':
-        j = Math.max(0, j - 1);
-        break;
-      case 'ArrowRight':
-        j = Math.min(S - 1, j + 1);
-        break;
-      case 'Home':
-        j = 0;
-        break;
-      case 'End':
-        j = S - 1;
-        break;
-      default:
-        return;
-    }
+    const to = gridMove(e.key, this.focusCell, T, S);
+    if (!to) return;
     e.preventDefault();
-    this.setFocus(i, j, true);
+    this.setFocus(to[0], to[1], true);
   }
 
   /**

@@ -124,10 +124,7 @@ export class TransformerPlayground extends PlaygroundStateApi {
   static styles = playgroundStyles;
 
   /** The views that have drawn their picture: each keeps its reserved room until then. */
-  private readonly drawnViews = new DrawnViews(
-    () => this.requestUpdate(),
-    () => !!this.store?.gen.playing,
-  );
+  private readonly drawnViews = new DrawnViews(() => this.requestUpdate(), () => !!this.store?.gen.playing);
 
   /** The system asked for reduced motion when the element started. */
   reducedMotion = false;
