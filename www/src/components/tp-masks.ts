@@ -297,7 +297,6 @@ export class TpMasks extends LocalizedElement {
     emit(this, 'tp-mask', { rule, cells });
   }
 
-  /** Paint (i, j): a painted cell goes back to the rule; any other cell flips. */
   /** A click on a cell of the grid (one listener for every cell): paint it. */
   private clicked = (e: Event) => {
     const c = (e.target as Element).closest<HTMLButtonElement>('button.cell');
@@ -306,6 +305,7 @@ export class TpMasks extends LocalizedElement {
     this.paint(now, Number(c.dataset.i), Number(c.dataset.j), (Number(c.dataset.reason) & BY_RULE) !== 0);
   };
 
+  /** Paint (i, j): a painted cell goes back to the rule; any other cell flips. */
   private paint(v: MaskView, i: number, j: number, hiddenNow: boolean) {
     const base: MaskEdit = this.mask ?? { rule: v.rule, cells: [] };
     const others = base.cells.filter((c) => !(c.query === i && c.key === j));

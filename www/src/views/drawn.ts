@@ -73,9 +73,9 @@ export class DrawnViews {
   private root: ParentNode | null = null;
 
   /**
-   * `busy`: while it holds (a playback at full speed), the frames are not looked at: reading
-   * a box's size lays out the whole page, before the frame's own layout, every frame; a
-   * playback only adds to pictures, and the first update after it looks again.
+   * `busy`: while it holds (a generation playing, at any speed), the frames are not looked
+   * at: reading a box's size lays out the whole page, before the frame's own layout, every
+   * frame; a playback only adds to pictures, and the first update after it looks again.
    */
   constructor(
     private readonly changed: () => void,
