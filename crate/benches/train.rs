@@ -11,8 +11,11 @@
 //!    in one submission), with the GPU's dispatches, submissions and readbacks per step,
 //!    for the reverse and grammar recipes and a larger preset.
 //!
+//! 5. Training on 1, 2 (and every core's) threads: steps/s, the speed-up, and whether the
+//!    weights came out the same to the bit (`tplay::par`).
+//!
 //! Environment: `TPLAY_BENCH_TRAIN=speed` prints table 1 only; `=extrapolation` table 3
-//! only; `=gpu` table 4 only. Table 3 needs the checkpoints in `models/`.
+//! only; `=gpu` table 4 only; `=threads` table 5 only. Table 3 needs the checkpoints in `models/`.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -319,14 +322,99 @@ fn gpu_speed() {
     println!();
 }
 
+/// Steps/s of `steps` steps of `r` (after one untimed) on `threads` threads, and the
+/// trained weights' bytes.
+fn threaded(r: &Recipe, steps: usize, threads: usize) -> (f64, Vec<u8>) {
+    tplay::par::with_threads(threads, || {
+        tplay::par::install(|| {
+            let task = r.run.task().expect("recipes are valid");
+            let mut tr = trainer_for(r, task.as_ref());
+            tr.train_step().expect("a step runs");
+            let t0 = Instant::now();
+            for _ in 0..steps {
+                tr.train_step().expect("a step runs");
+            }
+            let rate = steps as f64 / t0.elapsed().as_secs_f64();
+            (rate, tplay::checkpoint::save(&tr.model).expect("saves"))
+        })
+    })
+}
+
+/// Table 5, training on several threads (`tplay::par`: sequences, rows and elements split,
+/// no sum split): steps/s on 1 and 2 threads (and every core, where there are more), the
+/// speed-up, and whether the weights came out the same to the bit.
+fn threads_speed() {
+    let cores = tplay::par::available();
+    println!("## Training on threads (native, wall clock; {cores} cores here)");
+    println!();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!(
+        "load average (1, 5, 15 min) at the start: {}",
+        load.join(" ")
+    );
+    println!();
+    println!(
+        "| {:<34} | {:>9} | {:>7} | {:>11} | {:>8} | {:>9} |",
+        "model", "params", "threads", "steps / s", "speed-up", "same bits"
+    );
+    println!(
+        "|{:-<36}|{:-<11}|{:-<9}|{:-<13}|{:-<10}|{:-<11}|",
+        "", "", "", "", "", ""
+    );
+    let all = recipes();
+    let mut rows: Vec<(String, Recipe, usize)> = vec![];
+    if let Some(r) = all.iter().find(|r| r.file == "reverse.safetensors") {
+        rows.push(("reverse (recipe)".into(), r.clone(), 200));
+    }
+    if let Some(r) = all
+        .iter()
+        .find(|r| r.file == "grammar-sinusoidal.safetensors")
+    {
+        rows.push(("grammar-sinusoidal (recipe)".into(), r.clone(), 30));
+        let mut big = r.clone();
+        (big.run.d_model, big.run.heads, big.run.layers, big.run.d_ff) =
+            (Some(256), Some(8), Some(2), Some(1024));
+        rows.push(("grammar, C 256, 2 layers, 8 heads".into(), big, 6));
+    }
+    let mut counts = vec![1, 2];
+    if cores > 2 {
+        counts.push(cores);
+    }
+    for (name, r, steps) in rows {
+        let task = r.run.task().expect("recipes are valid");
+        let params = trainer_for(&r, task.as_ref()).model.param_count();
+        let (base, base_bytes) = threaded(&r, steps, 1);
+        for &n in &counts {
+            let (rate, bytes) = if n == 1 {
+                (base, base_bytes.clone())
+            } else {
+                threaded(&r, steps, n)
+            };
+            println!(
+                "| {:<34} | {:>9} | {:>7} | {:>11.2} | {:>7.2}× | {:>9} |",
+                name,
+                params,
+                n,
+                rate,
+                rate / base,
+                bytes == base_bytes
+            );
+        }
+    }
+    println!();
+}
+
 fn main() {
     let which = std::env::var("TPLAY_BENCH_TRAIN").unwrap_or_default();
     match which.as_str() {
         "speed" => speed(),
         "extrapolation" => extrapolation(),
         "gpu" => gpu_speed(),
+        "threads" => threads_speed(),
         _ => {
             speed();
+            threads_speed();
             gpu_speed();
             extrapolation();
             time_to_threshold();

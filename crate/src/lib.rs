@@ -14,6 +14,7 @@ pub mod lanes;
 pub mod limits;
 pub mod matmul;
 pub mod model;
+pub mod par;
 pub mod profile;
 pub mod protocol;
 pub mod tensor;

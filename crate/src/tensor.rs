@@ -94,8 +94,26 @@ fn gemm(
     n: usize,
 ) -> Vec<f32> {
     let mut out = vec![0.0f32; m * n];
+    gemm_into(&mut out, a, a_strides, b, b_strides, m, k, n);
+    out
+}
+
+/// [`gemm`] into `out (M, N)`, row stride N, which it overwrites.
+#[allow(clippy::too_many_arguments)]
+fn gemm_into(
+    out: &mut [f32],
+    a: &[f32],
+    a_strides: (usize, usize),
+    b: &[f32],
+    b_strides: (usize, usize),
+    m: usize,
+    k: usize,
+    n: usize,
+) {
+    assert_eq!(out.len(), m * n, "gemm: out is not (M, N)");
     if m == 0 || n == 0 || k == 0 {
-        return out;
+        out.fill(0.0);
+        return;
     }
     let last =
         |(rs, cs): (usize, usize), rows: usize, cols: usize| (rows - 1) * rs + (cols - 1) * cs;
@@ -103,8 +121,8 @@ fn gemm(
         last(a_strides, m, k) < a.len() && last(b_strides, k, n) < b.len(),
         "gemm: operand too short"
     );
-    // SAFETY: the assert above proves every strided index of A (M, K) and B (K, N) is in
-    // bounds, and `out` is a fresh contiguous (M, N) buffer with row stride N.
+    // SAFETY: the asserts above prove every strided index of A (M, K) and B (K, N) is in
+    // bounds, and that `out` is a contiguous (M, N) buffer with row stride N.
     unsafe {
         matrixmultiply::sgemm(
             m,
@@ -123,7 +141,6 @@ fn gemm(
             1,
         );
     }
-    out
 }
 
 /// `out = a · wᵀ`: a is (M, K) row-major, w is (N, K) row-major (a PyTorch `Linear`
@@ -144,18 +161,43 @@ pub fn matmul_nt_packed(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> V
 }
 
 /// `out = a · b`: a is (M, K), b is (K, N), both row-major; out (M, N) row-major.
+/// Blocks of rows of `out` may be computed apart (`crate::par`): matrixmultiply sums each
+/// element over K in blocks whose bounds depend on K alone, so an element comes out the
+/// same whichever rows are computed with it.
 pub fn matmul_nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), m * k, "matmul_nn: a is not (M, K)");
     assert_eq!(b.len(), k * n, "matmul_nn: b is not (K, N)");
-    gemm(a, (k, 1), b, (n, 1), m, k, n)
+    let mut out = vec![0.0f32; m * n];
+    crate::par::rows(&mut out, n, k * n, |first, block| {
+        let rows = block.len().checked_div(n).unwrap_or(m);
+        let a = &a[first * k..(first + rows) * k];
+        gemm_into(block, a, (k, 1), b, (n, 1), rows, k, n);
+    });
+    out
 }
 
 /// `out = aᵀ · b`: a is (K, M), b is (K, N), both row-major; out (M, N) row-major.
-/// The shape of a weight gradient: dW = dYᵀ · X.
+/// The shape of a weight gradient: dW = dYᵀ · X. Blocks of rows of `out` may be computed
+/// apart, as in [`matmul_nn`]: each element is summed over K the same way.
 pub fn matmul_tn(a: &[f32], b: &[f32], k: usize, m: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), k * m, "matmul_tn: a is not (K, M)");
     assert_eq!(b.len(), k * n, "matmul_tn: b is not (K, N)");
-    gemm(a, (1, m), b, (n, 1), m, k, n)
+    let mut out = vec![0.0f32; m * n];
+    crate::par::rows(&mut out, n, k * n, |first, block| {
+        let rows = block.len().checked_div(n).unwrap_or(m);
+        // Columns first .. first + rows of a: the same strides, from column `first`.
+        gemm_into(
+            block,
+            &a[first.min(a.len())..],
+            (1, m),
+            b,
+            (n, 1),
+            rows,
+            k,
+            n,
+        );
+    });
+    out
 }
 
 #[cfg(test)]

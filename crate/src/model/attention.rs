@@ -420,21 +420,30 @@ pub fn mha_forward(
     saved.probs.resize(b * nh * t * s, 0.0); // (B, H, T, S)
     saved.z.resize(b * t * c, 0.0); // (B, T, C)
     let hts = nh * t * s;
-    for seq in 0..b {
+    // The sequences are independent: each writes its own rows of z, scores and probs.
+    let (q, k, v) = (&saved.q, &saved.k, &saved.v);
+    let tasks: Vec<_> = saved
+        .z
+        .chunks_mut(t * c)
+        .zip(saved.scores.chunks_mut(hts))
+        .zip(saved.probs.chunks_mut(hts))
+        .enumerate()
+        .collect();
+    crate::par::run(tasks, |(seq, ((z, scores), probs))| {
         attention_forward(
-            &mut saved.z[seq * t * c..(seq + 1) * t * c],
-            &mut saved.scores[seq * hts..(seq + 1) * hts],
-            &mut saved.probs[seq * hts..(seq + 1) * hts],
-            &saved.q[seq * t * c..(seq + 1) * t * c],
-            &saved.k[seq * s * c..(seq + 1) * s * c],
-            &saved.v[seq * s * c..(seq + 1) * s * c],
+            z,
+            scores,
+            probs,
+            &q[seq * t * c..(seq + 1) * t * c],
+            &k[seq * s * c..(seq + 1) * s * c],
+            &v[seq * s * c..(seq + 1) * s * c],
             key_pad.map(|p| &p[seq * s..(seq + 1) * s]),
             dropout.map(|m| &m[seq * hts..(seq + 1) * hts]),
             spec,
             t,
             s,
         );
-    }
+    });
     linear_forward(
         out,
         &saved.z,

@@ -25,7 +25,12 @@ pub fn linear_forward(
     } else {
         crate::profile::Phase::Matmul
     });
-    matmul_nt_into(out, inp, weight, n, c_in, c_out); // (N, OUT)
+    // Every row is summed on its own (`crate::matmul`), so blocks of rows may run apart.
+    crate::par::rows(out, c_out, c_in * c_out, |first, block| {
+        let rows = block.len() / c_out.max(1);
+        let inp = &inp[first * c_in..(first + rows) * c_in];
+        matmul_nt_into(block, inp, weight, rows, c_in, c_out); // (rows, OUT)
+    });
     if let Some(b) = bias {
         assert_eq!(b.len(), c_out, "linear_forward: bias is not (OUT)");
         for row in out.chunks_exact_mut(c_out) {
@@ -84,12 +89,21 @@ pub fn gelu_tanh_forward(out: &mut [f32], inp: &[f32]) {
 /// Backward: `train::backward::ffn::activation_backward`.
 pub fn activation_forward(out: &mut [f32], inp: &[f32], act: Activation) {
     let _t = crate::profile::scope(crate::profile::Phase::Activation);
-    match act {
-        Activation::Relu => relu_forward(out, inp),
-        Activation::Gelu => gelu_forward(out, inp),
-        Activation::GeluTanh => gelu_tanh_forward(out, inp),
-    }
+    assert_eq!(out.len(), inp.len(), "activation_forward: lengths differ");
+    // Element by element: blocks of whole lane groups may run apart.
+    crate::par::rows(out, LANES, LANES * ACTIVATION_WORK, |first, out| {
+        let inp = &inp[first * LANES..first * LANES + out.len()];
+        match act {
+            Activation::Relu => relu_forward(out, inp),
+            Activation::Gelu => gelu_forward(out, inp),
+            Activation::GeluTanh => gelu_tanh_forward(out, inp),
+        }
+    });
 }
+
+/// About what one element of GELU costs, in multiply-adds (erf and its exponential), for
+/// `crate::par`'s choice of whether to split the work.
+pub const ACTIVATION_WORK: usize = 32;
 
 /// What the FFN's backward pass needs.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -122,6 +122,10 @@ pub struct Args {
     /// Also evaluate every this many steps (0: only at the end).
     #[arg(long, default_value_t = 0)]
     eval_every: u64,
+    /// Threads to train on (0: one per core). The model trained is the same to the bit
+    /// for any count: only independent work is split (sequences, rows, elements).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 impl Args {
@@ -189,6 +193,15 @@ fn read_text(path: &std::path::Path) -> Result<String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    tplay::par::set_threads(match args.threads {
+        0 => tplay::par::available(),
+        n => n,
+    });
+    // The whole run on the pool: its serial parts on one of the pool's threads.
+    tplay::par::install(|| train(args))
+}
+
+fn train(args: Args) -> Result<()> {
     let spec = args.spec()?;
     let task = spec.task()?;
     let cfg = spec.model_config(task.as_ref())?;

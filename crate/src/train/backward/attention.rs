@@ -251,27 +251,46 @@ pub fn mha_backward(
         additive_v: grads.additive_v.as_mut().map(|t| t.data.as_mut_slice()),
     };
     let hts = nh * t * s;
-    for seq in 0..b {
-        let (tq, sk) = (
-            seq * t * c..(seq + 1) * t * c,
-            seq * s * c..(seq + 1) * s * c,
-        );
-        attention_backward(
-            &mut dq[tq.clone()],
-            &mut dk[sk.clone()],
-            &mut dv[sk.clone()],
-            &mut extra,
-            &dz[tq.clone()],
-            &saved.q[tq],
-            &saved.k[sk.clone()],
-            &saved.v[sk],
-            &saved.scores[seq * hts..(seq + 1) * hts],
-            &saved.probs[seq * hts..(seq + 1) * hts],
-            dropout.map(|m| &m[seq * hts..(seq + 1) * hts]),
-            spec,
-            t,
-            s,
-        );
+    let one =
+        |seq: usize, dq: &mut [f32], dk: &mut [f32], dv: &mut [f32], extra: &mut AttnExtraGrads| {
+            let (tq, sk) = (
+                seq * t * c..(seq + 1) * t * c,
+                seq * s * c..(seq + 1) * s * c,
+            );
+            attention_backward(
+                dq,
+                dk,
+                dv,
+                extra,
+                &dz[tq.clone()],
+                &saved.q[tq],
+                &saved.k[sk.clone()],
+                &saved.v[sk],
+                &saved.scores[seq * hts..(seq + 1) * hts],
+                &saved.probs[seq * hts..(seq + 1) * hts],
+                dropout.map(|m| &m[seq * hts..(seq + 1) * hts]),
+                spec,
+                t,
+                s,
+            );
+        };
+    let (dq_seqs, dk_seqs, dv_seqs) = (
+        dq.chunks_mut(t * c),
+        dk.chunks_mut(s * c),
+        dv.chunks_mut(s * c),
+    );
+    let seqs = dq_seqs.zip(dk_seqs).zip(dv_seqs).enumerate();
+    if extra.rel_k.is_none() && extra.rel_v.is_none() && extra.additive_v.is_none() {
+        // Each sequence writes only its own rows: the sequences may run apart.
+        crate::par::run(seqs.collect(), |(seq, ((dq, dk), dv))| {
+            one(seq, dq, dk, dv, &mut AttnExtraGrads::default())
+        });
+    } else {
+        // The relative and additive tables gather every sequence's gradient in one sum,
+        // added sequence by sequence.
+        for (seq, ((dq, dk), dv)) in seqs {
+            one(seq, dq, dk, dv, &mut extra);
+        }
     }
     // forward: rope_forward(q, q_offset), rope_forward(k, 0)
     if spec.rope {

@@ -4,7 +4,7 @@
 
 use crate::config::Activation;
 use crate::lanes::{erf_lanes, LANES};
-use crate::model::ffn::FfnRecord;
+use crate::model::ffn::{FfnRecord, ACTIVATION_WORK};
 use crate::tensor::{matmul_nn, matmul_tn};
 
 /// Backward of `linear_forward`: `out (N, OUT) = inp (N, IN) · weightᵀ + bias`.
@@ -123,11 +123,20 @@ pub fn gelu_tanh_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
 
 /// Backward of `activation_forward`.
 pub fn activation_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32], act: Activation) {
-    match act {
-        Activation::Relu => relu_backward(dinp, dout, inp),
-        Activation::Gelu => gelu_backward(dinp, dout, inp),
-        Activation::GeluTanh => gelu_tanh_backward(dinp, dout, inp),
-    }
+    assert!(
+        dinp.len() == dout.len() && dinp.len() == inp.len(),
+        "activation_backward: lengths differ"
+    );
+    // Element by element: blocks of whole lane groups may run apart.
+    crate::par::rows(dinp, LANES, LANES * ACTIVATION_WORK, |first, dinp| {
+        let at = first * LANES..first * LANES + dinp.len();
+        let (dout, inp) = (&dout[at.clone()], &inp[at]);
+        match act {
+            Activation::Relu => relu_backward(dinp, dout, inp),
+            Activation::Gelu => gelu_backward(dinp, dout, inp),
+            Activation::GeluTanh => gelu_tanh_backward(dinp, dout, inp),
+        }
+    });
 }
 
 /// Gradients of the FFN's four tensors.
