@@ -70,7 +70,7 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     #[cfg(feature = "threads")]
     if n > 1 {
         // The pool's thread splits across the same count as the caller asked for.
-        return pool(n).install(|| with_threads(n, f));
+        return on_pool(n, || with_threads(n, f));
     }
     let _ = n;
     f()
@@ -94,7 +94,7 @@ pub fn run<T: Send>(tasks: Vec<T>, f: impl Fn(T) + Sync + Send) {
     #[cfg(feature = "threads")]
     {
         use rayon::prelude::*;
-        pool(n).install(|| tasks.into_par_iter().for_each(f));
+        on_pool(n, || tasks.into_par_iter().for_each(f));
     }
     #[cfg(not(feature = "threads"))]
     tasks.into_iter().for_each(f);
@@ -124,7 +124,24 @@ pub fn rows(
     run(tasks, |(first, block)| f(first, block));
 }
 
-#[cfg(feature = "threads")]
+/// Run `f` on a thread of the pool of `n` threads. In wasm the pool is rayon's global one,
+/// whose threads are Web Workers sharing the module's memory, started by the page
+/// (`initThreadPool`); its size is the page's choice.
+#[cfg(all(feature = "threads", target_arch = "wasm32"))]
+fn on_pool<R: Send>(_n: usize, f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return f();
+    }
+    rayon::scope(|_| f())
+}
+
+/// Run `f` on a thread of the pool of `n` threads (built the first time it is asked for).
+#[cfg(all(feature = "threads", not(target_arch = "wasm32")))]
+fn on_pool<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
+    pool(n).install(f)
+}
+
+#[cfg(all(feature = "threads", not(target_arch = "wasm32")))]
 fn pool(n: usize) -> std::sync::Arc<rayon::ThreadPool> {
     use std::sync::{Arc, Mutex};
     static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());

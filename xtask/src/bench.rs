@@ -19,6 +19,8 @@
 //! `cargo xtask bench native` or `cargo xtask bench browser` runs one half.
 //! `cargo xtask bench gpu` is the prepared run for a machine with a real GPU (never part
 //! of `all`; bench_gpu.rs): parity tests, GPU against CPU, the crossover, the page's WebGPU.
+//! `cargo xtask bench threads` trains on one thread and on several, natively and in a
+//! cross-origin isolated page on wasm threads (bench_threads.rs; never part of `all`).
 //! `--profile` (with `engine` or `all`) compiles the per-phase timers into both builds of
 //! the engine benchmark (crate/src/profile.rs) and prints each figure's breakdown.
 
@@ -33,11 +35,15 @@ pub fn run(args: &[String]) -> Result<()> {
         .unwrap_or("all");
     if !matches!(
         which,
-        "all" | "native" | "browser" | "engine" | "race" | "gpu"
+        "all" | "native" | "browser" | "engine" | "race" | "gpu" | "threads"
     ) {
         return Err(format!(
-            "unknown bench '{which}' (known: native, browser, engine, race, gpu; flag: --profile)"
+            "unknown bench '{which}' (known: native, browser, engine, race, gpu, threads; \
+             flag: --profile)"
         ));
+    }
+    if which == "threads" {
+        return crate::bench_threads::run();
     }
     if which == "gpu" {
         return crate::bench_gpu::run();

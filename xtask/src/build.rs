@@ -211,7 +211,7 @@ fn locked_wasm_bindgen_version() -> Result<String> {
 }
 
 /// The wasm-bindgen CLI at exactly the locked version, installed with cargo when missing.
-fn wasm_bindgen_cli() -> Result<PathBuf> {
+pub fn wasm_bindgen_cli() -> Result<PathBuf> {
     let want = locked_wasm_bindgen_version()?;
     let cargo_bin = std::env::var("CARGO_HOME")
         .map(PathBuf::from)

@@ -5,6 +5,7 @@ mod arch;
 mod bench;
 mod bench_gpu;
 mod bench_race;
+mod bench_threads;
 mod build;
 mod fuzz;
 mod serve;
