@@ -688,6 +688,8 @@ describe('one lesson in a blog post', () => {
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${server.url}example.html`);
     const el = '#lesson';
+    // A reader scrolls to it: a widget more than a screen further down starts only then.
+    await page.locator(el).scrollIntoViewIfNeeded();
     await until(page, () => document.querySelector('#lesson')?.info != null);
     const s = await page.evaluate(() => ({ st: document.querySelector('#lesson').st, hash: location.hash }));
     assert.equal(s.st.lesson, 'kv-cache');

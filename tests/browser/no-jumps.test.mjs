@@ -5,6 +5,10 @@
 // page paints it — before the engine has answered — and again once a 10-token generation
 // has ended: each stays within a few pixels. Measured on layout (element positions), not
 // on time; the reader does nothing meanwhile, so no shift here is "caused by input".
+// The example post (example.html and its Chinese twin, two elements and an iframe) is
+// checked at every frame: no widget, nor the link after them, leaves its first place while
+// the widgets load, the framed one generates and the lesson (started once scrolled to)
+// runs — the post's reserved rooms (public/post.css) must hold each widget at its tallest.
 // `cargo xtask bench` prints the cumulative layout shift of the same pages
 // (tests/browser/layout-bench.mjs).
 
@@ -146,5 +150,75 @@ describe('a post with three widgets does not jump', () => {
       console.log(`# three-widget post, ${width} px: CLS ${v.toFixed(4)}`);
       assert.ok(v < 0.1, `CLS ${v.toFixed(3)} (moved: ${[...new Set(r.shifts.flatMap((s) => s.nodes))].join(', ')})`);
     });
+  }
+});
+
+/**
+ * Installed before the example post's scripts: on every animation frame, the top edge of
+ * each of `ids` (the post's widgets and the link after the last), the first time it is
+ * laid out and the farthest it has been from there since.
+ */
+const RECORD_POST = (ids) => `
+  window.__post = {};
+  const tick = () => {
+    for (const id of ${JSON.stringify(ids)}) {
+      const e = document.getElementById(id);
+      if (!e) continue;
+      const top = Math.round(e.getBoundingClientRect().top + scrollY);
+      const seen = (window.__post[id] ??= { first: top, worst: 0 });
+      if (Math.abs(top - seen.first) > Math.abs(seen.worst)) seen.worst = top - seen.first;
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+`;
+
+describe('the example post does not move while its widgets load, run a lesson and generate', () => {
+  const POSTS = [
+    { path: 'example.html', ids: ['unmasked', 'framed', 'lesson', 'chinese'] },
+    { path: 'example.zh-Hans.html', ids: ['unmasked', 'framed', 'lesson', 'english'] },
+  ];
+  for (const width of [1440, 390]) {
+    for (const post of POSTS) {
+      test(`${post.path}, ${width} px: no widget, and not the link after them, moves more than ${TOLERANCE} px at any frame`, async () => {
+        const page = await browser.context.newPage();
+        await page.setViewportSize({ width, height: 900 });
+        await page.addInitScript(RECORD_POST(post.ids));
+        await page.goto(server.url + post.path);
+        // The first widget live, the framed playground done generating, its frame sized.
+        await page.waitForFunction(
+          () => {
+            const frame = document.getElementById('framed');
+            const inner = frame?.contentDocument?.querySelector('transformer-playground');
+            return (
+              document.getElementById('unmasked')?.lastForward &&
+              inner?.lastForward &&
+              inner.done &&
+              inner.generated.length > 0 &&
+              frame.style.height !== ''
+            );
+          },
+          null,
+          { timeout: 90000 },
+        );
+        // The lesson starts when the reader comes near it: scroll to it, and wait for it
+        // to answer and run its experiment.
+        await page.evaluate(() => document.getElementById('lesson').scrollIntoView());
+        await page.waitForFunction(
+          () => {
+            const e = document.getElementById('lesson');
+            return e.lastForward && !e.playing && !e.isUpdatePending;
+          },
+          null,
+          { timeout: 90000 },
+        );
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const seen = await page.evaluate(() => window.__post);
+        await page.close();
+        for (const id of post.ids) assert.ok(id in seen, `#${id} was laid out`);
+        const moved = post.ids.filter((id) => Math.abs(seen[id].worst) > TOLERANCE).map((id) => `#${id} ${seen[id].worst}`);
+        assert.deepEqual(moved, [], `moved (px, the farthest from its first place): ${moved.join(', ')}`);
+      });
+    }
   }
 });
