@@ -79,26 +79,11 @@ fn abs_diff(x: f32, y: f32) -> f32 {
     }
 }
 
-/// The one general matrix product everything else calls: `out (M, N) = A (M, K) · B (K, N)`,
-/// where A and B are read through strides (row stride, column stride) so that transposed
-/// operands need no copy. matrixmultiply is the kernel nalgebra uses for large matrices;
-/// it is called directly because nalgebra's small-matrix path mishandles strided views.
-#[allow(clippy::too_many_arguments)]
-fn gemm(
-    a: &[f32],
-    a_strides: (usize, usize),
-    b: &[f32],
-    b_strides: (usize, usize),
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Vec<f32> {
-    let mut out = vec![0.0f32; m * n];
-    gemm_into(&mut out, a, a_strides, b, b_strides, m, k, n);
-    out
-}
-
-/// [`gemm`] into `out (M, N)`, row stride N, which it overwrites.
+/// The one general matrix product everything else calls: `out (M, N) = A (M, K) · B (K, N)`
+/// into `out` (row stride N), which it overwrites, where A and B are read through strides
+/// (row stride, column stride) so that transposed operands need no copy. matrixmultiply is
+/// the kernel nalgebra uses for large matrices; it is called directly because nalgebra's
+/// small-matrix path mishandles strided views.
 #[allow(clippy::too_many_arguments)]
 fn gemm_into(
     out: &mut [f32],
@@ -157,7 +142,9 @@ pub fn matmul_nt(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32>
 pub fn matmul_nt_packed(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     assert_eq!(a.len(), m * k, "matmul_nt: a is not (M, K)");
     assert_eq!(w.len(), n * k, "matmul_nt: w is not (N, K)");
-    gemm(a, (k, 1), w, (1, k), m, k, n)
+    let mut out = vec![0.0f32; m * n];
+    gemm_into(&mut out, a, (k, 1), w, (1, k), m, k, n);
+    out
 }
 
 /// `out = a · b`: a is (M, K), b is (K, N), both row-major; out (M, N) row-major.

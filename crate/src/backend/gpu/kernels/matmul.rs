@@ -300,7 +300,7 @@ struct BiasParams {
 
 impl Recorder {
     /// `c (M, N) (+)= a (M, K) · b (K, N)` through strides: `shaders/matmul_backward.wgsl`,
-    /// mirroring `tensor::gemm` (`matmul_nn`, `matmul_tn`).
+    /// mirroring `tensor::gemm_into` (`matmul_nn`, `matmul_tn`).
     ///
     /// A long K (the rows of a weight gradient's `doutᵀ · inp`) is split into dispatches of
     /// at most [`MAX_LOOP`] products per output, each adding to the last: llvmpipe stops a
