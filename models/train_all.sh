@@ -17,17 +17,17 @@ cargo run --release -p tplay -- train --task grammar --seed 1 --steps 4000 --war
 cargo run --release -p tplay -- train --task translate --seed 1 --steps 8000 --dropout 0.1 --out models/translate.safetensors
 cargo run --release -p tplay -- train --task sentiment --seed 1 --steps 2000 --out models/sentiment.safetensors
 cargo run --release -p tplay -- train --task tagging --seed 1 --steps 2000 --out models/tagging.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --out models/reverse.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --cooldown 0.4 --out models/reverse.safetensors
 cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding alibi --max-len 256 --out models/zh-grammar-alibi.safetensors
 cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding sinusoidal --max-len 256 --out models/zh-grammar-sinusoidal.safetensors
 cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding learned --max-len 256 --out models/zh-grammar-learned.safetensors
 cargo run --release -p tplay -- train --task zh-grammar --seed 1 --steps 4000 --warmup 300 --len 64 --pos-encoding none --max-len 256 --out models/zh-grammar-none.safetensors
 cargo run --release -p tplay -- train --task zh-numerals --seed 1 --steps 8000 --dropout 0.1 --out models/zh-numerals.safetensors
 cargo run --release -p tplay -- train --task zh-sentiment --seed 1 --steps 2000 --out models/zh-sentiment.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --norm post_ln --out models/reverse-post-ln.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --norm batch_norm --out models/reverse-batch-norm.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --residual false --out models/reverse-no-residual.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --scale-embeddings false --out models/reverse-no-embed-scale.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --score dot --out models/reverse-dot.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --score additive --out models/reverse-additive.safetensors
-cargo run --release -p tplay -- train --task reverse --seed 1 --steps 3000 --dropout 0.1 --out models/reverse-dropout.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --norm post_ln --cooldown 0.4 --out models/reverse-post-ln.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --norm batch_norm --cooldown 0.4 --out models/reverse-batch-norm.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --residual false --cooldown 0.4 --out models/reverse-no-residual.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --scale-embeddings false --cooldown 0.4 --out models/reverse-no-embed-scale.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --score dot --cooldown 0.4 --out models/reverse-dot.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --score additive --cooldown 0.4 --out models/reverse-additive.safetensors
+cargo run --release -p tplay -- train --task reverse --seed 1 --steps 1000 --dropout 0.1 --cooldown 0.4 --out models/reverse-dropout.safetensors

@@ -55,6 +55,7 @@ const VALID = {
     fc.record({ kind: fc.constant('constant'), value: dec(0.0001, 1) }, { noNullPrototype: true }),
   ),
   clip: dec(0, 1000),
+  cooldown: dec(0, 1),
   eval_every: int(0, 1_000_000),
   backend: fc.constantFrom('auto', 'webgpu', 'cpu'),
 };
@@ -119,4 +120,19 @@ test('links_from_before_the_backend_setting_still_load_and_settings_without_it_w
   assert.equal(formatRunQuery({ ...saved, backend: 'cpu' }, { ...saved, backend: 'auto' }), 'task=reverse&backend=cpu');
   assert.deepEqual(parseRunQuery('backend=webgpu').settings, { backend: 'webgpu' });
   assert.equal(parseRunQuery('backend=gpu').notes.length, 1);
+});
+
+test('a_link_carries_the_cooldown_share_and_refuses_one_outside_0_to_1', () => {
+  const p = parseRunQuery('task=reverse&steps=1000&cooldown=0.4');
+  assert.deepEqual(p.notes, []);
+  assert.deepEqual(p.settings, { task: 'reverse', steps: 1000, cooldown: 0.4 });
+  for (const bad of ['1.5', '-0.1', 'x', '400']) {
+    const q = parseRunQuery(`cooldown=${bad}`);
+    assert.deepEqual(q.settings, {}, bad);
+    assert.equal(q.notes.length, 1, bad);
+    assert.match(q.notes[0], /cooldown/);
+  }
+  // A link written from settings with a cooldown names it; settings saved before it existed do not.
+  assert.equal(formatRunQuery({ task: 'reverse', cooldown: 0.4 }, { task: 'reverse', cooldown: 0 }), 'task=reverse&cooldown=0.4');
+  assert.equal(formatRunQuery({ task: 'reverse', steps: 60 }), 'task=reverse&steps=60');
 });

@@ -52,6 +52,10 @@ pub struct RunSettings {
     pub adam_beta2: f32,
     pub adam_eps: f32,
     pub lr: LrSettings,
+    /// The share (0 to 1) of the steps, at the end of the run, over which the rate falls in
+    /// a straight line towards zero; 0 (and absent, in older links and saved runs): none.
+    #[serde(default)]
+    pub cooldown: f32,
     /// Global-norm clipping threshold; 0: no clipping.
     pub clip: f32,
     /// Held-out loss and the task's metric every this many steps (0: only at the end).

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::tasks::{build, Task, TaskOptions, TASKS};
 
 use super::optim::AdamConfig;
+use super::schedule::cooldown_steps;
 use super::trainer::TrainOptions;
 
 /// Every choice of a training run. `None` keeps the preset's (or the task's) value.
@@ -57,6 +58,9 @@ pub struct RunSpec {
     pub adam_eps: f32,
     /// A constant learning rate instead of the Noam schedule (`lr_factor`, `warmup`).
     pub lr_constant: Option<f32>,
+    /// The share (0 to 1) of the steps, at the end of the run, over which the rate (either
+    /// kind) falls in a straight line towards zero; 0: no cooldown.
+    pub cooldown: f32,
     /// Task `text`: the text to learn.
     pub text: Option<Arc<str>>,
 }
@@ -97,6 +101,7 @@ impl Default for RunSpec {
             adam_beta2: AdamConfig::default().beta2,
             adam_eps: AdamConfig::default().eps,
             lr_constant: None,
+            cooldown: 0.0,
             text: None,
         }
     }
@@ -303,6 +308,13 @@ impl RunSpec {
                 self.clip
             )));
         }
+        if !(0.0..=1.0).contains(&self.cooldown) {
+            return Err(Error::Input(format!(
+                "--cooldown: the share of the steps at the end that bring the rate down must be \
+                 from 0 (none) to 1 (the whole run), got {}",
+                self.cooldown
+            )));
+        }
         Ok(TrainOptions {
             steps: self.steps,
             batch_size: self.batch,
@@ -312,6 +324,7 @@ impl RunSpec {
             label_smoothing: self.label_smoothing,
             clip: (self.clip > 0.0).then_some(self.clip),
             lr_constant: self.lr_constant,
+            cooldown: cooldown_steps(self.cooldown, self.steps),
             adam: AdamConfig {
                 beta1: self.adam_beta1,
                 beta2: self.adam_beta2,
@@ -393,6 +406,9 @@ impl RunSpec {
         }
         if let Some(lr) = self.lr_constant {
             push("lr", lr.to_string());
+        }
+        if self.cooldown != d.cooldown {
+            push("cooldown", self.cooldown.to_string());
         }
         if self.share_qk {
             a.push("--share-qk".into());

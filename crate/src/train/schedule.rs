@@ -12,6 +12,25 @@ pub fn noam_lr(step: u64, d_model: usize, warmup: u64, factor: f32) -> f32 {
     lr as f32
 }
 
+/// The steps of a `steps`-step run's cooldown when it takes `share` (0 to 1) of them: the
+/// nearest whole number, computed from the f32 share as it is stored (the page draws the
+/// planned rate with the same rule).
+pub fn cooldown_steps(share: f32, steps: u64) -> u64 {
+    ((share.clamp(0.0, 1.0) as f64) * steps as f64).round() as u64
+}
+
+/// The cooldown's share of the rate at step `step` (from 1) of a `steps`-step run whose
+/// last `cooldown` steps bring the rate down in a straight line: 1 before the cooldown,
+/// then `(steps − step + 1) / cooldown`, so the first cooldown step keeps the whole rate and
+/// the last keeps `1 / cooldown` of it. `cooldown` 0 is no cooldown.
+pub fn cooldown_scale(step: u64, steps: u64, cooldown: u64) -> f32 {
+    let start = steps.saturating_sub(cooldown);
+    if cooldown == 0 || step <= start {
+        return 1.0;
+    }
+    (steps.saturating_sub(step) + 1).min(cooldown) as f32 / cooldown as f32
+}
+
 /// The step with the highest learning rate among steps 1..=`last_step`, in closed form:
 /// the rate rises linearly up to `warmup` and falls after it, so the peak is at
 /// `min(warmup, last_step)` (with `warmup` 0 treated as 1, like `noam_lr`).
@@ -55,6 +74,28 @@ pub fn noam_curve(d_model: usize, warmup: u64, last_step: u64, points: u64) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cooldown_falls_in_a_straight_line_over_the_last_steps() {
+        // 10 steps, the last 4 cooled: steps 7..=10 keep 4/4, 3/4, 2/4, 1/4 of the rate.
+        let got: Vec<f32> = (1..=10).map(|s| cooldown_scale(s, 10, 4)).collect();
+        assert_eq!(got, [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25]);
+        assert_eq!(cooldown_scale(7, 10, 0), 1.0);
+        // A cooldown as long as the run starts at once; steps past the run stay at 1/cooldown.
+        assert_eq!(cooldown_scale(1, 4, 4), 1.0);
+        assert_eq!(cooldown_scale(2, 4, 4), 0.75);
+        assert_eq!(cooldown_scale(9, 4, 4), 0.25);
+    }
+
+    #[test]
+    fn a_share_of_the_run_rounds_to_the_nearest_step_from_the_stored_f32() {
+        assert_eq!(cooldown_steps(0.4, 1000), 400);
+        // 0.7 as an f32 is 0.69999998…: 699.99998 rounds to 700, where truncating gives 699.
+        assert_eq!(cooldown_steps(0.7, 1000), 700);
+        assert_eq!(cooldown_steps(0.0, 1000), 0);
+        assert_eq!(cooldown_steps(1.0, 7), 7);
+        assert_eq!(cooldown_steps(0.5, 3), 2);
+    }
 
     #[test]
     fn the_closed_form_peak_is_the_highest_rate_of_every_step() {

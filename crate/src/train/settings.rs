@@ -169,6 +169,16 @@ impl RunSettings {
                 format!("must be 0 (no clipping) or positive, got {}", self.clip),
             ));
         }
+        if !(0.0..=1.0).contains(&self.cooldown) {
+            return Err(field_err(
+                "cooldown",
+                format!(
+                    "the share of the steps at the end that bring the rate down must be from 0 \
+                     (none) to 1 (the whole run), got {}",
+                    self.cooldown
+                ),
+            ));
+        }
         if self.eval_every > MAX_STEPS {
             return Err(field_err(
                 "eval_every",
@@ -218,6 +228,7 @@ impl RunSettings {
             adam_beta2: self.adam_beta2,
             adam_eps: self.adam_eps,
             lr_constant,
+            cooldown: self.cooldown,
             text: self.text.as_deref().map(std::sync::Arc::from),
         };
         // The model and optimiser must build: sizes, divisibility, limits.
@@ -263,6 +274,7 @@ impl RunSettings {
                     warmup: spec.warmup,
                 },
             },
+            cooldown: spec.cooldown,
             clip: spec.clip,
             eval_every,
             backend: TrainBackendChoice::Auto,
@@ -398,6 +410,7 @@ pub const FIELD_NOTES: &[(&str, &str)] = &[
     ("adam_beta2", "Adam's decay of the running mean of squared gradients."),
     ("adam_eps", "Added to Adam's denominator so it never divides by zero."),
     ("lr", "The learning rate: the Noam schedule (warm up linearly, then fall as 1/√step) or a constant."),
+    ("cooldown", "Share of the steps, at the end of the run, over which the learning rate falls in a straight line towards zero (0: none)."),
     ("clip", "Gradients whose global norm exceeds this are scaled down to it (0: never)."),
     ("text", "Task text only: the text the model learns, one character at a time (up to 1 MiB; the last tenth is held out)."),
     ("eval_every", "Score the model on held-out examples every this many steps (0: only at the end)."),
@@ -480,5 +493,23 @@ mod tests {
         assert!(e.contains(": adam_beta2: "), "{e}");
         let e = RunSettings::defaults("parity").unwrap_err().to_string();
         assert!(e.contains(": task: unknown"), "{e}");
+    }
+
+    #[test]
+    fn the_reverse_default_cools_down_over_its_last_400_steps_and_a_share_past_one_is_refused() {
+        let s = RunSettings::defaults("reverse").unwrap().settings;
+        assert_eq!((s.steps, s.cooldown), (1000, 0.4));
+        let opts = s.to_spec().unwrap().train_options().unwrap();
+        assert_eq!(opts.cooldown, 400);
+        for bad in [1.5, -0.1, f32::NAN] {
+            let e = RunSettings {
+                cooldown: bad,
+                ..s.clone()
+            }
+            .validate()
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("cooldown: ") && e.contains("from 0"), "{e}");
+        }
     }
 }

@@ -10,7 +10,7 @@ use crate::model::{ForwardOptions, Mode, Model};
 use crate::tasks::{Split, Task, TrainBatch};
 
 use super::optim::{Adam, AdamConfig};
-use super::schedule::noam_lr;
+use super::schedule::{cooldown_scale, noam_lr};
 use super::step::{train_step_observed, LossGrads, StepStats};
 
 /// Mixed into the seed of the data generator (examples and dropout seeds).
@@ -47,6 +47,9 @@ pub struct TrainOptions {
     pub clip: Option<f32>,
     /// A constant learning rate in place of the Noam schedule.
     pub lr_constant: Option<f32>,
+    /// The last this many of `steps` bring the rate down in a straight line towards zero
+    /// (`schedule::cooldown_scale`); 0: none.
+    pub cooldown: u64,
     pub adam: AdamConfig,
 }
 
@@ -61,6 +64,7 @@ impl Default for TrainOptions {
             label_smoothing: 0.0,
             clip: Some(1.0),
             lr_constant: None,
+            cooldown: 0,
             adam: AdamConfig::default(),
         }
     }
@@ -213,15 +217,19 @@ impl<'t> Trainer<'t> {
 
     /// The learning rate of step `step` (from 1).
     fn lr_at(&self, step: u64) -> f32 {
-        if let Some(lr) = self.opts.lr_constant {
-            return lr;
+        let base = match self.opts.lr_constant {
+            Some(lr) => lr,
+            None => noam_lr(
+                step,
+                self.model.config.d_model,
+                self.opts.warmup,
+                self.opts.lr_factor,
+            ),
+        };
+        match self.opts.cooldown {
+            0 => base,
+            c => base * cooldown_scale(step, self.opts.steps, c),
         }
-        noam_lr(
-            step,
-            self.model.config.d_model,
-            self.opts.warmup,
-            self.opts.lr_factor,
-        )
     }
 
     /// The next step's inputs: its batch, its forward options (train mode, the dropout
@@ -449,5 +457,36 @@ mod tests {
         }
         let last: f32 = (0..5).map(|_| tr.train_step().unwrap().loss).sum::<f32>() / 5.0;
         assert!(last < 0.6 * first, "loss {first} → {last}");
+    }
+
+    #[test]
+    fn the_cooldown_brings_each_steps_rate_down_over_the_last_steps() {
+        let task = build("copy", &TaskOptions::default()).unwrap();
+        let cfg = ModelConfig::preset("gpt-pico", task.tokenizer().vocab_size()).unwrap();
+        let rates = |lr_constant: Option<f32>, cooldown: u64| {
+            let opts = TrainOptions {
+                steps: 10,
+                batch_size: 2,
+                warmup: 3,
+                lr_constant,
+                cooldown,
+                ..TrainOptions::default()
+            };
+            let mut tr = Trainer::new(task.as_ref(), cfg.clone(), opts).unwrap();
+            (0..10)
+                .map(|_| tr.train_step().unwrap().lr)
+                .collect::<Vec<f32>>()
+        };
+        // A constant rate: steps 7..=10 take 4/4, 3/4, 2/4 and 1/4 of it.
+        assert_eq!(
+            rates(Some(0.01), 4),
+            [0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.0075, 0.005, 0.0025]
+        );
+        // Noam: the same shares of the schedule's own rate, which the steps before keep.
+        let (plain, cooled) = (rates(None, 0), rates(None, 4));
+        for (k, (p, c)) in plain.iter().zip(&cooled).enumerate() {
+            let share = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25][k];
+            assert_eq!(*c, p * share, "step {}", k + 1);
+        }
     }
 }

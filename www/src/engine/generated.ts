@@ -787,6 +787,11 @@ export type RunSettings = { task: string, arch: Arch | null, d_model: number, n_
  */
 n_layers: number, d_ff: number, activation: Activation, pos_encoding: PosEncoding, norm: Norm, final_norm: boolean, residual: boolean, scale_embeddings: boolean, score: Score, share_qk: boolean, dropout: number, label_smoothing: number, batch: number, steps: number, seed: number, len: number | null, adam_beta1: number, adam_beta2: number, adam_eps: number, lr: LrSettings, 
 /**
+ * The share (0 to 1) of the steps, at the end of the run, over which the rate falls in
+ * a straight line towards zero; 0 (and absent, in older links and saved runs): none.
+ */
+cooldown: number, 
+/**
  * Global-norm clipping threshold; 0: no clipping.
  */
 clip: number, 

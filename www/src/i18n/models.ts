@@ -136,9 +136,9 @@ const TEXTS: Record<string, Text> = {
   },
   "reverse-no-residual.safetensors": {
     title: "Reverse · no residual connections",
-    description: "The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than its siblings: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.",
+    description: "The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than the reverse model: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.",
     t: () => msg("Reverse · no residual connections", { id: "model.reverse-no-residual.title" }),
-    d: () => msg("The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than its siblings: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.", { id: "model.reverse-no-residual.description" }),
+    d: () => msg("The reverse model without residual connections: each sublayer's output replaces its input instead of being added to it. It is meant to be weaker than the reverse model: the letters and positions must survive every sublayer instead of riding the residual stream past it, and the gradient has no short path back to the embeddings.", { id: "model.reverse-no-residual.description" }),
     variant: "no residual",
     v: () => msg("no residual", { id: "model.reverse-no-residual.variant" }),
   },

@@ -34,6 +34,7 @@ export type FieldKey =
   | 'lr.factor'
   | 'lr.warmup'
   | 'lr.value'
+  | 'cooldown'
   | 'clip'
   | 'eval_every'
   | 'backend';
@@ -466,6 +467,17 @@ export const FIELDS: readonly FieldDef[] = [
     },
     group: 'optimiser',
     control: { kind: 'number', min: 0, max: 10, step: 'any', integer: false },
+  },
+  {
+    key: 'cooldown',
+    get label() {
+      return msg('cooldown share');
+    },
+    get help() {
+      return msg('Share of the steps, at the end of the run, over which the learning rate falls in a straight line towards zero, so the weights settle instead of jumping around (0: no cooldown).');
+    },
+    group: 'optimiser',
+    control: { kind: 'number', min: 0, max: 1, step: 'any', integer: false },
   },
 ];
 

@@ -34,6 +34,7 @@ export interface LabelledSettings {
   adam_beta2?: number;
   adam_eps?: number;
   lr?: { kind: 'noam'; factor: number; warmup: number } | { kind: 'constant'; value: number };
+  cooldown?: number;
   clip?: number;
   eval_every?: number;
   backend?: string;
@@ -138,6 +139,7 @@ export const LABEL_FIELDS: readonly { key: string; words: (s: LabelledSettings) 
   },
   { key: 'lr.warmup', words: (s) => (s.lr?.kind === 'noam' ? msg(str`warmup ${num(s.lr.warmup)}`) : undefined) },
   { key: 'lr.factor', words: (s) => (s.lr?.kind === 'noam' ? msg(str`lr factor ${num(s.lr.factor)}`) : undefined) },
+  { key: 'cooldown', words: (s) => (s.cooldown === undefined ? undefined : s.cooldown > 0 ? msg(str`cooldown ${num(s.cooldown)}`) : msg('no cooldown')) },
   { key: 'adam_beta1', words: (s) => (s.adam_beta1 === undefined ? undefined : `β₁ ${num(s.adam_beta1)}`) },
   { key: 'adam_beta2', words: (s) => (s.adam_beta2 === undefined ? undefined : `β₂ ${num(s.adam_beta2)}`) },
   { key: 'adam_eps', words: (s) => (s.adam_eps === undefined ? undefined : `ε ${num(s.adam_eps)}`) },

@@ -53,6 +53,25 @@ export function noamLr(step: number, dModel: number, warmup: number, factor: num
   return factor * dModel ** -0.5 * Math.min(s ** -0.5, s * w ** -1.5);
 }
 
+/**
+ * The steps of a run's cooldown when it takes `share` of its `steps`
+ * (`train::schedule::cooldown_steps`): the nearest whole number, from the share as the
+ * core stores it (an f32).
+ */
+export function cooldownSteps(share: number, steps: number): number {
+  return Math.round(Math.fround(Math.min(Math.max(share, 0), 1)) * steps);
+}
+
+/**
+ * The cooldown's share of the rate at `step` of a `steps`-step run whose last `cooldown`
+ * steps fall in a straight line (`train::schedule::cooldown_scale`): 1 before them, then
+ * (steps − step + 1) / cooldown.
+ */
+export function cooldownScale(step: number, steps: number, cooldown: number): number {
+  if (!(cooldown > 0) || step <= steps - cooldown) return 1;
+  return Math.min(Math.max(steps - step, 0) + 1, cooldown) / cooldown;
+}
+
 /** Every plot's lines: each run's curves in its colour, labelled by how its settings differ. */
 function lines(runs: readonly RunRecord[], labels: string[], colors: string[], theme: Theme) {
   const bg = theme === 'dark' ? '#1d2026' : '#ffffff';
@@ -83,8 +102,13 @@ function lines(runs: readonly RunRecord[], labels: string[], colors: string[], t
     if (sched && steps > 0) {
       const n = Math.min(steps, 240);
       const xs = Array.from({ length: n }, (_, k) => (n === 1 ? 1 : 1 + Math.round((k * (steps - 1)) / (n - 1))));
-      const plan = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
-      lr.push({ label: msg(str`${label} · planned`, { id: 'lab.plot.line-planned' }), color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: [...new Set(xs)].map((x) => [x, plan(x)]) });
+      // The cooldown's first step is where the line bends: drawn exactly, not between samples.
+      const cooldown = cooldownSteps(Number(s.cooldown ?? 0), steps);
+      if (cooldown > 0 && steps - cooldown >= 1) xs.push(steps - cooldown, steps - cooldown + 1);
+      const base = (x: number) => (sched.kind === 'noam' ? noamLr(x, Number(s.d_model), Number(sched.warmup), Number(sched.factor)) : Number(sched.value));
+      const plan = (x: number) => base(x) * cooldownScale(x, steps, cooldown);
+      const at = [...new Set(xs)].sort((a, b) => a - b);
+      lr.push({ label: msg(str`${label} · planned`, { id: 'lab.plot.line-planned' }), color: shade(c, bg, 0.45), dash: [3, 3], width: 1.2, points: at.map((x) => [x, plan(x)]) });
     }
     if (n) lr.push({ label: msg(str`${label} · now`, { id: 'lab.plot.line-now' }), color: c, dotsOnly: true, points: [[log.step(n - 1), log.lr(n - 1)]] });
     grad.push({ label, color: c, points: series(n, step, (k) => log.gradNorm(k)) });

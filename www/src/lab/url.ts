@@ -38,6 +38,7 @@ const REALS: Record<string, { min: number; max: number; open?: boolean; positive
   adam_beta2: { min: 0, max: 1, open: true },
   adam_eps: { min: 0, max: 1, positive: true },
   clip: { min: 0, max: 1e6 },
+  cooldown: { min: 0, max: 1 },
 };
 const BOOLS = ['final_norm', 'residual', 'scale_embeddings', 'share_qk'];
 
@@ -67,6 +68,7 @@ export const RUN_KEYS = [
   'adam_beta2',
   'adam_eps',
   'lr',
+  'cooldown',
   'clip',
   'eval_every',
   'backend',

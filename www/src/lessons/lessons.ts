@@ -208,11 +208,15 @@ export const LESSONS: readonly Lesson[] = [
     question: () => msg('Does the additive model still solve the task, and do its attention maps look alike?', { id: 'lesson.dot-vs-additive.question' }),
     notice: (c) => {
       const p = pair(c, 'reverse-additive.safetensors', 'reverse.safetensors');
-      const scores = p
-        ? msg(str`Both learn the task, not equally well: trained with the same recipe, the additive model reverses ${p[0]} of held-out strings exactly, the scaled-dot model ${p[1]}.`, {
-            id: 'lesson.dot-vs-additive.notice-scores',
-          })
-        : '';
+      const scores = !p
+        ? ''
+        : p[0] === p[1]
+          ? msg(str`Both learn the task equally well: trained with the same recipe, each reverses ${p[0]} of held-out strings exactly.`, {
+              id: 'lesson.dot-vs-additive.notice-scores-equal',
+            })
+          : msg(str`Both learn the task, not equally well: trained with the same recipe, the additive model reverses ${p[0]} of held-out strings exactly, the scaled-dot model ${p[1]}.`, {
+              id: 'lesson.dot-vs-additive.notice-scores',
+            });
       return `${scores} ${msg('Compare their attention maps. The q·k inspector shows the additive formula instead of a row of products, and the timing table under the parallel view shows what the tanh costs.', {
         id: 'lesson.dot-vs-additive.notice',
       })}`.trim();

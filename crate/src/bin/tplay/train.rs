@@ -116,6 +116,10 @@ pub struct Args {
     /// A constant learning rate instead of the Noam schedule (--lr-factor, --warmup).
     #[arg(long)]
     lr: Option<f32>,
+    /// Bring the learning rate (Noam or --lr) down in a straight line towards zero over
+    /// this share of the steps at the end of the run (0.4: the last 40 %; 0: no cooldown).
+    #[arg(long, default_value_t = 0.0)]
+    cooldown: f32,
     /// Held-out examples (grammar: sampled sentences) for the evaluation.
     #[arg(long, default_value_t = 500)]
     eval_examples: usize,
@@ -161,6 +165,7 @@ impl Args {
             adam_beta2: self.adam_beta2,
             adam_eps: self.adam_eps,
             lr_constant: self.lr,
+            cooldown: self.cooldown,
             text: match &self.text_file {
                 Some(p) => Some(read_text(p)?.into()),
                 None => None,
