@@ -190,6 +190,42 @@ describe('the cost, saturation and schedule views', () => {
     assert.equal(await input.evaluate((i) => i.validity.valid), false);
     assert.match(await input.evaluate((i) => i.validationMessage), /from 100 to 200000/);
     assert.equal((await page.evaluate(`${el}.schedule`)).warmup, 1500);
+    // A cooldown over the last quarter: the engine's cooled steps, each point the Noam rate
+    // times its share of the straight line (computed here from the formula), the bend drawn,
+    // and the sentence quoting the engine's numbers.
+    const cool = page.getByLabel('share of the steps that cool down at the end of the schedule');
+    await cool.fill('0.25');
+    await cool.press('Enter');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').schedule?.cooldown_steps > 0);
+    s = await page.evaluate(`${el}.schedule`);
+    const last = s.steps[s.steps.length - 1];
+    assert.equal(last, 7500);
+    assert.equal(s.cooldown_steps, 1875);
+    const noam = (t) => Math.min(t ** -0.5, t * 1500 ** -1.5) / Math.sqrt(info.d_model);
+    const share = (t) => (t <= last - 1875 ? 1 : (last - t + 1) / 1875);
+    for (let k = 0; k < s.steps.length; k++) {
+      const want = noam(s.steps[k]) * share(s.steps[k]);
+      assert.ok(Math.abs(s.lr[k] - want) <= 1e-5 * want, `step ${s.steps[k]}: ${s.lr[k]} against ${want}`);
+    }
+    assert.ok(s.steps.includes(last - 1875 + 1), 'the bend is one of the points');
+    assert.equal(s.peak_step, 1500);
+    const sentence = page.locator('tp-schedule [data-cooldown]');
+    await sentence.waitFor();
+    const said = await sentence.innerText();
+    assert.match(said, /last 1,875 of the 7,500 steps/);
+    assert.ok(said.includes(s.lr[s.lr.length - 1].toPrecision(3)), said);
+    assert.equal(await page.locator(`tp-schedule line.bend[data-bend="${last - 1875 + 1}"]`).count(), 1);
+    await cool.fill('1.5');
+    await cool.press('Enter');
+    assert.equal(await cool.evaluate((i) => i.validity.valid), false);
+    assert.equal((await page.evaluate(`${el}.schedule`)).cooldown_steps, 1875);
+    await cool.fill('0');
+    await cool.press('Enter');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').schedule?.cooldown_steps === 0);
+    await page.locator('tp-schedule [data-cooldown]').waitFor({ state: 'detached' });
+    await cool.fill('0.25');
+    await cool.press('Enter');
+    await page.waitForFunction(() => document.querySelector('transformer-playground').schedule?.cooldown_steps > 0);
     await page.locator('tp-schedule').scrollIntoViewIfNeeded();
     await shotOf(page, 'transformer-playground >> tp-schedule', 'view-schedule');
     assert.deepEqual(errors, []);

@@ -207,11 +207,18 @@ impl Engine {
             warmup,
             last_step,
             points,
+            cooldown,
         } = *req;
-        if warmup == 0 || !(2..=1_000_000).contains(&last_step) || !(2..=2000).contains(&points) {
+        let cooldown = cooldown.unwrap_or(0.0);
+        if warmup == 0
+            || !(2..=1_000_000).contains(&last_step)
+            || !(2..=2000).contains(&points)
+            || !(0.0..=1.0).contains(&cooldown)
+        {
             return Err(Error::Input(format!(
-                "schedule: warmup must be positive, the last step from 2 to 1000000 and the \
-                 points from 2 to 2000; got warmup {warmup}, last step {last_step}, {points} points"
+                "schedule: warmup must be positive, the last step from 2 to 1000000, the \
+                 points from 2 to 2000 and the cooldown share from 0 to 1; got warmup \
+                 {warmup}, last step {last_step}, {points} points, cooldown {cooldown}"
             )));
         }
         Ok(noam_curve(
@@ -219,6 +226,7 @@ impl Engine {
             warmup as u64,
             last_step as u64,
             points as u64,
+            cooldown,
         ))
     }
 

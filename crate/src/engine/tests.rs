@@ -182,15 +182,37 @@ fn the_schedule_peaks_where_the_closed_form_says() {
             warmup: 300,
             last_step: 2000,
             points: 50,
+            cooldown: None,
         })
         .unwrap();
-    assert_eq!((s.peak_step, s.steps.len()), (300, 50));
-    let bad = NoamRequest {
-        warmup: 0,
-        last_step: 2000,
-        points: 50,
-    };
-    assert!(matches!(e.noam(&bad), Err(Error::Input(_))));
+    assert_eq!((s.peak_step, s.steps.len(), s.cooldown_steps), (300, 50, 0));
+    let cooled = e
+        .noam(&NoamRequest {
+            cooldown: Some(0.25),
+            warmup: 300,
+            last_step: 2000,
+            points: 50,
+        })
+        .unwrap();
+    assert_eq!((cooled.peak_step, cooled.cooldown_steps), (300, 500));
+    // The last step keeps 1/500 of the rate.
+    assert_eq!(cooled.lr.last(), Some(&(s.lr[49] * (1.0 / 500.0))));
+    for bad in [
+        NoamRequest {
+            warmup: 0,
+            last_step: 2000,
+            points: 50,
+            cooldown: None,
+        },
+        NoamRequest {
+            warmup: 300,
+            last_step: 2000,
+            points: 50,
+            cooldown: Some(1.5),
+        },
+    ] {
+        assert!(matches!(e.noam(&bad), Err(Error::Input(_))));
+    }
 }
 
 #[test]

@@ -39,12 +39,16 @@ pub struct CostRequest {
     pub context: usize,
 }
 
-/// The Noam curve for the loaded model's d_model.
+/// The Noam curve for the loaded model's d_model, over `last_step` steps whose last
+/// `cooldown` share (0 to 1; absent: 0) falls in a straight line towards zero.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct NoamRequest {
     pub warmup: u32,
     pub last_step: u32,
     pub points: u32,
+    #[serde(default)]
+    #[ts(optional)]
+    pub cooldown: Option<f32>,
 }
 
 /// `scoreScaling`: Var(q·k) and the softmax's spread against d_k, sampled with a seed.

@@ -38,42 +38,111 @@ pub fn noam_peak_step(warmup: u64, last_step: u64) -> u64 {
     warmup.max(1).min(last_step.max(1))
 }
 
-/// The Noam curve (factor 1) for `d_model` and `warmup` as the page draws it: the rate
-/// at `points` evenly spaced steps from 1 to `last_step`, and the peak.
+/// The Noam curve (factor 1) for `d_model` and `warmup` as the page draws it, over a run
+/// of `last_step` steps whose last `cooldown_steps` bring the rate down in a straight line:
+/// the rate at `points` evenly spaced steps from 1 to `last_step` (and, with a cooldown, at
+/// the last step before it bends), and the peak.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct Schedule {
     pub d_model: usize,
     pub warmup: u64,
+    /// The steps at the end of the run that cool down (0: none).
+    pub cooldown_steps: u64,
     pub steps: Vec<u64>,
     pub lr: Vec<f32>,
     pub peak_step: u64,
     pub peak_lr: f32,
 }
 
-/// [`Schedule`] for steps 1..=`last_step` (≥ 2) at `points` (≥ 2) evenly spaced steps.
-pub fn noam_curve(d_model: usize, warmup: u64, last_step: u64, points: u64) -> Schedule {
+/// The rate a trainer uses at `step` of a `steps`-step run: Noam's (or `constant`), times
+/// the cooldown's share ([`cooldown_scale`]).
+pub fn scheduled_lr(
+    step: u64,
+    d_model: usize,
+    warmup: u64,
+    factor: f32,
+    constant: Option<f32>,
+    steps: u64,
+    cooldown_steps: u64,
+) -> f32 {
+    let base = constant.unwrap_or_else(|| noam_lr(step, d_model, warmup, factor));
+    match cooldown_steps {
+        0 => base,
+        c => base * cooldown_scale(step, steps, c),
+    }
+}
+
+/// [`Schedule`] for steps 1..=`last_step` (≥ 2) at `points` (≥ 2) evenly spaced steps, the
+/// last `share` (0 to 1) of them cooling down.
+pub fn noam_curve(
+    d_model: usize,
+    warmup: u64,
+    last_step: u64,
+    points: u64,
+    share: f32,
+) -> Schedule {
     let (last, points) = (last_step.max(2), points.max(2));
-    let steps: Vec<u64> = (0..points)
+    let cooldown_steps = cooldown_steps(share, last);
+    let mut steps: Vec<u64> = (0..points)
         .map(|i| 1 + i * (last - 1) / (points - 1))
         .collect();
-    let lr = steps
-        .iter()
-        .map(|&s| noam_lr(s, d_model, warmup, 1.0))
-        .collect();
-    let peak_step = noam_peak_step(warmup, last);
+    if cooldown_steps > 0 && cooldown_steps < last {
+        // The bend: the last step at the whole rate, drawn exactly.
+        steps.push(last - cooldown_steps + 1);
+        steps.sort_unstable();
+        steps.dedup();
+    }
+    let rate = |s: u64| scheduled_lr(s, d_model, warmup, 1.0, None, last, cooldown_steps);
+    let lr = steps.iter().map(|&s| rate(s)).collect();
+    // Without a cooldown, or with one that starts after the warmup, the peak has a closed
+    // form; a cooldown that starts earlier multiplies the rising rate by a falling line,
+    // so every step is looked at.
+    let peak_step = if cooldown_steps == 0 || last - cooldown_steps + 1 >= warmup {
+        noam_peak_step(warmup, last)
+    } else {
+        (1..=last).fold(1, |best, s| if rate(s) > rate(best) { s } else { best })
+    };
     Schedule {
         d_model,
         warmup,
+        cooldown_steps,
         steps,
         lr,
         peak_step,
-        peak_lr: noam_lr(peak_step, d_model, warmup, 1.0),
+        peak_lr: rate(peak_step),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cooled_curve_bends_where_the_cooldown_starts_and_keeps_the_highest_rate_as_its_peak() {
+        for (c, w, last, share) in [
+            (32, 4000, 20_000, 0.3),
+            (32, 4000, 5000, 0.5),
+            (64, 100, 400, 1.0),
+        ] {
+            let curve = noam_curve(c, w, last, 240, share);
+            let cool = cooldown_steps(share, last);
+            assert_eq!(curve.cooldown_steps, cool);
+            assert!(
+                curve.steps.contains(&(last - cool + 1)),
+                "the bend is a point"
+            );
+            for (&s, &lr) in curve.steps.iter().zip(&curve.lr) {
+                assert_eq!(lr, noam_lr(s, c, w, 1.0) * cooldown_scale(s, last, cool));
+            }
+            let best = (1..=last)
+                .map(|s| noam_lr(s, c, w, 1.0) * cooldown_scale(s, last, cool))
+                .fold(f32::MIN, f32::max);
+            assert_eq!(
+                curve.peak_lr, best,
+                "d_model {c}, warmup {w}, last {last}, share {share}"
+            );
+        }
+    }
 
     #[test]
     fn the_cooldown_falls_in_a_straight_line_over_the_last_steps() {
@@ -107,7 +176,7 @@ mod tests {
                     (best_step, best) = (s, v);
                 }
             }
-            let curve = noam_curve(c, w, last, 240);
+            let curve = noam_curve(c, w, last, 240, 0.0);
             assert_eq!(
                 curve.peak_step, best_step,
                 "d_model {c}, warmup {w}, last {last}"
@@ -118,7 +187,7 @@ mod tests {
 
     #[test]
     fn the_curve_spans_step_one_to_the_last_evenly() {
-        let s = noam_curve(32, 4000, 20_000, 5);
+        let s = noam_curve(32, 4000, 20_000, 5, 0.0);
         assert_eq!(s.steps, vec![1, 5000, 10_000, 15_000, 20_000]);
         assert_eq!(s.lr[2], noam_lr(10_000, 32, 4000, 1.0));
         // The textbook peak (d_model · warmup)^−0.5 at step = warmup.

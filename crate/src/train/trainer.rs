@@ -10,7 +10,7 @@ use crate::model::{ForwardOptions, Mode, Model};
 use crate::tasks::{Split, Task, TrainBatch};
 
 use super::optim::{Adam, AdamConfig};
-use super::schedule::{cooldown_scale, noam_lr};
+use super::schedule::scheduled_lr;
 use super::step::{train_step_observed, LossGrads, StepStats};
 
 /// Mixed into the seed of the data generator (examples and dropout seeds).
@@ -217,19 +217,15 @@ impl<'t> Trainer<'t> {
 
     /// The learning rate of step `step` (from 1).
     fn lr_at(&self, step: u64) -> f32 {
-        let base = match self.opts.lr_constant {
-            Some(lr) => lr,
-            None => noam_lr(
-                step,
-                self.model.config.d_model,
-                self.opts.warmup,
-                self.opts.lr_factor,
-            ),
-        };
-        match self.opts.cooldown {
-            0 => base,
-            c => base * cooldown_scale(step, self.opts.steps, c),
-        }
+        scheduled_lr(
+            step,
+            self.model.config.d_model,
+            self.opts.warmup,
+            self.opts.lr_factor,
+            self.opts.lr_constant,
+            self.opts.steps,
+            self.opts.cooldown,
+        )
     }
 
     /// The next step's inputs: its batch, its forward options (train mode, the dropout

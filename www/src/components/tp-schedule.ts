@@ -1,5 +1,7 @@
 // The Noam learning-rate schedule for the running model's d_model: a linear warmup for
-// `warmup` steps, then decay as 1/√step; the engine computes every point and the peak.
+// `warmup` steps, then decay as 1/√step, and optionally a cooldown that brings the rate
+// down in a straight line over the last share of the steps; the engine computes every
+// point, the cooled steps and the peak.
 
 import { html, css, svg, nothing } from 'lit';
 import { msg, str } from '@lit/localize';
@@ -49,6 +51,10 @@ export class TpSchedule extends LocalizedElement {
       .peak {
         fill: var(--tp-warn);
       }
+      .bend {
+        stroke: var(--tp-muted);
+        stroke-dasharray: 2 4;
+      }
       text {
         font-size: 11px;
         fill: var(--tp-fg);
@@ -85,6 +91,18 @@ export class TpSchedule extends LocalizedElement {
     emit(this, 'tp-warmup', v);
   }
 
+  private onCooldown(e: Event) {
+    const input = e.target as HTMLInputElement;
+    const v = Number(input.value);
+    if (input.value.trim() === '' || !Number.isFinite(v) || v < 0 || v > 1) {
+      input.setCustomValidity(msg('the cooldown is a share of the steps, from 0 to 1'));
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity('');
+    emit(this, 'tp-cooldown', v);
+  }
+
   private chart(s: Schedule) {
     const last = s.steps[s.steps.length - 1];
     const top = s.peak_lr * 1.1;
@@ -95,16 +113,21 @@ export class TpSchedule extends LocalizedElement {
     const py = y(s.peak_lr);
     const anchor = px > W * 0.6 ? 'end' : 'start';
     const label = msg(str`peak: step ${int(s.peak_step)}, lr ${lrText(s.peak_lr)}`);
+    const end = lrText(s.lr[s.lr.length - 1]);
+    const bend = last - s.cooldown_steps + 1;
     return html`<svg
       viewBox="0 0 ${W} ${H}"
       role="img"
-      aria-label=${msg(str`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}: rises linearly to ${label}, then falls as one over the square root of the step, to ${lrText(s.lr[s.lr.length - 1])} at step ${last}`)}
+      aria-label=${s.cooldown_steps > 0
+        ? msg(str`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}, with a cooldown over the last ${int(s.cooldown_steps)} steps: ${label}, then falls in a straight line from step ${int(bend)} to ${end} at step ${int(last)}`)
+        : msg(str`Noam learning rate against step for d_model ${s.d_model} and warmup ${s.warmup}: rises linearly to ${label}, then falls as one over the square root of the step, to ${end} at step ${last}`)}
     >
       ${svg`
         <line class="axis" x1=${PAD.l} y1=${H - PAD.b} x2=${W - PAD.r} y2=${H - PAD.b}></line>
         <line class="axis" x1=${PAD.l} y1=${PAD.t - 6} x2=${PAD.l} y2=${H - PAD.b}></line>
         <line class="guide" x1=${px} y1=${py} x2=${px} y2=${H - PAD.b}></line>
         <line class="guide" x1=${PAD.l} y1=${py} x2=${px} y2=${py}></line>
+        ${s.cooldown_steps > 0 && s.cooldown_steps < last ? svg`<line class="bend" data-bend=${bend} x1=${x(bend)} y1=${PAD.t + 6} x2=${x(bend)} y2=${H - PAD.b}></line>` : nothing}
         <polyline class="curve" points=${pts}></polyline>
         <circle class="peak" cx=${px} cy=${py} r="4"></circle>
         <text x=${px + (anchor === 'start' ? 6 : -6)} y=${py - 8} text-anchor=${anchor} data-peak>${label}</text>
@@ -127,6 +150,11 @@ export class TpSchedule extends LocalizedElement {
         <span class="mono">lr = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5)</span>${msg(': a linear warmup, then decay as 1/√step.')}
         ${msg('The peak sits at step = warmup, with lr = (d_model · warmup)^−0.5')}${s ? msg(str` (d_model = ${s.d_model} here)`) : nothing}${msg('.')}
       </p>
+      ${s && s.cooldown_steps > 0
+        ? html`<p data-cooldown>
+            ${msg(str`With the cooldown, the last ${int(s.cooldown_steps)} of the ${int(s.steps[s.steps.length - 1])} steps take a share of that rate that falls in a straight line, to ${lrText(s.lr[s.lr.length - 1])} at the last step: the small final updates let the weights settle.`)}
+          </p>`
+        : nothing}
       <div class="controls">
         <label
           >${msg('warmup steps')}
@@ -138,6 +166,18 @@ export class TpSchedule extends LocalizedElement {
             .value=${String(s?.warmup ?? 4000)}
             aria-label=${msg('warmup steps of the Noam schedule')}
             @change=${this.onWarmup}
+          />
+        </label>
+        <label
+          >${msg('cooldown share')}
+          <input
+            type="number"
+            min="0"
+            max="1"
+            step="0.1"
+            .value=${String(s ? Math.round((1000 * s.cooldown_steps) / s.steps[s.steps.length - 1]) / 1000 : 0)}
+            aria-label=${msg('share of the steps that cool down at the end of the schedule')}
+            @change=${this.onCooldown}
           />
         </label>
       </div>

@@ -119,7 +119,7 @@ export type TokenizeRequest = { text: string, };
 
 export type CostRequest = { n_heads: number, context: number, };
 
-export type NoamRequest = { warmup: number, last_step: number, points: number, };
+export type NoamRequest = { warmup: number, last_step: number, points: number, cooldown?: number, };
 
 export type ModelInfo = { arch: Arch, pos_encoding: PosEncoding, norm: Norm, score: Score, activation: Activation, d_model: number, n_heads: number, d_head: number, d_ff: number, max_len: number, encoder_layers: number, decoder_layers: number, vocab: Array<string>, tokenizer_kind: TokenizerKind, pad: number, bos: number, eos: number, unk: number, num_classes: number, params: number, 
 /**
@@ -698,7 +698,11 @@ params: number,
  */
 core_layer_flops: number | null, };
 
-export type Schedule = { d_model: number, warmup: number, steps: Array<number>, lr: Array<number>, peak_step: number, peak_lr: number, };
+export type Schedule = { d_model: number, warmup: number, 
+/**
+ * The steps at the end of the run that cool down (0: none).
+ */
+cooldown_steps: number, steps: Array<number>, lr: Array<number>, peak_step: number, peak_lr: number, };
 
 export type Parity = { 
 /**

@@ -43,6 +43,7 @@ export class PlaygroundStore extends StoreData {
   /** Heads the cost panel counts with (null: the model's own). */
   private heads: number | null = null;
   private warmup = 4000;
+  private cooldown = 0;
   private client: EngineClient | null = null;
   /**
    * Settles once the engine has been started (or the store stopped): a view drawn before
@@ -386,6 +387,12 @@ export class PlaygroundStore extends StoreData {
     void this.updateSchedule();
   }
 
+  /** The share of the schedule's steps that cool down at its end (0 to 1; not a setting either). */
+  setCooldown(share: number): void {
+    this.cooldown = share;
+    void this.updateSchedule();
+  }
+
   /** The reader chose a colour theme: it holds here and stays out of links. */
   setTheme(t: Theme): void {
     this.settings.defaults = { ...this.settings.defaults, theme: t };
@@ -700,7 +707,7 @@ export class PlaygroundStore extends StoreData {
   private async updateSchedule() {
     const w = this.warmup;
     try {
-      this.schedule = await this.engine.call('noam', { warmup: w, last_step: Math.min(1_000_000, Math.max(100, 5 * w)), points: 240 });
+      this.schedule = await this.engine.call('noam', { warmup: w, last_step: Math.min(1_000_000, Math.max(100, 5 * w)), points: 240, cooldown: this.cooldown });
       this.host.changed();
     } catch (e) {
       this.fail(e);

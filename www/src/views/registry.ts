@@ -372,7 +372,9 @@ export const VIEWS = [
       return msg('Noam learning-rate schedule');
     },
     needs: ['schedule'],
-    render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}></tp-schedule>`,
+    render: (s) => html`<tp-schedule .schedule=${s.schedule} @tp-warmup=${(e: CustomEvent<number>) => s.setWarmup(e.detail)}
+      @tp-cooldown=${(e: CustomEvent<number>) => s.setCooldown(e.detail)}
+    ></tp-schedule>`,
   },
   {
     // Where a step's time goes on this device, CPU against GPU as the model widens (from the whole engine, fetched when first seen).
