@@ -132,7 +132,8 @@ const EXPERIMENTS = {
   },
   'noam-adam': async (page) => {
     await until(page, () => document.querySelector('transformer-playground').schedule !== null);
-    const input = page.locator(`${P} tp-schedule input[type="number"]`);
+    // The warmup is the first of its numbers (the cooldown share follows it).
+    const input = page.locator(`${P} tp-schedule input[type="number"]`).first();
     await input.fill('400');
     await input.press('Enter');
     await input.blur();
