@@ -66,10 +66,8 @@ pub fn scheduled_lr(
     cooldown_steps: u64,
 ) -> f32 {
     let base = constant.unwrap_or_else(|| noam_lr(step, d_model, warmup, factor));
-    match cooldown_steps {
-        0 => base,
-        c => base * cooldown_scale(step, steps, c),
-    }
+    // Without a cooldown the scale is exactly 1, which leaves every rate's bits as they are.
+    base * cooldown_scale(step, steps, cooldown_steps)
 }
 
 /// [`Schedule`] for steps 1..=`last_step` (≥ 2) at `points` (≥ 2) evenly spaced steps, the
@@ -100,7 +98,12 @@ pub fn noam_curve(
     let peak_step = if cooldown_steps == 0 || last - cooldown_steps + 1 >= warmup {
         noam_peak_step(warmup, last)
     } else {
-        (1..=last).fold(1, |best, s| if rate(s) > rate(best) { s } else { best })
+        (2..=last)
+            .fold((1, rate(1)), |(best, top), s| match rate(s) {
+                r if r > top => (s, r),
+                _ => (best, top),
+            })
+            .0
     };
     Schedule {
         d_model,
