@@ -12,59 +12,125 @@
 /// Values per call.
 pub const LANES: usize = 8;
 
-/// `libm::erff` of eight values, bit for bit: |x| < 1.25 — nearly every pre-activation
-/// of a GELU — is evaluated as libm evaluates it (the same rational functions, the same
-/// operations in the same order, all f32), for all lanes at once with no branch, so the
-/// compiler vectorises it; the other lanes (tails that need `expf`, tiny values, NaN and
-/// infinities) are then computed by `libm::erff` itself.
-#[inline]
-#[allow(clippy::excessive_precision)] // libm's constants, as written there
-pub fn erf_lanes(x: [f32; LANES]) -> [f32; LANES] {
+// libm's s_erff.c constants (as written there).
+#[allow(clippy::excessive_precision)]
+mod erf_consts {
     // libm's s_erff.c constants: erf on [0, 0.84375] …
-    const PP0: f32 = 1.2837916613e-01;
-    const PP1: f32 = -3.2504209876e-01;
-    const PP2: f32 = -2.8481749818e-02;
-    const PP3: f32 = -5.7702702470e-03;
-    const PP4: f32 = -2.3763017452e-05;
-    const QQ1: f32 = 3.9791721106e-01;
-    const QQ2: f32 = 6.5022252500e-02;
-    const QQ3: f32 = 5.0813062117e-03;
-    const QQ4: f32 = 1.3249473704e-04;
-    const QQ5: f32 = -3.9602282413e-06;
+    pub const PP0: f32 = 1.2837916613e-01;
+    pub const PP1: f32 = -3.2504209876e-01;
+    pub const PP2: f32 = -2.8481749818e-02;
+    pub const PP3: f32 = -5.7702702470e-03;
+    pub const PP4: f32 = -2.3763017452e-05;
+    pub const QQ1: f32 = 3.9791721106e-01;
+    pub const QQ2: f32 = 6.5022252500e-02;
+    pub const QQ3: f32 = 5.0813062117e-03;
+    pub const QQ4: f32 = 1.3249473704e-04;
+    pub const QQ5: f32 = -3.9602282413e-06;
     // … and on [0.84375, 1.25].
-    const ERX: f32 = 8.4506291151e-01;
-    const PA0: f32 = -2.3621185683e-03;
-    const PA1: f32 = 4.1485610604e-01;
-    const PA2: f32 = -3.7220788002e-01;
-    const PA3: f32 = 3.1834661961e-01;
-    const PA4: f32 = -1.1089469492e-01;
-    const PA5: f32 = 3.5478305072e-02;
-    const PA6: f32 = -2.1663755178e-03;
-    const QA1: f32 = 1.0642088205e-01;
-    const QA2: f32 = 5.4039794207e-01;
-    const QA3: f32 = 7.1828655899e-02;
-    const QA4: f32 = 1.2617121637e-01;
-    const QA5: f32 = 1.3637083583e-02;
-    const QA6: f32 = 1.1984500103e-02;
-    let small: [f32; LANES] = std::array::from_fn(|l| {
-        let x = x[l];
+    pub const ERX: f32 = 8.4506291151e-01;
+    pub const PA0: f32 = -2.3621185683e-03;
+    pub const PA1: f32 = 4.1485610604e-01;
+    pub const PA2: f32 = -3.7220788002e-01;
+    pub const PA3: f32 = 3.1834661961e-01;
+    pub const PA4: f32 = -1.1089469492e-01;
+    pub const PA5: f32 = 3.5478305072e-02;
+    pub const PA6: f32 = -2.1663755178e-03;
+    pub const QA1: f32 = 1.0642088205e-01;
+    pub const QA2: f32 = 5.4039794207e-01;
+    pub const QA3: f32 = 7.1828655899e-02;
+    pub const QA4: f32 = 1.2617121637e-01;
+    pub const QA5: f32 = 1.3637083583e-02;
+    pub const QA6: f32 = 1.1984500103e-02;
+}
+use erf_consts::*;
+
+/// The two rational functions of libm's `erff` for every lane: `small` is erf's value for
+/// 2⁻²⁸ ≤ |x| < 0.84375, `mid` for 0.84375 ≤ |x| < 1.25 (other lanes hold values that
+/// are not used). The same f32 operations in the same order as libm, lane by lane:
+/// [`erf_rational_f4`] in wasm, [`erf_rational`] elsewhere.
+#[inline(always)]
+fn rational(x: &[f32; LANES]) -> ([f32; LANES], [f32; LANES]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        erf_rational_f4(x)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        erf_rational(x)
+    }
+}
+
+/// [`rational`] as plain loops over arrays, which the compiler vectorises natively (not
+/// `std::array::from_fn`, which wasm leaves as a call).
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn erf_rational(x: &[f32; LANES]) -> ([f32; LANES], [f32; LANES]) {
+    let mut small = [0.0f32; LANES];
+    for (sm, &x) in small.iter_mut().zip(x) {
         let z = x * x;
         let r = PP0 + z * (PP1 + z * (PP2 + z * (PP3 + z * PP4)));
         let s = 1.0 + z * (QQ1 + z * (QQ2 + z * (QQ3 + z * (QQ4 + z * QQ5))));
         let y = r / s;
-        x + x * y
-    });
-    let mid: [f32; LANES] = std::array::from_fn(|l| {
-        let s = x[l].abs() - 1.0;
+        *sm = x + x * y;
+    }
+    let mut mid = [0.0f32; LANES];
+    for (md, &x) in mid.iter_mut().zip(x) {
+        let s = x.abs() - 1.0;
         let p = PA0 + s * (PA1 + s * (PA2 + s * (PA3 + s * (PA4 + s * (PA5 + s * PA6)))));
         let q = 1.0 + s * (QA1 + s * (QA2 + s * (QA3 + s * (QA4 + s * (QA5 + s * QA6)))));
         let y = 1.0 - (1.0 - ERX - p / q);
-        if x[l].is_sign_negative() {
-            -y
-        } else {
-            y
-        }
-    });
+        *md = if x.is_sign_negative() { -y } else { y };
+    }
+    (small, mid)
+}
+
+/// [`rational`] four lanes at a time through [`F4`]: what wasm runs, where the compiler
+/// leaves the loops of [`erf_rational`] scalar. Natively `F4` is an array, so the tests
+/// check this very expression against libm.
+#[cfg_attr(
+    not(all(target_arch = "wasm32", target_feature = "simd128")),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn erf_rational_f4(x: &[f32; LANES]) -> ([f32; LANES], [f32; LANES]) {
+    let (mut small, mut mid) = ([0.0f32; LANES], [0.0f32; LANES]);
+    let k = F4::splat;
+    for q4 in 0..LANES / 4 {
+        let at = q4 * 4..q4 * 4 + 4;
+        let x = F4::load(&x[at.clone()]);
+        let z = x * x;
+        let r = k(PP0) + z * (k(PP1) + z * (k(PP2) + z * (k(PP3) + z * k(PP4))));
+        let s = k(1.0) + z * (k(QQ1) + z * (k(QQ2) + z * (k(QQ3) + z * (k(QQ4) + z * k(QQ5)))));
+        let y = r / s;
+        (x + x * y).store(&mut small[at.clone()]);
+        let s = x.abs() - k(1.0);
+        let p = k(PA0)
+            + s * (k(PA1) + s * (k(PA2) + s * (k(PA3) + s * (k(PA4) + s * (k(PA5) + s * k(PA6))))));
+        let q = k(1.0)
+            + s * (k(QA1) + s * (k(QA2) + s * (k(QA3) + s * (k(QA4) + s * (k(QA5) + s * k(QA6))))));
+        let y = k(1.0) - (k(1.0) - k(ERX) - p / q);
+        y.negated_where_negative(x).store(&mut mid[at]);
+    }
+    (small, mid)
+}
+
+/// `libm::erff` of eight values, bit for bit: |x| < 1.25 — nearly every pre-activation
+/// of a GELU — is evaluated as libm evaluates it (the same rational functions, the same
+/// operations in the same order, all f32), for all lanes at once with no branch (four lanes
+/// to a simd128 register in wasm, vectorised by the compiler natively); the other lanes (tails that need `expf`, tiny values, NaN and
+/// infinities) are then computed by `libm::erff` itself.
+#[inline]
+pub fn erf_lanes(x: [f32; LANES]) -> [f32; LANES] {
+    let (small, mid) = rational(&x);
+    select(&x, small, mid)
+}
+
+/// erf of each lane from its range: `small` or `mid` (from [`rational`]), else libm.
+#[inline(always)]
+fn select(x: &[f32; LANES], small: [f32; LANES], mid: [f32; LANES]) -> [f32; LANES] {
     let mut out = [0.0f32; LANES];
     for l in 0..LANES {
         let ix = x[l].to_bits() & 0x7fff_ffff;
@@ -77,6 +143,110 @@ pub fn erf_lanes(x: [f32; LANES]) -> [f32; LANES] {
         };
     }
     out
+}
+
+/// Four f32 lanes with IEEE addition, subtraction, multiplication and division lane by lane
+/// (never fused): a simd128 register in wasm, an array elsewhere.
+#[derive(Clone, Copy)]
+struct F4(
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))] core::arch::wasm32::v128,
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))] [f32; 4],
+);
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod f4_ops {
+    use super::F4;
+    use core::arch::wasm32::*;
+
+    impl F4 {
+        #[inline(always)]
+        pub fn splat(x: f32) -> F4 {
+            F4(f32x4_splat(x))
+        }
+        /// The first four values of `x`.
+        #[inline(always)]
+        pub fn load(x: &[f32]) -> F4 {
+            let x: &[f32; 4] = x[..4].try_into().expect("four lanes");
+            // SAFETY: `x` is four readable f32 (16 bytes); v128.load needs no alignment.
+            F4(unsafe { v128_load(x.as_ptr() as *const v128) })
+        }
+        /// Into the first four values of `out`.
+        #[inline(always)]
+        pub fn store(self, out: &mut [f32]) {
+            let o: &mut [f32; 4] = (&mut out[..4]).try_into().expect("four lanes");
+            // SAFETY: `o` is four writable f32 (16 bytes); v128.store needs no alignment.
+            unsafe { v128_store(o.as_mut_ptr() as *mut v128, self.0) }
+        }
+        #[inline(always)]
+        pub fn abs(self) -> F4 {
+            F4(f32x4_abs(self.0))
+        }
+        /// `-self` in the lanes where `sign` has its sign bit set, `self` elsewhere.
+        #[inline(always)]
+        pub fn negated_where_negative(self, sign: F4) -> F4 {
+            F4(v128_xor(self.0, v128_and(sign.0, u32x4_splat(0x8000_0000))))
+        }
+    }
+
+    macro_rules! op {
+        ($tr:ident, $f:ident, $simd:ident) => {
+            impl core::ops::$tr for F4 {
+                type Output = F4;
+                #[inline(always)]
+                fn $f(self, o: F4) -> F4 {
+                    F4($simd(self.0, o.0))
+                }
+            }
+        };
+    }
+    op!(Add, add, f32x4_add);
+    op!(Sub, sub, f32x4_sub);
+    op!(Mul, mul, f32x4_mul);
+    op!(Div, div, f32x4_div);
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[allow(dead_code)] // natively only the tests run `erf_rational_f4`
+mod f4_ops {
+    use super::F4;
+
+    impl F4 {
+        pub fn splat(x: f32) -> F4 {
+            F4([x; 4])
+        }
+        /// The first four values of `x`.
+        pub fn load(x: &[f32]) -> F4 {
+            F4([x[0], x[1], x[2], x[3]])
+        }
+        /// Into the first four values of `out`.
+        pub fn store(self, out: &mut [f32]) {
+            out[..4].copy_from_slice(&self.0);
+        }
+        pub fn abs(self) -> F4 {
+            F4(self.0.map(f32::abs))
+        }
+        /// `-self` in the lanes where `sign` has its sign bit set, `self` elsewhere.
+        pub fn negated_where_negative(self, sign: F4) -> F4 {
+            F4(std::array::from_fn(|l| {
+                f32::from_bits(self.0[l].to_bits() ^ (sign.0[l].to_bits() & 0x8000_0000))
+            }))
+        }
+    }
+
+    macro_rules! op {
+        ($tr:ident, $f:ident, $o:tt) => {
+            impl core::ops::$tr for F4 {
+                type Output = F4;
+                fn $f(self, o: F4) -> F4 {
+                    F4(std::array::from_fn(|l| self.0[l] $o o.0[l]))
+                }
+            }
+        };
+    }
+    op!(Add, add, +);
+    op!(Sub, sub, -);
+    op!(Mul, mul, *);
+    op!(Div, div, /);
 }
 
 /// `libm::expf` of eight values, bit for bit: 2⁻¹⁴ < |x| < 87 (every exponential of a
@@ -92,9 +262,13 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
     const INV_LN2: f32 = 1.4426950216e+00;
     const P1: f32 = 1.6666625440e-1;
     const P2: f32 = -2.7667332906e-3;
-    let hx: [u32; LANES] = std::array::from_fn(|l| x[l].to_bits() & 0x7fff_ffff);
-    let mut out: [f32; LANES] = std::array::from_fn(|l| {
-        let (x, hx) = (x[l], hx[l]);
+    // Plain loops over arrays (see `erf_lanes`).
+    let mut hx = [0u32; LANES];
+    for (h, &x) in hx.iter_mut().zip(&x) {
+        *h = x.to_bits() & 0x7fff_ffff;
+    }
+    let mut out = [0.0f32; LANES];
+    for ((o, &x), &hx) in out.iter_mut().zip(&x).zip(&hx) {
         let neg = x.is_sign_negative();
         // libm: k = round(x/ln2) above 1.5·ln2, ±1 above 0.5·ln2, else 0. Every candidate
         // is computed and one is selected, so that no lane branches.
@@ -122,12 +296,12 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
         let tiny = 1. + x; // libm's branch for |x| ≤ 2⁻¹⁴
         let main_or_tiny = if hx <= 0x3900_0000 { tiny } else { main };
         // −∞ (a masked score) is 0; 2⁻¹⁴ < |x| < 87 is `main` (other lanes: below).
-        if x == f32::NEG_INFINITY {
+        *o = if x == f32::NEG_INFINITY {
             0.0
         } else {
             main_or_tiny
-        }
-    });
+        };
+    }
     let special = |l: usize| hx[l] >= 0x42ae_0000 && x[l] != f32::NEG_INFINITY;
     if (0..LANES).fold(false, |any, l| any | special(l)) {
         for l in 0..LANES {
@@ -137,6 +311,21 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
         }
     }
     out
+}
+
+/// The largest of `xs`, −∞ for none, NaN ignored: the value of
+/// `xs.fold(−∞, f32::max)` (±0 may come out with either sign, as there; every caller
+/// subtracts it or compares with it, where the sign of a zero does not show). In wasm
+/// `f32::max` is a call to `fmaxf` per value, this a comparison.
+#[inline]
+pub fn max_of(xs: &[f32]) -> f32 {
+    let mut m = f32::NEG_INFINITY;
+    for &x in xs {
+        if x > m {
+            m = x;
+        }
+    }
+    m
 }
 
 #[cfg(test)]
@@ -190,6 +379,31 @@ mod tests {
             }
         }
         check(erf_lanes, libm::erff, &edges);
+        // The four-lane form wasm runs, the same expressions on arrays here.
+        check(
+            |x| {
+                let (small, mid) = erf_rational_f4(&x);
+                select(&x, small, mid)
+            },
+            libm::erff,
+            &edges,
+        );
+    }
+
+    #[test]
+    fn max_of_is_a_fold_of_f32_max() {
+        let cases: [&[f32]; 6] = [
+            &[],
+            &[f32::NAN],
+            &[1.0, f32::NAN, 3.0, -2.0],
+            &[f32::NAN, -5.0, f32::NEG_INFINITY],
+            &[f32::NEG_INFINITY; 3],
+            &[-1e30, 2.5, 2.5, f32::INFINITY, 7.0],
+        ];
+        for xs in cases {
+            let want = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(max_of(xs).to_bits(), want.to_bits(), "{xs:?}");
+        }
     }
 
     #[test]

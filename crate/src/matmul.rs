@@ -126,23 +126,38 @@ unsafe fn dots<const R: usize, const C: usize>(
             }
         }
     }
-    std::array::from_fn(|r| {
-        std::array::from_fn(|c| {
+    // Loops, not `std::array::from_fn`, which wasm leaves as a call per block.
+    let mut out = [[0.0f32; C]; R];
+    for r in 0..R {
+        for c in 0..C {
             let mut part = to_array(acc[r][c]);
             for (l, p) in (groups * L..k).enumerate() {
                 // SAFETY: p < k (caller's contract).
                 let (x, y) = unsafe { (*ap.add(ai[r] + p), *wp.add(wi[c] + p)) };
                 part[l] += x * y;
             }
-            reduce(part)
-        })
-    })
+            out[r][c] = reduce(part);
+        }
+    }
+    out
 }
 
-/// Outputs per block: R rows × C columns. Rows of `a` are taken two at a time (a GEMV
-/// has one), columns of `w` four at a time.
+/// `[first, first + step, first + 2·step, …]`: the starts of N rows (a loop, see `dots`).
+#[inline(always)]
+fn offsets<const N: usize>(first: usize, step: usize) -> [usize; N] {
+    let mut o = [0; N];
+    for (c, x) in o.iter_mut().enumerate() {
+        *x = first + c * step;
+    }
+    o
+}
+
+/// Outputs per block: R rows × C columns. Rows of `a` are taken two at a time, columns of
+/// `w` four at a time; a row left alone (a GEMV has one) takes C1 columns at a time.
 const R: usize = 2;
 const C: usize = 4;
+/// Columns per block of a single row (a decoding step's GEMV, or the last row of an odd M).
+const C1: usize = 8;
 
 /// Columns of `w` per panel: the panel's K·cols floats stay in the L1 cache while every
 /// row of `a` passes over it.
@@ -163,31 +178,29 @@ fn matmul_nt_impl(out: &mut [f32], a: &[f32], w: &[f32], m: usize, k: usize, n: 
             let rows = if m - i >= R { R } else { 1 };
             let mut j = j0;
             while j < j1 {
-                let cols = if j1 - j >= C { C } else { 1 };
+                // A single row takes twice the columns: its C1 sums are independent chains
+                // of additions, which a one-row block of C would leave waiting on latency.
+                let cols = match (rows, j1 - j) {
+                    (1, left) if left >= C1 => C1,
+                    (_, left) if left >= C => C,
+                    _ => 1,
+                };
                 // SAFETY: i + rows ≤ m and j + cols ≤ n, and `a` is (M, K), `w` (N, K)
                 // (checked by the caller), so every row read is in bounds.
                 unsafe {
                     match (rows, cols) {
                         (R, C) => {
-                            let v = dots::<R, C>(
-                                a,
-                                [i * k, (i + 1) * k],
-                                w,
-                                std::array::from_fn(|c| (j + c) * k),
-                                k,
-                            );
+                            let v = dots::<R, C>(a, [i * k, (i + 1) * k], w, offsets(j * k, k), k);
                             for (r, vr) in v.iter().enumerate() {
                                 out[(i + r) * n + j..(i + r) * n + j + C].copy_from_slice(vr);
                             }
                         }
+                        (1, C1) => {
+                            let v = dots::<1, C1>(a, [i * k], w, offsets(j * k, k), k);
+                            out[i * n + j..i * n + j + C1].copy_from_slice(&v[0]);
+                        }
                         (1, C) => {
-                            let v = dots::<1, C>(
-                                a,
-                                [i * k],
-                                w,
-                                std::array::from_fn(|c| (j + c) * k),
-                                k,
-                            );
+                            let v = dots::<1, C>(a, [i * k], w, offsets(j * k, k), k);
                             out[i * n + j..i * n + j + C].copy_from_slice(&v[0]);
                         }
                         (R, _) => {
@@ -327,8 +340,7 @@ unsafe fn dot_rows2_impl(
     let mut j = 0;
     while j + C <= n {
         // SAFETY: the caller's contract.
-        let v =
-            unsafe { dots::<R, C>(a, ai, w, std::array::from_fn(|c| w0 + (j + c) * stride), k) };
+        let v = unsafe { dots::<R, C>(a, ai, w, offsets(w0 + j * stride, stride), k) };
         out0[j..j + C].copy_from_slice(&v[0]);
         out1[j..j + C].copy_from_slice(&v[1]);
         j += C;
@@ -375,15 +387,7 @@ unsafe fn dot_rows_impl(
     let mut j = 0;
     while j + C <= n {
         // SAFETY: the caller's contract.
-        let v = unsafe {
-            dots::<1, C>(
-                a,
-                [ai],
-                w,
-                std::array::from_fn(|c| w0 + (j + c) * stride),
-                k,
-            )
-        };
+        let v = unsafe { dots::<1, C>(a, [ai], w, offsets(w0 + j * stride, stride), k) };
         out[j..j + C].copy_from_slice(&v[0]);
         j += C;
     }

@@ -183,3 +183,61 @@ fn invalid_knobs_are_named() {
     })
     .contains("top_p"));
 }
+
+/// Logits with ties, −∞ and a spread of magnitudes, from a seed.
+fn tied_logits(seed: u64, v: usize) -> Vec<f32> {
+    use rand::RngExt;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..v)
+        .map(|_| match rng.random_range(0..10) {
+            0 => f32::NEG_INFINITY,
+            1..=3 => 1.5, // many equal logits, so equal probabilities
+            _ => rng.random_range(-20.0f32..20.0),
+        })
+        .collect()
+}
+
+#[test]
+fn one_pass_softmax_and_normaliser_equal_softmax_and_log_softmax_bit_for_bit() {
+    use tplay::generate::sampling::{softmax, softmax_and_lse};
+    for seed in 0..200 {
+        let l = tied_logits(seed, 1 + (seed as usize % 60));
+        if l.iter().all(|&x| x == f32::NEG_INFINITY) {
+            continue;
+        }
+        let (p, lse) = softmax_and_lse(&l);
+        let (want_p, want_log) = (softmax(&l), log_softmax(&l));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&p), bits(&want_p), "seed {seed}");
+        for (i, &x) in l.iter().enumerate() {
+            assert_eq!(
+                (x as f64 - lse).to_bits(),
+                want_log[i].to_bits(),
+                "seed {seed} token {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_first_k_ranked_ids_equal_the_full_ranking_cut_to_k_ties_included() {
+    use tplay::generate::sampling::{rank, top_ranked};
+    for seed in 0..200 {
+        let l = tied_logits(seed, 1 + (seed as usize % 60));
+        if l.iter().all(|&x| x == f32::NEG_INFINITY) {
+            continue;
+        }
+        // Probabilities as f32 then f64, as the candidate list ranks them: equal logits
+        // give exactly equal probabilities, and −∞ gives 0.
+        let probs: Vec<f64> = tplay::generate::sampling::softmax(&l)
+            .iter()
+            .map(|&p| p as f64)
+            .collect();
+        let all = rank(&probs);
+        for k in [0, 1, 3, 5, l.len(), l.len() + 2] {
+            let want: Vec<usize> = all.iter().copied().take(k).collect();
+            assert_eq!(top_ranked(&probs, k), want, "seed {seed} k {k}");
+        }
+    }
+    assert_eq!(top_ranked(&[0.25, 0.5, 0.25, 0.5], 3), vec![1, 3, 0]);
+}

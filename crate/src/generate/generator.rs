@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::generate::beam::{BeamSearch, Ending};
 use crate::generate::clock::Stopwatch;
 use crate::generate::flops::{decoder_macs, encoder_macs};
-use crate::generate::sampling::{self, log_softmax, sampling_distribution, softmax, SampleDraw};
+use crate::generate::sampling::{self, sampling_distribution, softmax_and_lse, SampleDraw};
 use crate::generate::step::{BeamStep, Candidate, Step, StopReason, Strategy, Summary};
 use crate::model::cache::KvCache;
 use crate::model::forward::Batch;
@@ -343,10 +343,10 @@ impl<M: Deref<Target = Model>> Generator<M> {
             out.cross_attention.clear();
         }
         let sampling_time = crate::profile::scope(crate::profile::Phase::Sampling);
-        let vocab_probs = softmax(&out.logits[0]); // (V)
+        let (vocab_probs, lse) = softmax_and_lse(&out.logits[0]); // (V)
         let (token, drawn, draw, beam) = match self.beam.is_some() {
             false => {
-                let (tok, drawn, draw) = self.choose(&out.logits[0])?;
+                let (tok, drawn, draw) = self.choose(&out.logits[0], lse)?;
                 (Some(tok), drawn, draw, None)
             }
             true => {
@@ -645,7 +645,8 @@ impl<M: Deref<Target = Model>> Generator<M> {
     /// Greedy or sampling: pick a token, extend the sequence, decide whether to stop.
     /// Returns the token, the distribution it was drawn from and, for a sampled token, how
     /// the draw fell.
-    fn choose(&mut self, logits: &[f32]) -> Result<(u32, Vec<f64>, Option<SampleDraw>)> {
+    /// `lse`: the logits' log-normaliser (`sampling::softmax_and_lse`).
+    fn choose(&mut self, logits: &[f32], lse: f64) -> Result<(u32, Vec<f64>, Option<SampleDraw>)> {
         let sampling = match self.opts.strategy {
             Strategy::Sample(s) => s,
             _ => sampling::Sampling {
@@ -664,7 +665,7 @@ impl<M: Deref<Target = Model>> Generator<M> {
             let (token, u) = sampling::draw_with_u(&drawn, &mut self.rng);
             (token, Some(sampling::explain_draw(&drawn, u, token)))
         };
-        self.log_prob += log_softmax(logits)[token as usize];
+        self.log_prob += logits[token as usize] as f64 - lse; // log_softmax(logits)[token]
         self.generated.push(token);
         if token == self.model.tokenizer.spec.eos {
             self.stop = Some(StopReason::Eos);
@@ -714,9 +715,8 @@ impl<M: Deref<Target = Model>> Generator<M> {
     /// The `top_candidates` most probable tokens under the model.
     fn candidates(&self, logits: &[f32], probs: &[f32], drawn: &[f64]) -> Vec<Candidate> {
         let model_probs: Vec<f64> = probs.iter().map(|&p| p as f64).collect(); // (V)
-        sampling::rank(&model_probs)
+        sampling::top_ranked(&model_probs, self.opts.top_candidates)
             .into_iter()
-            .take(self.opts.top_candidates)
             .map(|i| Candidate {
                 id: i as u32,
                 token: self.piece(i as u32),

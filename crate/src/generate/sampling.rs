@@ -113,7 +113,7 @@ pub fn argmax(logits: &[f32]) -> Result<u32> {
 
 /// `softmax(l / τ)` over the whole vocabulary, in f64. τ must be > 0.
 pub fn softmax_with_temperature(logits: &[f32], temperature: f64) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let max = crate::lanes::max_of(logits) as f64;
     // (l − max) ≤ 0, so dividing by a tiny τ gives −huge or 0, never ∞ − ∞.
     let e: Vec<f64> = logits
         .iter()
@@ -131,9 +131,20 @@ pub fn softmax(logits: &[f32]) -> Vec<f32> {
         .collect() // (V)
 }
 
+/// [`softmax`] and the log-normaliser `max + ln Σ exp(l − max)` of [`log_softmax`] from one
+/// pass of exponentials: `l[i] − lse` is `log_softmax(l)[i]` to the bit, and the
+/// probabilities are `softmax(l)`'s (dividing by τ = 1 is exact).
+pub fn softmax_and_lse(logits: &[f32]) -> (Vec<f32>, f64) {
+    let max = crate::lanes::max_of(logits) as f64;
+    let e: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect(); // (V)
+    let z: f64 = e.iter().sum();
+    let probs = e.into_iter().map(|x| (x / z) as f32).collect(); // (V)
+    (probs, max + z.ln())
+}
+
 /// `log softmax(l)` in f64: the per-token log-probabilities beam search adds up.
 pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let max = crate::lanes::max_of(logits) as f64;
     let lse = max
         + logits
             .iter()
@@ -149,6 +160,27 @@ pub fn rank(probs: &[f64]) -> Vec<usize> {
     // Stable sort on the probability alone keeps equal ones in id order.
     order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
     order
+}
+
+/// The first `k` ids of [`rank`] (all of them when `k` ≥ V), in one pass over the
+/// vocabulary instead of sorting all of it: the best `k` so far are kept in order, and an
+/// id enters before the first kept id it beats (`total_cmp`, strictly), so equal
+/// probabilities stay in id order.
+pub fn top_ranked(probs: &[f64], k: usize) -> Vec<usize> {
+    if k >= probs.len() {
+        return rank(probs);
+    }
+    let mut best: Vec<usize> = Vec::with_capacity(k + 1);
+    for (i, p) in probs.iter().enumerate() {
+        let beats = |&b: &usize| p.total_cmp(&probs[b]).is_gt();
+        if best.len() == k && !best.last().is_some_and(beats) {
+            continue;
+        }
+        let at = best.iter().position(beats).unwrap_or(best.len());
+        best.insert(at, i);
+        best.truncate(k);
+    }
+    best
 }
 
 /// Keep the `k` most probable tokens (ties towards the lower id) and renormalise.

@@ -32,7 +32,7 @@ use crate::model::AttentionParams;
 use super::ffn::linear_forward;
 use super::mask::{is_masked, MaskSpec};
 use super::position::{alibi_bias, relative_index, rope_forward};
-use crate::lanes::{exp_lanes, LANES};
+use crate::lanes::{exp_lanes, max_of, LANES};
 use crate::matmul::{dot_rows2_into, dot_rows_into};
 
 /// Shaw et al. relative position tables of one self-attention sublayer.
@@ -304,7 +304,7 @@ pub fn attention_forward(
 }
 
 /// Dimensions of z accumulated together (f64 accumulators held in registers).
-const ZL: usize = 8;
+const ZL: usize = 16;
 
 /// `out = softmax(inp)` over one row, where −∞ entries are masked keys. A row whose every
 /// entry is −∞ gives all zeros (never NaN): the query attends to nothing. The max is
@@ -314,7 +314,7 @@ const ZL: usize = 8;
 /// and reordering the keys leaves the normaliser as it was (to f32 rounding).
 /// Backward: inside `train::backward::attention::attention_backward` (`ds_j = p_j · (dp_j − Σ_k p_k dp_k)`).
 pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
-    let max = inp.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max = max_of(inp);
     if max == f32::NEG_INFINITY {
         out.fill(0.0);
         return;
@@ -338,9 +338,11 @@ pub fn softmax_row(out: &mut [f32], inp: &[f32]) {
     for (o, x) in (&mut oc).zip(inp.chunks(LANES)) {
         // The last group may be short: its missing lanes are −∞, whose exponential (0) is
         // neither kept nor added.
-        let e = exp_lanes(std::array::from_fn(|l| {
-            x.get(l).map_or(f32::NEG_INFINITY, |&x| x - max)
-        }));
+        let mut shifted = [f32::NEG_INFINITY; LANES];
+        for (s, &x) in shifted.iter_mut().zip(x) {
+            *s = x - max;
+        }
+        let e = exp_lanes(shifted);
         o.copy_from_slice(&e[..o.len()]);
         for (l, &e) in e[..o.len()].iter().enumerate() {
             part[l % 4] += e as f64; // LANES is a multiple of 4: entry j → partial j mod 4

@@ -60,8 +60,12 @@ pub fn gelu_forward(out: &mut [f32], inp: &[f32]) {
     let mut oc = out.chunks_exact_mut(LANES);
     let mut ic = inp.chunks_exact(LANES);
     for (o, x) in (&mut oc).zip(&mut ic) {
-        let x: [f32; LANES] = std::array::from_fn(|l| x[l]);
-        let e = erf_lanes(x.map(|x| x * std::f32::consts::FRAC_1_SQRT_2));
+        let x: &[f32; LANES] = x.try_into().expect("chunks of LANES");
+        let mut scaled = *x;
+        for v in &mut scaled {
+            *v *= std::f32::consts::FRAC_1_SQRT_2;
+        }
+        let e = erf_lanes(scaled);
         for l in 0..LANES {
             o[l] = gelu(x[l], e[l]);
         }

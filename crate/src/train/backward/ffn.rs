@@ -79,9 +79,15 @@ pub fn gelu_backward(dinp: &mut [f32], dout: &[f32], inp: &[f32]) {
     let mut gc = dout.chunks_exact(LANES);
     let mut xc = inp.chunks_exact(LANES);
     for ((d, g), x) in (&mut dc).zip(&mut gc).zip(&mut xc) {
-        let x: [f32; LANES] = std::array::from_fn(|l| x[l]);
-        let erf = erf_lanes(x.map(|x| x * std::f32::consts::FRAC_1_SQRT_2));
-        let exp = platform_exp_lanes(x.map(|x| -0.5 * x * x));
+        let x: &[f32; LANES] = x.try_into().expect("chunks of LANES");
+        // Plain loops, not `array::map`, which wasm keeps as a call (see `lanes`).
+        let (mut scaled, mut square) = (*x, *x);
+        for (s, q) in scaled.iter_mut().zip(&mut square) {
+            *s *= std::f32::consts::FRAC_1_SQRT_2;
+            *q = -0.5 * *q * *q;
+        }
+        let erf = erf_lanes(scaled);
+        let exp = platform_exp_lanes(square);
         for l in 0..LANES {
             d[l] += g[l] * slope(x[l], erf[l], exp[l]);
         }
