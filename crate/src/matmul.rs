@@ -119,6 +119,14 @@ unsafe fn dots<const R: usize, const C: usize>(
         let o = g * L;
         // SAFETY: o + L ≤ k, so every load stays inside its row (caller's contract).
         let av: [V; R] = std::array::from_fn(|r| unsafe { load(ap.add(ai[r] + o)) });
+        if R == 1 {
+            // One row uses each column's vector once: load it where it is used, so that
+            // the C accumulators, not C loaded vectors besides, hold the registers.
+            for (acc_c, &wi_c) in acc[0].iter_mut().zip(&wi) {
+                *acc_c = madd(*acc_c, av[0], unsafe { load(wp.add(wi_c + o)) });
+            }
+            continue;
+        }
         let wv: [V; C] = std::array::from_fn(|c| unsafe { load(wp.add(wi[c] + o)) });
         for (acc_r, &a_r) in acc.iter_mut().zip(&av) {
             for (acc_rc, &w_c) in acc_r.iter_mut().zip(&wv) {
