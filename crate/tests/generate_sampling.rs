@@ -197,14 +197,17 @@ fn tied_logits(seed: u64, v: usize) -> Vec<f32> {
         .collect()
 }
 
+/// 200 seeded [`tied_logits`] of 1 to 60 tokens, each with at least one finite logit.
+fn tied_cases() -> impl Iterator<Item = (u64, Vec<f32>)> {
+    (0..200)
+        .map(|seed| (seed, tied_logits(seed, 1 + (seed as usize % 60))))
+        .filter(|(_, l)| l.iter().any(|&x| x != f32::NEG_INFINITY))
+}
+
 #[test]
 fn one_pass_softmax_and_normaliser_equal_softmax_and_log_softmax_bit_for_bit() {
     use tplay::generate::sampling::{softmax, softmax_and_lse};
-    for seed in 0..200 {
-        let l = tied_logits(seed, 1 + (seed as usize % 60));
-        if l.iter().all(|&x| x == f32::NEG_INFINITY) {
-            continue;
-        }
+    for (seed, l) in tied_cases() {
         let (p, lse) = softmax_and_lse(&l);
         let (want_p, want_log) = (softmax(&l), log_softmax(&l));
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -222,11 +225,7 @@ fn one_pass_softmax_and_normaliser_equal_softmax_and_log_softmax_bit_for_bit() {
 #[test]
 fn the_first_k_ranked_ids_equal_the_full_ranking_cut_to_k_ties_included() {
     use tplay::generate::sampling::{rank, top_ranked};
-    for seed in 0..200 {
-        let l = tied_logits(seed, 1 + (seed as usize % 60));
-        if l.iter().all(|&x| x == f32::NEG_INFINITY) {
-            continue;
-        }
+    for (seed, l) in tied_cases() {
         // Probabilities as f32 then f64, as the candidate list ranks them: equal logits
         // give exactly equal probabilities, and −∞ gives 0.
         let probs: Vec<f64> = tplay::generate::sampling::softmax(&l)
