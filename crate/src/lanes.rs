@@ -263,7 +263,7 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
     const INV_LN2: f32 = 1.4426950216e+00;
     const P1: f32 = 1.6666625440e-1;
     const P2: f32 = -2.7667332906e-3;
-    // Plain loops over arrays (see `erf_rational`); the compiler vectorises these.
+    // Plain loops over arrays (see `erf_rational`), which wasm gets as simd128 code.
     let mut hx = [0u32; LANES];
     for (h, &x) in hx.iter_mut().zip(&x) {
         *h = x.to_bits() & 0x7fff_ffff;
