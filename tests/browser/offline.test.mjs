@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dist, launch, offlineKept, open, serve, waitTokens } from './harness.mjs';
+import { dist, launch, offlineKept, open, serve, settled, waitTokens } from './harness.mjs';
 
 let site;
 let server;
@@ -56,10 +56,14 @@ describe('offline', () => {
       const noNet = await page.evaluate(() => fetch(`./not-kept-${Math.random()}.json`).then(() => 'fetched', () => 'refused'));
       assert.equal(noNet, 'refused');
       await page.reload();
-      await page.evaluate(async () => {
-        await customElements.whenDefined('transformer-playground');
-        await document.querySelector('transformer-playground').ready;
-      });
+      // Polled, not awaited in one evaluate (Chromium 148 may report that promise as
+      // garbage collected: harness `settled`).
+      const ready = await settled(page, () => ({
+        promise: customElements
+          .whenDefined('transformer-playground')
+          .then(() => document.querySelector('transformer-playground').ready),
+      }));
+      assert.equal(ready, 'done', 'the page is ready offline');
       assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null), 'the reload is served by the worker');
       const offline = await waitTokens(page, 6);
       assert.deepEqual(offline.ids, online.ids, 'the same greedy tokens without a network');
