@@ -125,15 +125,12 @@ pub fn softmax_with_temperature(logits: &[f32], temperature: f64) -> Vec<f64> {
 
 /// The model's own distribution, `softmax(l)` (τ = 1), as f32 for display.
 pub fn softmax(logits: &[f32]) -> Vec<f32> {
-    softmax_with_temperature(logits, 1.0)
-        .into_iter()
-        .map(|p| p as f32)
-        .collect() // (V)
+    softmax_and_lse(logits).0 // (V)
 }
 
-/// [`softmax`] and the log-normaliser `max + ln Σ exp(l − max)` of [`log_softmax`] from one
-/// pass of exponentials: `l[i] − lse` is `log_softmax(l)[i]` to the bit, and the
-/// probabilities are `softmax(l)`'s (dividing by τ = 1 is exact).
+/// `softmax(l)` as f32 and the log-normaliser `max + ln Σ exp(l − max)` of [`log_softmax`]
+/// from one pass of exponentials: `l[i] − lse` is `log_softmax(l)[i]` to the bit, and the
+/// probabilities are `softmax_with_temperature(l, 1)`'s as f32 (dividing by τ = 1 is exact).
 pub fn softmax_and_lse(logits: &[f32]) -> (Vec<f32>, f64) {
     let max = crate::lanes::max_of(logits) as f64;
     let e: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect(); // (V)
