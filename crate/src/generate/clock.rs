@@ -54,22 +54,28 @@ fn platform_now_ms() -> f64 {
 }
 
 #[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// The page's `Performance` object.
+    type Performance;
+
+    /// The global `performance` of a window or a Web Worker alike, looked up once; `None`
+    /// where there is none.
+    #[wasm_bindgen(thread_local_v2, js_name = performance)]
+    static PERFORMANCE: Option<Performance>;
+
+    #[wasm_bindgen(method, js_name = now)]
+    fn now(this: &Performance) -> f64;
+}
+
+/// `performance.now()`, else `Date.now()`. Bound imports: a step reads the clock twice, and
+/// looking `performance` and `now` up by name (`Reflect::get`) turned both names into JS
+/// strings on every read, a twentieth of a decoding step's call in Chromium.
+#[cfg(target_arch = "wasm32")]
 fn platform_now_ms() -> f64 {
-    use js_sys::{Function, Reflect};
-    use wasm_bindgen::JsCast;
-    // globalThis.performance.now(), looked up dynamically so that it works in a window
-    // and in a Web Worker alike.
-    let global = js_sys::global();
-    if let Ok(perf) = Reflect::get(&global, &"performance".into()) {
-        if let Ok(now) = Reflect::get(&perf, &"now".into()) {
-            if let Some(now) = now.dyn_ref::<Function>() {
-                if let Some(ms) = now.call0(&perf).ok().and_then(|v| v.as_f64()) {
-                    return ms;
-                }
-            }
-        }
-    }
-    js_sys::Date::now()
+    PERFORMANCE
+        .with(|p| p.as_ref().map(Performance::now))
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 #[cfg(test)]
