@@ -72,6 +72,7 @@ fn allocations_per_step() -> (f64, f64) {
 }
 
 fn main() {
+    tplay::heap::keep_freed_memory();
     let quick = std::env::var("TPLAY_BENCH_QUICK").is_ok_and(|v| v == "1");
     let load_before = bench::load_average();
     let (allocs, bytes) = allocations_per_step();

@@ -406,6 +406,7 @@ fn threads_speed() {
 }
 
 fn main() {
+    tplay::heap::keep_freed_memory();
     let which = std::env::var("TPLAY_BENCH_TRAIN").unwrap_or_default();
     match which.as_str() {
         "speed" => speed(),

@@ -317,11 +317,23 @@ pub fn exp_lanes(x: [f32; LANES]) -> [f32; LANES] {
 /// The largest of `xs`, −∞ for none, NaN ignored: the value of
 /// `xs.fold(−∞, f32::max)` (±0 may come out with either sign, as there; every caller
 /// subtracts it or compares with it, where the sign of a zero does not show). In wasm
-/// `f32::max` is a call to `fmaxf` per value, this a comparison.
+/// `f32::max` is a call to `fmaxf` per value, this a comparison. Eight running maxima,
+/// value j going to lane j mod 8, then the lanes': one chain of comparisons, each waiting
+/// on the one before, took a third of a training step's softmax; the largest value is the
+/// same in any order.
 #[inline]
 pub fn max_of(xs: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let mut groups = xs.chunks_exact(LANES);
+    for g in &mut groups {
+        for (m, &x) in lanes.iter_mut().zip(g) {
+            if x > *m {
+                *m = x;
+            }
+        }
+    }
     let mut m = f32::NEG_INFINITY;
-    for &x in xs {
+    for &x in lanes.iter().chain(groups.remainder()) {
         if x > m {
             m = x;
         }
@@ -404,6 +416,28 @@ mod tests {
         for xs in cases {
             let want = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             assert_eq!(max_of(xs).to_bits(), want.to_bits(), "{xs:?}");
+        }
+        // Every length from 0 to 40 (whole groups of lanes and a remainder), the largest
+        // value at every position, NaN and −∞ sprinkled in: the same value as the fold
+        // (zeros of both signs are left out, whose sign may differ).
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            match seed >> 28 {
+                0 => f32::NAN,
+                1 => f32::NEG_INFINITY,
+                _ => (seed >> 8) as f32 / 65_536.0 - 128.0 + 0.5,
+            }
+        };
+        for n in 0..=40 {
+            for top in 0..n.max(1) {
+                let mut xs: Vec<f32> = (0..n).map(|_| next()).collect();
+                if n > 0 {
+                    xs[top] = 1000.0 + top as f32;
+                }
+                let want = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                assert_eq!(max_of(&xs).to_bits(), want.to_bits(), "{xs:?}");
+            }
         }
     }
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod explain;
+pub mod heap;
 pub mod hf;
 pub mod lanes;
 pub mod limits;

@@ -38,6 +38,7 @@ enum Command {
 }
 
 fn main() {
+    tplay::heap::keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Forward(a) => forward::run(a),
