@@ -218,33 +218,25 @@ pub fn attention_forward(
             }
             // Keys past `seen` are hidden by the causal mask (never looked at above).
             srow[seen..].fill(f32::NEG_INFINITY);
-            // The causal rule hides no key before `seen`: only padding can. Without a
-            // padded key there, every score is scaled and biased, each by the same
-            // operations as below, in loops with no branch per key (simd128 in wasm).
-            if causal && !key_pad.is_some_and(|p| p[..seen].contains(&true)) {
-                if scaled {
-                    for sc in &mut srow[..seen] {
-                        *sc /= sqrt_d;
-                    }
-                }
-                if let Some(slopes) = spec.alibi {
-                    for (j, sc) in srow[..seen].iter_mut().enumerate() {
-                        *sc += alibi_bias(slopes[h], q_pos, j);
-                    }
-                }
-            } else {
+            // The causal rule hides no key before `seen`: only padding can, so without a
+            // padded key there nothing is hidden. Then every score is scaled and biased, in
+            // loops with no branch per key (simd128 in wasm); a hidden score stays −∞.
+            if !causal || key_pad.is_some_and(|p| p[..seen].contains(&true)) {
                 for (j, sc) in srow[..seen].iter_mut().enumerate() {
                     let pad = key_pad.is_some_and(|p| p[j]);
                     if (causal && pad) || (!causal && is_masked(spec.mask, q_pos, j, pad)) {
                         *sc = f32::NEG_INFINITY;
-                        continue;
                     }
-                    if scaled {
-                        *sc /= sqrt_d;
-                    }
-                    if let Some(slopes) = spec.alibi {
-                        *sc += alibi_bias(slopes[h], q_pos, j);
-                    }
+                }
+            }
+            if scaled {
+                for sc in &mut srow[..seen] {
+                    *sc /= sqrt_d;
+                }
+            }
+            if let Some(slopes) = spec.alibi {
+                for (j, sc) in srow[..seen].iter_mut().enumerate() {
+                    *sc += alibi_bias(slopes[h], q_pos, j);
                 }
             }
             softmax_row(&mut probs[row.clone()], &scores[row.clone()]);
