@@ -70,7 +70,16 @@ const GENERATED = (n) => {
   if (el.generated.length >= n || el.done || el.error || el.genNote) return { ids: [...el.generated], done: el.done, error: el.error, note: el.genNote, backend: el.backendInfo?.kind ?? el.backendInfo?.backend ?? null };
   return false;
 };
-const PROBS = () => Array.from(document.querySelector('transformer-playground').lastForward.model_probs);
+/** The next-token probabilities of the forward pass over the prompt and the `n` generated
+ * tokens, once that pass has been drawn (the last token arrives before its pass does). */
+const SETTLED_PROBS = (n) => {
+  const el = document.querySelector('transformer-playground');
+  const ids = el?.generated ?? [];
+  const seq = el?.lastForward?.tokens?.[0];
+  if (ids.length < n || !seq || seq.length < ids.length) return false;
+  const tail = seq.slice(seq.length - ids.length);
+  return tail.every((id, k) => id === ids[k]) ? Array.from(el.lastForward.model_probs) : false;
+};
 
 /** Open `url` in the engine and wait for the first drawn forward pass. */
 async function openIn(b, url) {
@@ -100,7 +109,8 @@ before(async () => {
   try {
     const { page, errors } = await open(browser.context, server.url, GEN_HASH);
     const gen = await waitTokens(page, 10);
-    chromium = { ...gen, probs: await page.evaluate(PROBS), errors };
+    await page.waitForFunction(SETTLED_PROBS, 10, { timeout: 60000 });
+    chromium = { ...gen, probs: await page.evaluate(SETTLED_PROBS, 10), errors };
   } finally {
     await browser.close();
     await server.close();
@@ -141,7 +151,7 @@ for (const engine of ENGINES) {
       const gen = await b.waitFor(GENERATED, 10, 90000, 'ten generated tokens');
       assert.equal(gen.error, '');
       assert.deepEqual(gen.ids, chromium.ids, 'the same sampled tokens as Chromium');
-      const probs = await b.evaluate(PROBS);
+      const probs = await b.waitFor(SETTLED_PROBS, 10, 60000, 'the forward pass over the ten tokens');
       assert.equal(probs.length, chromium.probs.length);
       let worst = 0;
       for (let i = 0; i < probs.length; i++) worst = Math.max(worst, Math.abs(probs[i] - chromium.probs[i]));
