@@ -127,7 +127,7 @@ describe('the npm package', () => {
     assert.match(meta.version, /^\d+\.\d+\.\d+$/);
     assert.equal(meta.exports['.'].import, './dist/transformer-playground.js');
     assert.equal(meta.exports['.'].types, './dist/transformer-playground.d.ts');
-    for (const f of ['dist/transformer-playground.js', 'dist/transformer-playground.d.ts', 'dist/engine-types.d.ts', 'dist/assets/worker.js', 'dist/assets/tplay_infer_bg.wasm', 'dist/assets/tplay.js', 'dist/assets/tplay_bg.wasm', 'content-security-policy.txt', '_headers', 'README.md'])
+    for (const f of ['dist/transformer-playground.js', 'dist/transformer-playground.d.ts', 'dist/engine-types.d.ts', 'dist/assets/worker.js', 'dist/assets/tplay_infer_bg.wasm', 'dist/assets/tplay_infer_gpu_bg.wasm', 'dist/assets/tplay.js', 'dist/assets/tplay_bg.wasm', 'content-security-policy.txt', '_headers', 'README.md'])
       assert.ok(statSync(join(pkg, f)).size > 0, f);
     const shipped = JSON.parse(readFileSync(join(root, 'models/manifest.json'), 'utf8')).map((m) => m.file);
     const packed = readdirSync(join(pkg, 'dist/models'));
@@ -147,8 +147,9 @@ describe('the npm package', () => {
     // The bundler copied the worker and the wasm into the built folder.
     const assets = readdirSync(join(project, 'dist/assets'));
     assert.ok(assets.some((f) => /^worker.*\.js$/.test(f)), assets.join(' '));
-    // Both engine modules: the inference one the page starts, the whole one the lab fetches.
-    assert.ok(assets.some((f) => /^tplay_infer_bg.*\.wasm$/.test(f)) && assets.some((f) => /^tplay_bg.*\.wasm$/.test(f)), assets.join(' '));
+    // The three engine modules: the inference ones the page starts (without and with the
+    // WebGPU backend), the whole one the lab fetches.
+    for (const m of [/^tplay_infer_bg.*\.wasm$/, /^tplay_infer_gpu_bg.*\.wasm$/, /^tplay_bg.*\.wasm$/]) assert.ok(assets.some((f) => m.test(f)), `${m} among ${assets.join(' ')}`);
     assert.deepEqual(s.cspReports, [], 'no violation of the documented policy');
     assert.deepEqual(errors, []);
     await shot(page, 'npm-vite');

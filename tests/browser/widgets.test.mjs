@@ -182,8 +182,9 @@ describe('an iframe of embed.html', () => {
     assert.equal(checkpoints.length, 1, `only the shown model: ${checkpoints.join(', ')}`);
     // Nothing an attention map does not need: not the whole engine (trainer, side studies), the lab, another language's strings.
     const name = (u) => u.slice(u.lastIndexOf('/') + 1);
+    // This browser offers no WebGPU adapter: the inference engine without its GPU backend.
     assert.ok(requests.some((u) => /^tplay_infer_bg.*\.wasm$/.test(name(u))), 'the inference engine');
-    const extra = requests.filter((u) => /^(tplay_bg|tp-lab|zh-Hans|workbox)/.test(name(u)));
+    const extra = requests.filter((u) => /^(tplay_bg|tplay_infer_gpu|tp-lab|zh-Hans|workbox)/.test(name(u)));
     assert.deepEqual(extra, [], 'fetched beyond what the view needs');
     assert.equal(new Set(requests).size, requests.length, `no file fetched twice: ${requests.join(', ')}`);
     await page.close();

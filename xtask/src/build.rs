@@ -253,10 +253,12 @@ fn wasm_target() -> Result<()> {
     sh(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
 }
 
-/// The core for the browser, twice: the inference engine (`tplay_infer`, no `lab`
-/// feature), which the page loads first, and the whole engine (`tplay`, with the trainer
-/// and the side studies), which the worker fetches when the lab or a side study first
-/// needs it. Each: wasm32 + SIMD, bindings for ES modules, then `wasm-opt -Oz`.
+/// The core for the browser, three times: the inference engine, which the page loads
+/// first, with its WebGPU backend (`tplay_infer_gpu`, for browsers that offer a WebGPU
+/// adapter) and without it (`tplay_infer`, for those that offer none), and the whole
+/// engine (`tplay`, with the trainer and the side studies), which the worker fetches when
+/// the lab or a side study first needs it. Each: wasm32 + SIMD, bindings for ES modules,
+/// then `wasm-opt -Oz`.
 fn build_wasm() -> Result<()> {
     let pkg = root().join("www/pkg");
     for (features, name) in WASM_MODULES {
@@ -270,9 +272,12 @@ fn build_wasm() -> Result<()> {
     Ok(())
 }
 
-/// The page's two wasm modules: cargo features, and the name of the bindings in `www/pkg`.
-const WASM_MODULES: [(&[&str], &str); 2] =
-    [(&["--features", "lab"], "tplay"), (&[], "tplay_infer")];
+/// The page's three wasm modules: cargo features, and the name of the bindings in `www/pkg`.
+const WASM_MODULES: [(&[&str], &str); 3] = [
+    (&["--features", "lab"], "tplay"),
+    (&["--features", "gpu"], "tplay_infer_gpu"),
+    (&[], "tplay_infer"),
+];
 
 /// `wasm-opt -Oz` on `bg`, in place.
 fn optimise(bg: &Path) -> Result<()> {

@@ -29,6 +29,7 @@ mod positions;
 mod trace;
 pub mod train;
 
+pub use super::LayerStats;
 pub use cache::GpuKvCache;
 pub use catalogue::Kernel;
 pub use context::{request_device, GpuBuffer, GpuContext, GpuStats, ReadSlot, Readback, Recorder};
@@ -40,4 +41,4 @@ pub use kernels::{
 pub use model::{check_fits, GpuModel, GpuWeights};
 pub use optim::GpuAdam;
 pub use positions::{rope_table, PositionTables};
-pub use train::{GpuTrainer, LayerStats, StepCounts};
+pub use train::{GpuTrainer, StepCounts};

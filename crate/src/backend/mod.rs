@@ -14,6 +14,10 @@
 //! switch to `Backend::Cpu` and carry on.
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod gpu;
+#[cfg(not(feature = "gpu"))]
+#[path = "gpu_absent.rs"]
 pub mod gpu;
 pub mod parity;
 pub mod race;
@@ -23,6 +27,38 @@ use crate::model::forward::Batch;
 use crate::model::{ForwardOptions, Model, Trace};
 
 pub use gpu::{GpuContext, GpuModel};
+
+/// Counters of GPU round trips since the context was made, so benchmarks and tests can
+/// check that a forward pass submits once and reads back once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuStats {
+    /// `queue.submit` calls.
+    pub submissions: u64,
+    /// Buffers mapped for reading (each is one GPU → CPU transfer the caller waits for).
+    pub readbacks: u64,
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+}
+
+impl GpuStats {
+    /// Counts that happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &GpuStats) -> GpuStats {
+        GpuStats {
+            submissions: self.submissions - earlier.submissions,
+            readbacks: self.readbacks - earlier.readbacks,
+            dispatches: self.dispatches - earlier.dispatches,
+        }
+    }
+}
+
+/// What a watched step reports per layer (encoder layers first), as the CPU session
+/// computes it (`train::health`): the gradient's norm before clipping and the mean
+/// ‖x‖₂ per position of the residual stream after the layer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerStats {
+    pub grad_norms: Vec<f32>,
+    pub residual_norms: Vec<f32>,
+}
 
 /// Where a forward pass runs.
 #[derive(Clone, Debug)]
@@ -91,6 +127,8 @@ pub enum Placed {
 
 impl Placed {
     /// The backend the model is placed on.
+    // Without the `gpu` feature a GPU context has no value, and rustc says so here.
+    #[cfg_attr(not(feature = "gpu"), allow(unreachable_code))]
     pub fn backend(&self) -> Backend {
         match self {
             Placed::Cpu => Backend::Cpu,

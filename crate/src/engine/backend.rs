@@ -191,7 +191,7 @@ impl Engine {
             .is_some_and(|s| s.test_only_lose_gpu());
         match &self.backend {
             Backend::Gpu(ctx) => {
-                ctx.device().destroy();
+                ctx.test_only_lose();
                 true
             }
             Backend::Cpu => run,

@@ -10,4 +10,6 @@ pub mod parallel;
 pub mod positions;
 pub mod scoring;
 pub mod sqrt_dk;
+// The time view's studies run on the GPU as well as the CPU (the whole engine).
+#[cfg(feature = "gpu")]
 pub mod timing;

@@ -12,7 +12,8 @@ mod generate;
 mod input;
 mod status;
 mod train;
-#[cfg(not(target_arch = "wasm32"))]
+// Every type of the protocol, the time view's (which need the GPU backend) among them.
+#[cfg(all(not(target_arch = "wasm32"), feature = "gpu"))]
 mod typescript;
 mod weights;
 
@@ -22,7 +23,7 @@ pub use generate::*;
 pub use input::*;
 pub use status::*;
 pub use train::*;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "gpu"))]
 pub use typescript::typescript;
 pub use weights::*;
 

@@ -233,7 +233,7 @@ impl Session {
     pub fn test_only_lose_gpu(&self) -> bool {
         match &self.gpu {
             Some(g) => {
-                g.ctx.device().destroy();
+                g.ctx.test_only_lose();
                 true
             }
             None => false,

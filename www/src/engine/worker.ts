@@ -7,16 +7,19 @@
 // model, generation, edits and backend), and each checkpoint is fetched once, by URL,
 // and kept for every session that loads it.
 //
-// The core comes as two WebAssembly modules built from the same Rust (crate/src/wasm.rs):
-// the inference engine (`tplay_infer`: loading, forward passes, generation, weights), which
-// a first visit downloads, and the whole engine (`tplay`: also the trainer and the side
-// studies), fetched the first time a request needs it. The lab's training worker
+// The core comes as WebAssembly modules built from the same Rust (crate/src/wasm.rs): the
+// inference engine (loading, forward passes, generation, weights), which a first visit
+// downloads, and the whole engine (`tplay`: also the trainer and the side studies),
+// fetched the first time a request needs it. The inference engine comes in two builds:
+// with its WebGPU backend (`tplay_infer_gpu`) where the browser offers a WebGPU adapter,
+// and without it (`tplay_infer`, a fifth smaller) where it offers none, so a browser that
+// can never use the GPU never downloads its kernels. The lab's training worker
 // ('tplay-train') runs the whole engine from the start. In the page's worker a session
 // keeps its model, generation and edits in its inference engine; a side study is answered
 // by a second engine of the whole module holding the same model (exported by the first,
 // loaded bit for bit) on the same kind of backend.
 
-import init, { Engine as InferEngine } from '../../pkg/tplay_infer.js';
+import type { Engine as InferEngine } from '../../pkg/tplay_infer.js';
 import type { Engine as LabEngine } from '../../pkg/tplay.js';
 import type { Api, BackendInfo, HfFiles, ModelInfo, BackendStatus, BackendWant, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
 
@@ -52,7 +55,10 @@ let study: Study | null = null;
 /** The wasm instances' exports (their linear memories, for `memoryUse`). */
 let wasm: { memory: WebAssembly.Memory } | null = null;
 let labWasm: { memory: WebAssembly.Memory } | null = null;
-let compiled: Promise<void> | null = null;
+/** The inference engine's class, once its module is compiled (for every session). */
+let compiled: Promise<typeof InferEngine> | null = null;
+/** Whether the browser offered a WebGPU adapter when the inference engine was chosen. */
+let gpuOffered = false;
 let backend: BackendInfo = infoOf({ kind: 'starting' });
 /** What the session last asked for (`setBackend`): a new engine of the session is put on the same. */
 let want: BackendWant = 'auto';
@@ -114,6 +120,18 @@ function infoOf(status: BackendStatus): BackendInfo {
   }
 }
 
+/**
+ * The inference engine's module: the build with the WebGPU backend where the browser has
+ * a WebGPU adapter to give, the build without it elsewhere.
+ */
+async function inferModule(): Promise<typeof InferEngine> {
+  const nav = self.navigator as Navigator & { gpu?: GpuLike };
+  gpuOffered = !!nav.gpu && (await nav.gpu.requestAdapter().then((a) => !!a, () => false));
+  const m = gpuOffered ? await import('../../pkg/tplay_infer_gpu.js') : await import('../../pkg/tplay_infer.js');
+  wasm = await m.default();
+  return m.Engine;
+}
+
 async function ready(): Promise<Engine> {
   if (!engine) {
     emit({ event: 'progress', progress: { phase: 'engine', label: 'Starting the engine (compiling the WebAssembly core)', done: 0, total: 1 } });
@@ -121,9 +139,8 @@ async function ready(): Promise<Engine> {
     if (whole) {
       engine = new (await lab()).Engine();
     } else {
-      compiled ??= init().then((w) => void (wasm = w));
-      await compiled;
-      engine = new InferEngine();
+      compiled ??= inferModule();
+      engine = new (await compiled)();
     }
     emit({ event: 'progress', progress: { phase: 'engine', label: 'The engine is running', done: 1, total: 1 } });
   }
@@ -247,6 +264,13 @@ async function setBackend(wanted: BackendWant): Promise<BackendInfo> {
   if (gpu && !nav.gpu) {
     eng.use_cpu();
     backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser has no navigator.gpu' });
+    return backend;
+  }
+  // The inference engine without a WebGPU backend runs here because the browser offered
+  // no adapter (the whole engine, of a Hugging Face folder, has the backend).
+  if (gpu && !whole && !gpuOffered && compiled && eng instanceof (await compiled)) {
+    eng.use_cpu();
+    backend = infoOf({ kind: 'cpu_no_gpu', detail: "this browser's WebGPU offered no adapter" });
     return backend;
   }
   const adapter = gpu ? await describeAdapter(nav.gpu as GpuLike) : null;

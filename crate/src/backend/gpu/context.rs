@@ -10,34 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::catalogue::{kernel_needs, Kernel, PipelineKey};
+pub use crate::backend::GpuStats;
 use crate::error::{Error, Result};
 
 mod recorder;
 
 pub use recorder::{ReadSlot, Readback, Recorder};
-
-/// Counters of GPU round trips since the context was made, so benchmarks and tests can
-/// check that a forward pass submits once and reads back once.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GpuStats {
-    /// `queue.submit` calls.
-    pub submissions: u64,
-    /// Buffers mapped for reading (each is one GPU → CPU transfer the caller waits for).
-    pub readbacks: u64,
-    /// Compute dispatches recorded.
-    pub dispatches: u64,
-}
-
-impl GpuStats {
-    /// Counts that happened between `earlier` and `self`.
-    pub fn since(&self, earlier: &GpuStats) -> GpuStats {
-        GpuStats {
-            submissions: self.submissions - earlier.submissions,
-            readbacks: self.readbacks - earlier.readbacks,
-            dispatches: self.dispatches - earlier.dispatches,
-        }
-    }
-}
 
 #[derive(Default)]
 struct Counters {
@@ -246,6 +224,12 @@ impl GpuContext {
     /// another fallback adapter in a browser): a correctness target, not a fast one.
     pub fn is_software(&self) -> bool {
         is_software_adapter(&self.inner.adapter_name)
+    }
+
+    /// Test-only: destroy the device now, as a driver reset would; the next GPU call
+    /// fails.
+    pub fn test_only_lose(&self) {
+        self.device().destroy();
     }
 
     pub fn device(&self) -> &wgpu::Device {

@@ -20,6 +20,7 @@ use super::optim::GpuAdam;
 use super::pass::{Keep, Pass, Weights};
 use super::positions::PositionTables;
 use super::LrRule;
+use crate::backend::LayerStats;
 use crate::config::{ModelConfig, Norm, PosEncoding};
 use crate::error::{Error, Result};
 use crate::model::forward::Batch;
@@ -74,15 +75,6 @@ enum Report {
     Grads,
     /// Per layer, the gradient's and the residual stream's norms (the lab).
     Layers,
-}
-
-/// What a watched step reports per layer (encoder layers first), as the CPU session
-/// computes it (`train::health`): the gradient's norm before clipping and the mean
-/// ‖x‖₂ per position of the residual stream after the layer.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LayerStats {
-    pub grad_norms: Vec<f32>,
-    pub residual_norms: Vec<f32>,
 }
 
 fn config_error(what: &str) -> Error {
