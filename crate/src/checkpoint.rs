@@ -82,7 +82,7 @@ pub fn load(bytes: &[u8]) -> Result<Model> {
         .map(|n| n.to_string())
         .collect();
     if !extra.is_empty() {
-        extra.sort();
+        crate::sorting::sort_by(&mut extra, Ord::cmp);
         return Err(bad(format!(
             "unexpected tensor `{}` for this config",
             extra.join("`, `")

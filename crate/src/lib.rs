@@ -18,6 +18,7 @@ pub mod model;
 pub mod par;
 pub mod profile;
 pub mod protocol;
+pub mod sorting;
 pub mod tensor;
 pub mod tokenizer;
 pub mod wire;

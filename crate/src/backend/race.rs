@@ -144,7 +144,7 @@ pub(crate) fn timed_greedy(m: &Model) -> GenerateOptions {
 
 /// The middle value (the upper one of an even count), sorting `xs`.
 pub(crate) fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
+    crate::sorting::sort_by(xs, f64::total_cmp);
     xs[xs.len() / 2]
 }
 

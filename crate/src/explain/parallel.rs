@@ -93,7 +93,7 @@ pub struct ParallelTiming {
 }
 
 fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
+    crate::sorting::sort_by(xs, f64::total_cmp);
     let n = xs.len();
     if n % 2 == 1 {
         xs[n / 2]

@@ -381,8 +381,8 @@ pub fn principal_axes(points: &[f32], n: usize, c: usize) -> Result<Axes> {
     let centred = DMatrix::from_fn(n, c, |r, col| x[(r, col)] - mean[col]); // (N, C)
     let cov = centred.transpose() * &centred / (n as f64 - 1.0); // (C, C)
     let eig = SymmetricEigen::new(cov);
-    let mut order: Vec<usize> = (0..c).collect();
-    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+    let order =
+        crate::sorting::stable_order(c, &|a, b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
     let total: f64 = eig.eigenvalues.iter().map(|v| v.max(0.0)).sum();
     let axis = |i: usize| -> Vec<f64> {
         let v: Vec<f64> = eig.eigenvectors.column(order[i]).iter().copied().collect();

@@ -128,7 +128,7 @@ pub async fn compare_scoring(
             samples_ms.push(sw.elapsed_ms());
         }
         let mut sorted = samples_ms.clone();
-        sorted.sort_by(f64::total_cmp);
+        crate::sorting::sort_by(&mut sorted, f64::total_cmp);
         let ms = sorted[sorted.len() / 2];
         rows.push(ScoreCost {
             score,

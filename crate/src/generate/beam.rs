@@ -213,7 +213,7 @@ impl BeamSearch {
             }
         }
         // Stable sort on log_prob keeps equal candidates in (parent, token) order.
-        cands.sort_by(|a, b| b.2.total_cmp(&a.2));
+        crate::sorting::sort_by(&mut cands, |a, b| b.2.total_cmp(&a.2));
 
         self.steps += 1;
         let len = self.steps;
@@ -293,7 +293,7 @@ impl BeamSearch {
 
 /// Best score first; equal scores keep their order.
 fn sort_by_score(hyps: &mut [Hypothesis]) {
-    hyps.sort_by(|a, b| b.score.total_cmp(&a.score));
+    crate::sorting::sort_by(hyps, |a, b| b.score.total_cmp(&a.score));
 }
 
 #[cfg(test)]

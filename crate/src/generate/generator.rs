@@ -770,7 +770,7 @@ pub fn select_sequences(cache: &mut KvCache, rows: &[usize]) {
 /// (L, H, S): row `t` of sequence `b` of every `site` attention trace, layer by layer.
 fn rows_of(traces: &[AttnTrace], site: AttnSite, b: usize, t: usize) -> Vec<Vec<Vec<f32>>> {
     let mut layers: Vec<&AttnTrace> = traces.iter().filter(|a| a.site == site).collect();
-    layers.sort_by_key(|a| a.layer);
+    crate::sorting::sort_by_key(&mut layers, |a| a.layer);
     layers
         .into_iter()
         .map(|a| {

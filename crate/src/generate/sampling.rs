@@ -153,10 +153,8 @@ pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
 
 /// Token ids ordered by decreasing probability, ties towards the lower id.
 pub fn rank(probs: &[f64]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..probs.len()).collect();
-    // Stable sort on the probability alone keeps equal ones in id order.
-    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
-    order
+    // A stable order on the probability alone keeps equal ones in id order.
+    crate::sorting::stable_order(probs.len(), &|a, b| probs[b].total_cmp(&probs[a]))
 }
 
 /// The first `k` ids of [`rank`] (all of them when `k` ≥ V), in one pass over the

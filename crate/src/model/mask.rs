@@ -111,7 +111,7 @@ impl MaskSpec {
         let mut sorted: Vec<CellEdit> = Vec::with_capacity(cells.len());
         // Keep the last edit of each cell: a stable sort, then dedup keeping the later one.
         let mut all = cells.to_vec();
-        all.sort_by_key(|c| (c.query, c.key));
+        crate::sorting::sort_by_key(&mut all, |c| (c.query, c.key));
         for c in all {
             match sorted.last_mut() {
                 Some(last) if (last.query, last.key) == (c.query, c.key) => *last = c,

@@ -79,7 +79,7 @@ impl GrammarTask {
         .iter()
         .flat_map(|ws| ws.iter().flat_map(|w| w.chars()))
         .collect();
-        chars.sort_unstable();
+        crate::sorting::sort_by(&mut chars, Ord::cmp);
         chars.dedup();
         let alphabet: String = [' ', '.'].into_iter().chain(chars).collect();
         Ok(GrammarTask {

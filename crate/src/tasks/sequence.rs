@@ -30,7 +30,7 @@ impl SequenceKind {
             SequenceKind::Reverse => input.chars().rev().collect(),
             SequenceKind::Sort => {
                 let mut c: Vec<char> = input.chars().collect();
-                c.sort_unstable();
+                crate::sorting::sort_by(&mut c, Ord::cmp);
                 c.into_iter().collect()
             }
         }

@@ -169,7 +169,7 @@ impl ZhGrammarTask {
             .chain([DE, ALSO, ALL, VERY, NOT, NOT_PAST, PERFECTIVE, PROGRESSIVE])
             .flat_map(str::chars)
             .collect();
-        chars.sort_unstable();
+        crate::sorting::sort_by(&mut chars, Ord::cmp);
         chars.dedup();
         let alphabet: String = [STOP, COMMA].into_iter().chain(chars).collect();
         Ok(ZhGrammarTask {

@@ -233,7 +233,7 @@ impl ZhSentimentTask {
             .chain([DEGREE, LIKE, HATE, GLAD, SAD].concat())
             .chain([BUT, AND, NOT, NOT_PAST, "太有意思我让"]);
         let mut chars: Vec<char> = words.flat_map(str::chars).collect();
-        chars.sort_unstable();
+        crate::sorting::sort_by(&mut chars, Ord::cmp);
         chars.dedup();
         // The punctuation first, then the characters in code-point order.
         let alphabet: String = [COMMA].into_iter().chain(ENDS).chain(chars).collect();

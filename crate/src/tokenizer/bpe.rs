@@ -201,7 +201,9 @@ impl Bpe {
             .filter_map(|&id| tokens.get(id as usize).map(|t| (t.clone(), id)))
             .filter(|(t, _)| !t.is_empty())
             .collect();
-        specials.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+        crate::sorting::sort_by(&mut specials, |a, b| {
+            b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1))
+        });
         specials.dedup();
         Ok(Bpe {
             byte_ids,

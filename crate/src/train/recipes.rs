@@ -453,7 +453,7 @@ mod tests {
                 .filter(|r| r.run.task == task && !r.run.share_qk)
                 .map(|r| r.run.pos_encoding.clone().unwrap())
                 .collect();
-            seen.sort();
+            crate::sorting::sort_by(&mut seen, Ord::cmp);
             seen
         };
         assert_eq!(

@@ -87,7 +87,7 @@ pub fn noam_curve(
     if cooldown_steps > 0 && cooldown_steps < last {
         // The bend: the last step at the whole rate, drawn exactly.
         steps.push(last - cooldown_steps + 1);
-        steps.sort_unstable();
+        crate::sorting::sort_by(&mut steps, Ord::cmp);
         steps.dedup();
     }
     let rate = |s: u64| scheduled_lr(s, d_model, warmup, 1.0, None, last, cooldown_steps);
