@@ -380,6 +380,32 @@ describe('a lost GPU', () => {
     assert.deepEqual(errors, []);
     await bare.close();
   });
+
+  test('a_browser_whose_webgpu_offers_no_adapter_gets_the_engine_without_its_gpu_backend_and_says_why', async () => {
+    // Headless Chromium without its WebGPU switches: navigator.gpu is there, an adapter is not.
+    const plain = await launch({ webgpu: false, serviceWorkers: 'block' });
+    const wasm = [];
+    plain.context.on('request', (r) => {
+      const name = new URL(r.url()).pathname.split('/').pop();
+      if (name.endsWith('.wasm')) wasm.push(name);
+    });
+    const { page, errors } = await open(plain.context, server.url, 'chapter=all&backend=webgpu&speed=0&max=6');
+    const offered = await page.evaluate(async () => !!navigator.gpu && !!(await navigator.gpu.requestAdapter()));
+    assert.equal(offered, false, 'this browser offers an adapter: the test needs one that does not');
+    await waitDone(page);
+    const info = await el(page, () => document.querySelector('transformer-playground').backendInfo);
+    assert.equal(info.backend, 'cpu');
+    assert.equal(info.status.kind, 'cpu_no_gpu');
+    assert.equal(info.detail, 'this browser offers no WebGPU adapter');
+    // Its inference engine is the one without the GPU backend (the whole engine comes too,
+    // for the side studies of chapter=all).
+    const modules = wasm.map((w) => w.replace(/-[\w-]+\.wasm$/, ''));
+    assert.ok(modules.includes('tplay_infer_bg') && !modules.includes('tplay_infer_gpu_bg'), `the engine without its GPU backend: ${wasm.join(', ')}`);
+    assert.equal((await page.evaluate(() => document.querySelector('transformer-playground').generated.length)) > 0, true, 'it generates on the CPU');
+    assert.match(await page.locator('tp-backend-badge .badge').innerText(), /WebGPU is unavailable/);
+    assert.deepEqual(errors, []);
+    await plain.close();
+  });
 });
 
 describe('long runs keep memory flat', () => {

@@ -270,7 +270,7 @@ async function setBackend(wanted: BackendWant): Promise<BackendInfo> {
   // no adapter (the whole engine, of a Hugging Face folder, has the backend).
   if (gpu && !whole && !gpuOffered && compiled && eng instanceof (await compiled)) {
     eng.use_cpu();
-    backend = infoOf({ kind: 'cpu_no_gpu', detail: "this browser's WebGPU offered no adapter" });
+    backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser offers no WebGPU adapter' });
     return backend;
   }
   const adapter = gpu ? await describeAdapter(nav.gpu as GpuLike) : null;

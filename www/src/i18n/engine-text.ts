@@ -99,7 +99,10 @@ export function raceLine(race: BackendRace): string {
 export function backendDetail(status: BackendStatus): string | null {
   switch (status.kind) {
     case 'cpu_no_gpu':
-      return status.detail === 'this browser has no navigator.gpu' ? msg('this browser has no navigator.gpu') : gpuDetailText(status.detail);
+      // The worker's two sentences (www/src/engine/worker.ts), then the GPU backend's own.
+      if (status.detail === 'this browser has no navigator.gpu') return msg('this browser has no navigator.gpu');
+      if (status.detail === 'this browser offers no WebGPU adapter') return msg('this browser offers no WebGPU adapter', { id: 'engine.no-adapter-offered' });
+      return gpuDetailText(status.detail);
     case 'cpu_disagrees': {
       const d = status.max_abs_diff;
       return d !== undefined && d !== null ? msg(str`the largest GPU−CPU logit difference is ${d}`) : msg('the GPU returned NaN or infinite logits where the CPU did not');

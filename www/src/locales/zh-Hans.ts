@@ -202,6 +202,7 @@
 'engine.cpu-faster-short': `对这个模型 CPU 更快`,
 'engine.gpu-said': str`GPU 后端的原话是“${0}”`,
 'engine.no-adapter': str`找不到 WebGPU 或 Vulkan 适配器（浏览器的原话是“${0}”）；CPU 后端在任何地方都能运行。WebGPU 需要较新的 Chrome 或 Edge，其他浏览器需要打开实验开关。`,
+'engine.no-adapter-offered': `此浏览器没有可用的 WebGPU 适配器`,
 'engine.no-gpu-insecure': `WebGPU 只能在安全页面（HTTPS，或本机自己的地址）上使用，而此页面是通过普通 HTTP 打开的——正在 CPU 上运行`,
 'engine.no-gpu-insecure-short': `WebGPU 需要安全页面（HTTPS），不能用普通 HTTP`,
 'engine.race-faster': str`测试输入前向一次：CPU ${0}，WebGPU ${1}（快 ${2} 倍）`,
