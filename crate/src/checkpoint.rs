@@ -154,8 +154,12 @@ fn sort_header(bytes: &mut [u8]) -> Result<()> {
     fn sorted(v: serde_json::Value) -> serde_json::Value {
         match v {
             serde_json::Value::Object(m) => {
-                let b: BTreeMap<String, serde_json::Value> =
-                    m.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+                // Inserted one by one: collecting would compile one more stable sort
+                // into the page's engine (crate::sorting).
+                let mut b = BTreeMap::new();
+                for (k, v) in m {
+                    b.insert(k, sorted(v));
+                }
                 serde_json::to_value(b).expect("a map of JSON values serialises")
             }
             serde_json::Value::Array(a) => {
