@@ -14,10 +14,10 @@ import { extname, join } from 'node:path';
 
 /**
  * The budget for the first load where the browser offers no WebGPU adapter, gzip: 475 kB
- * (measured: 462.3 kB = 451.5 KiB, of which the wasm inference engine without its GPU
- * backend 274.4 KiB, 7 scripts 100.6 KiB, the default model 70.7 KiB). It was 570 kB
+ * (measured: 458.5 kB = 447.8 KiB, of which the wasm inference engine without its GPU
+ * backend 270.7 KiB, 7 scripts 100.6 KiB, the default model 70.7 KiB). It was 570 kB
  * (measured 561.5 kB) while every browser downloaded the engine with the WebGPU backend
- * and each sort was compiled once per element type (crate/src/sorting.rs), and 650 kB
+ * and each sort was compiled once per element type and comparator (crate/src/sorting.rs), and 650 kB
  * (measured 648.6 kB) before the views off the first screen, the lessons' text and the
  * lesson panel, and the embed dialog were fetched when first seen or opened
  * (www/src/views/load.ts, www/src/lessons/load.ts; docs/bench/first-load.md). The whole
@@ -26,8 +26,8 @@ import { extname, join } from 'node:path';
 export const BUDGET_BYTES = 475_000;
 
 /**
- * The budget where the browser offers a WebGPU adapter, gzip: 560 kB (measured 551.0 kB =
- * 538.1 KiB, of which the inference engine with its GPU backend 356.8 KiB).
+ * The budget where the browser offers a WebGPU adapter, gzip: 560 kB (measured 547.0 kB =
+ * 534.2 KiB, of which the inference engine with its GPU backend 352.9 KiB).
  */
 export const BUDGET_GPU_BYTES = 560_000;
 
