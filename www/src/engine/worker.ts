@@ -120,13 +120,20 @@ function infoOf(status: BackendStatus): BackendInfo {
   }
 }
 
+/** How long the choice of the inference engine waits for the browser's WebGPU adapter. */
+const ADAPTER_WAIT_MS = 2000;
+
 /**
  * The inference engine's module: the build with the WebGPU backend where the browser has
  * a WebGPU adapter to give, the build without it elsewhere.
  */
 async function inferModule(): Promise<typeof InferEngine> {
   const nav = self.navigator as Navigator & { gpu?: GpuLike };
-  gpuOffered = !!nav.gpu && (await nav.gpu.requestAdapter().then((a) => !!a, () => false));
+  // A GPU process busy with another page's work can take many seconds to answer; past
+  // ADAPTER_WAIT_MS the engine with the GPU backend is taken (it can do everything).
+  const answer = nav.gpu?.requestAdapter().then((a) => !!a, () => false);
+  const wait = new Promise<boolean>((ok) => setTimeout(() => ok(true), ADAPTER_WAIT_MS));
+  gpuOffered = !!answer && (await Promise.race([answer, wait]));
   const m = gpuOffered ? await import('../../pkg/tplay_infer_gpu.js') : await import('../../pkg/tplay_infer.js');
   wasm = await m.default();
   return m.Engine;
