@@ -129,6 +129,17 @@ export interface BackendInfo {
   race: BackendRace | null;
 }
 
+/**
+ * The worker's own details of a `cpu_no_gpu` status (the GPU backend's are its own words);
+ * the page words each in its language (`backendDetail`).
+ */
+export const NO_GPU_DETAIL = {
+  /** The browser has no WebGPU object at all. */
+  noNavigatorGpu: 'this browser has no navigator.gpu',
+  /** It has one, but offered no adapter (so the engine without its GPU backend runs). */
+  noAdapter: 'this browser offers no WebGPU adapter',
+} as const;
+
 /** A training run's backend is the same status. */
 export type RunBackend = BackendStatus;
 

@@ -22,6 +22,7 @@
 import type { Engine as InferEngine } from '../../pkg/tplay_infer.js';
 import type { Engine as LabEngine } from '../../pkg/tplay.js';
 import type { Api, BackendInfo, HfFiles, ModelInfo, BackendStatus, BackendWant, CloseMessage, ErrorKind, EventMessage, Op, RequestMessage, ResponseMessage } from './protocol';
+import { NO_GPU_DETAIL } from './protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -270,14 +271,14 @@ async function setBackend(wanted: BackendWant): Promise<BackendInfo> {
   const gpu = want !== 'cpu';
   if (gpu && !nav.gpu) {
     eng.use_cpu();
-    backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser has no navigator.gpu' });
+    backend = infoOf({ kind: 'cpu_no_gpu', detail: NO_GPU_DETAIL.noNavigatorGpu });
     return backend;
   }
   // The inference engine without a WebGPU backend runs here because the browser offered
   // no adapter (the whole engine, of a Hugging Face folder, has the backend).
   if (gpu && !whole && !gpuOffered && compiled && eng instanceof (await compiled)) {
     eng.use_cpu();
-    backend = infoOf({ kind: 'cpu_no_gpu', detail: 'this browser offers no WebGPU adapter' });
+    backend = infoOf({ kind: 'cpu_no_gpu', detail: NO_GPU_DETAIL.noAdapter });
     return backend;
   }
   const adapter = gpu ? await describeAdapter(nav.gpu as GpuLike) : null;

@@ -10,6 +10,7 @@
 
 import { msg, str } from '@lit/localize';
 import type { BackendRace, BackendStatus, BackendWant } from '../engine/protocol';
+import { NO_GPU_DETAIL } from '../engine/protocol';
 import { ms, num } from '../ui/format';
 
 /** Why the engine runs where it does, in the page's language, by the core's status kind. */
@@ -99,9 +100,9 @@ export function raceLine(race: BackendRace): string {
 export function backendDetail(status: BackendStatus): string | null {
   switch (status.kind) {
     case 'cpu_no_gpu':
-      // The worker's two sentences (www/src/engine/worker.ts), then the GPU backend's own.
-      if (status.detail === 'this browser has no navigator.gpu') return msg('this browser has no navigator.gpu');
-      if (status.detail === 'this browser offers no WebGPU adapter') return msg('this browser offers no WebGPU adapter', { id: 'engine.no-adapter-offered' });
+      // The worker's two details (NO_GPU_DETAIL), then the GPU backend's own words.
+      if (status.detail === NO_GPU_DETAIL.noNavigatorGpu) return msg('this browser has no navigator.gpu');
+      if (status.detail === NO_GPU_DETAIL.noAdapter) return msg('this browser offers no WebGPU adapter', { id: 'engine.no-adapter-offered' });
       return gpuDetailText(status.detail);
     case 'cpu_disagrees': {
       const d = status.max_abs_diff;
